@@ -1,0 +1,121 @@
+# vnoise — one top-level Makefile (DESIGN.md layout). Outputs go under build/ (or build-<sanitizer>/).
+#   make                  build build/vnoise-guest (static) and the benchmarks
+#   make check            unit suites (Check) + integration tests (root: real eBPF, real injector)
+#   make deps             install every build and test dependency with apt (idempotent)
+#   make measure          measure this machine's noise for 10 s on every CPU
+#   make SANITIZE=address,undefined check    the same in build-san/ with sanitizers
+#   make format / format-check,  V=1 shows commands
+V ?= 0
+ifeq ($(V),0)
+Q := @
+msg = @printf '  %-8s %s\n' '$(1)' '$(2)';
+else
+Q :=
+msg =
+endif
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+SANITIZE ?=
+ifeq ($(SANITIZE),)
+BUILD ?= build
+else
+BUILD ?= build-san
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -pthread \
+	  -Iprotocol -Ishared -Iguest -I$(BUILD) -MMD -MP
+LDLIBS_GUEST := -lbpf -lelf -lz -lm -lpthread
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+GUEST_STATIC :=
+else
+GUEST_STATIC := -static
+endif
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+LIB_SRCS := $(wildcard shared/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB := $(BUILD)/libvnoise.a
+BPF_SRCS := $(wildcard guest/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:guest/%.bpf.c=$(BUILD)/%.skel.h)
+GUEST_SRCS := $(filter-out %.bpf.c,$(wildcard guest/*.c))
+GUEST_OBJS := $(GUEST_SRCS:%.c=$(BUILD)/%.o)
+UNIT_SRCS := $(wildcard tests/unit/check_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+.SECONDARY:
+.PHONY: all check unit deps measure bench format format-check clean
+all: $(BUILD)/vnoise-guest $(BENCH_BINS)
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# eBPF kernel helper: vmlinux.h from this machine's BTF, CO-RE object, skeleton (all into $(BUILD)).
+$(BUILD)/vmlinux.h:
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: guest/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Iguest -I$(BUILD) \
+		-MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(GUEST_OBJS): | $(BPF_SKELS)
+
+$(BUILD)/vnoise-guest: $(GUEST_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $(GUEST_OBJS) $(LIB) $(LDLIBS_GUEST)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) -lm
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lm
+
+unit: $(UNIT_BINS)
+	$(Q)VNOISE_UNIT_ONLY=1 tests/run-all.sh $(UNIT_BINS)
+
+# Unit suites and integration tests, one summary line at the end.
+check: all $(UNIT_BINS)
+	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+measure: $(BUILD)/vnoise-guest
+	$(Q)$(BUILD)/vnoise-guest measure --cpus all --duration 10
+
+bench: all
+	$(Q)VNOISE_BUILD=$(BUILD) bench/run.sh
+
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	$(Q)clang-format -i $(FORMAT_SRCS)
+format-check:
+	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: clean"
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

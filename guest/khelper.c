@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * khelper: loads the kernel helper from its embedded skeleton ELF through the generic bpf_object API, so the
+ * two builds (with and without the KVM steal clock) share one loader. Tracepoints and hypercall wrappers that
+ * this kernel lacks are left unloaded (looked up in vmlinux BTF first); everything else must attach.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "khelper.h"
+#include "khelper_loader.h"
+#include "khelper.skel.h"
+#include "khelper_nosteal.skel.h"
+#include "khelper_rqsteal.skel.h"
+#include "log.h"
+
+struct khelper {
+	struct bpf_object *obj;
+	struct ring_buffer *rb;
+	struct bpf_link *links[KHELPER_MAX_PROGS];
+	int nlinks;
+	int stats_fd;
+	int steal;
+	int nhcalls;
+	uint64_t received;
+	void *bss; /* live .bss mapping */
+	size_t bss_len;
+	struct kh_cpu *cpus; /* inside .bss */
+	__u32 *sampler_tid; /* inside .bss */
+	khelper_event_fn fn;
+	void *fn_ctx;
+};
+
+static int kh_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity() < 2)
+		return 0;
+	if (level != LIBBPF_WARN && log_verbosity() < 1)
+		return 0;
+	if (log_verbosity() < 1)
+		return 0; /* the loader reports one clear line itself */
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Does this kernel have what prog attaches to? */
+static int kh_target_exists(const struct btf *vmlinux, const char *sec)
+{
+	char name[128];
+	const char *target;
+
+	if (!vmlinux)
+		return 1;
+	if (!strncmp(sec, "tp_btf/", 7)) {
+		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
+		return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+	}
+	target = strchr(sec, '/');
+	if (!target)
+		return 1;
+	return btf__find_by_name_kind(vmlinux, target + 1, BTF_KIND_FUNC) > 0;
+}
+
+/* Is sym (a per-CPU variable) resolvable by the BPF loader? Needs it in kallsyms (CONFIG_KALLSYMS_ALL). */
+static int kh_ksym_exists(const char *sym)
+{
+	char line[256], name[128];
+	FILE *f = fopen("/proc/kallsyms", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %127s", name) == 1 && !strcmp(name, sym))
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+static int kh_is_optional(const char *sec)
+{
+	/* sched_switch and the irq/softirq pairs are the core; vectors, NMI and hypercalls are optional. */
+	return strcmp(sec, "tp_btf/sched_switch") && strcmp(sec, "tp_btf/irq_handler_entry") &&
+	       strcmp(sec, "tp_btf/irq_handler_exit") && strcmp(sec, "tp_btf/softirq_entry") &&
+	       strcmp(sec, "tp_btf/softirq_exit");
+}
+
+static int kh_rb_cb(void *ctx, void *data, size_t len)
+{
+	struct khelper *kh = ctx;
+
+	if (len < sizeof(struct vn_event))
+		return 0;
+	kh->received++;
+	kh->fn(kh->fn_ctx, data);
+	return 0;
+}
+
+static struct bpf_map *kh_find_map(struct bpf_object *obj, const char *suffix)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj)
+	{
+		const char *n = bpf_map__name(m);
+		size_t ln = strlen(n), ls = strlen(suffix);
+
+		if (ln >= ls && !strcmp(n + ln - ls, suffix))
+			return m;
+	}
+	return NULL;
+}
+
+static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
+		       const struct khelper_opts *o, int no_hcall, const struct btf *vmlinux,
+		       const char **why)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "vnoise_kh");
+	struct bpf_program *prog;
+	struct bpf_map *rodata, *bss, *rbmap;
+	struct kh_shared *sh;
+	__u8 *mon;
+	size_t sz;
+	int err, i;
+
+	kh->obj = bpf_object__open_mem(elf, elf_sz, &oo);
+	if (!kh->obj) {
+		*why = "cannot open the BPF object";
+		return -errno;
+	}
+	rodata = kh_find_map(kh->obj, ".rodata");
+	if (!rodata) {
+		*why = "BPF object has no .rodata";
+		return -EINVAL;
+	}
+	mon = (__u8 *)bpf_map__initial_value(rodata, &sz);
+	if (!mon || sz < KH_MAX_CPUS) {
+		*why = "BPF .rodata too small";
+		return -EINVAL;
+	}
+	for (i = 0; i < o->ncpus; i++) {
+		if (o->cpus[i] < 0 || o->cpus[i] >= KH_MAX_CPUS) {
+			*why = "CPU number beyond the kernel helper's limit (256)";
+			return -ERANGE;
+		}
+		mon[o->cpus[i]] = 1;
+	}
+	kh->nhcalls = 0;
+	bpf_object__for_each_program(prog, kh->obj)
+	{
+		const char *sec = bpf_program__section_name(prog);
+		int want = kh_target_exists(vmlinux, sec);
+
+		if (!strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)) {
+			if (no_hcall)
+				want = 0;
+			if (want && !strncmp(sec, "fentry/", 7))
+				kh->nhcalls++;
+		}
+		if (!want) {
+			if (!kh_is_optional(sec)) {
+				*why = "kernel lacks a required tracepoint";
+				return -ENOTSUP;
+			}
+			bpf_program__set_autoload(prog, false);
+		}
+	}
+	err = bpf_object__load(kh->obj);
+	if (err) {
+		*why = err == -EPERM
+			   ? "not permitted to load eBPF (need root or CAP_BPF+CAP_PERFMON)"
+			   : "the kernel refused the eBPF programs";
+		return err;
+	}
+	bpf_object__for_each_program(prog, kh->obj)
+	{
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (kh->nlinks >= KHELPER_MAX_PROGS) {
+			*why = "too many programs";
+			return -E2BIG;
+		}
+		l = bpf_program__attach(prog);
+		if (!l) {
+			err = -errno;
+			*why = "cannot attach an eBPF program";
+			return err;
+		}
+		kh->links[kh->nlinks++] = l;
+	}
+	bss = kh_find_map(kh->obj, ".bss");
+	rbmap = bpf_object__find_map_by_name(kh->obj, "events");
+	if (!bss || !rbmap) {
+		*why = "BPF object lacks .bss or the ring buffer";
+		return -EINVAL;
+	}
+	/* The .bss holds exactly one struct kh_shared; map the live kernel copy (the generic API does not). */
+	if (bpf_map__value_size(bss) < sizeof(*sh)) {
+		*why = "BPF .bss too small";
+		return -EINVAL;
+	}
+	kh->bss_len = (bpf_map__value_size(bss) + 4095) & ~(size_t)4095;
+	sh = mmap(NULL, kh->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(bss), 0);
+	if (sh == MAP_FAILED) {
+		*why = "cannot map the BPF .bss";
+		return -errno;
+	}
+	kh->bss = sh;
+	kh->sampler_tid = sh->sampler_tid;
+	kh->cpus = sh->cpus;
+	kh->rb = ring_buffer__new(bpf_map__fd(rbmap), kh_rb_cb, kh, NULL);
+	if (!kh->rb) {
+		*why = "cannot map the ring buffer";
+		return -errno;
+	}
+	return 0;
+}
+
+static void kh_teardown(struct khelper *kh)
+{
+	int i;
+
+	ring_buffer__free(kh->rb);
+	kh->rb = NULL;
+	if (kh->bss)
+		munmap(kh->bss, kh->bss_len);
+	kh->bss = NULL;
+	for (i = 0; i < kh->nlinks; i++)
+		bpf_link__destroy(kh->links[i]);
+	kh->nlinks = 0;
+	bpf_object__close(kh->obj);
+	kh->obj = NULL;
+}
+
+int khelper_open(struct khelper **out, const struct khelper_opts *o, const char **why)
+{
+	struct khelper *kh;
+	struct btf *vmlinux = NULL;
+	const void *elf;
+	size_t sz;
+	int err = -ENOENT, nohc = 0;
+
+	*out = NULL;
+	*why = "";
+	libbpf_set_print(kh_libbpf_print);
+	kh = calloc(1, sizeof(*kh));
+	if (!kh)
+		return -ENOMEM;
+	kh->stats_fd = -1;
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		err = -ENOENT;
+		*why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
+		goto out;
+	}
+	/* Most capable first: exact steal clock, lagging steal clock, none; each with and without hypercalls. */
+	for (kh->steal = kh_ksym_exists("steal_time") ? 1 : 2; kh->steal >= 0; kh->steal--) {
+		if (kh->steal == 1)
+			elf = khelper_bpf__elf_bytes(&sz);
+		else if (kh->steal == 2)
+			elf = khelper_rqsteal_bpf__elf_bytes(&sz);
+		else
+			elf = khelper_nosteal_bpf__elf_bytes(&sz);
+		for (nohc = o->no_hcall; nohc <= 1; nohc++) {
+			err = kh_try_open(kh, elf, sz, o, nohc, vmlinux, why);
+			if (!err || err == -ERANGE || err == -ENOTSUP)
+				break;
+			log_debug("kernel helper (steal mode %d, hypercalls %s) failed: %s",
+				  kh->steal, nohc ? "off" : "on", *why);
+			kh_teardown(kh);
+			if (err == -EPERM && geteuid() != 0)
+				goto out;
+		}
+		if (!err || err == -ERANGE || err == -ENOTSUP)
+			break;
+	}
+	if (err)
+		goto out;
+	if (nohc)
+		kh->nhcalls = 0;
+	kh->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (kh->stats_fd < 0)
+		log_debug("BPF_ENABLE_STATS failed: %s", strerror(errno));
+out:
+	btf__free(vmlinux);
+	if (err) {
+		kh_teardown(kh);
+		free(kh);
+		return err;
+	}
+	*out = kh;
+	return 0;
+}
+
+void khelper_set_sampler(struct khelper *kh, int cpu, int tid)
+{
+	if (kh && cpu >= 0 && cpu < KH_MAX_CPUS)
+		__atomic_store_n(&kh->sampler_tid[cpu], (__u32)tid, __ATOMIC_RELEASE);
+}
+
+int khelper_drain(struct khelper *kh, khelper_event_fn fn, void *ctx)
+{
+	uint64_t before = kh->received;
+	int err;
+
+	kh->fn = fn;
+	kh->fn_ctx = ctx;
+	err = ring_buffer__consume(kh->rb);
+	if (err < 0)
+		return err;
+	return (int)(kh->received - before);
+}
+
+int khelper_get_stats(struct khelper *kh, struct khelper_stats *st)
+{
+	struct bpf_program *prog;
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < KH_MAX_CPUS; i++) {
+		st->events += __atomic_load_n(&kh->cpus[i].events, __ATOMIC_RELAXED);
+		st->dropped += __atomic_load_n(&kh->cpus[i].dropped, __ATOMIC_RELAXED);
+		st->desync += __atomic_load_n(&kh->cpus[i].desync, __ATOMIC_RELAXED);
+	}
+	st->received = kh->received;
+	st->stats_enabled = kh->stats_fd >= 0;
+	bpf_object__for_each_program(prog, kh->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		struct khelper_prog_stat *ps;
+
+		if (!bpf_program__autoload(prog) || st->nprogs >= KHELPER_MAX_PROGS)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		ps = &st->progs[st->nprogs++];
+		snprintf(ps->name, sizeof(ps->name), "%s", bpf_program__name(prog));
+		ps->run_cnt = info.run_cnt;
+		ps->run_time_ns = info.run_time_ns;
+		st->run_cnt += info.run_cnt;
+		st->run_time_ns += info.run_time_ns;
+	}
+	return 0;
+}
+
+const char *khelper_steal_source(const struct khelper *kh)
+{
+	return kh->steal == 1 ? "kvm-steal-clock" : kh->steal == 2 ? "rq-steal-clock" : "none";
+}
+
+int khelper_nhcalls(const struct khelper *kh)
+{
+	return kh->nhcalls;
+}
+
+void khelper_close(struct khelper *kh)
+{
+	if (!kh)
+		return;
+	kh_teardown(kh);
+	if (kh->stats_fd >= 0)
+		close(kh->stats_fd);
+	free(kh);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Types shared by the eBPF kernel helper (khelper.bpf.c) and its loader (khelper.c): the per-CPU nesting
+ * state kept in the program's .bss. Types only (STYLE.md 2).
+ */
+#ifndef VNOISE_KHELPER_H
+#define VNOISE_KHELPER_H
+
+#include "noise.h"
+
+#define KH_MAX_CPUS 256 /* power of two: index masks keep the verifier happy */
+#define KH_MAX_DEPTH 8 /* thread < softirq < irq < hypercall < nmi needs 5 */
+
+/* One open event on a CPU's nesting stack. */
+struct kh_frame {
+	__u64 start_ns; /* entry time */
+	__u64 child_ns; /* wall time of the events nested in this one */
+	__u64 steal0_ns; /* steal clock at entry */
+	__u64 steal_child; /* steal that happened inside nested events */
+	__u32 id;
+	__u8 cls;
+	__u8 pad[3];
+};
+
+/* Per-CPU state; written only by programs running on that CPU. Counters are read by user space. */
+struct kh_cpu {
+	__u32 depth; /* open frames; may exceed KH_MAX_DEPTH (those are not stored) */
+	__u32 pad;
+	__u64 base_ns; /* when the CPU last returned to base level (sampler or idle) */
+	__u64 base_steal; /* steal clock then */
+	__u64 obs_steal; /* lagging steal clock (KH_STEAL 2): last value seen */
+	__u64 obs_last_ns; /* ... when it was last read */
+	__u64 obs_pre_ns; /* ... the reading before the last change */
+	__u64 events; /* records submitted to the ring buffer */
+	__u64 dropped; /* records lost: ring buffer full */
+	__u64 desync; /* exits without a matching entry, overflowing stacks */
+	struct kh_frame f[KH_MAX_DEPTH];
+};
+
+/* The helper's whole .bss: user space maps it (sampler_tid is written there, counters read). */
+struct kh_shared {
+	__u32 sampler_tid[KH_MAX_CPUS]; /* while this tid runs on the CPU it is at base level */
+	struct kh_cpu cpus[KH_MAX_CPUS];
+};
+
+#endif

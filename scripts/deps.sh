@@ -1,0 +1,21 @@
+#!/bin/sh
+# Install every build and test dependency of vnoise with apt. Idempotent: does nothing when all are present.
+set -eu
+PKGS="build-essential make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+      check libsubunit-dev clang-format iproute2 procps util-linux"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "deps: all present"
+	exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"
