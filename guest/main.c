@@ -32,6 +32,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "inject"))
 		return inject_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "measure") && strcmp(argv[1], "top") && strcmp(argv[1], "hist") &&
+	    strcmp(argv[1], "record") && strcmp(argv[1], "report")) {
+		log_err("unknown command '%s' (see 'vnoise-guest --help')", argv[1]);
+		return EXIT_USAGE;
+	}
 	rc = params_parse(argc - 1, argv + 1, &p, err, sizeof(err));
 	if (rc == 1) {
 		enum vn_cmd cmd = !strcmp(argv[1], "report") ? CMD_REPORT : CMD_MEASURE;

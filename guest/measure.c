@@ -453,9 +453,16 @@ int measure_run(const struct measure_params *p)
 		}
 		khelper_set_sampler(r.kh, s->cpu, s->tid);
 	}
-	if (!p->quiet && !p->json && p->cmd != CMD_TOP)
-		log_info("measuring CPU%s %s... with kernel helper %s%s", r.v.ncpus > 1 ? "s" : "",
-			 "", r.v.helper, p->duration_ns ? "" : " until Ctrl-C");
+	if (!p->quiet && !p->json && p->cmd != CMD_TOP) {
+		char list[256];
+		size_t off = 0;
+
+		for (i = 0; i < r.v.ncpus && off < sizeof(list) - 16; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
+						i ? "," : "", r.v.cpus[i]);
+		log_info("measuring CPU%s %s with kernel helper %s %s", r.v.ncpus > 1 ? "s" : "",
+			 list, r.v.helper, p->duration_ns ? "" : "until Ctrl-C");
+	}
 	t0 = mono_ns();
 	for (i = 0; i < r.v.ncpus; i++)
 		sampler_go(&r.smp[i]);

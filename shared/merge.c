@@ -26,8 +26,12 @@ struct mcpu {
 	struct vn_sample *gap; /* pending gaps, sorted by start */
 	size_t ngap, gapcap;
 	uint64_t done_ns; /* every gap ending at or before this was attributed */
-	size_t srccap; /* hash capacity of pub.src (power of two) */
-	int64_t (*part)[VN_CLASS_MAX]; /* scratch per batch gap */
+	uint64_t seen_ns; /* the sampler's progress: latest end of any sample record */
+	uint32_t *srcidx; /* hash of pub.src: index + 1, 0 = empty slot */
+	size_t srccap; /* srcidx slots (power of two) */
+	size_t srcarr; /* pub.src capacity (entries) */
+	__int128 (
+	    *part)[VN_CLASS_MAX]; /* scratch per batch gap (wide: hostile times cannot overflow) */
 	size_t partcap;
 };
 
@@ -138,6 +142,7 @@ void merge_free(struct merge *m)
 		free(c->obs);
 		free(c->gap);
 		free(c->pub.src);
+		free(c->srcidx);
 		free(c->part);
 		free(c);
 	}
@@ -187,6 +192,16 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Order of the pending events: by start; on a tie the enclosing event (longer, then shallower) first. */
+static int mev_after(const struct vn_event *a, const struct vn_event *b)
+{
+	if (a->start_ns != b->start_ns)
+		return a->start_ns > b->start_ns;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns < b->end_ns;
+	return a->depth > b->depth;
+}
+
 /* Insert keeping start order; records come nearly sorted (children before parents), so scan from the end. */
 static int mev_insert(struct mev **arr, size_t *n, size_t *cap, const struct vn_event *e,
 		      uint64_t attr)
@@ -196,7 +211,7 @@ static int mev_insert(struct mev **arr, size_t *n, size_t *cap, const struct vn_
 	if (grow((void **)arr, cap, *n + 1, sizeof(**arr)))
 		return -ENOMEM;
 	i = *n;
-	while (i > 0 && (*arr)[i - 1].e.start_ns > e->start_ns) {
+	while (i > 0 && mev_after(&(*arr)[i - 1].e, e)) {
 		(*arr)[i] = (*arr)[i - 1];
 		i--;
 	}
@@ -240,6 +255,8 @@ int merge_add_sample(struct merge *m, const struct vn_sample *s)
 		return s->cpu >= MERGE_MAX_CPUS ? -ERANGE : -ENOMEM;
 	if (s->end_ns < s->start_ns)
 		return -EINVAL;
+	if (s->kind <= VN_SAMPLE_WINDOW && s->end_ns > c->seen_ns)
+		c->seen_ns = s->end_ns;
 	if (s->kind == VN_SAMPLE_WINDOW) {
 		c->pub.runtime_ns += s->end_ns - s->start_ns;
 		return 0;
@@ -250,6 +267,8 @@ int merge_add_sample(struct merge *m, const struct vn_sample *s)
 		c->pub.late++;
 		return 0;
 	}
+	if (s->start_ns < c->done_ns) /* began before a horizon: events before it may be gone */
+		c->pub.late++;
 	if (grow((void **)&c->gap, &c->gapcap, c->ngap + 1, sizeof(*c->gap)))
 		return -ENOMEM;
 	i = c->ngap;
@@ -262,15 +281,11 @@ int merge_add_sample(struct merge *m, const struct vn_sample *s)
 	return 0;
 }
 
-static uint64_t src_hash(uint8_t cls, uint32_t id, const char *comm)
+/* Threads are keyed by pid and comm, but hashed by pid only, so a parent thread is found by pid alone. */
+static uint64_t src_hash(uint8_t cls, uint32_t id)
 {
-	uint64_t h = 1469598103934665603ULL ^ ((uint64_t)cls << 32 | id);
-	int i;
+	uint64_t h = (1469598103934665603ULL ^ ((uint64_t)cls << 32 | id)) * 1099511628211ULL;
 
-	h *= 1099511628211ULL;
-	if (cls == VN_CLASS_THREAD)
-		for (i = 0; i < VN_COMM_LEN && comm[i]; i++)
-			h = (h ^ (uint8_t)comm[i]) * 1099511628211ULL;
 	return h ^ (h >> 29);
 }
 
@@ -280,45 +295,93 @@ static int src_eq(const struct merge_source *s, uint8_t cls, uint32_t id, const 
 	       (cls != VN_CLASS_THREAD || !strncmp(s->comm, comm, VN_COMM_LEN));
 }
 
-/* Find or add the source; NULL on allocation failure. Hash with linear probing; cls 0 marks empty slots. */
+/* Grow pub.src (dense, nsrc entries) and its open-addressing index srcidx to hold need sources. */
+static int src_grow(struct mcpu *c, size_t need)
+{
+	size_t j, i;
+
+	if (need > c->srcarr) {
+		size_t ncap = c->srcarr ? c->srcarr * 2 : 32;
+		struct merge_source *ns;
+
+		while (ncap < need)
+			ncap *= 2;
+		ns = realloc(c->pub.src, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		c->pub.src = ns;
+		c->srcarr = ncap;
+	}
+	if (need * 2 > c->srccap) {
+		size_t ncap = c->srccap ? c->srccap * 2 : 64;
+		uint32_t *ni;
+
+		while (ncap < need * 2)
+			ncap *= 2;
+		ni = calloc(ncap, sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		for (j = 0; j < c->pub.nsrc; j++) {
+			i = src_hash(c->pub.src[j].cls, c->pub.src[j].id) & (ncap - 1);
+			while (ni[i])
+				i = (i + 1) & (ncap - 1);
+			ni[i] = (uint32_t)j + 1;
+		}
+		free(c->srcidx);
+		c->srcidx = ni;
+		c->srccap = ncap;
+	}
+	return 0;
+}
+
+/* Room for extra more sources: that many src_get() calls then move nothing, so pointers into pub.src stay
+ * valid until the next reserve. */
+static inline int src_reserve(struct mcpu *c, size_t extra)
+{
+	size_t need = c->pub.nsrc + extra;
+
+	return need > c->srcarr || need * 2 > c->srccap ? src_grow(c, need) : 0;
+}
+
+/* Find or add the source; NULL on allocation failure. */
 static struct merge_source *src_get(struct mcpu *c, uint8_t cls, uint32_t id, const char *comm)
 {
 	struct merge_source *s;
 	size_t i, mask;
 
-	if ((c->pub.nsrc + 1) * 2 > c->srccap) {
-		size_t ncap = c->srccap ? c->srccap * 2 : 64, j;
-		struct merge_source *ns = calloc(ncap, sizeof(*ns)), *old = c->pub.src;
-
-		if (!ns)
-			return NULL;
-		for (j = 0; j < c->srccap; j++) {
-			if (!old[j].cls)
-				continue;
-			i = src_hash(old[j].cls, old[j].id, old[j].comm) & (ncap - 1);
-			while (ns[i].cls)
-				i = (i + 1) & (ncap - 1);
-			ns[i] = old[j];
-		}
-		free(old);
-		c->pub.src = ns;
-		c->srccap = ncap;
-	}
+	if (src_reserve(c, 1))
+		return NULL;
 	mask = c->srccap - 1;
-	for (i = src_hash(cls, id, comm) & mask;; i = (i + 1) & mask) {
-		s = &c->pub.src[i];
-		if (!s->cls)
-			break;
+	for (i = src_hash(cls, id) & mask; c->srcidx[i]; i = (i + 1) & mask) {
+		s = &c->pub.src[c->srcidx[i] - 1];
 		if (src_eq(s, cls, id, comm))
 			return s;
 	}
+	s = &c->pub.src[c->pub.nsrc];
+	memset(s, 0, sizeof(*s));
 	s->cls = cls;
 	s->id = id;
-	memset(s->comm, 0, sizeof(s->comm));
 	if (cls == VN_CLASS_THREAD)
 		memcpy(s->comm, comm, VN_COMM_LEN);
-	c->pub.nsrc++;
+	c->srcidx[i] = ++c->pub.nsrc;
 	return s;
+}
+
+/* A thread source by pid only (the parent's comm is not carried in events); NULL if none. */
+static struct merge_source *src_thread(struct mcpu *c, uint32_t pid)
+{
+	size_t i, mask;
+
+	if (!c->srccap)
+		return NULL;
+	mask = c->srccap - 1;
+	for (i = src_hash(VN_CLASS_THREAD, pid) & mask; c->srcidx[i]; i = (i + 1) & mask) {
+		struct merge_source *s = &c->pub.src[c->srcidx[i] - 1];
+
+		if (s->cls == VN_CLASS_THREAD && s->id == pid)
+			return s;
+	}
+	return NULL;
 }
 
 static const char no_comm[VN_COMM_LEN];
@@ -347,6 +410,8 @@ static int apply_event(struct mcpu *c, struct mev *me, const struct vn_sample *g
 		if (b <= a)
 			continue;
 		ov = b - a;
+		if (src_reserve(c, 3)) /* own, steal and parent sources: no move below */
+			return -ENOMEM;
 		if (e->steal_ns && wall) {
 			stp = (uint64_t)((unsigned __int128)e->steal_ns * ov / wall);
 			if (stp > ov)
@@ -355,46 +420,37 @@ static int apply_event(struct mcpu *c, struct mev *me, const struct vn_sample *g
 		s = src_get(c, e->cls, e->id, e->cls == VN_CLASS_THREAD ? e->comm : no_comm);
 		if (!s)
 			return -ENOMEM;
-		c->part[k][e->cls] += (int64_t)(ov - stp);
+		c->part[k][e->cls] += ov - stp;
 		s->total_ns += ov - stp;
 		if (stp) {
 			struct merge_source *ss = src_get(c, VN_CLASS_STEAL, 0, no_comm);
 
 			if (!ss)
 				return -ENOMEM;
-			c->part[k][VN_CLASS_STEAL] += (int64_t)stp;
+			c->part[k][VN_CLASS_STEAL] += stp;
 			ss->total_ns += stp;
-			if (!me->counted) {
+			if (!(me->counted & 2)) {
+				me->counted |= 2;
 				ss->count++;
 				c->pub.class_count[VN_CLASS_STEAL]++;
 			}
 		}
 		if (e->parent_cls != VN_CLASS_NONE && e->parent_cls < VN_CLASS_UNEXPLAINED) {
-			/* The parent's comm is not carried; threads are keyed by pid+comm, so find it by pid. */
-			ps = NULL;
-			if (e->parent_cls == VN_CLASS_THREAD) {
-				size_t j;
-
-				for (j = 0; j < c->srccap; j++)
-					if (c->pub.src[j].cls == VN_CLASS_THREAD &&
-					    c->pub.src[j].id == e->parent_id) {
-						ps = &c->pub.src[j];
-						break;
-					}
-			} else {
+			if (e->parent_cls == VN_CLASS_THREAD)
+				ps = src_thread(c, e->parent_id);
+			else
 				ps = src_get(c, e->parent_cls, e->parent_id, no_comm);
-			}
-			c->part[k][e->parent_cls] -= (int64_t)ov;
+			c->part[k][e->parent_cls] -= ov;
 			if (ps)
 				ps->total_ns = ps->total_ns >= ov ? ps->total_ns - ov : 0;
 			else
 				c->pub.clamped++;
 		}
 		me->attributed += ov - stp;
-		if (!me->counted) {
+		if (!(me->counted & 1)) {
 			uint32_t r = c->pub.nrecent++ % MERGE_RECENT;
 
-			me->counted = 1;
+			me->counted |= 1;
 			s->count++;
 			c->pub.class_count[e->cls]++;
 			c->pub.recent[r] = *e;
@@ -415,6 +471,13 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 	size_t n = 0, k, i, j, o;
 	struct vn_sample *g = c->gap;
 
+	/*
+	 * Never move past the sampler's own progress: a gap still in progress (not yet reported) may hold
+	 * events that already ended, and they must wait for it.
+	 */
+	if (horizon != UINT64_MAX && horizon > c->seen_ns)
+		horizon = c->seen_ns;
+
 	while (n < c->ngap && g[n].end_ns <= horizon)
 		n++;
 	if (n) {
@@ -426,12 +489,15 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 				return -ENOMEM;
 		o = 0;
 		for (k = 0; k < n; k++) {
-			uint64_t dur = g[k].end_ns - g[k].start_ns, sum = 0;
+			uint64_t dur = g[k].end_ns - g[k].start_ns;
 			uint64_t part[VN_CLASS_MAX];
+			unsigned __int128 sum = 0;
 			int cl;
 
 			for (cl = 0; cl < VN_CLASS_MAX; cl++) {
-				part[cl] = c->part[k][cl] > 0 ? (uint64_t)c->part[k][cl] : 0;
+				__int128 p = c->part[k][cl];
+
+				part[cl] = p <= 0 ? 0 : p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
 				sum += part[cl];
 			}
 			/* Steal seen by the kernel helper fills what is still unexplained in its window. */
@@ -440,7 +506,7 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 			for (j = o; j < c->nobs && c->obs[j].e.start_ns < g[k].end_ns && sum < dur;
 			     j++) {
 				struct mev *ob = &c->obs[j];
-				uint64_t take = dur - sum;
+				uint64_t take = (uint64_t)(dur - sum);
 
 				if (ob->e.end_ns <= g[k].start_ns || !ob->attributed)
 					continue;
@@ -480,8 +546,8 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 				part[big] += dur - acc;
 				sum = dur;
 			}
-			part[VN_CLASS_UNEXPLAINED] += dur - sum;
-			if (dur - sum)
+			part[VN_CLASS_UNEXPLAINED] += (uint64_t)(dur - sum);
+			if (sum < dur)
 				c->pub.class_count[VN_CLASS_UNEXPLAINED]++;
 			for (cl = 0; cl < VN_CLASS_MAX; cl++)
 				c->pub.class_ns[cl] += part[cl];
@@ -550,9 +616,8 @@ size_t merge_top_sources(const struct merge *m, int cpu, struct merge_source *ou
 	tmp = malloc(c->pub.nsrc * sizeof(*tmp));
 	if (!tmp)
 		return 0;
-	for (k = 0; k < c->srccap; k++)
-		if (c->pub.src[k].cls && n < c->pub.nsrc)
-			tmp[n++] = c->pub.src[k];
+	for (k = 0; k < c->pub.nsrc; k++)
+		tmp[n++] = c->pub.src[k];
 	qsort(tmp, n, sizeof(*tmp), src_cmp);
 	if (n > max)
 		n = max;

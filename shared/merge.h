@@ -9,7 +9,8 @@
  *
  * Feeding order: events and samples of a CPU may arrive in any order relative to each other; a gap is
  * attributed when merge_process() is called with a horizon at or past its end, and every event overlapping it
- * must have been added by then. Single-threaded; the caller owns the struct.
+ * must have been added by then. A CPU's horizon is capped at its sampler's progress (the latest end of any
+ * sample record), so events inside a gap that is still in progress are kept until the gap arrives. Single-threaded; the caller owns the struct.
  */
 #ifndef VNOISE_MERGE_H
 #define VNOISE_MERGE_H

@@ -79,7 +79,7 @@ int params_parse(int argc, char **argv, struct measure_params *p, char *err, siz
 					      { "help", no_argument, 0, 'h' },
 					      { "hist", no_argument, 0, OPT_HIST },
 					      { 0, 0, 0, 0 } };
-	int c, runtime_set = 0, rc;
+	int c, runtime_set = 0, rc, cur;
 
 	memset(p, 0, sizeof(*p));
 	p->cpus_all = 1;
@@ -91,7 +91,19 @@ int params_parse(int argc, char **argv, struct measure_params *p, char *err, siz
 		FAIL("unknown command '%s'", argc ? argv[0] : "");
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:c:p:r:T:d:s:S:P:jn:o:qvh", opts, NULL)) != -1) {
+	for (;;) {
+		/* the argument getopt looks at: an error may be in the middle of a group "-qx" */
+		cur = optind ? optind : 1;
+		c = getopt_long(argc, argv, "+:c:p:r:T:d:s:S:P:jn:o:qvh", opts, NULL);
+		if (c == -1) {
+			/* report FILE [options]: options may also follow the FILE */
+			if (p->cmd == CMD_REPORT && !p->input && optind < argc &&
+			    strcmp(argv[optind - 1], "--")) {
+				p->input = argv[optind++];
+				continue;
+			}
+			break;
+		}
 		switch (c) {
 		case 'c':
 			if (!strcmp(optarg, "all")) {
@@ -189,15 +201,20 @@ int params_parse(int argc, char **argv, struct measure_params *p, char *err, siz
 		case 'h':
 			return 1;
 		case ':':
-			FAIL("option '%s' needs a value", argv[optind - 1]);
+			FAIL("option '%s' needs a value", argv[cur]);
 		default:
-			FAIL("unknown option '%s'", argv[optind - 1]);
+			if (optopt && strncmp(argv[cur], "--", 2))
+				FAIL("unknown option '-%c'", optopt);
+			FAIL("unknown option '%s'", argv[cur]);
 		}
 	}
 	if (p->cmd == CMD_REPORT) {
-		if (optind != argc - 1)
+		if (!p->input && optind == argc - 1)
+			p->input = argv[optind++];
+		if (!p->input || optind != argc)
 			FAIL("report needs exactly one FILE");
-		p->input = argv[optind];
+		if (p->output)
+			FAIL("-o is for record only");
 		return 0;
 	}
 	if (optind != argc)

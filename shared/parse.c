@@ -53,7 +53,8 @@ static int parse_number_prefix(const char *s, double *v, const char **rest)
 	*v = strtod(s, &end);
 	if (errno == ERANGE || !isfinite(*v))
 		return -ERANGE;
-	if (end == s)
+	/* decimal only: strtod also takes hex floats ("0x10", "0x1p3") */
+	if (end == s || strspn(s, "0123456789.eE+-") < (size_t)(end - s))
 		return -EINVAL;
 	*rest = end;
 	return 0;
@@ -100,6 +101,17 @@ int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
 			return -EINVAL;
 		unit = units[i].ns;
 	}
+	/* an integer is converted exactly: a double has only 53 bits */
+	if (strspn(s, "0123456789") == (size_t)(rest - s)) {
+		unsigned long long iv;
+
+		errno = 0;
+		iv = strtoull(s, NULL, 10);
+		if (errno == ERANGE || __builtin_mul_overflow(iv, unit, &iv))
+			return -ERANGE;
+		*out_ns = iv;
+		return 0;
+	}
 	ns = v * (double)unit;
 	if (ns >= 18446744073709551615.0)
 		return -ERANGE;
@@ -107,14 +119,39 @@ int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
 	return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
+/*
+ * Adds cpu to the sorted, duplicate-free cpus[0..*count): duplicates do not count against max.
+ * Returns 0 or -ERANGE when a new CPU does not fit.
+ */
+static int cpulist_add(int *cpus, int *count, int max, int cpu)
 {
-	return *(const int *)a - *(const int *)b;
+	int lo = 0, hi = *count;
+
+	if (hi && cpus[hi - 1] < cpu) {
+		lo = hi; /* the common case: ascending input */
+	} else {
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+
+			if (cpus[mid] < cpu)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < *count && cpus[lo] == cpu)
+			return 0;
+	}
+	if (*count >= max)
+		return -ERANGE;
+	memmove(cpus + lo + 1, cpus + lo, (size_t)(*count - lo) * sizeof(*cpus));
+	cpus[lo] = cpu;
+	(*count)++;
+	return 0;
 }
 
 int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
 {
-	int count = 0, i, j;
+	int count = 0, i;
 	const char *p = s;
 
 	if (!s || !*s)
@@ -142,11 +179,9 @@ int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
 				return -EINVAL;
 			p = end;
 		}
-		for (i = (int)a; i <= (int)b; i++) {
-			if (count >= max)
+		for (i = (int)a; i <= (int)b; i++)
+			if (cpulist_add(cpus, &count, max, i))
 				return -ERANGE;
-			cpus[count++] = i;
-		}
 		if (*p == ',') {
 			p++;
 			if (!*p)
@@ -155,10 +190,6 @@ int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
 			return -EINVAL;
 		}
 	}
-	qsort(cpus, (size_t)count, sizeof(*cpus), cmp_int);
-	for (i = 0, j = 0; i < count; i++)
-		if (!j || cpus[j - 1] != cpus[i])
-			cpus[j++] = cpus[i];
-	*n = j;
+	*n = count;
 	return 0;
 }

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Acceptance 4: bad input gets one clear line and a distinct exit code; not root falls back to /proc with a
+# clear message; an offline CPU is named; signals end a run through the normal exit path and nothing the
+# tool set up (BPF programs and links, BPF run-time stats, CPU online state) is left behind.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_bpf
+require_tools bpftool setpriv
+cpu=$(test_cpu)
+
+# expect_usage EXIT PATTERN ARGS...: exit code, one stderr line matching PATTERN, nothing on stdout
+expect_err() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$VG" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat "$TMP/err")"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$TMP/err") lines on stderr: $(cat "$TMP/err")"
+	grep -q -- "$pat" "$TMP/err" || fail "'$*': stderr '$(cat "$TMP/err")' lacks '$pat'"
+	[ ! -s "$TMP/out" ] || fail "'$*' printed data on stdout: $(head -3 "$TMP/out")"
+	ok "'$*' -> exit $rc: $(cat "$TMP/err")"
+}
+expect_err 2 "unknown command" bogus
+expect_err 2 "--cpus" measure --cpus x
+expect_err 2 "--cpus" measure --cpus 1-
+expect_err 2 "--period" measure --period 0
+expect_err 2 "--threshold" measure --threshold 5q
+expect_err 2 "--duration" measure --duration -1
+expect_err 2 "--priority" measure --priority fifo:100
+expect_err 2 "unknown option" measure --bogus
+expect_err 2 "needs a value" measure --cpus
+expect_err 2 "runtime" measure --runtime 2s --period 1s
+expect_err 2 "-o FILE" record --duration 1
+expect_err 2 "FILE" report
+expect_err 2 "--level" inject --cpu "$cpu" --level 0
+expect_err 2 "error" inject --level 1
+expect_err 4 "CPU 1000 is not present" measure --cpus 1000 --duration 1
+expect_err 2 "cpu 1000 does not exist" inject --cpu 1000 --level 1
+
+# A CPU that exists but is offline (real hotplug, restored on every exit path of this test).
+if [ -w "/sys/devices/system/cpu/cpu$cpu/online" ] && [ "$cpu" -ge 1 ]; then
+	trap 'echo 1 >/sys/devices/system/cpu/cpu'"$cpu"'/online 2>/dev/null; cleanup_lib' EXIT
+	echo 0 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot take CPU $cpu offline"
+	expect_err 4 "CPU $cpu is offline" measure --cpus "$cpu" --duration 1
+	echo 1 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot bring CPU $cpu back"
+	sleep 0.5
+else
+	echo "note: CPU hotplug not available here; offline CPU case covered by the absent CPU above"
+fi
+
+# Not root: a clear message and the counters-only fallback, never a crash.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --cpus "$cpu" --duration 2 --json \
+	>"$TMP/np.json" 2>"$TMP/np.err" || fail "unprivileged measure failed: $(cat "$TMP/np.err")"
+grep -q "not root" "$TMP/np.err" || fail "no 'not root' message: $(cat "$TMP/np.err")"
+jq -e '.kernel_helper == "proc" and (.cpus[0].runtime_ns > 1000000000)' "$TMP/np.json" >/dev/null ||
+	fail "unprivileged run is not a labelled proc fallback: $(head -c 400 "$TMP/np.json")"
+jq -e '([.cpus[0].by_class_ns[]] | add) == .cpus[0].noise_ns' "$TMP/np.json" >/dev/null ||
+	fail "proc fallback classes do not add up"
+ok "not root -> $(cat "$TMP/np.err")"
+"$VG" measure --helper bpf --cpus "$cpu" --duration 1 --json >/dev/null 2>"$TMP/e" || fail "--helper bpf as root failed"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --helper bpf --cpus "$cpu" --duration 1 \
+	>/dev/null 2>"$TMP/e"
+[ $? -eq 4 ] && grep -q "needs root" "$TMP/e" || fail "--helper bpf unprivileged: $(cat "$TMP/e")"
+ok "--helper bpf unprivileged -> exit 4"
+
+# Signals: the run ends through the normal path (summary printed) and leaves nothing behind.
+# Programs of runs that just ended are freed asynchronously (RCU): count helpers until they are gone.
+kh_progs() { bpftool prog show | grep -c ' name kh_'; }
+settle() {
+	local _
+	for _ in $(seq 100); do
+		[ "$(kh_progs)" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+settle || fail "kernel helper programs of earlier runs are still loaded: is another vnoise-guest running?"
+stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
+progs_before=0
+for sig in INT TERM HUP KILL; do
+	"$VG" measure --cpus "$cpu" >"$TMP/sig.out" 2>"$TMP/sig.err" &
+	pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 100); do
+		[ "$(bpftool prog show | grep -c ' name kh_')" -gt "$progs_before" ] && break
+		sleep 0.1
+	done
+	[ "$(bpftool prog show | grep -c ' name kh_')" -gt "$progs_before" ] || fail "SIG$sig: helper never loaded: $(cat "$TMP/sig.err")"
+	sleep 1
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	if [ "$sig" != KILL ]; then
+		[ "$rc" -eq 0 ] || fail "SIG$sig: exit $rc: $(cat "$TMP/sig.err")"
+		grep -q "RUNTIME" "$TMP/sig.out" || fail "SIG$sig: no summary printed"
+	fi
+	settle || fail "SIG$sig: $(kh_progs) kernel helper programs left loaded"
+	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] || fail "SIG$sig: bpf_stats_enabled changed"
+	ok "SIG$sig: exit $rc, programs unloaded, bpf_stats_enabled still $stats_before"
+done

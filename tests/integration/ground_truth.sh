@@ -1,0 +1,46 @@
+#!/bin/bash
+# Acceptance 1: injected noise of known size is attributed to the injector thread, for several injection
+# models (duty-cycle at normal priority, periodic spikes with and without SCHED_FIFO). Real eBPF, real threads.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_bpf
+cpu=$(test_cpu)
+[ "$cpu" -ge 1 ] || skip "needs 2 CPUs (one measured, one for housekeeping)"
+DUR=${GT_DURATION:-10}
+
+# case NAME EXPECTED_PCT TOLERANCE_PCT INJECT_ARGS...
+run_case() {
+	local name=$1 exp=$2 tol=$3 comm="vngt$$_$RANDOM"
+	shift 3
+	comm=${comm:0:15}
+	"$VG" inject --cpu "$cpu" --comm "$comm" --duration $((DUR + 3)) "$@" >"$TMP/inj.out" 2>&1 &
+	local ipid=$!
+	PIDS+=("$ipid")
+	sleep 0.5
+	"$VG" measure --cpus "$cpu" --duration "$DUR" --json --top 100 -q >"$TMP/m.json" 2>"$TMP/m.err" ||
+		fail "$name: measure failed: $(cat "$TMP/m.err")"
+	kill "$ipid" 2>/dev/null
+	wait "$ipid" 2>/dev/null
+	jq -e '.kernel_helper == "bpf"' "$TMP/m.json" >/dev/null || fail "$name: kernel helper is not bpf"
+	local rt noise sum tot pct
+	rt=$(jq '.cpus[0].runtime_ns' "$TMP/m.json")
+	noise=$(jq '.cpus[0].noise_ns' "$TMP/m.json")
+	sum=$(jq '[.cpus[0].by_class_ns[]] | add' "$TMP/m.json")
+	[ "$sum" = "$noise" ] || fail "$name: by_class_ns adds up to $sum, noise_ns is $noise"
+	tot=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.class == "thread" and .name == $c) | .total_ns] | add // 0' "$TMP/m.json")
+	pct=$(awk -v t="$tot" -v r="$rt" 'BEGIN { printf "%.4f", 100 * t / r }')
+	echo "$name: attributed $pct% of runtime to thread:$comm (expected $exp +- $tol); injector says: $(tail -1 "$TMP/inj.out")"
+	within "$pct" "$exp" "$tol" || fail "$name: attributed $pct%, expected $exp +- $tol"
+	# The injector's time must not hide in another class.
+	local others
+	others=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.class == "thread" and .name != $c) | .total_ns] | add // 0' "$TMP/m.json")
+	ok "$name (other threads: $others ns)"
+}
+
+run_case "spike 200us/20ms fifo:50" 1.0 0.2 --spike 200 --every 20 --fifo 50
+run_case "duty-cycle 0.1% normal" 0.1 0.03 --level 0.1
+run_case "duty-cycle 0.5% normal" 0.5 0.1 --level 0.5
+run_case "spike 500us/50ms fifo:10" 1.0 0.2 --spike 500 --every 50 --fifo 10
+run_case "spike 100us/10ms normal" 1.0 0.2 --spike 100 --every 10
+run_case "spike 1000us/100ms fifo:90" 1.0 0.2 --spike 1000 --every 100 --fifo 90
+echo "all ground-truth cases hold"

@@ -1,0 +1,40 @@
+# Shared helpers of the integration tests (sourced). Tests exit 0 = pass, 77 = skip (after "SKIP: reason").
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${VNOISE_BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+VG="$BUILD/vnoise-guest"
+TMP=$(mktemp -d /tmp/vnoise-test.XXXXXX)
+PIDS=()
+cleanup_lib() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup_lib EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { echo "ok: $*"; }
+
+require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+require_bpf() {
+	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+}
+require_tools() {
+	local t
+	for t in "$@"; do command -v "$t" >/dev/null || fail "missing tool $t (run make deps)"; done
+}
+[ -x "$VG" ] || fail "$VG not built"
+require_tools jq
+
+# The CPU tests measure: the last online CPU (CPU 0 keeps the housekeeping).
+test_cpu() {
+	local last
+	last=$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)
+	echo "$last"
+}
+
+# Float comparisons through awk: within VALUE EXPECTED TOL
+within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; }

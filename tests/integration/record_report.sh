@@ -1,0 +1,65 @@
+#!/bin/bash
+# record -o FILE and report FILE [--json|--hist] give the same views offline as the live run; a truncated or
+# damaged file reports what it could read, says what it could not, and exits 5.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_bpf
+cpu=$(test_cpu)
+comm="vnrec$$"
+comm=${comm:0:15}
+"$VG" inject --cpu "$cpu" --comm "$comm" --spike 300 --every 20 --fifo 20 --duration 6 >/dev/null 2>&1 &
+PIDS+=($!)
+sleep 0.3
+"$VG" record -o "$TMP/r.vnr" --cpus "$cpu" --duration 4 --json --top 100 -q >"$TMP/live.json" 2>"$TMP/rec.err" ||
+	fail "record failed: $(cat "$TMP/rec.err")"
+[ -s "$TMP/r.vnr" ] || fail "no record file"
+"$VG" report "$TMP/r.vnr" --json --top 100 >"$TMP/off.json" 2>"$TMP/rep.err" || fail "report failed: $(cat "$TMP/rep.err")"
+for k in runtime_ns noise_ns samples max_single_ns; do
+	a=$(jq ".cpus[0].$k" "$TMP/live.json")
+	b=$(jq ".cpus[0].$k" "$TMP/off.json")
+	[ "$a" = "$b" ] || fail "$k: live $a, report $b"
+done
+for c in nmi irq softirq thread hypercall steal unexplained; do
+	a=$(jq ".cpus[0].by_class_ns.$c" "$TMP/live.json")
+	b=$(jq ".cpus[0].by_class_ns.$c" "$TMP/off.json")
+	[ "$a" = "$b" ] || fail "by_class_ns.$c: live $a, report $b"
+done
+a=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.name == $c) | .total_ns] | add' "$TMP/live.json")
+b=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.name == $c) | .total_ns] | add' "$TMP/off.json")
+[ "$a" = "$b" ] && [ "$a" != null ] && [ "$a" -gt 0 ] || fail "injector total: live $a, report $b"
+jq -e '.overhead.bpf_events > 0 and .kernel_helper == "bpf"' "$TMP/off.json" >/dev/null || fail "report lost the overhead block"
+ok "report equals the live run (noise $(jq '.cpus[0].noise_ns' "$TMP/off.json") ns, injector $a ns)"
+
+"$VG" report "$TMP/r.vnr" >"$TMP/off.txt" || fail "text report failed"
+grep -q "thread:$comm" "$TMP/off.txt" || fail "text report lacks thread:$comm"
+"$VG" report "$TMP/r.vnr" --hist >"$TMP/off.hist" || fail "hist report failed"
+grep -q "^p99.99" "$TMP/off.hist" || fail "hist report lacks p99.99"
+ok "text and hist reports"
+
+size=$(stat -c %s "$TMP/r.vnr")
+head -c $((size * 2 / 3)) "$TMP/r.vnr" >"$TMP/trunc.vnr"
+"$VG" report "$TMP/trunc.vnr" --json >"$TMP/trunc.json" 2>"$TMP/trunc.err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "truncated file: exit $rc, want 5"
+grep -qi "truncated" "$TMP/trunc.err" || fail "truncated file: stderr does not say so: $(cat "$TMP/trunc.err")"
+jq -e '.cpus[0].samples > 0' "$TMP/trunc.json" >/dev/null || fail "truncated file: nothing reported"
+ok "truncated: exit 5, $(jq '.cpus[0].samples' "$TMP/trunc.json") samples reported; $(tr '\n' ' ' <"$TMP/trunc.err")"
+
+cp "$TMP/r.vnr" "$TMP/bad.vnr"
+printf 'XXXXXXXXXXXXXXXX' | dd of="$TMP/bad.vnr" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+"$VG" report "$TMP/bad.vnr" --json >"$TMP/bad.json" 2>"$TMP/bad.err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "damaged file: exit $rc, want 5"
+grep -qiE "crc|damaged|mismatch" "$TMP/bad.err" || fail "damaged file: stderr does not say so: $(cat "$TMP/bad.err")"
+jq -e '.cpus[0].samples > 0' "$TMP/bad.json" >/dev/null || fail "damaged file: nothing reported"
+ok "damaged: exit 5; $(head -1 "$TMP/bad.err")"
+
+head -c 4096 /dev/urandom >"$TMP/junk.vnr"
+"$VG" report "$TMP/junk.vnr" >/dev/null 2>"$TMP/junk.err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "junk file: exit $rc, want 5"
+grep -q "not a vnoise record file" "$TMP/junk.err" || fail "junk file: $(cat "$TMP/junk.err")"
+"$VG" report "$TMP/does-not-exist" >/dev/null 2>"$TMP/ne.err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "cannot open" "$TMP/ne.err" || fail "missing file: exit $rc: $(cat "$TMP/ne.err")"
+ok "junk and missing files"
