@@ -22,15 +22,25 @@ char LICENSE[] SEC("license") = "GPL";
 #define KH_STEAL 1
 #endif
 
-const volatile __u8 monitored[KH_MAX_CPUS];
+const volatile struct kh_config cfg = { .ring_order = 12 };
 
 /* Sampler tids (set by user space) and per-CPU nesting state; the only .bss variable. */
 struct kh_shared kh;
 
+/*
+ * Per-CPU single-producer rings of records in one mmapable array (slot = ring_slot[cpu] << ring_order); the
+ * loader sizes it. Cheaper than a BPF ring buffer (no lock, no reservation header) and never wakes anyone.
+ * Programs on one CPU can nest (an IRQ inside a softirq program, an NMI anywhere), so positions are taken
+ * with an atomic add and each slot carries its sequence, written last.
+ */
+
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct kh_slot);
+	__uint(max_entries, 1);
+} evring SEC(".maps");
 
 /*
  * Steal clock. KH_STEAL 1: the KVM steal_time area itself (exact at any instant; needs the per-CPU symbol in
@@ -52,8 +62,9 @@ static __always_inline __u64 steal_now(void)
 static __always_inline __u64 steal_now(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct cfs_rq *cr = t->se.cfs_rq; /* BTF pointer walks: plain loads, no helper calls */
 
-	return BPF_CORE_READ(t, se.cfs_rq, rq, prev_steal_time_rq);
+	return cr ? cr->rq->prev_steal_time_rq : 0;
 }
 #define frame_steal() 0
 #else
@@ -68,7 +79,7 @@ static __always_inline struct kh_cpu *cpu_state(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (cpu >= KH_MAX_CPUS || !monitored[cpu & (KH_MAX_CPUS - 1)])
+	if (cpu >= KH_MAX_CPUS || !cfg.monitored[cpu & (KH_MAX_CPUS - 1)])
 		return 0;
 	return &kh.cpus[cpu & (KH_MAX_CPUS - 1)];
 }
@@ -82,46 +93,61 @@ static __always_inline __u32 sat32(__u64 v, __u8 *flags)
 	return (__u32)v;
 }
 
-static __always_inline struct vn_event *ev_reserve(struct kh_cpu *s)
+static __always_inline struct kh_slot *ev_reserve(struct kh_cpu *s, __u32 cpu, __u64 *pos)
 {
-	struct vn_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 size = 1ULL << cfg.ring_order, h = s->head;
+	struct kh_slot *sl;
+	__u32 idx;
 
-	if (!e) {
+	if (h - kh.tail[cpu & (KH_MAX_CPUS - 1)] >= size) {
+		s->dropped++;
+		return 0;
+	}
+	h = __sync_fetch_and_add(&s->head, 1);
+	idx = (cfg.ring_slot[cpu & (KH_MAX_CPUS - 1)] << cfg.ring_order) + (__u32)(h & (size - 1));
+	sl = bpf_map_lookup_elem(&evring, &idx);
+	if (!sl) {
 		s->dropped++;
 		return 0;
 	}
 	s->events++;
-	return e;
+	*pos = h;
+	return sl;
 }
 
-static __always_inline void ev_submit(struct vn_event *e)
+static __always_inline void ev_submit(struct kh_slot *sl, __u64 pos)
 {
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	asm volatile("" ::: "memory"); /* record before sequence; x86 keeps store order */
+	sl->seq = pos + 1;
 }
 
 /* Report delta ns of steal that happened somewhere in [start, now). */
 static __always_inline void steal_emit(struct kh_cpu *s, __u64 start, __u64 now, __u64 delta)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct kh_slot *sl;
 	struct vn_event *e;
+	__u64 pos;
 	__u8 fl = 0;
 
-	e = ev_reserve(s);
-	if (!e)
+	sl = ev_reserve(s, cpu, &pos);
+	if (!sl)
 		return;
+	e = &sl->e;
 	e->start_ns = start;
 	e->end_ns = now;
 	e->net_ns = sat32(delta, &fl);
 	e->steal_ns = 0;
 	e->id = 0;
 	e->parent_id = 0;
-	e->cpu = bpf_get_smp_processor_id();
+	e->cpu = cpu;
 	e->cls = VN_CLASS_STEAL;
 	e->parent_cls = VN_CLASS_NONE;
 	e->depth = 0;
 	e->flags = fl;
 	e->pad[0] = e->pad[1] = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
-	ev_submit(e);
+	ev_submit(sl, pos);
 }
 
 /* Exact steal clock: report the steal that happened at base level since the CPU last got there. */
@@ -152,14 +178,12 @@ static __always_inline void steal_observe(struct kh_cpu *s, __u64 now)
 	s->obs_last_ns = now;
 }
 
-static __always_inline void frame_push(struct kh_cpu *s, __u8 cls, __u32 id)
+/* Open a frame at now; st is the exact steal clock (KH_STEAL 1) or 0. */
+static __always_inline void frame_push(struct kh_cpu *s, __u8 cls, __u32 id, __u64 now, __u64 st)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 st = frame_steal();
 	__u32 d = s->depth;
 	struct kh_frame *f;
 
-	steal_observe(s, now);
 	if (d == 0)
 		base_leave(s, now, st);
 	s->depth = d + 1;
@@ -177,17 +201,17 @@ static __always_inline void frame_push(struct kh_cpu *s, __u8 cls, __u32 id)
 }
 
 /* Close the top frame, which must be of class cls; comm is the thread's name for THREAD frames. */
-static __always_inline void frame_pop(struct kh_cpu *s, __u8 cls, const char *comm)
+static __always_inline void frame_pop(struct kh_cpu *s, __u32 cpu, __u8 cls, const char *comm,
+				      __u64 now, __u64 st)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 st = frame_steal();
+	struct kh_slot *sl;
+	__u64 pos;
 	__u64 wall, stolen, own, net;
 	__u32 d = s->depth;
 	struct kh_frame *f, *p;
 	struct vn_event *e;
 	__u8 fl = 0;
 
-	steal_observe(s, now);
 	if (d == 0) {
 		s->desync++; /* exit of something that began before we attached */
 		return;
@@ -209,14 +233,15 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u8 cls, const char *co
 	own = stolen > f->steal_child ? stolen - f->steal_child : 0;
 	net = wall > f->child_ns + own ? wall - f->child_ns - own : 0;
 
-	e = ev_reserve(s);
-	if (e) {
+	sl = ev_reserve(s, cpu, &pos);
+	if (sl) {
+		e = &sl->e;
 		e->start_ns = f->start_ns;
 		e->end_ns = now;
 		e->net_ns = sat32(net, &fl);
 		e->steal_ns = sat32(own, &fl);
 		e->id = f->id;
-		e->cpu = bpf_get_smp_processor_id();
+		e->cpu = cpu;
 		e->cls = cls;
 		e->depth = d - 1;
 		e->pad[0] = e->pad[1] = 0;
@@ -233,7 +258,7 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u8 cls, const char *co
 		else
 			__builtin_memset(e->comm, 0, sizeof(e->comm));
 		e->flags = fl;
-		ev_submit(e);
+		ev_submit(sl, pos);
 	}
 	if (d >= 2) {
 		p = &s->f[(d - 2) & (KH_MAX_DEPTH - 1)];
@@ -250,18 +275,26 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u8 cls, const char *co
 static __always_inline int on_enter(__u8 cls, __u32 id)
 {
 	struct kh_cpu *s = cpu_state();
+	__u64 now;
 
-	if (s)
-		frame_push(s, cls, id);
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	steal_observe(s, now);
+	frame_push(s, cls, id, now, frame_steal());
 	return 0;
 }
 
 static __always_inline int on_exit(__u8 cls)
 {
 	struct kh_cpu *s = cpu_state();
+	__u64 now;
 
-	if (s)
-		frame_pop(s, cls, 0);
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	steal_observe(s, now);
+	frame_pop(s, bpf_get_smp_processor_id(), cls, 0, now, frame_steal());
 	return 0;
 }
 
@@ -271,14 +304,18 @@ int BPF_PROG(kh_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 cpu = bpf_get_smp_processor_id() & (KH_MAX_CPUS - 1);
 	struct kh_cpu *s = cpu_state();
 	char comm[VN_COMM_LEN];
+	__u64 now, st;
 	__u32 pid;
 
 	if (!s)
 		return 0;
+	now = bpf_ktime_get_ns();
+	st = frame_steal();
+	steal_observe(s, now);
 	if (s->depth) {
 		if (s->depth == 1 && s->f[0].cls == VN_CLASS_THREAD) {
 			__builtin_memcpy(comm, prev->comm, VN_COMM_LEN);
-			frame_pop(s, VN_CLASS_THREAD, comm);
+			frame_pop(s, cpu, VN_CLASS_THREAD, comm, now, st);
 		} else {
 			s->desync++;
 			s->depth = 0;
@@ -287,21 +324,23 @@ int BPF_PROG(kh_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	pid = next->pid;
 	if (pid == 0 || pid == kh.sampler_tid[cpu]) {
 		if (!s->base_ns) {
-			s->base_ns = bpf_ktime_get_ns();
-			s->base_steal = frame_steal();
+			s->base_ns = now;
+			s->base_steal = st;
 		}
 		return 0;
 	}
-	frame_push(s, VN_CLASS_THREAD, pid);
+	frame_push(s, VN_CLASS_THREAD, pid, now, st);
 	return 0;
 }
 
 SEC("tp_btf/nmi_handler")
 int BPF_PROG(kh_nmi, void *handler, s64 delta_ns, int handled)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
 	struct kh_cpu *s = cpu_state();
+	struct kh_slot *sl;
 	struct vn_event *e;
-	__u64 now, delta;
+	__u64 now, delta, pos;
 	__u32 d;
 	__u8 fl = 0;
 
@@ -310,14 +349,15 @@ int BPF_PROG(kh_nmi, void *handler, s64 delta_ns, int handled)
 	now = bpf_ktime_get_ns();
 	delta = delta_ns;
 	d = s->depth;
-	e = ev_reserve(s);
-	if (e) {
+	sl = ev_reserve(s, cpu, &pos);
+	if (sl) {
+		e = &sl->e;
 		e->start_ns = now - delta;
 		e->end_ns = now;
 		e->net_ns = sat32(delta, &fl);
 		e->steal_ns = 0;
 		e->id = 0;
-		e->cpu = bpf_get_smp_processor_id();
+		e->cpu = cpu;
 		e->cls = VN_CLASS_NMI;
 		e->depth = d < 255 ? d : 255;
 		e->flags = fl;
@@ -329,7 +369,7 @@ int BPF_PROG(kh_nmi, void *handler, s64 delta_ns, int handled)
 			e->parent_id = s->f[(d - 1) & (KH_MAX_DEPTH - 1)].id;
 		}
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
-		ev_submit(e);
+		ev_submit(sl, pos);
 	}
 	if (d >= 1 && d <= KH_MAX_DEPTH)
 		s->f[(d - 1) & (KH_MAX_DEPTH - 1)].child_ns += delta;

@@ -14,6 +14,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "khelper.h"
+
+#define KH_RING_ORDER 15 /* 32768 records (2 MiB) per monitored CPU */
 #include "khelper_loader.h"
 #include "khelper.skel.h"
 #include "khelper_nosteal.skel.h"
@@ -22,19 +24,21 @@
 
 struct khelper {
 	struct bpf_object *obj;
-	struct ring_buffer *rb;
+	struct kh_slot *ring; /* mmapped evring: nring rings of 1 << order slots */
+	size_t ring_len;
+	int nring, order;
+	int ring_cpu[KH_MAX_CPUS]; /* CPU of each ring */
 	struct bpf_link *links[KHELPER_MAX_PROGS];
 	int nlinks;
 	int stats_fd;
 	int steal;
 	int nhcalls;
 	uint64_t received;
+	__u64 *tail; /* in .bss, per CPU */
 	void *bss; /* live .bss mapping */
 	size_t bss_len;
 	struct kh_cpu *cpus; /* inside .bss */
 	__u32 *sampler_tid; /* inside .bss */
-	khelper_event_fn fn;
-	void *fn_ctx;
 };
 
 static int kh_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -91,17 +95,6 @@ static int kh_is_optional(const char *sec)
 	       strcmp(sec, "tp_btf/softirq_exit");
 }
 
-static int kh_rb_cb(void *ctx, void *data, size_t len)
-{
-	struct khelper *kh = ctx;
-
-	if (len < sizeof(struct vn_event))
-		return 0;
-	kh->received++;
-	kh->fn(kh->fn_ctx, data);
-	return 0;
-}
-
 static struct bpf_map *kh_find_map(struct bpf_object *obj, const char *suffix)
 {
 	struct bpf_map *m;
@@ -124,8 +117,8 @@ static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "vnoise_kh");
 	struct bpf_program *prog;
 	struct bpf_map *rodata, *bss, *rbmap;
+	struct kh_config *cfg;
 	struct kh_shared *sh;
-	__u8 *mon;
 	size_t sz;
 	int err, i;
 
@@ -139,17 +132,30 @@ static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
 		*why = "BPF object has no .rodata";
 		return -EINVAL;
 	}
-	mon = (__u8 *)bpf_map__initial_value(rodata, &sz);
-	if (!mon || sz < KH_MAX_CPUS) {
+	cfg = (struct kh_config *)bpf_map__initial_value(rodata, &sz);
+	if (!cfg || sz < sizeof(*cfg)) {
 		*why = "BPF .rodata too small";
 		return -EINVAL;
 	}
+	kh->nring = 0;
+	kh->order = KH_RING_ORDER;
+	cfg->ring_order = (__u32)kh->order;
 	for (i = 0; i < o->ncpus; i++) {
 		if (o->cpus[i] < 0 || o->cpus[i] >= KH_MAX_CPUS) {
 			*why = "CPU number beyond the kernel helper's limit (256)";
 			return -ERANGE;
 		}
-		mon[o->cpus[i]] = 1;
+		if (cfg->monitored[o->cpus[i]])
+			continue;
+		cfg->monitored[o->cpus[i]] = 1;
+		cfg->ring_slot[o->cpus[i]] = (__u32)kh->nring;
+		kh->ring_cpu[kh->nring++] = o->cpus[i];
+	}
+	rbmap = bpf_object__find_map_by_name(kh->obj, "evring");
+	if (!rbmap || !kh->nring ||
+	    bpf_map__set_max_entries(rbmap, (__u32)kh->nring << kh->order)) {
+		*why = "cannot size the event rings";
+		return -EINVAL;
 	}
 	kh->nhcalls = 0;
 	bpf_object__for_each_program(prog, kh->obj)
@@ -197,8 +203,7 @@ static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
 		kh->links[kh->nlinks++] = l;
 	}
 	bss = kh_find_map(kh->obj, ".bss");
-	rbmap = bpf_object__find_map_by_name(kh->obj, "events");
-	if (!bss || !rbmap) {
+	if (!bss) {
 		*why = "BPF object lacks .bss or the ring buffer";
 		return -EINVAL;
 	}
@@ -216,9 +221,13 @@ static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
 	kh->bss = sh;
 	kh->sampler_tid = sh->sampler_tid;
 	kh->cpus = sh->cpus;
-	kh->rb = ring_buffer__new(bpf_map__fd(rbmap), kh_rb_cb, kh, NULL);
-	if (!kh->rb) {
-		*why = "cannot map the ring buffer";
+	kh->tail = sh->tail;
+	kh->ring_len = ((size_t)kh->nring << kh->order) * sizeof(struct kh_slot);
+	kh->ring_len = (kh->ring_len + 4095) & ~(size_t)4095;
+	kh->ring = mmap(NULL, kh->ring_len, PROT_READ, MAP_SHARED, bpf_map__fd(rbmap), 0);
+	if (kh->ring == MAP_FAILED) {
+		kh->ring = NULL;
+		*why = "cannot map the event rings";
 		return -errno;
 	}
 	return 0;
@@ -228,8 +237,9 @@ static void kh_teardown(struct khelper *kh)
 {
 	int i;
 
-	ring_buffer__free(kh->rb);
-	kh->rb = NULL;
+	if (kh->ring)
+		munmap(kh->ring, kh->ring_len);
+	kh->ring = NULL;
 	if (kh->bss)
 		munmap(kh->bss, kh->bss_len);
 	kh->bss = NULL;
@@ -246,7 +256,8 @@ int khelper_open(struct khelper **out, const struct khelper_opts *o, const char 
 	struct btf *vmlinux = NULL;
 	const void *elf;
 	size_t sz;
-	int err = -ENOENT, nohc = 0;
+	int err = -ENOENT, nohc = 0, first;
+	const char *env;
 
 	*out = NULL;
 	*why = "";
@@ -262,7 +273,13 @@ int khelper_open(struct khelper **out, const struct khelper_opts *o, const char 
 		goto out;
 	}
 	/* Most capable first: exact steal clock, lagging steal clock, none; each with and without hypercalls. */
-	for (kh->steal = kh_ksym_exists("steal_time") ? 1 : 2; kh->steal >= 0; kh->steal--) {
+	first = kh_ksym_exists("steal_time") ? 1 : 2;
+	env = getenv("VNOISE_KH_STEAL"); /* benchmarks: force a steal-clock variant (0, 1 or 2) */
+	if (env && env[0] >= '0' && env[0] <= '2' && !env[1])
+		first = env[0] - '0';
+	for (kh->steal = first; kh->steal >= 0; kh->steal--) {
+		if (kh->steal == 1 && first == 2)
+			continue;
 		if (kh->steal == 1)
 			elf = khelper_bpf__elf_bytes(&sz);
 		else if (kh->steal == 2)
@@ -308,15 +325,32 @@ void khelper_set_sampler(struct khelper *kh, int cpu, int tid)
 
 int khelper_drain(struct khelper *kh, khelper_event_fn fn, void *ctx)
 {
-	uint64_t before = kh->received;
-	int err;
+	uint64_t size = 1ULL << kh->order, n = 0;
+	int k;
 
-	kh->fn = fn;
-	kh->fn_ctx = ctx;
-	err = ring_buffer__consume(kh->rb);
-	if (err < 0)
-		return err;
-	return (int)(kh->received - before);
+	for (k = 0; k < kh->nring; k++) {
+		int cpu = kh->ring_cpu[k];
+		const struct kh_slot *ring = kh->ring + ((size_t)k << kh->order);
+		uint64_t t = kh->tail[cpu], budget = size;
+
+		while (budget--) {
+			const struct kh_slot *sl = &ring[t & (size - 1)];
+			uint64_t seq = __atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE);
+			struct vn_event e;
+
+			if (seq != t + 1)
+				break; /* not written yet: the next drain gets it */
+			e = sl->e;
+			/* Trust nothing beyond the record's own CPU: the slot says where it came from. */
+			e.cpu = (__u16)cpu;
+			fn(ctx, &e);
+			t++;
+			n++;
+		}
+		__atomic_store_n(&kh->tail[cpu], t, __ATOMIC_RELEASE);
+	}
+	kh->received += n;
+	return (int)(n > INT32_MAX ? INT32_MAX : n);
 }
 
 int khelper_get_stats(struct khelper *kh, struct khelper_stats *st)

@@ -31,14 +31,31 @@ struct kh_cpu {
 	__u64 obs_steal; /* lagging steal clock (KH_STEAL 2): last value seen */
 	__u64 obs_last_ns; /* ... when it was last read */
 	__u64 obs_pre_ns; /* ... the reading before the last change */
-	__u64 events; /* records submitted to the ring buffer */
+	__u64 head; /* next ring position (taken with an atomic add) */
+	__u64 events; /* records written to the ring */
 	__u64 dropped; /* records lost: ring buffer full */
 	__u64 desync; /* exits without a matching entry, overflowing stacks */
 	struct kh_frame f[KH_MAX_DEPTH];
 };
 
-/* The helper's whole .bss: user space maps it (sampler_tid is written there, counters read). */
+/* Settings, the helper's whole .rodata: written by the loader before load, constant afterwards. */
+struct kh_config {
+	__u8 monitored[KH_MAX_CPUS]; /* 1: this CPU emits records */
+	__u32 ring_slot[KH_MAX_CPUS]; /* index of the CPU's ring in evring */
+	__u32 ring_order; /* records per ring: 1 << ring_order */
+	__u32 pad;
+};
+
+/* One ring slot: the record and its sequence (position + 1), written after the record. */
+struct kh_slot {
+	__u64 seq;
+	struct vn_event e;
+};
+_Static_assert(sizeof(struct kh_slot) == 64, "one cache line per slot");
+
+/* The helper's whole .bss: user space maps it (sampler_tid and tail are written there, counters read). */
 struct kh_shared {
+	__u64 tail[KH_MAX_CPUS]; /* per CPU: ring position user space has consumed up to */
 	__u32 sampler_tid[KH_MAX_CPUS]; /* while this tid runs on the CPU it is at base level */
 	struct kh_cpu cpus[KH_MAX_CPUS];
 };

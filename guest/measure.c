@@ -160,14 +160,14 @@ static void collect_overhead(struct run *r)
 		r->v.bpf_desync = st.desync;
 		r->v.bpf_run_cnt = st.run_cnt;
 		r->v.bpf_run_ns = st.run_time_ns;
-		if (log_verbosity() > 0)
-			for (i = 0; i < st.nprogs; i++)
-				if (st.progs[i].run_cnt)
-					log_debug("bpf %s: %llu runs, %.0f ns/run",
-						  st.progs[i].name,
-						  (unsigned long long)st.progs[i].run_cnt,
-						  (double)st.progs[i].run_time_ns /
-						      (double)st.progs[i].run_cnt);
+		r->v.nprogs = 0;
+		for (i = 0; i < st.nprogs && i < 48; i++) {
+			snprintf(r->v.progs[i].name, sizeof(r->v.progs[i].name), "%s",
+				 st.progs[i].name);
+			r->v.progs[i].run_cnt = st.progs[i].run_cnt;
+			r->v.progs[i].run_ns = st.progs[i].run_time_ns;
+			r->v.nprogs++;
+		}
 	}
 }
 
@@ -259,6 +259,10 @@ static int write_stats(struct run *r, char **out)
 		(unsigned long long)r->v.sampler_dropped,
 		(unsigned long long)r->v.sampler_iterations,
 		(unsigned long long)r->v.sampler_loop_ns);
+	for (i = 0; i < r->v.nprogs; i++)
+		fprintf(f, "bpf_prog.%s=%llu %llu\n", r->v.progs[i].name,
+			(unsigned long long)r->v.progs[i].run_cnt,
+			(unsigned long long)r->v.progs[i].run_ns);
 	for (i = 0; r->v.proc && i < r->v.ncpus; i++) {
 		const struct view_proc *vp = &r->v.proc[i];
 

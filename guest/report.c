@@ -106,6 +106,31 @@ static void read_stats(struct report *r, const struct recfile_chunk *c)
 	r->v.sampler_dropped = kv_u64(p, n, "sampler_dropped");
 	r->v.sampler_iterations = kv_u64(p, n, "sampler_iterations");
 	r->v.sampler_loop_ns = kv_u64(p, n, "sampler_loop_ns");
+	{
+		const char *pos = p, *end = pos + n;
+		struct recfile_kv kv;
+
+		while (r->v.nprogs < 48 && recfile_kv_next(&pos, end, &kv) > 0) {
+			char val[64];
+			unsigned long long cnt, ns;
+			size_t nl = kv.key_len - 9;
+
+			if (kv.key_len <= 9 || strncmp(kv.key, "bpf_prog.", 9) ||
+			    kv.val_len >= sizeof(val))
+				continue;
+			memcpy(val, kv.val, kv.val_len);
+			val[kv.val_len] = 0;
+			if (sscanf(val, "%llu %llu", &cnt, &ns) != 2)
+				continue;
+			if (nl >= sizeof(r->v.progs[0].name))
+				nl = sizeof(r->v.progs[0].name) - 1;
+			memcpy(r->v.progs[r->v.nprogs].name, kv.key + 9, nl);
+			r->v.progs[r->v.nprogs].name[nl] = 0;
+			r->v.progs[r->v.nprogs].run_cnt = cnt;
+			r->v.progs[r->v.nprogs].run_ns = ns;
+			r->v.nprogs++;
+		}
+	}
 	if (strcmp(r->helper, "proc") || !r->v.proc)
 		return;
 	for (i = 0; i < r->v.ncpus; i++) {

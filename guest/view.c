@@ -318,6 +318,19 @@ void view_json(FILE *f, const struct view *v)
 		       v->sampler_iterations
 			   ? (double)v->sampler_loop_ns / (double)v->sampler_iterations
 			   : 0.0);
+	json_key(&w, "bpf_programs");
+	json_arr_begin(&w);
+	for (i = 0; i < v->nprogs; i++) {
+		json_obj_begin(&w);
+		json_kv_str(&w, "name", v->progs[i].name);
+		json_kv_u64(&w, "runs", v->progs[i].run_cnt);
+		json_kv_double(&w, "run_ns_per_event",
+			       v->progs[i].run_cnt
+				   ? (double)v->progs[i].run_ns / (double)v->progs[i].run_cnt
+				   : 0.0);
+		json_obj_end(&w);
+	}
+	json_arr_end(&w);
 	json_obj_end(&w);
 	json_obj_end(&w);
 	if (json_finish(&w))

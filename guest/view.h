@@ -47,6 +47,11 @@ struct view {
 	/* overhead */
 	uint64_t bpf_events, bpf_dropped, bpf_desync, bpf_run_cnt, bpf_run_ns;
 	uint64_t sampler_dropped, sampler_iterations, sampler_loop_ns;
+	int nprogs; /* per BPF program run-time statistics (BPF_ENABLE_STATS) */
+	struct {
+		char name[40];
+		uint64_t run_cnt, run_ns;
+	} progs[48];
 	int top_n;
 };
 

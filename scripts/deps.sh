@@ -1,8 +1,8 @@
 #!/bin/sh
 # Install every build and test dependency of vnoise with apt. Idempotent: does nothing when all are present.
 set -eu
-PKGS="build-essential make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-      check libsubunit-dev clang-format iproute2 procps util-linux"
+PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+      check libsubunit-dev clang-format jq util-linux procps"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

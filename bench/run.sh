@@ -1,0 +1,21 @@
+#!/bin/bash
+# All vnoise-guest benchmarks, figures only (never pass/fail). Run as root: make bench
+#   sampler loop ns/iteration   (target <= 40 ns)       vnoise-guest measure, overhead.sampler_loop_ns
+#   kernel helper ns/event      (targets: sched_switch <= 150 ns, any handler <= 300 ns)   bench/bpf_cost.sh
+#   merge throughput            (target >= 5 M events/s on one core)                      build/bench/merge_bench
+set -u
+BUILD=${VNOISE_BUILD:-build}
+CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
+cd "$(dirname "$0")/.." || exit 1
+echo "# vnoise benchmarks on $(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "## sampler loop (reproduce: $BUILD/vnoise-guest measure --cpus $CPU --duration 5 --json)"
+"$BUILD/vnoise-guest" measure --cpus "$CPU" --duration 5 --json -q | jq -r '
+	"sampler loop: \(.overhead.sampler_loop_ns * 10 | floor / 10) ns/iteration; " +
+	"kernel helper idle cost: \(.overhead.bpf_run_ns_per_event | floor) ns/event over \(.overhead.bpf_runs) runs"'
+echo
+echo "## kernel helper under event storms (reproduce: bench/bpf_cost.sh $CPU 6)"
+bench/bpf_cost.sh "$CPU" 6
+echo
+echo "## merge throughput (reproduce: $BUILD/bench/merge_bench 5000000)"
+"$BUILD/bench/merge_bench" 5000000
