@@ -50,7 +50,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .SECONDARY:
-.PHONY: all check unit deps measure bench format format-check clean
+.PHONY: all check unit fuzz deps measure bench format format-check clean
 all: $(BUILD)/vnoise-guest $(BENCH_BINS)
 
 $(BUILD)/%.o: %.c
@@ -100,6 +100,17 @@ unit: $(UNIT_BINS)
 check: all $(UNIT_BINS)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
+# libFuzzer targets (clang): built against the shared sources with ASan+UBSan, outside $(BUILD).
+FUZZ_DIR := build-fuzz
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) -lm
+fuzz: $(FUZZ_DIR)/fuzz_report $(BUILD)/vnoise-guest
+	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
+	$(Q)$(FUZZ_DIR)/fuzz_report -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -116,6 +127,6 @@ format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: clean"
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

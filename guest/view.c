@@ -337,8 +337,15 @@ void view_json(FILE *f, const struct view *v)
 		fprintf(stderr, "vnoise: error: JSON output incomplete\n");
 }
 
+/* Count of h in the bucket b (b comes from a histogram with the same bucket scheme). */
+static uint64_t bucket_count(const struct hist *h, const struct hist_bucket *b)
+{
+	return h->buckets[hist_index(b->lower_ns)];
+}
+
 void view_hist(FILE *f, const struct view *v)
 {
+	static struct hist rows;
 	static const double pct[] = { 50, 90, 99, 99.9, 99.99 };
 	int i, k, c;
 
@@ -356,24 +363,21 @@ void view_hist(FILE *f, const struct view *v)
 		for (k = 0; k < NSHOWN; k++)
 			fprintf(f, " %8s", merge_class_label(shown[k]));
 		fputc('\n', f);
-		/* Rows: the buckets of the all-samples histogram; classes counted per the same bounds. */
-		hist_iter_init(&it, &h->all);
+		/* Rows: every bucket any of the histograms uses (same bucket scheme, so bounds match). */
+		hist_init(&rows);
+		hist_merge(&rows, &h->all);
+		for (k = 0; k < NSHOWN; k++)
+			hist_merge(&rows, &h->cls[shown[k]]);
+		hist_iter_init(&it, &rows);
 		while (hist_iter_next(&it, &b)) {
 			char lab[48];
 
 			snprintf(lab, sizeof(lab), "%.3f-%.3f", b.lower_ns / 1e3, b.upper_ns / 1e3);
-			fprintf(f, "%-22s %10llu", lab, (unsigned long long)b.count);
-			for (k = 0; k < NSHOWN; k++) {
-				struct hist_iter ci;
-				struct hist_bucket cb;
-				uint64_t cnt = 0;
-
-				hist_iter_init(&ci, &h->cls[shown[k]]);
-				while (hist_iter_next(&ci, &cb))
-					if (cb.lower_ns >= b.lower_ns && cb.upper_ns <= b.upper_ns)
-						cnt += cb.count;
-				fprintf(f, " %8llu", (unsigned long long)cnt);
-			}
+			fprintf(f, "%-22s %10llu", lab,
+				(unsigned long long)bucket_count(&h->all, &b));
+			for (k = 0; k < NSHOWN; k++)
+				fprintf(f, " %8llu",
+					(unsigned long long)bucket_count(&h->cls[shown[k]], &b));
 			fputc('\n', f);
 		}
 		fprintf(f, "%-22s %10llu", "count", (unsigned long long)hist_count(&h->all));

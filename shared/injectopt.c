@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "injectopt.h"
+#include "parse.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
@@ -32,23 +33,14 @@ static void opt_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Strict unsigned decimal: one or more digits and nothing else, value <= max. 0 or -EINVAL/-ERANGE. */
+/* Strict unsigned decimal (shared parse_u64) no larger than max. 0 or -EINVAL/-ERANGE. */
 static int parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v;
+	int r = parse_u64(s, &v);
 
-	if (!s || !*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		unsigned int d;
-
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		d = (unsigned int)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
+	if (r)
+		return r;
 	if (v > max)
 		return -ERANGE;
 	*out = v;

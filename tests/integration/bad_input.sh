@@ -2,7 +2,7 @@
 # Acceptance 4: bad input gets one clear line and a distinct exit code; not root falls back to /proc with a
 # clear message; an offline CPU is named; signals end a run through the normal exit path and nothing the
 # tool set up (BPF programs and links, BPF run-time stats, CPU online state) is left behind.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 require_root
 require_bpf
 require_tools bpftool setpriv

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Acceptance 1: injected noise of known size is attributed to the injector thread, for several injection
 # models (duty-cycle at normal priority, periodic spikes with and without SCHED_FIFO). Real eBPF, real threads.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 require_root
 require_bpf
 cpu=$(test_cpu)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # record -o FILE and report FILE [--json|--hist] give the same views offline as the live run; a truncated or
 # damaged file reports what it could read, says what it could not, and exits 5.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 require_root
 require_bpf
 cpu=$(test_cpu)

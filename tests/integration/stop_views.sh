@@ -1,7 +1,7 @@
 #!/bin/bash
 # --stop-single / --stop-total stop the run, print the lead-up naming the cause, and exit 3 (not an error
 # code); top refreshes every period; hist prints the percentiles per class.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 require_root
 require_bpf
 cpu=$(test_cpu)

@@ -1,0 +1,15 @@
+#!/bin/bash
+# The record reader and merge engine under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
+# files must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
+. "$(dirname "$0")/lib.bash"
+command -v clang >/dev/null || fail "clang missing (make deps)"
+secs=${FUZZ_SECONDS:-20}
+make -s -C "$ROOT" build-fuzz/fuzz_report >"$TMP/build.log" 2>&1 || fail "cannot build the fuzz target: $(tail -5 "$TMP/build.log")"
+"$ROOT/tests/fuzz/make_corpus.sh" "$TMP/corpus" "$VG"
+cd "$TMP" || exit 1
+"$ROOT/build-fuzz/fuzz_report" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 "$TMP/corpus" \
+	>"$TMP/fuzz.log" 2>&1
+rc=$?
+runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz.log" | grep -o '[0-9]*$')
+[ "$rc" -eq 0 ] || fail "fuzzer found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz.log")"
+ok "fuzz_report: ${runs:-?} inputs in ${secs}s, no crash"
