@@ -54,6 +54,7 @@ struct inject_ctx {
 
 struct inject_result {
 	uint64_t busy_ns; /* sum of measured per-burst thread CPU time */
+	uint64_t cpu_ns;  /* all the thread's CPU time over the run, kernel work of waking and sleeping included */
 	uint64_t wall_ns; /* first burst start to end */
 	uint64_t count; /* bursts run (a burst cut short by the end still counts) */
 	uint64_t missed; /* period starts skipped because the thread ran more than a period late */
@@ -248,6 +249,7 @@ static void inject_run(struct inject_ctx *ctx, const struct inject_params *p,
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), next = t0, now, wake;
 	uint64_t end = p->duration_ns ? t0 + p->duration_ns : 0;
+	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	while (!inject_stop) {
 		uint64_t busy;
@@ -271,6 +273,7 @@ static void inject_run(struct inject_ctx *ctx, const struct inject_params *p,
 		inject_sleep_until(wake);
 	}
 	res->wall_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	res->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
 
 int inject_main(int argc, char **argv)
@@ -332,8 +335,8 @@ int inject_main(int argc, char **argv)
 
 	inject_run(&ctx, &p, &res);
 
-	printf("inject: busy_ns=%llu wall_ns=%llu count=%llu\n", (unsigned long long)res.busy_ns,
-	       (unsigned long long)res.wall_ns, (unsigned long long)res.count);
+	printf("inject: busy_ns=%llu wall_ns=%llu count=%llu cpu_ns=%llu\n", (unsigned long long)res.busy_ns,
+	       (unsigned long long)res.wall_ns, (unsigned long long)res.count, (unsigned long long)res.cpu_ns);
 	fflush(stdout);
 	if (res.missed)
 		log_warn("%llu period start(s) skipped: the thread ran more than a period late",
