@@ -54,7 +54,8 @@ struct inject_ctx {
 
 struct inject_result {
 	uint64_t busy_ns; /* sum of measured per-burst thread CPU time */
-	uint64_t cpu_ns;  /* all the thread's CPU time over the run, kernel work of waking and sleeping included */
+	uint64_t
+	    cpu_ns; /* all the thread's CPU time over the run, kernel work of waking and sleeping included */
 	uint64_t wall_ns; /* first burst start to end */
 	uint64_t count; /* bursts run (a burst cut short by the end still counts) */
 	uint64_t missed; /* period starts skipped because the thread ran more than a period late */
@@ -335,8 +336,9 @@ int inject_main(int argc, char **argv)
 
 	inject_run(&ctx, &p, &res);
 
-	printf("inject: busy_ns=%llu wall_ns=%llu count=%llu cpu_ns=%llu\n", (unsigned long long)res.busy_ns,
-	       (unsigned long long)res.wall_ns, (unsigned long long)res.count, (unsigned long long)res.cpu_ns);
+	printf("inject: busy_ns=%llu wall_ns=%llu count=%llu cpu_ns=%llu\n",
+	       (unsigned long long)res.busy_ns, (unsigned long long)res.wall_ns,
+	       (unsigned long long)res.count, (unsigned long long)res.cpu_ns);
 	fflush(stdout);
 	if (res.missed)
 		log_warn("%llu period start(s) skipped: the thread ran more than a period late",

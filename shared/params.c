@@ -228,6 +228,7 @@ int params_parse(int argc, char **argv, struct measure_params *p, char *err, siz
 	if (p->cmd != CMD_RECORD && p->output)
 		FAIL("-o is for record only");
 	if (p->json && (p->cmd == CMD_TOP || p->cmd == CMD_HIST))
-		FAIL("--json is not available for %s (use measure --json)", p->cmd == CMD_TOP ? "top" : "hist");
+		FAIL("--json is not available for %s (use measure --json)",
+		     p->cmd == CMD_TOP ? "top" : "hist");
 	return 0;
 }

@@ -65,7 +65,19 @@ ok "--helper bpf unprivileged -> exit 4"
 
 # Signals: the run ends through the normal path (summary printed) and leaves nothing behind.
 # Programs of runs that just ended are freed asynchronously (RCU): count helpers until they are gone.
-kh_progs() { bpftool prog show | grep -c ' name kh_'; }
+# Count loaded kernel helper programs. bpftool aborts a listing when a program vanishes under it (programs
+# of other runs being freed), so retry until one listing succeeds.
+kh_progs() {
+	local out _
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		if out=$(bpftool prog show 2>/dev/null); then
+			printf '%s\n' "$out" | grep -c ' name kh_'
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo -1
+}
 settle() {
 	local _
 	for _ in $(seq 100); do
@@ -81,11 +93,20 @@ for sig in INT TERM HUP KILL; do
 	"$VG" measure --cpus "$cpu" >"$TMP/sig.out" 2>"$TMP/sig.err" &
 	pid=$!
 	PIDS+=("$pid")
-	for _ in $(seq 100); do
-		[ "$(bpftool prog show | grep -c ' name kh_')" -gt "$progs_before" ] && break
+	for _ in $(seq 300); do
+		grep -q "measuring" "$TMP/sig.err" && [ "$(kh_progs)" -gt "$progs_before" ] && break
 		sleep 0.1
 	done
-	[ "$(bpftool prog show | grep -c ' name kh_')" -gt "$progs_before" ] || fail "SIG$sig: helper never loaded: $(cat "$TMP/sig.err")"
+	if ! grep -q "measuring" "$TMP/sig.err" || [ "$(kh_progs)" -le "$progs_before" ]; then
+		if kill -0 "$pid" 2>/dev/null; then
+			state="still running after 30 s; kernel stacks: $(for t in /proc/$pid/task/*; do
+				echo "[$(cat "$t/comm") $(cut -d' ' -f3 "$t/stat")]"; head -8 "$t/stack"; done 2>&1 | tr '\n' ' ')"
+		else
+			wait "$pid"
+			state="exited with $?"
+		fi
+		fail "SIG$sig: helper never loaded (measure $state): $(cat "$TMP/sig.err")"
+	fi
 	sleep 1
 	kill -s "$sig" "$pid"
 	wait "$pid"

@@ -310,7 +310,7 @@ START_TEST(test_flags)
 {
 	OK("measure", "--json");
 	ck_assert_int_eq(P.json, 1);
-	OK("hist", "-j");
+	OK("record", "-j", "-o", "f.vnr");
 	ck_assert_int_eq(P.json, 1);
 	OK("measure", "--top", "5");
 	ck_assert_int_eq(P.top_n, 5);
@@ -418,6 +418,7 @@ END_TEST
 START_TEST(test_json_top)
 {
 	FAILS("--json top", "top", "--json");
+	FAILS("--json hist", "hist", "-j");
 	FAILS("--json top", "top", "-j");
 }
 END_TEST
