@@ -313,12 +313,20 @@ int BPF_PROG(kh_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	st = frame_steal();
 	steal_observe(s, now);
 	if (s->depth) {
-		if (s->depth == 1 && s->f[0].cls == VN_CLASS_THREAD) {
+		/*
+		 * The open frame must be prev's. Some kernels do not emit every switch (idle->task on
+		 * CPU1 of the 6.18 Firecracker kernel, REFERENCE.md §6): then the frame belongs to a task
+		 * whose switch-out was not seen, its end is unknown, and it is dropped, not misattributed.
+		 */
+		if (s->depth == 1 && s->f[0].cls == VN_CLASS_THREAD &&
+		    s->f[0].id == (__u32)prev->pid) {
 			__builtin_memcpy(comm, prev->comm, VN_COMM_LEN);
 			frame_pop(s, cpu, VN_CLASS_THREAD, comm, now, st);
 		} else {
 			s->desync++;
 			s->depth = 0;
+			s->base_ns = now;
+			s->base_steal = st;
 		}
 	}
 	pid = next->pid;
