@@ -29,7 +29,7 @@ b=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.name == $c) | .total_ns] |
 [ "$a" = "$b" ] && [ "$a" != null ] && [ "$a" -gt 0 ] || fail "injector total: live $a, report $b"
 jq -e '.overhead.bpf_events > 0 and .kernel_helper == "bpf"' "$TMP/off.json" >/dev/null || fail "report lost the overhead block"
 # A pid names one thread: a frame closed by another task's switch would show the pid under two comms.
-dup=$(jq '[.cpus[].sources[] | select(.class == "thread") | "\(.pid)"] | group_by(.) | map(select(length > 1)) | length' "$TMP/off.json")
+dup=$(jq '[.cpus[] | [.sources[] | select(.class == "thread") | .pid] | group_by(.) | map(select(length > 1)) | length] | add' "$TMP/off.json")
 [ "$dup" -eq 0 ] || fail "$dup thread pids appear under more than one name"
 ok "report equals the live run (noise $(jq '.cpus[0].noise_ns' "$TMP/off.json") ns, injector $a ns)"
 
