@@ -84,6 +84,18 @@ static __always_inline struct kh_cpu *cpu_state(void)
 	return &kh.cpus[cpu & (KH_MAX_CPUS - 1)];
 }
 
+/*
+ * Frame i of the CPU's stack, or NULL past its end. The barrier keeps the compiler from dropping the check as
+ * redundant, so older verifiers (6.1) see the bound on the very register used for the index.
+ */
+static __always_inline struct kh_frame *frame_at(struct kh_cpu *s, __u32 i)
+{
+	asm volatile("" : "+r"(i));
+	if (i >= KH_MAX_DEPTH)
+		return 0;
+	return &s->f[i];
+}
+
 static __always_inline __u32 sat32(__u64 v, __u8 *flags)
 {
 	if (v > 0xffffffffULL) {
@@ -187,11 +199,11 @@ static __always_inline void frame_push(struct kh_cpu *s, __u8 cls, __u32 id, __u
 	if (d == 0)
 		base_leave(s, now, st);
 	s->depth = d + 1;
-	if (d >= KH_MAX_DEPTH) {
+	f = frame_at(s, d);
+	if (!f) {
 		s->desync++;
 		return;
 	}
-	f = &s->f[d];
 	f->start_ns = now;
 	f->child_ns = 0;
 	f->steal0_ns = st;
@@ -220,7 +232,9 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u32 cpu, __u8 cls, con
 		s->depth = d - 1;
 		return;
 	}
-	f = &s->f[(d - 1) & (KH_MAX_DEPTH - 1)];
+	f = frame_at(s, d - 1);
+	if (!f)
+		return;
 	if (f->cls != cls) {
 		s->desync++;
 		s->depth = 0;
@@ -245,8 +259,8 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u32 cpu, __u8 cls, con
 		e->cls = cls;
 		e->depth = d - 1;
 		e->pad[0] = e->pad[1] = 0;
-		if (d >= 2) {
-			p = &s->f[(d - 2) & (KH_MAX_DEPTH - 1)];
+		p = d >= 2 ? frame_at(s, d - 2) : 0;
+		if (p) {
 			e->parent_cls = p->cls;
 			e->parent_id = p->id;
 		} else {
@@ -260,8 +274,8 @@ static __always_inline void frame_pop(struct kh_cpu *s, __u32 cpu, __u8 cls, con
 		e->flags = fl;
 		ev_submit(sl, pos);
 	}
-	if (d >= 2) {
-		p = &s->f[(d - 2) & (KH_MAX_DEPTH - 1)];
+	p = d >= 2 ? frame_at(s, d - 2) : 0;
+	if (p) {
 		p->child_ns += wall;
 		p->steal_child += stolen;
 	}
@@ -347,6 +361,7 @@ int BPF_PROG(kh_nmi, void *handler, s64 delta_ns, int handled)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct kh_cpu *s = cpu_state();
 	struct kh_slot *sl;
+	struct kh_frame *pf;
 	struct vn_event *e;
 	__u64 now, delta, pos;
 	__u32 d;
@@ -372,15 +387,17 @@ int BPF_PROG(kh_nmi, void *handler, s64 delta_ns, int handled)
 		e->pad[0] = e->pad[1] = 0;
 		e->parent_cls = VN_CLASS_NONE;
 		e->parent_id = 0;
-		if (d >= 1 && d <= KH_MAX_DEPTH) {
-			e->parent_cls = s->f[(d - 1) & (KH_MAX_DEPTH - 1)].cls;
-			e->parent_id = s->f[(d - 1) & (KH_MAX_DEPTH - 1)].id;
+		pf = d >= 1 ? frame_at(s, d - 1) : 0;
+		if (pf) {
+			e->parent_cls = pf->cls;
+			e->parent_id = pf->id;
 		}
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
 		ev_submit(sl, pos);
 	}
-	if (d >= 1 && d <= KH_MAX_DEPTH)
-		s->f[(d - 1) & (KH_MAX_DEPTH - 1)].child_ns += delta;
+	pf = d >= 1 ? frame_at(s, d - 1) : 0;
+	if (pf)
+		pf->child_ns += delta;
 	return 0;
 }
 

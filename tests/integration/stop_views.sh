@@ -7,7 +7,7 @@ require_bpf
 cpu=$(test_cpu)
 comm="vnstop$$"
 comm=${comm:0:15}
-"$VG" inject --cpu "$cpu" --comm "$comm" --spike 3000 --every 200 --fifo 30 --duration 20 >/dev/null 2>&1 &
+"$VG" inject --cpu "$cpu" --comm "$comm" --spike 3000 --every 200 --fifo 30 --duration 120 >/dev/null 2>&1 &
 PIDS+=($!)
 sleep 0.3
 start=$(date +%s)
