@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * khelper: loads the kernel helper from its embedded skeleton ELF through the generic bpf_object API, so the
- * two builds (with and without the KVM steal clock) share one loader. Tracepoints and hypercall wrappers that
+ * three builds (exact, lagging or no steal clock) share one loader. Tracepoints and hypercall wrappers that
  * this kernel lacks are left unloaded (looked up in vmlinux BTF first); everything else must attach.
  */
 #include <errno.h>
@@ -43,12 +43,9 @@ struct khelper {
 
 static int kh_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && log_verbosity() < 2)
+	/* Quiet by default: the loader reports one clear line itself. -v shows warnings, -vv everything. */
+	if (log_verbosity() < (level == LIBBPF_DEBUG ? 2 : 1))
 		return 0;
-	if (level != LIBBPF_WARN && log_verbosity() < 1)
-		return 0;
-	if (log_verbosity() < 1)
-		return 0; /* the loader reports one clear line itself */
 	return vfprintf(stderr, fmt, ap);
 }
 

@@ -276,16 +276,18 @@ void view_json(FILE *f, const struct view *v)
 			for (j = 0; j < n; j++) {
 				json_obj_begin(&w);
 				json_kv_str(&w, "class", merge_class_name(src[j].cls));
-				merge_source_name(&src[j], v->irq_name, v->irq_ctx, name,
-						  sizeof(name));
-				/* name without the "class:" prefix */
-				json_kv_str(
-				    &w, "name",
-				    src[j].cls == VN_CLASS_THREAD
-					? (snprintf(name, sizeof(name), "%.*s", VN_COMM_LEN,
-						    src[j].comm),
-					   name)
-					: (strchr(name, ':') ? strchr(name, ':') + 1 : name));
+				/* name without the "class:" prefix; a thread's is its comm */
+				if (src[j].cls == VN_CLASS_THREAD) {
+					snprintf(name, sizeof(name), "%.*s", VN_COMM_LEN,
+						 src[j].comm);
+					json_kv_str(&w, "name", name);
+				} else {
+					const char *nm = merge_source_name(
+					    &src[j], v->irq_name, v->irq_ctx, name, sizeof(name));
+
+					json_kv_str(&w, "name",
+						    strchr(nm, ':') ? strchr(nm, ':') + 1 : nm);
+				}
 				if (src[j].cls == VN_CLASS_THREAD)
 					json_kv_u64(&w, "pid", src[j].id);
 				json_kv_u64(&w, "count", src[j].count);

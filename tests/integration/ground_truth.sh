@@ -10,13 +10,10 @@ DUR=${GT_DURATION:-10}
 
 # case NAME NOMINAL_PCT TOLERANCE_PCT CHECK_NOMINAL INJECT_ARGS...
 run_case() {
-	local name=$1 exp=$2 tol=$3 nominal=$4 comm="vngt$$_$RANDOM"
+	local name=$1 exp=$2 tol=$3 nominal=$4
 	shift 4
-	comm=${comm:0:15}
-	"$VG" inject --cpu "$cpu" --comm "$comm" --duration $((DUR + 3)) "$@" >"$TMP/inj.out" 2>&1 &
-	local ipid=$!
-	PIDS+=("$ipid")
-	sleep 0.5
+	start_injector vngt "$TMP/inj.out" --duration $((DUR + 3)) "$@"
+	local ipid=$INJ_PID
 	"$VG" measure --cpus "$cpu" --duration "$DUR" --json --top 100 -q >"$TMP/m.json" 2>"$TMP/m.err" ||
 		fail "$name: measure failed: $(cat "$TMP/m.err")"
 	kill "$ipid" 2>/dev/null

@@ -38,3 +38,16 @@ test_cpu() {
 
 # Float comparisons through awk: within VALUE EXPECTED TOL
 within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# start_injector PREFIX OUTFILE INJECT_ARGS...: run vnoise-guest inject on the test CPU in the background under
+# a unique thread name (15 chars at most), set $comm to it, and let the EXIT trap stop it.
+start_injector() {
+	local prefix=$1 out=$2
+	shift 2
+	comm="$prefix$$_$RANDOM"
+	comm=${comm:0:15}
+	"$VG" inject --cpu "$(test_cpu)" --comm "$comm" "$@" >"$out" 2>&1 &
+	INJ_PID=$!
+	PIDS+=("$INJ_PID")
+	sleep 0.3
+}

@@ -5,11 +5,7 @@
 require_root
 require_bpf
 cpu=$(test_cpu)
-comm="vnrec$$"
-comm=${comm:0:15}
-"$VG" inject --cpu "$cpu" --comm "$comm" --spike 300 --every 20 --fifo 20 --duration 6 >/dev/null 2>&1 &
-PIDS+=($!)
-sleep 0.3
+start_injector vnrec /dev/null --spike 300 --every 20 --fifo 20 --duration 6
 "$VG" record -o "$TMP/r.vnr" --cpus "$cpu" --duration 4 --json --top 100 -q >"$TMP/live.json" 2>"$TMP/rec.err" ||
 	fail "record failed: $(cat "$TMP/rec.err")"
 [ -s "$TMP/r.vnr" ] || fail "no record file"

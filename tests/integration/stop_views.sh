@@ -5,11 +5,7 @@
 require_root
 require_bpf
 cpu=$(test_cpu)
-comm="vnstop$$"
-comm=${comm:0:15}
-"$VG" inject --cpu "$cpu" --comm "$comm" --spike 3000 --every 200 --fifo 30 --duration 120 >/dev/null 2>&1 &
-PIDS+=($!)
-sleep 0.3
+start_injector vnstop /dev/null --spike 3000 --every 200 --fifo 30 --duration 120
 start=$(date +%s)
 "$VG" measure --cpus "$cpu" --stop-single 2000 --duration 15 >"$TMP/s.out" 2>"$TMP/s.err"
 rc=$?
