@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostagg: the one engine behind vnoise-host's views. It is fed the host records of protocol/host.h (domain
+ * bindings, per-period vCPU counters, out intervals, host-task runs, IRQ/exit aggregates) — live from the
+ * dispatch log or read back from a record file — and keeps per domain and vCPU: summed counters, a table of
+ * preemptors (host tasks that ran while the vCPU was out), VM exits by reason and host IRQs by source. The
+ * views (top, report, JSON) only read it. Bounded memory: at most VN_HOST_MAX_DOMAINS domains of
+ * VN_HOST_MAX_VCPUS vCPUs, HOSTAGG_MAX_PREEMPT preemptors per vCPU (the rest go to one "<other>" entry) and
+ * HOSTAGG_MAX_AGG aggregate entries per vCPU (the rest are counted in agg_dropped). One thread at a time.
+ */
+#ifndef VNOISE_HOSTAGG_H
+#define VNOISE_HOSTAGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "host.h"
+
+#define HOSTAGG_MAX_PREEMPT 128u
+#define HOSTAGG_MAX_AGG 256u
+#define HOSTAGG_NAME_LEN 128u
+
+/* A host task that ran on the pCPU a vCPU had left, while the vCPU was out. */
+struct hostagg_preempt {
+	char comm[VN_HOST_COMM_LEN + 1];
+	uint32_t pid; /* 0 with comm "<other>": the overflow entry */
+	uint64_t total_ns; /* its run time inside the vCPU's out intervals */
+	uint64_t count; /* out intervals in which it ran */
+	uint64_t last_out_start_ns; /* internal: the interval counted last */
+};
+
+struct hostagg_aggent {
+	uint16_t kind; /* enum vn_host_agg_kind */
+	uint16_t isa;
+	uint32_t id;
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t max_ns;
+};
+
+struct hostagg_vcpu {
+	bool seen;
+	uint32_t tid; /* latest mapping */
+	uint32_t cpu; /* latest pCPU (~0u unknown) */
+	uint32_t periods;
+	uint32_t flags; /* OR of the periods' VN_HP_* */
+	uint64_t first_ns, last_ns; /* span of the periods fed */
+	uint64_t steal_ns, cpu_ns, exec_ns, run_delay_ns, pcount;
+	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
+	uint64_t max_out_ns; /* longest out interval (pieces cut at period boundaries joined) */
+	uint64_t cur_out_ns; /* internal: length so far of an interval cut at a boundary */
+	uint64_t run_ns; /* sum of the run records (preemptors and idle) */
+	uint32_t npreempt;
+	struct hostagg_preempt preempt[HOSTAGG_MAX_PREEMPT + 1]; /* + the "<other>" entry */
+	uint32_t nagg;
+	uint64_t agg_dropped;
+	struct hostagg_aggent agg[HOSTAGG_MAX_AGG];
+};
+
+struct hostagg_domain {
+	bool seen;
+	char name[HOSTAGG_NAME_LEN];
+	char uuid[40];
+	char virt[8]; /* "qemu" (TCG) or "kvm" */
+	uint32_t qemu_pid;
+	uint32_t nvcpus;
+	uint32_t starts; /* HOST_DOMAIN bindings with event=started/mapped */
+	uint32_t stops; /* event=stopped */
+	bool running;
+	struct hostagg_vcpu *vcpus; /* nvcpus_alloc entries */
+	uint32_t nvcpus_alloc;
+};
+
+struct hostagg {
+	struct hostagg_domain dom[VN_HOST_MAX_DOMAINS];
+	uint64_t
+	    bad_records; /* records naming an unknown dom or vcpu out of range, or inverted times */
+};
+
+/* Allocate an empty engine; NULL with errno on failure. Free with hostagg_free() (accepts NULL). */
+struct hostagg *hostagg_new(void) __attribute__((warn_unused_result));
+void hostagg_free(struct hostagg *a);
+
+/* Forget all counters and tables but keep the domain bindings (live views reset per refresh). */
+void hostagg_reset(struct hostagg *a);
+
+/*
+ * Bind or update domain dom: name, uuid, virt ("qemu"/"kvm"), qemu pid, vCPU count, the event that caused
+ * it ("started", "mapped", "stopped", "reconnected", ...). Returns 0 or -EINVAL (index or count out of
+ * range), -ENOMEM.
+ */
+int hostagg_domain(struct hostagg *a, uint32_t dom, const char *name, const char *uuid,
+		   const char *virt, uint32_t qemu_pid, uint32_t nvcpus, const char *event)
+    __attribute__((warn_unused_result));
+
+/* Bind a vCPU's host thread (tid) after hostagg_domain(). Returns 0 or -EINVAL. */
+int hostagg_vcpu_tid(struct hostagg *a, uint32_t dom, uint32_t vcpu, uint32_t tid)
+    __attribute__((warn_unused_result));
+
+/*
+ * Feed one record. Records for an unbound domain or a vCPU out of range are counted in bad_records and
+ * return -EINVAL; nothing else fails.
+ */
+int hostagg_period(struct hostagg *a, const struct vn_host_period *p);
+int hostagg_out(struct hostagg *a, const struct vn_host_out *o);
+int hostagg_run(struct hostagg *a, const struct vn_host_run *r);
+int hostagg_agg(struct hostagg *a, const struct vn_host_agg *g);
+
+/* The vCPU entry, or NULL if dom/vcpu is not bound. */
+const struct hostagg_vcpu *hostagg_vcpu_get(const struct hostagg *a, uint32_t dom, uint32_t vcpu);
+
+/*
+ * Preemptors of v sorted by total_ns, largest first, into out (at most max entries; "<other>" included if
+ * used). Returns the number written.
+ */
+uint32_t hostagg_preempt_sorted(const struct hostagg_vcpu *v, const struct hostagg_preempt **out,
+				uint32_t max);
+
+/* Aggregate entries of v of one kind sorted by total_ns, largest first. Returns the number written. */
+uint32_t hostagg_agg_sorted(const struct hostagg_vcpu *v, uint16_t kind,
+			    const struct hostagg_aggent **out, uint32_t max);
+
+/* Names for the views: "EXTERNAL_INTERRUPT", "HLT", ... (VMX isa 1 / SVM isa 2); NULL if unknown. */
+const char *hostagg_exit_name(uint16_t isa, uint32_t reason);
+
+#endif
