@@ -3,6 +3,7 @@
 #   make check            unit suites (Check) + integration tests (root: real eBPF, real injector)
 #   make deps             install every build and test dependency with apt (idempotent)
 #   make measure          measure this machine's noise for 10 s on every CPU
+#   build/vnoise-host     the host daemon (dynamic: libvirt, libbpf); build/tests/vm/* the VM harness tools
 #   make SANITIZE=address,undefined check    the same in build-san/ with sanitizers
 #   make format / format-check,  V=1 shows commands
 V ?= 0
@@ -44,6 +45,12 @@ BPF_SRCS := $(wildcard guest/*.bpf.c)
 BPF_SKELS := $(BPF_SRCS:guest/%.bpf.c=$(BUILD)/%.skel.h)
 GUEST_SRCS := $(filter-out %.bpf.c,$(wildcard guest/*.c))
 GUEST_OBJS := $(GUEST_SRCS:%.c=$(BUILD)/%.o)
+HOST_BPF_SRCS := $(wildcard host/*.bpf.c)
+HOST_SKELS := $(HOST_BPF_SRCS:host/%.bpf.c=$(BUILD)/%.skel.h)
+HOST_SRCS := $(filter-out %.bpf.c,$(wildcard host/*.c))
+HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
+LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread
+VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -51,7 +58,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .SECONDARY:
 .PHONY: all check unit fuzz deps measure bench format format-check clean
-all: $(BUILD)/vnoise-guest $(BENCH_BINS)
+all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -73,6 +80,16 @@ $(BUILD)/%.bpf.o: guest/%.bpf.c $(BUILD)/vmlinux.h
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Iguest -I$(BUILD) \
 		-MMD -MP -c $< -o $@
 
+$(BUILD)/host/%.bpf.o: host/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Ihost -I$(BUILD) \
+		-MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/host/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -82,6 +99,23 @@ $(GUEST_OBJS): | $(BPF_SKELS)
 $(BUILD)/vnoise-guest: $(GUEST_OBJS) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $(GUEST_OBJS) $(LIB) $(LDLIBS_GUEST)
+
+$(HOST_OBJS): CFLAGS += -Ihost
+$(HOST_OBJS): | $(HOST_SKELS)
+
+$(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(HOST_OBJS) $(LIB) $(LDLIBS_HOST)
+
+# VM harness tools: the guest's exec daemon is static (it runs in the busybox initramfs).
+$(BUILD)/tests/vm/vmshd: tests/vm/vmshd.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $<
+$(BUILD)/tests/vm/vmexec: tests/vm/vmexec.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(call msg,CC,$@)

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hview: vnoise-host's views over one hostagg engine — the text table (summary and top refresh) and the
+ * JSON document "vnoise.host/1" (README.md documents the schema). Data goes to the given stream; the views
+ * never change the engine.
+ */
+#ifndef VNOISE_HOST_HVIEW_H
+#define VNOISE_HOST_HVIEW_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "hostagg.h"
+
+/* Run-wide facts printed with every view. */
+struct hview_info {
+	const char *source; /* "live" or the record file name */
+	uint64_t start_ns, end_ns; /* host CLOCK_MONOTONIC span covered */
+	uint64_t period_ns;
+	const char *dispatch; /* "bpf", "off" */
+	int irqs; /* host IRQ accounting on */
+	int kvm; /* VM-exit tracing attached */
+	uint64_t dispatch_drops; /* records lost between kernel and user space */
+	uint64_t dispatch_anomalies; /* inconsistent switch sequences repaired */
+	uint64_t events_dropped; /* libvirt lifecycle events lost */
+	uint32_t reconnects; /* libvirtd connections re-established */
+	uint64_t bpf_events; /* dispatch program runs */
+	uint64_t bpf_run_ns; /* their total run time (0 if statistics are off) */
+	int top_n;
+};
+
+/* The text table of every domain and vCPU (top and the end-of-run summary). */
+void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in);
+
+/* The JSON document (schema vnoise.host/1). Returns 0 or -errno from the writer. */
+int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
+    __attribute__((warn_unused_result));
+
+#endif

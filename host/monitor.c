@@ -1,0 +1,902 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * monitor: the live engine of vnoise-host (see monitor.h). One main thread does everything but libvirt's
+ * event loop: every tick (at most 100 ms) it drains the dispatch log and handles lifecycle events and
+ * reconnection; every period it reads the counters and emits one vn_host_period per vCPU.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <libvirt/virterror.h>
+#include "dispatch_loader.h"
+#include "exitcodes.h"
+#include "hostagg.h"
+#include "hrec.h"
+#include "hview.h"
+#include "log.h"
+#include "monitor.h"
+#include "recfile.h"
+#include "session.h"
+#include "vmap.h"
+
+#define TICK_NS 100000000ULL
+#define BACKOFF_MIN_NS 250000000ULL
+#define BACKOFF_MAX_NS 5000000000ULL
+#define MAX_SLOTS DISPATCH_MAX_SLOTS
+
+/* Per vCPU, what the dispatch log added during the current period. */
+struct pacc {
+	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
+	uint32_t cpu;
+};
+
+struct mdom {
+	bool used; /* this index is bound to a domain (by UUID) */
+	bool running; /* mapped and being monitored */
+	bool pending; /* started but its threads were not found yet: retry */
+	uint64_t pending_since_ns;
+	struct vmap_dom m;
+	struct vmap_vcpu_ctr base[VN_HOST_MAX_VCPUS]; /* counters at the last period end */
+	struct pacc acc[VN_HOST_MAX_VCPUS];
+	int slot[VN_HOST_MAX_VCPUS]; /* dispatch slot, -1 none */
+	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
+	bool gone_in_period; /* stopped during the current period */
+};
+
+struct vec {
+	void *p;
+	size_t n, cap, esz;
+};
+
+struct mon {
+	const struct host_params *p;
+	struct sess *s;
+	struct dispatch *dl;
+	struct hostagg *total, *cur;
+	struct recfile_writer *w;
+	struct mdom dom[VN_HOST_MAX_DOMAINS];
+	struct {
+		int dom;
+		uint32_t vcpu;
+	} slots[MAX_SLOTS];
+	struct vec outs, runs, aggs;
+	uint64_t start_ns, period_start_ns;
+	uint64_t backoff_ns, next_retry_ns;
+	bool lost_logged;
+	int wrerr; /* first record-file error */
+	uint64_t drops_seen;
+	char domtext[16384];
+};
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int vec_push(struct vec *v, const void *e)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 256;
+		void *np = realloc(v->p, nc * v->esz);
+
+		if (!np)
+			return -ENOMEM;
+		v->p = np;
+		v->cap = nc;
+	}
+	memcpy((char *)v->p + v->n * v->esz, e, v->esz);
+	v->n++;
+	return 0;
+}
+
+static void rec_chunk(struct mon *mo, uint16_t type, const void *pl, size_t len)
+{
+	int rc;
+
+	if (!mo->w || mo->wrerr || !len)
+		return;
+	rc = recw_chunk(mo->w, type, pl, (uint32_t)len);
+	if (rc) {
+		mo->wrerr = rc;
+		log_err("%s: %s: recording stops here", mo->p->output, strerror(-rc));
+	}
+}
+
+/* ---- slots: dispatch slot <-> (domain, vCPU) ---- */
+
+static int slot_alloc(struct mon *mo, int dom, uint32_t vcpu)
+{
+	int i;
+
+	for (i = 0; i < MAX_SLOTS; i++)
+		if (mo->slots[i].dom < 0) {
+			mo->slots[i].dom = dom;
+			mo->slots[i].vcpu = vcpu;
+			return i;
+		}
+	return -ENOSPC;
+}
+
+/* ---- dispatch log records -> per-period buffers, engine ---- */
+
+static void on_out(void *ctx, const struct outlog_out *o)
+{
+	struct mon *mo = ctx;
+	struct vn_host_out r = { 0 };
+	struct pacc *a;
+	uint64_t len;
+
+	if (o->slot >= MAX_SLOTS || mo->slots[o->slot].dom < 0)
+		return;
+	r.start_ns = o->start_ns;
+	r.end_ns = o->end_ns;
+	r.wake_ns = o->wake_ns;
+	r.dom = (uint32_t)mo->slots[o->slot].dom;
+	r.vcpu = mo->slots[o->slot].vcpu;
+	r.cpu = o->cpu;
+	r.state = o->state;
+	r.flags = (uint8_t)((o->split ? VN_HO_SPLIT : 0) | (o->cont ? VN_HO_CONT : 0) |
+			    (o->guessed ? VN_HO_GUESSED : 0));
+	len = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+	a = &mo->dom[r.dom].acc[r.vcpu];
+	a->out_ns += len;
+	if (!o->cont)
+		a->out_periods++;
+	if (r.state == 'R')
+		a->out_r_ns += len;
+	else
+		a->out_s_ns += len;
+	a->wait_ns += o->run_delay_ns;
+	a->cpu = r.cpu;
+	if (vec_push(&mo->outs, &r))
+		log_warn("out of memory: an out interval was not recorded");
+}
+
+static void on_run(void *ctx, const struct outlog_run *o)
+{
+	struct mon *mo = ctx;
+	struct vn_host_run r = { 0 };
+
+	if (o->slot >= MAX_SLOTS || mo->slots[o->slot].dom < 0)
+		return;
+	r.start_ns = o->start_ns;
+	r.end_ns = o->end_ns;
+	r.out_start_ns = o->out_start_ns;
+	r.dom = (uint32_t)mo->slots[o->slot].dom;
+	r.vcpu = mo->slots[o->slot].vcpu;
+	r.pid = o->pid;
+	r.cpu = o->cpu;
+	memcpy(r.comm, o->comm, VN_HOST_COMM_LEN);
+	if (o->idle)
+		mo->dom[r.dom].acc[r.vcpu].idle_ns +=
+		    r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+	if (vec_push(&mo->runs, &r))
+		log_warn("out of memory: a run segment was not recorded");
+}
+
+/* ---- domains ---- */
+
+static int dom_find(struct mon *mo, const char *uuid)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].used && !strcmp(mo->dom[i].m.uuid, uuid))
+			return i;
+	return -1;
+}
+
+static int dom_new(struct mon *mo, const char *uuid, const char *name)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (!mo->dom[i].used) {
+			memset(&mo->dom[i], 0, sizeof(mo->dom[i]));
+			mo->dom[i].used = true;
+			snprintf(mo->dom[i].m.uuid, sizeof(mo->dom[i].m.uuid), "%s", uuid);
+			snprintf(mo->dom[i].m.name, sizeof(mo->dom[i].m.name), "%s", name);
+			for (uint32_t v = 0; v < VN_HOST_MAX_VCPUS; v++)
+				mo->dom[i].slot[v] = -1;
+			return i;
+		}
+	log_warn("more than %u domains: %s is not monitored", VN_HOST_MAX_DOMAINS, name);
+	return -1;
+}
+
+static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
+{
+	struct mdom *d = &mo->dom[i];
+	int n = hrec_domain_text(mo->domtext, sizeof(mo->domtext), (uint32_t)i, &d->m, event, t);
+
+	if (n < 0) {
+		log_warn("domain %s: binding text too long", d->m.name);
+		return;
+	}
+	if (hrec_domain_apply(mo->total, mo->domtext, (size_t)n) ||
+	    hrec_domain_apply(mo->cur, mo->domtext, (size_t)n))
+		log_warn("domain %s: cannot bind it in the views", d->m.name);
+	rec_chunk(mo, VN_CHUNK_HOST_DOMAIN, mo->domtext, (size_t)n);
+}
+
+static void read_counters(struct mon *mo, int i, struct vmap_vcpu_ctr *out);
+
+/* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
+static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
+{
+	struct mdom *d = &mo->dom[i];
+	char msg[256];
+	uint32_t v;
+	int rc;
+
+	rc = vmap_map(dom, mo->p->qmp, &d->m, msg, sizeof(msg));
+	if (rc)
+		return rc == -ENOENT || rc == -ESRCH ? -ENOENT : (log_warn("%s", msg), rc);
+	d->running = true;
+	d->pending = false;
+	d->map_ns = now_ns();
+	memset(d->acc, 0, sizeof(d->acc));
+	for (v = 0; v < d->m.nvcpus; v++) {
+		d->acc[v].cpu = ~0u;
+		if (!mo->dl || !d->m.tids[v])
+			continue;
+		if (d->slot[v] < 0)
+			d->slot[v] = slot_alloc(mo, i, v);
+		if (d->slot[v] < 0) {
+			log_warn("domain %s vCPU %u: no dispatch slot left", d->m.name, v);
+			continue;
+		}
+		rc = dispatch_add(mo->dl, d->m.tids[v], (uint32_t)d->slot[v]);
+		if (rc)
+			log_warn("domain %s vCPU %u: dispatch log: %s", d->m.name, v,
+				 strerror(-rc));
+	}
+	read_counters(mo, i, d->base);
+	dom_binding(mo, i, event, d->map_ns);
+	log_info("monitoring %s: %u vCPUs, qemu pid %d, %s (%s)", d->m.name, d->m.nvcpus,
+		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
+	return 0;
+}
+
+static void dom_detach(struct mon *mo, int i, const char *event)
+{
+	struct mdom *d = &mo->dom[i];
+	uint32_t v;
+
+	if (!d->running)
+		return;
+	for (v = 0; v < d->m.nvcpus; v++)
+		if (mo->dl && d->m.tids[v] && d->slot[v] >= 0)
+			(void)dispatch_del(mo->dl, d->m.tids[v]);
+	d->running = false;
+	d->gone_in_period = true;
+	dom_binding(mo, i, event, now_ns());
+	log_info("domain %s %s", d->m.name, event);
+}
+
+/* Whether a domain of that name is to be monitored. */
+static bool wanted(const struct mon *mo, const char *name)
+{
+	int i;
+
+	if (!mo->p->ndomains)
+		return true;
+	for (i = 0; i < mo->p->ndomains; i++)
+		if (!strcmp(mo->p->domains[i], name))
+			return true;
+	return false;
+}
+
+static void dom_start_by_ptr(struct mon *mo, virDomainPtr dom, const char *event)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	const char *name = virDomainGetName(dom);
+	int i, rc;
+
+	if (!name || virDomainGetUUIDString(dom, uuid) < 0 || !wanted(mo, name))
+		return;
+	i = dom_find(mo, uuid);
+	if (i < 0)
+		i = dom_new(mo, uuid, name);
+	if (i < 0)
+		return;
+	if (mo->dom[i].running)
+		dom_detach(mo, i, "stopped");
+	rc = dom_attach(mo, i, dom, event);
+	if (rc == -ENOENT && !mo->dom[i].pending) {
+		mo->dom[i].pending = true;
+		mo->dom[i].pending_since_ns = now_ns();
+	}
+}
+
+/* Retry domains whose threads were not there yet (QEMU names them as it creates them). */
+static void retry_pending(struct mon *mo)
+{
+	virConnectPtr c = sess_conn(mo->s);
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		virDomainPtr dom;
+
+		if (!d->used || !d->pending)
+			continue;
+		dom = virDomainLookupByUUIDString(c, d->m.uuid);
+		if (!dom) {
+			d->pending = false;
+			continue;
+		}
+		if (dom_attach(mo, i, dom, "started") == -ENOENT &&
+		    now_ns() - d->pending_since_ns > 10000000000ULL) {
+			log_warn("domain %s: vCPU threads not found after 10 s; not monitored",
+				 d->m.name);
+			d->pending = false;
+		}
+		virDomainFree(dom);
+	}
+}
+
+/* Attach every wanted running domain not yet monitored (start, and after a reconnect). */
+static int scan_domains(struct mon *mo, const char *event)
+{
+	virConnectPtr c = sess_conn(mo->s);
+	virDomainPtr *doms = NULL;
+	int n, i;
+
+	if (!c)
+		return -ENOTCONN;
+	n = virConnectListAllDomains(c, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (n < 0)
+		return -EIO;
+	for (i = 0; i < n; i++) {
+		char uuid[VIR_UUID_STRING_BUFLEN];
+		int k;
+
+		if (virDomainGetUUIDString(doms[i], uuid) == 0) {
+			k = dom_find(mo, uuid);
+			if (k >= 0 && mo->dom[k].running) {
+				/* still the same QEMU process? (libvirtd restarts leave QEMU running) */
+				struct vmap_dom m;
+				char msg[256];
+
+				if (vmap_map(doms[i], mo->p->qmp, &m, msg, sizeof(msg)) == 0 &&
+				    m.qemu_pid == mo->dom[k].m.qemu_pid) {
+					dom_binding(mo, k, event, now_ns());
+					virDomainFree(doms[i]);
+					continue;
+				}
+				dom_detach(mo, k, "stopped");
+			}
+		}
+		dom_start_by_ptr(mo, doms[i], event);
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+	return 0;
+}
+
+static void handle_events(struct mon *mo)
+{
+	struct sess_event ev[32];
+	virConnectPtr c;
+	int n, i, k;
+
+	while ((n = sess_take_events(mo->s, ev, 32)) > 0) {
+		for (i = 0; i < n; i++) {
+			k = dom_find(mo, ev[i].uuid);
+			if (ev[i].type == SESS_EV_STOPPED) {
+				if (k >= 0) {
+					mo->dom[k].pending = false;
+					dom_detach(mo, k, "stopped");
+				}
+			} else if (ev[i].type == SESS_EV_STARTED) {
+				virDomainPtr dom;
+
+				c = sess_conn(mo->s);
+				if (!c)
+					continue;
+				dom = virDomainLookupByUUIDString(c, ev[i].uuid);
+				if (!dom)
+					continue;
+				dom_start_by_ptr(mo, dom, "started");
+				virDomainFree(dom);
+			}
+		}
+	}
+}
+
+static void handle_connection(struct mon *mo, uint64_t t)
+{
+	if (!sess_lost(mo->s))
+		return;
+	if (!mo->lost_logged) {
+		log_warn("libvirt connection lost; reconnecting (the dispatch log goes on)");
+		mo->lost_logged = true;
+		mo->backoff_ns = BACKOFF_MIN_NS;
+		mo->next_retry_ns = t;
+	}
+	if (t < mo->next_retry_ns)
+		return;
+	if (sess_reconnect(mo->s)) {
+		mo->next_retry_ns = t + mo->backoff_ns;
+		mo->backoff_ns =
+		    mo->backoff_ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : mo->backoff_ns * 2;
+		return;
+	}
+	mo->lost_logged = false;
+	log_info("libvirt connection re-established");
+	if (scan_domains(mo, "reconnected"))
+		log_warn("after reconnecting: cannot list domains: %s", sess_last_error());
+}
+
+/* ---- counters and periods ---- */
+
+static void read_counters(struct mon *mo, int i, struct vmap_vcpu_ctr *out)
+{
+	struct mdom *d = &mo->dom[i];
+	virConnectPtr c = sess_conn(mo->s);
+	uint32_t v;
+
+	memset(out, 0, sizeof(*out) * VN_HOST_MAX_VCPUS);
+	for (v = 0; v < d->m.nvcpus; v++)
+		if (d->m.tids[v])
+			(void)vmap_schedstat(d->m.qemu_pid, d->m.tids[v], &out[v]);
+	if (c) {
+		const char *u = d->m.uuid;
+		struct vmap_vcpu_ctr *ctr = out;
+
+		if (vmap_libvirt_stats(c, &u, &d->m.nvcpus, &ctr, 1))
+			log_debug("libvirt stats: %s", sess_last_error());
+	}
+}
+
+/* Delta of one counter; the baseline only moves on a good read so a missed read is caught up later. */
+static uint64_t delta(uint64_t now, uint64_t *base)
+{
+	uint64_t d = now >= *base ? now - *base : 0;
+
+	*base = now;
+	return d;
+}
+
+static void end_period(struct mon *mo, uint64_t t)
+{
+	struct vmap_vcpu_ctr now[VN_HOST_MAX_VCPUS];
+	struct vec periods = { .esz = sizeof(struct vn_host_period) };
+	int i;
+	size_t k;
+
+	if (mo->dl) {
+		if (dispatch_poll(mo->dl, t) < 0)
+			log_warn("dispatch log: read error");
+		dispatch_cut(mo->dl, t);
+	}
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		uint32_t v;
+
+		if (!d->used || (!d->running && !d->gone_in_period))
+			continue;
+		if (d->running)
+			read_counters(mo, i, now);
+		else
+			memset(now, 0, sizeof(now));
+		for (v = 0; v < d->m.nvcpus; v++) {
+			struct vn_host_period pr = { 0 };
+			struct pacc *a = &d->acc[v];
+
+			if (!d->m.tids[v])
+				continue;
+			pr.start_ns =
+			    mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns;
+			pr.end_ns = t;
+			pr.dom = (uint32_t)i;
+			pr.vcpu = v;
+			pr.tid = d->m.tids[v];
+			pr.cpu = a->cpu;
+			if (now[v].lv_ok && d->base[v].lv_ok) {
+				pr.steal_ns = delta(now[v].delay_ns, &d->base[v].delay_ns);
+				pr.cpu_ns = delta(now[v].time_ns, &d->base[v].time_ns);
+				pr.flags |= VN_HP_LIBVIRT;
+			} else if (now[v].lv_ok) {
+				d->base[v].delay_ns = now[v].delay_ns;
+				d->base[v].time_ns = now[v].time_ns;
+				d->base[v].lv_ok = true;
+			}
+			if (now[v].ss_ok && d->base[v].ss_ok) {
+				pr.exec_ns = delta(now[v].exec_ns, &d->base[v].exec_ns);
+				pr.run_delay_ns =
+				    delta(now[v].run_delay_ns, &d->base[v].run_delay_ns);
+				pr.pcount = delta(now[v].pcount, &d->base[v].pcount);
+				pr.flags |= VN_HP_SCHEDSTAT;
+			} else if (now[v].ss_ok) {
+				d->base[v].exec_ns = now[v].exec_ns;
+				d->base[v].run_delay_ns = now[v].run_delay_ns;
+				d->base[v].pcount = now[v].pcount;
+				d->base[v].ss_ok = true;
+			}
+			if (mo->dl && d->slot[v] >= 0) {
+				pr.out_ns = a->out_ns;
+				pr.out_periods = a->out_periods;
+				pr.out_r_ns = a->out_r_ns;
+				pr.out_s_ns = a->out_s_ns;
+				pr.idle_ns = a->idle_ns;
+				pr.wait_ns = a->wait_ns;
+				pr.flags |= VN_HP_DISPATCH;
+				if (d->slot[v] >= 0) {
+					struct dispatch_agg ag[64];
+					int na = dispatch_take_aggs(mo->dl, (uint32_t)d->slot[v],
+								    ag, 64);
+
+					for (int j = 0; j < na; j++) {
+						struct vn_host_agg g = {
+							.start_ns = pr.start_ns,
+							.end_ns = t,
+							.dom = (uint32_t)i,
+							.vcpu = v,
+							.kind = ag[j].kind,
+							.isa = ag[j].isa,
+							.id = ag[j].id,
+							.count = ag[j].count,
+							.total_ns = ag[j].total_ns,
+							.max_ns = ag[j].max_ns,
+						};
+
+						if (vec_push(&mo->aggs, &g))
+							log_warn("out of memory: aggregate lost");
+					}
+				}
+			}
+			if (pr.start_ns != mo->period_start_ns || !d->running)
+				pr.flags |= VN_HP_PARTIAL;
+			memset(a, 0, sizeof(*a));
+			a->cpu = pr.cpu;
+			if (vec_push(&periods, &pr))
+				log_warn("out of memory: a period record was lost");
+		}
+		d->gone_in_period = false;
+		if (d->running)
+			d->map_ns = 0;
+	}
+	/* feed the engines, write the chunks */
+	for (k = 0; k < periods.n; k++) {
+		const struct vn_host_period *pr = (const struct vn_host_period *)periods.p + k;
+
+		(void)hostagg_period(mo->total, pr);
+		(void)hostagg_period(mo->cur, pr);
+	}
+	for (k = 0; k < mo->outs.n; k++) {
+		(void)hostagg_out(mo->total, (const struct vn_host_out *)mo->outs.p + k);
+		(void)hostagg_out(mo->cur, (const struct vn_host_out *)mo->outs.p + k);
+	}
+	for (k = 0; k < mo->runs.n; k++) {
+		(void)hostagg_run(mo->total, (const struct vn_host_run *)mo->runs.p + k);
+		(void)hostagg_run(mo->cur, (const struct vn_host_run *)mo->runs.p + k);
+	}
+	for (k = 0; k < mo->aggs.n; k++) {
+		(void)hostagg_agg(mo->total, (const struct vn_host_agg *)mo->aggs.p + k);
+		(void)hostagg_agg(mo->cur, (const struct vn_host_agg *)mo->aggs.p + k);
+	}
+	rec_chunk(mo, VN_CHUNK_HOST_PERIOD, periods.p, periods.n * periods.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_OUT, mo->outs.p, mo->outs.n * mo->outs.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_RUN, mo->runs.p, mo->runs.n * mo->runs.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_AGG, mo->aggs.p, mo->aggs.n * mo->aggs.esz);
+	free(periods.p);
+	mo->outs.n = mo->runs.n = mo->aggs.n = 0;
+	mo->period_start_ns = t;
+}
+
+static void fill_info(struct mon *mo, struct hview_info *in, uint64_t start, uint64_t end)
+{
+	memset(in, 0, sizeof(*in));
+	in->source = "live";
+	in->start_ns = start;
+	in->end_ns = end;
+	in->period_ns = mo->p->period_ns;
+	in->dispatch = mo->dl ? "bpf" : "off";
+	in->irqs = mo->dl && !mo->p->no_irqs;
+	in->kvm = mo->dl && dispatch_kvm_attached(mo->dl);
+	in->top_n = mo->p->top_n;
+	in->events_dropped = sess_events_dropped(mo->s);
+	in->reconnects = sess_reconnects(mo->s);
+	if (mo->dl) {
+		struct dispatch_stats st;
+
+		dispatch_get_stats(mo->dl, &st);
+		in->dispatch_drops = st.dropped;
+		in->dispatch_anomalies = st.anomalies;
+		in->bpf_events = st.bpf_events;
+		in->bpf_run_ns = st.bpf_run_ns;
+	}
+}
+
+static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
+{
+	struct hview_info in;
+	char buf[512];
+	int n;
+
+	fill_info(mo, &in, mo->start_ns, t);
+	n = snprintf(buf, sizeof(buf),
+		     "end_ns=%" PRIu64 "\ndispatch_dropped=%" PRIu64 "\ndispatch_anomalies=%" PRIu64
+		     "\nevents_dropped=%" PRIu64 "\nreconnects=%u\nbpf_events=%" PRIu64
+		     "\nbpf_run_ns=%" PRIu64 "\n",
+		     t, in.dispatch_drops, in.dispatch_anomalies, in.events_dropped, in.reconnects,
+		     in.bpf_events, in.bpf_run_ns);
+	if (type == VN_CHUNK_END) {
+		if (mo->w) {
+			int rc = recw_close(mo->w, buf);
+
+			mo->w = NULL;
+			if (rc && !mo->wrerr)
+				mo->wrerr = rc;
+		}
+		return;
+	}
+	rec_chunk(mo, type, buf, (size_t)n);
+}
+
+static void show_period(struct mon *mo, uint64_t start, uint64_t t)
+{
+	struct hview_info in;
+
+	fill_info(mo, &in, start, t);
+	if (mo->p->json) {
+		if (hview_json(stdout, mo->cur, &in))
+			log_warn("cannot write to stdout");
+	} else {
+		if (isatty(STDOUT_FILENO))
+			fputs("\033[H\033[2J", stdout);
+		hview_text(stdout, mo->cur, &in);
+		fflush(stdout);
+	}
+}
+
+static void write_meta(struct mon *mo)
+{
+	struct utsname u;
+	char buf[1024];
+	int n;
+
+	uname(&u);
+	n = snprintf(buf, sizeof(buf),
+		     "tool=vnoise-host\nformat=vnoise.host-record/1\nstart_ns=%" PRIu64
+		     "\nperiod_ns=%" PRIu64
+		     "\ndispatch=%s\nirqs=%d\nkvm=%d\nhostname=%s\nkernel=%s\n"
+		     "uri=%s\n",
+		     mo->start_ns, mo->p->period_ns, mo->dl ? "bpf" : "off",
+		     mo->dl && !mo->p->no_irqs, mo->dl && dispatch_kvm_attached(mo->dl), u.nodename,
+		     u.release, mo->p->uri ? mo->p->uri : "qemu:///system");
+	rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)n);
+}
+
+/* `list`: the mapping of every selected running domain. */
+static void list_domains(struct mon *mo)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		uint32_t v;
+
+		if (!d->used || !d->running)
+			continue;
+		printf("%s uuid=%s virt=%s qemu_pid=%d emulator_tid=%u tids=%s shmem=%s", d->m.name,
+		       d->m.uuid, d->m.virt, (int)d->m.qemu_pid, d->m.emulator_tid, d->m.tid_source,
+		       d->m.shmem[0] ? d->m.shmem : "-");
+		if (d->m.shmem_size)
+			printf(" shmem_size=%" PRIu64, d->m.shmem_size);
+		printf(" taps=%s\n", d->m.taps[0] ? d->m.taps : "-");
+		for (v = 0; v < d->m.nvcpus; v++)
+			printf("  vcpu %u tid %u\n", v, d->m.tids[v]);
+		for (v = 0; v < d->m.niothreads; v++)
+			printf("  iothread tid %u\n", d->m.iothreads[v]);
+	}
+}
+
+static int check_domains(struct mon *mo)
+{
+	virConnectPtr c = sess_conn(mo->s);
+	int i;
+
+	for (i = 0; i < mo->p->ndomains; i++) {
+		virDomainPtr dom = virDomainLookupByName(c, mo->p->domains[i]);
+
+		if (!dom) {
+			virErrorPtr e = virGetLastError();
+
+			if (e && e->code == VIR_ERR_NO_DOMAIN) {
+				log_err("domain '%s' not found at %s", mo->p->domains[i],
+					mo->p->uri ? mo->p->uri : "qemu:///system");
+				return EXIT_NODOMAIN;
+			}
+			log_err("domain '%s': %s", mo->p->domains[i], sess_last_error());
+			return EXIT_FAIL;
+		}
+		if (virDomainIsActive(dom) != 1)
+			log_info("domain '%s' is not running: waiting for it to start",
+				 mo->p->domains[i]);
+		virDomainFree(dom);
+	}
+	return EXIT_OK;
+}
+
+int monitor_run(const struct host_params *p)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct mon *mo = NULL;
+	enum sess_fail why;
+	char msg[512];
+	uint64_t t, next_period, end_ns = 0, last_show;
+	int ret = EXIT_FAIL, rc, i;
+
+	mo = calloc(1, sizeof(*mo));
+	if (!mo) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	mo->p = p;
+	mo->outs.esz = sizeof(struct vn_host_out);
+	mo->runs.esz = sizeof(struct vn_host_run);
+	mo->aggs.esz = sizeof(struct vn_host_agg);
+	for (i = 0; i < MAX_SLOTS; i++)
+		mo->slots[i].dom = -1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	mo->s = sess_open(p->uri, &why, msg, sizeof(msg));
+	if (!mo->s) {
+		const char *uri = p->uri ? p->uri : "qemu:///system";
+
+		if (why == SESS_DENIED) {
+			log_err("no permission to use libvirt at %s: %s", uri, msg);
+			ret = EXIT_DENIED;
+		} else if (why == SESS_UNREACHABLE) {
+			log_err("libvirt unreachable at %s: %s", uri, msg);
+			ret = EXIT_UNREACHABLE;
+		} else {
+			log_err("cannot connect to libvirt at %s: %s", uri, msg);
+		}
+		goto out;
+	}
+	ret = check_domains(mo);
+	if (ret)
+		goto out;
+	ret = EXIT_FAIL;
+	mo->total = hostagg_new();
+	mo->cur = hostagg_new();
+	if (!mo->total || !mo->cur) {
+		log_err("out of memory");
+		goto out;
+	}
+	if (!p->no_dispatch && p->cmd != HCMD_LIST) {
+		struct dispatch_opts o = { .want_irqs = !p->no_irqs, .want_kvm = true };
+
+		if (geteuid() != 0) {
+			log_err("host tracing (the dispatch log) needs root; run as root or use "
+				"--no-dispatch");
+			ret = EXIT_DENIED;
+			goto out;
+		}
+		mo->dl = dispatch_open(&o, msg, sizeof(msg));
+		if (!mo->dl) {
+			log_err("cannot start the dispatch log: %s", msg);
+			ret = errno == EPERM || errno == EACCES ? EXIT_DENIED : EXIT_FAIL;
+			goto out;
+		}
+		outlog_set_callbacks(dispatch_outlog(mo->dl), on_out, on_run, mo);
+	}
+	if (p->output) {
+		mo->w = recw_open(p->output);
+		if (!mo->w) {
+			log_err("cannot create %s: %s", p->output, strerror(errno));
+			goto out;
+		}
+	}
+	mo->start_ns = mo->period_start_ns = now_ns();
+	write_meta(mo);
+	if (scan_domains(mo, "mapped")) {
+		log_err("cannot list domains: %s", sess_last_error());
+		goto out;
+	}
+	if (p->cmd == HCMD_LIST) {
+		list_domains(mo);
+		ret = EXIT_OK;
+		goto out;
+	}
+	if (p->duration_ns)
+		end_ns = mo->start_ns + p->duration_ns;
+	next_period = mo->start_ns + p->period_ns;
+	last_show = mo->start_ns;
+	while (!g_stop) {
+		struct timespec ts;
+		uint64_t wake;
+
+		t = now_ns();
+		wake = t + TICK_NS < next_period ? t + TICK_NS : next_period;
+		if (end_ns && wake > end_ns)
+			wake = end_ns;
+		if (wake > t) {
+			ts.tv_sec = (time_t)(wake / 1000000000ULL);
+			ts.tv_nsec = (long)(wake % 1000000000ULL);
+			rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			if (rc == EINTR)
+				continue;
+		}
+		t = now_ns();
+		handle_connection(mo, t);
+		handle_events(mo);
+		retry_pending(mo);
+		if (mo->dl && dispatch_poll(mo->dl, t) < 0)
+			log_warn("dispatch log: read error");
+		if (t >= next_period || (end_ns && t >= end_ns)) {
+			end_period(mo, t);
+			write_stats(mo, VN_CHUNK_STATS, t);
+			if (p->cmd == HCMD_TOP)
+				show_period(mo, last_show, t);
+			hostagg_reset(mo->cur);
+			last_show = t;
+			while (next_period <= t)
+				next_period += p->period_ns;
+		}
+		if (end_ns && t >= end_ns)
+			break;
+	}
+	t = now_ns();
+	if (t > mo->period_start_ns + 1000000ULL)
+		end_period(mo, t);
+	{
+		struct hview_info in;
+
+		fill_info(mo, &in, mo->start_ns, t);
+		write_stats(mo, VN_CHUNK_END, t);
+		if (p->cmd == HCMD_RECORD && !p->quiet) {
+			if (p->json) {
+				if (hview_json(stdout, mo->total, &in))
+					log_warn("cannot write to stdout");
+			} else {
+				hview_text(stdout, mo->total, &in);
+			}
+		} else if (p->cmd == HCMD_TOP && p->json) {
+			/* JSON lines were written per period */
+		}
+		if (in.dispatch_drops)
+			log_warn("%" PRIu64 " dispatch records were lost (ring full)",
+				 in.dispatch_drops);
+	}
+	ret = mo->wrerr ? EXIT_FAIL : EXIT_OK;
+out:
+	if (mo->w)
+		recw_abort(mo->w);
+	dispatch_close(mo->dl);
+	sess_close(mo->s);
+	hostagg_free(mo->total);
+	hostagg_free(mo->cur);
+	free(mo->outs.p);
+	free(mo->runs.p);
+	free(mo->aggs.p);
+	free(mo);
+	return ret;
+}
