@@ -12,16 +12,10 @@ for t in qemu-system-x86_64 cpio busybox; do
 	command -v "$t" >/dev/null || [ -x /bin/busybox ] || { echo "missing $t"; exit 1; }
 done
 mkdir -p "$CACHE"
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
-[ -n "$pkg" ] || { echo "cannot resolve the Debian kernel package (apt-get update?)"; exit 1; }
-deb=$(ls "$CACHE"/"$pkg"_*.deb 2>/dev/null | head -1 || true)
-if [ -z "$deb" ]; then
-	(cd "$CACHE" && apt-get download "$pkg" >/dev/null 2>&1)
-	deb=$(ls "$CACHE"/"$pkg"_*.deb | head -1)
-fi
-kroot=$CACHE/kroot-$pkg
-[ -d "$kroot" ] || { mkdir -p "$kroot.tmp" && dpkg-deb -x "$deb" "$kroot.tmp" && mv "$kroot.tmp" "$kroot"; }
-kernel=$(ls "$kroot"/boot/vmlinuz-* | head -1)
+# shellcheck source=tests/vm/kernel.bash
+. "$ROOT/tests/vm/kernel.bash"
+kernel_fetch "$CACHE" || exit 1
+kernel=$KERNEL
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ird=$work/root

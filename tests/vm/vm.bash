@@ -1,0 +1,382 @@
+# Test-VM harness (sourced by tests): libvirt + QEMU TCG guests running Debian's kernel with the static
+# vnoise-guest and the vmshd exec daemon in a busybox initramfs (REFERENCE.md §1, tests/vm/README.md).
+#
+#   vm_setup                  host daemons up (setup-host.sh), guest built (build-guest.sh), teardown hooked on
+#                             EXIT/INT/TERM/HUP (chained after an EXIT trap already set, e.g. lib.bash's)
+#   vm_start [--vcpus N] [--mem MIB] [--pin0 HOSTCPU] [--pin VCPU:HOSTCPUS]... [--net]
+#                             start a transient domain with a unique name; sets the VM_* variables below;
+#                             --net adds a virtio NIC on a tap (<interface type='ethernet'>): guest eth0
+#                             VM_GUEST_IP/24, host tap VM_TAP with VM_HOST_IP/24 (a 10.199.N.0/24 per VM)
+#   vm_wait_ready [TIMEOUT_S] wait (default 120 s) until vmshd answers; prints and sets VM_BOOT_SECS
+#   vm_exec [--timeout S] [--] CMD...
+#                             run CMD under the guest's /bin/sh -c; its output on stdout (stderr merged), its
+#                             exit code as status (124 timeout, 125 vmexec could not talk to the guest)
+#   vm_destroy [NAME]         virsh destroy (idempotent), remove its /dev/shm file and sockets
+#   vm_restart_libvirtd       stop and start libvirtd; domains keep running, teardown still stops it if the
+#                             harness started it
+#   vm_teardown               destroy every domain vm_start made, remove their files, stop the daemons
+#                             setup-host.sh started for us and restore qemu.conf (runs on every exit path)
+# Exported by vm_setup: VM_STATE_DIR, VM_GUEST_DIR (vmlinuz, initrd.img), VM_KREL (guest `uname -r`),
+# VM_STARTED_PIDS (daemons this setup started, "pid ..."). By vm_start, for the newest domain: VM_NAME,
+# VM_XML, VM_CONSOLE (serial console file), VM_AGENT_SOCK (org.qemu.guest_agent.0), VM_VNOISE_SOCK
+# (org.vnoise.0), VM_EXEC_SOCK (org.vnoise.test.0), VM_SHM_NAME, VM_SHM (/dev/shm/<name>, 4 MiB ivshmem),
+# VM_TAP, VM_GUEST_IP, VM_HOST_IP (with --net; else empty).
+# Knobs: VM_CMDLINE_EXTRA (kernel cmdline), VM_EXTRA_FILES / VM_EXTRA_MODULES (build-guest.sh), VM_MEM_MIB
+# (default 640), VM_VCPUS (default 2), VM_EXEC_TIMEOUT (vm_exec's default, 60 s), VM_GUEST_DIR (where the
+# guest is built; default $TMP/guest), VM_NO_MAKE=1 (do not run make for the guest tools), VM_KEEP=1 (leave
+# the domain and files for debugging). Functions return non-zero with a message on stderr on failure.
+# The guest tools come from build/ (static, whatever BUILD the test uses): vm_setup runs make for them.
+
+VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VM_STATE_DIR=${VM_STATE_DIR:-/run/vnoise-vm}
+export VM_STATE_DIR
+VM_URI=qemu:///system
+VM_BIN_DIR=${VM_BIN_DIR:-$VM_ROOT/build}
+VMEXEC=$VM_BIN_DIR/tests/vm/vmexec
+_VM_DOMAINS=()
+_VM_SETUP=0
+_VM_OWN_GUEST_DIR=
+_VM_START_NS=0
+_VM_USER=vm-$$
+
+_vm_log() { echo "vm: $*" >&2; }
+_vm_virsh() { virsh -q -c "$VM_URI" "$@"; }
+_vm_now_ns() { date +%s%N; }
+_vm_xml_escape() {
+	local s=$1
+	s=${s//&/&amp;}
+	s=${s//</&lt;}
+	s=${s//>/&gt;}
+	s=${s//\'/&apos;}
+	printf '%s' "$s"
+}
+
+# Chains our EXIT handler after the one already installed; INT/TERM/HUP exit, which runs it.
+_vm_trap_install() {
+	local t
+	t=$(trap -p EXIT)
+	case "$t" in *_vm_on_exit*) return 0 ;; esac
+	t=${t#trap -- }
+	t=${t% EXIT}
+	_VM_PREV_EXIT=
+	[ -n "$t" ] && eval "_VM_PREV_EXIT=$t"
+	trap '_vm_on_exit' EXIT
+	trap '_vm_on_signal 129' HUP
+	trap '_vm_on_signal 130' INT
+	trap '_vm_on_signal 143' TERM
+}
+
+_vm_on_signal() {
+	trap '' INT TERM HUP
+	_vm_log "signal: tearing down"
+	exit "$1"
+}
+
+_vm_on_exit() {
+	local rc=$?
+	trap '' INT TERM HUP
+	vm_teardown "$rc"
+	if [ -n "${_VM_PREV_EXIT:-}" ]; then eval "$_VM_PREV_EXIT"; fi
+	exit "$rc"
+}
+
+# Domains and files left by harness runs whose shell is gone (killed with SIGKILL).
+_vm_reap_stale() {
+	local n pid d
+	for n in $(_vm_virsh list --all --name 2>/dev/null); do
+		[[ $n =~ ^vnoise-test-([0-9]+)-[0-9]+$ ]] || continue
+		pid=${BASH_REMATCH[1]}
+		{ [ "$pid" = $$ ] || kill -0 "$pid" 2>/dev/null; } && continue
+		_vm_log "removing stale domain $n"
+		_vm_virsh destroy "$n" >/dev/null 2>&1
+	done
+	for d in "$VM_STATE_DIR"/vm-vnoise-test-* /dev/shm/vnoise-vnoise-test-* \
+		/var/log/libvirt/qemu/vnoise-test-*.log; do
+		[ -e "$d" ] || continue
+		[[ $d =~ vnoise-test-([0-9]+)-[0-9]+(\.log)?$ ]] || continue
+		pid=${BASH_REMATCH[1]}
+		{ [ "$pid" = $$ ] || kill -0 "$pid" 2>/dev/null; } && continue
+		rm -rf "$d"
+	done
+}
+
+vm_setup() {
+	local out
+	if [ "$(id -u)" -ne 0 ]; then
+		_vm_log "vm_setup needs root"
+		return 1
+	fi
+	_VM_SETUP=1
+	_vm_trap_install
+	if [ "${VM_NO_MAKE:-0}" != 1 ] && command -v make >/dev/null; then
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VM_ROOT" SANITIZE= BUILD=build \
+			build/vnoise-guest build/tests/vm/vmshd build/tests/vm/vmexec >&2 || {
+			_vm_log "building the guest tools failed"
+			return 1
+		}
+		VM_BIN_DIR=$VM_ROOT/build
+		VMEXEC=$VM_BIN_DIR/tests/vm/vmexec
+	fi
+	[ -x "$VMEXEC" ] || {
+		_vm_log "$VMEXEC not built"
+		return 1
+	}
+	out=$(VM_SETUP_OWNER=$$ "$VM_ROOT/tests/vm/setup-host.sh" --user "$_VM_USER") || {
+		_vm_log "setup-host.sh failed"
+		return 1
+	}
+	VM_STARTED_PIDS=$(awk '$1 == "started" { printf "%s%s", sep, $3; sep = " " }' <<<"$out")
+	export VM_STARTED_PIDS
+	_vm_reap_stale
+	if [ -z "${VM_GUEST_DIR:-}" ]; then
+		if [ -n "${TMP:-}" ] && [ -d "$TMP" ]; then
+			VM_GUEST_DIR=$TMP/guest
+		else
+			VM_GUEST_DIR=$(mktemp -d /tmp/vnoise-guest-dir.XXXXXX) && _VM_OWN_GUEST_DIR=$VM_GUEST_DIR
+		fi
+	fi
+	VM_BIN_DIR=$VM_BIN_DIR "$VM_ROOT/tests/vm/build-guest.sh" "$VM_GUEST_DIR" || {
+		_vm_log "build-guest.sh failed"
+		return 1
+	}
+	VM_KREL=$(cat "$VM_GUEST_DIR/kernel.release")
+	export VM_GUEST_DIR VM_KREL
+}
+
+# Writes the domain XML to stdout. Arguments: name, vcpus, mem MiB, pin spec ("vcpu:cpu ...").
+_vm_xml() {
+	local name=$1 vcpus=$2 mem=$3 pins=$4 net=$5 p cmdline
+	cmdline="console=ttyS0 quiet panic=-1${VM_CMDLINE_EXTRA:+ $VM_CMDLINE_EXTRA}"
+	[ "$net" = 1 ] && cmdline="$cmdline vnoise.ip=$VM_GUEST_IP/24"
+	cat <<EOF
+<domain type='qemu'>
+  <name>$name</name>
+  <memory unit='MiB'>$mem</memory>
+  <vcpu placement='static'>$vcpus</vcpu>
+EOF
+	if [ -n "$pins" ]; then
+		echo "  <cputune>"
+		for p in $pins; do echo "    <vcpupin vcpu='${p%%:*}' cpuset='${p#*:}'/>"; done
+		echo "  </cputune>"
+	fi
+	cat <<EOF
+  <os>
+    <type arch='x86_64' machine='q35'>hvm</type>
+    <kernel>$(_vm_xml_escape "$VM_GUEST_DIR/vmlinuz")</kernel>
+    <initrd>$(_vm_xml_escape "$VM_GUEST_DIR/initrd.img")</initrd>
+    <cmdline>$(_vm_xml_escape "$cmdline")</cmdline>
+  </os>
+  <features><acpi/></features>
+  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model></cpu>
+  <clock offset='utc'/>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <serial type='file'>
+      <source path='$(_vm_xml_escape "$VM_CONSOLE")'/>
+      <target port='0'/>
+    </serial>
+    <channel type='unix'>
+      <source mode='bind' path='$(_vm_xml_escape "$VM_AGENT_SOCK")'/>
+      <target type='virtio' name='org.qemu.guest_agent.0'/>
+    </channel>
+    <channel type='unix'>
+      <source mode='bind' path='$(_vm_xml_escape "$VM_VNOISE_SOCK")'/>
+      <target type='virtio' name='org.vnoise.0'/>
+    </channel>
+    <channel type='unix'>
+      <source mode='bind' path='$(_vm_xml_escape "$VM_EXEC_SOCK")'/>
+      <target type='virtio' name='org.vnoise.test.0'/>
+    </channel>
+    <shmem name='$VM_SHM_NAME'>
+      <model type='ivshmem-plain'/>
+      <size unit='M'>4</size>
+    </shmem>
+EOF
+	[ "$net" = 1 ] && cat <<EOF
+    <interface type='ethernet'>
+      <model type='virtio'/>
+    </interface>
+EOF
+	cat <<EOF
+    <controller type='usb' model='none'/>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+EOF
+}
+
+vm_start() {
+	local vcpus=${VM_VCPUS:-2} mem=${VM_MEM_MIB:-640} pins='' net=0 dir p net_id
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--net) net=1 ;;
+		--vcpus) vcpus=${2:-} && shift ;;
+		--mem) mem=${2:-} && shift ;;
+		--pin0) pins="$pins 0:${2:-}" && shift ;;
+		--pin) pins="$pins ${2:-}" && shift ;;
+		*)
+			_vm_log "vm_start: unknown option '$1'"
+			return 1
+			;;
+		esac
+		shift
+	done
+	if ! [[ $vcpus =~ ^[1-9][0-9]*$ && $mem =~ ^[1-9][0-9]*$ ]]; then
+		_vm_log "vm_start: bad --vcpus '$vcpus' or --mem '$mem'"
+		return 1
+	fi
+	for p in $pins; do
+		[[ $p =~ ^[0-9]+:[0-9,-]+$ ]] || {
+			_vm_log "vm_start: bad pinning '$p' (VCPU:HOSTCPUS)"
+			return 1
+		}
+	done
+	if [ "$_VM_SETUP" != 1 ]; then
+		_vm_log "vm_start: call vm_setup first"
+		return 1
+	fi
+	VM_NAME=vnoise-test-$$-$RANDOM
+	dir=$VM_STATE_DIR/vm-$VM_NAME
+	VM_XML=$dir/domain.xml
+	VM_CONSOLE=$dir/console.log
+	VM_AGENT_SOCK=$dir/agent.sock
+	VM_VNOISE_SOCK=$dir/vnoise.sock
+	VM_EXEC_SOCK=$dir/exec.sock
+	VM_SHM_NAME=vnoise-$VM_NAME
+	VM_SHM=/dev/shm/$VM_SHM_NAME
+	export VM_NAME VM_XML VM_CONSOLE VM_AGENT_SOCK VM_VNOISE_SOCK VM_EXEC_SOCK VM_SHM_NAME VM_SHM
+	if [ ${#VM_AGENT_SOCK} -ge 108 ]; then
+		_vm_log "socket path too long: $VM_AGENT_SOCK (shorten VM_STATE_DIR)"
+		return 1
+	fi
+	mkdir -p "$dir" || return 1
+	_VM_DOMAINS+=("$VM_NAME")
+	VM_TAP='' VM_GUEST_IP='' VM_HOST_IP=''
+	if [ "$net" = 1 ]; then
+		for _ in 1 2 3 4 5 6 7 8; do # a /24 no other interface uses
+			net_id=$((RANDOM % 250 + 1))
+			ip -o addr | grep -q " 10\.199\.$net_id\." || break
+		done
+		VM_GUEST_IP=10.199.$net_id.2 VM_HOST_IP=10.199.$net_id.1
+	fi
+	export VM_TAP VM_GUEST_IP VM_HOST_IP
+	_vm_xml "$VM_NAME" "$vcpus" "$mem" "$pins" "$net" >"$VM_XML" || return 1
+	_VM_START_NS=$(_vm_now_ns)
+	if ! _vm_virsh create "$VM_XML" >/dev/null; then
+		_vm_log "virsh create failed (domain $VM_NAME, $VM_XML)"
+		_vm_show_logs "$VM_NAME"
+		return 1
+	fi
+	if [ "$net" = 1 ]; then
+		VM_TAP=$(_vm_virsh domiflist "$VM_NAME" | awk '$2 == "ethernet" { print $1; exit }')
+		if [ -z "$VM_TAP" ] || ! ip addr add "$VM_HOST_IP/24" dev "$VM_TAP" ||
+			! ip link set "$VM_TAP" up; then
+			_vm_log "cannot configure the tap '$VM_TAP' of $VM_NAME"
+			return 1
+		fi
+	fi
+	_vm_log "started $VM_NAME ($vcpus vCPUs, $mem MiB${pins:+, pinned$pins}${VM_TAP:+, tap $VM_TAP})"
+}
+
+# Prints the end of a domain's console and QEMU log on stderr.
+_vm_show_logs() {
+	local name=$1 f
+	for f in "$VM_STATE_DIR/vm-$name/console.log" "/var/log/libvirt/qemu/$name.log"; do
+		[ -s "$f" ] || continue
+		echo "---- $f (last 25 lines, QEMU's command line left out)" >&2
+		grep -v -e ' \\$' -e '^-' "$f" | tail -n 25 | tr -d '\r' >&2
+	done
+}
+
+_vm_running() { [ "$(_vm_virsh domstate "$1" 2>/dev/null)" = running ]; }
+
+vm_wait_ready() {
+	local timeout=${1:-120} deadline now start=$_VM_START_NS qstart
+	deadline=$(($(_vm_now_ns) + timeout * 1000000000))
+	# a domain (re)created outside vm_start: count from its QEMU's start (libvirt's pid file)
+	qstart=$(stat -c %.9Y "/run/libvirt/qemu/$VM_NAME.pid" 2>/dev/null | tr -d .)
+	[ -n "$qstart" ] && [ "$qstart" -gt $((start + 5000000000)) ] && start=$qstart
+	while :; do
+		if "$VMEXEC" "$VM_EXEC_SOCK" --ping --timeout 1 2>/dev/null; then
+			now=$(_vm_now_ns)
+			VM_BOOT_SECS=$(awk -v d=$((now - start)) 'BEGIN { printf "%.1f", d / 1e9 }')
+			export VM_BOOT_SECS
+			echo "vm: $VM_NAME ready ${VM_BOOT_SECS} s after start"
+			return 0
+		fi
+		now=$(_vm_now_ns)
+		if ! _vm_running "$VM_NAME"; then
+			_vm_log "$VM_NAME is not running any more"
+			_vm_show_logs "$VM_NAME"
+			return 1
+		fi
+		if [ "$now" -ge "$deadline" ]; then
+			_vm_log "$VM_NAME not ready after $timeout s"
+			_vm_show_logs "$VM_NAME"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+vm_exec() {
+	local timeout=${VM_EXEC_TIMEOUT:-60}
+	if [ "${1:-}" = --timeout ]; then
+		timeout=${2:-}
+		shift 2
+	fi
+	[ "${1:-}" = -- ] && shift
+	"$VMEXEC" "$VM_EXEC_SOCK" --timeout "$timeout" -- "$@"
+}
+
+# _vm_wait_gone NAME: until libvirt no longer lists it (a transient domain vanishes when it stops), 15 s.
+_vm_wait_gone() {
+	local _
+	for _ in $(seq 150); do
+		_vm_virsh domstate "$1" >/dev/null 2>&1 || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+vm_destroy() {
+	local name=${1:-${VM_NAME:-}} dir
+	[ -n "$name" ] || return 0
+	if _vm_virsh domstate "$name" >/dev/null 2>&1; then
+		_vm_virsh destroy "$name" >/dev/null 2>&1
+		_vm_wait_gone "$name" || _vm_log "warning: $name still listed after destroy"
+	fi
+	dir=$VM_STATE_DIR/vm-$name
+	rm -f "/dev/shm/vnoise-$name" "$dir/agent.sock" "$dir/vnoise.sock" "$dir/exec.sock"
+}
+
+vm_restart_libvirtd() {
+	"$VM_ROOT/tests/vm/setup-host.sh" --restart-libvirtd || return 1
+	[ -z "${VM_NAME:-}" ] || _vm_running "$VM_NAME" || {
+		_vm_log "$VM_NAME is not running after the libvirtd restart"
+		return 1
+	}
+}
+
+vm_teardown() {
+	local rc=${1:-0} name
+	[ "$_VM_SETUP" = 1 ] || return 0
+	_VM_SETUP=0
+	if [ "${VM_KEEP:-0}" = 1 ]; then
+		_vm_log "VM_KEEP=1: leaving ${_VM_DOMAINS[*]:-no domain} and the daemons running"
+		return 0
+	fi
+	for name in "${_VM_DOMAINS[@]}"; do
+		[ "$rc" -ne 0 ] && _vm_show_logs "$name"
+		vm_destroy "$name"
+		rm -rf "${VM_STATE_DIR:?}/vm-$name"
+		rm -f "/var/log/libvirt/qemu/$name.log"
+	done
+	_VM_DOMAINS=()
+	VM_SETUP_OWNER=$$ "$VM_ROOT/tests/vm/setup-host.sh" --teardown --user "$_VM_USER"
+	[ -n "$_VM_OWN_GUEST_DIR" ] && rm -rf "$_VM_OWN_GUEST_DIR"
+	_VM_OWN_GUEST_DIR=
+	return 0
+}
