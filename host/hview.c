@@ -221,9 +221,20 @@ int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 	json_kv_u64(&w, "anomalies", in->dispatch_anomalies);
 	json_kv_u64(&w, "bpf_events", in->bpf_events);
 	json_kv_u64(&w, "bpf_run_ns", in->bpf_run_ns);
+	json_key(&w, "programs");
+	json_arr_begin(&w);
+	for (int pi = 0; pi < in->nprogs; pi++) {
+		json_obj_begin(&w);
+		json_kv_str(&w, "name", in->prog_names[pi]);
+		json_kv_u64(&w, "run_cnt", in->prog_cnt[pi]);
+		json_kv_u64(&w, "run_time_ns", in->prog_ns[pi]);
+		json_obj_end(&w);
+	}
+	json_arr_end(&w);
 	json_obj_end(&w);
 	json_kv_u64(&w, "lifecycle_events_dropped", in->events_dropped);
 	json_kv_u64(&w, "reconnects", in->reconnects);
+	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);
 	json_kv_u64(&w, "bad_records", a->bad_records);
 	json_key(&w, "domains");
 	json_arr_begin(&w);

@@ -26,6 +26,12 @@ struct hview_info {
 	uint64_t bpf_events; /* dispatch program runs */
 	uint64_t bpf_run_ns; /* their total run time (0 if statistics are off) */
 	int top_n;
+	uint64_t
+	    self_cpu_ns; /* vnoise-host's own CPU time (user + system, all threads; live only) */
+	/* per-program BPF statistics (live only; nprogs 0 from a file) */
+	int nprogs;
+	const char (*prog_names)[40];
+	const uint64_t *prog_cnt, *prog_ns;
 };
 
 /* The text table of every domain and vCPU (top and the end-of-run summary). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,8 @@ struct mon {
 	bool lost_logged;
 	int wrerr; /* first record-file error */
 	uint64_t drops_seen;
+	char prog_names[DISPATCH_MAX_PROGS][40];
+	uint64_t prog_cnt[DISPATCH_MAX_PROGS], prog_ns[DISPATCH_MAX_PROGS];
 	char domtext[16384];
 };
 
@@ -618,6 +621,14 @@ static void fill_info(struct mon *mo, struct hview_info *in, uint64_t start, uin
 	in->top_n = mo->p->top_n;
 	in->events_dropped = sess_events_dropped(mo->s);
 	in->reconnects = sess_reconnects(mo->s);
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			in->self_cpu_ns =
+			    (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	}
 	if (mo->dl) {
 		struct dispatch_stats st;
 
@@ -626,6 +637,16 @@ static void fill_info(struct mon *mo, struct hview_info *in, uint64_t start, uin
 		in->dispatch_anomalies = st.anomalies;
 		in->bpf_events = st.bpf_events;
 		in->bpf_run_ns = st.bpf_run_ns;
+		for (int k = 0; k < st.nprogs && k < DISPATCH_MAX_PROGS; k++) {
+			memcpy(mo->prog_names[k], st.progs[k].name, sizeof(mo->prog_names[k]));
+			mo->prog_names[k][sizeof(mo->prog_names[k]) - 1] = 0;
+			mo->prog_cnt[k] = st.progs[k].run_cnt;
+			mo->prog_ns[k] = st.progs[k].run_time_ns;
+		}
+		in->nprogs = st.nprogs < DISPATCH_MAX_PROGS ? st.nprogs : DISPATCH_MAX_PROGS;
+		in->prog_names = (const char(*)[40])mo->prog_names;
+		in->prog_cnt = mo->prog_cnt;
+		in->prog_ns = mo->prog_ns;
 	}
 }
 
