@@ -1,0 +1,71 @@
+#!/bin/bash
+# vnoise-host bad input (issue 3 acceptance 4): an unknown domain, libvirt unreachable and no permission each
+# give one clear line on stderr and their own exit code (7, 6, 4); invalid command lines give 2; damaged,
+# truncated and foreign record files give 5 after printing what could be read. Against a real libvirtd.
+. "$(dirname "$0")/lib.bash"
+. "$ROOT/tests/vm/vm.bash"
+require_root
+require_tools setpriv
+VH=$BUILD/vnoise-host
+[ -x "$VH" ] || fail "$VH not built"
+
+# expect_err EXIT PATTERN ARGS...: exit code, one stderr line matching PATTERN, nothing on stdout
+expect_err() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat "$TMP/err")"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$TMP/err") lines on stderr: $(cat "$TMP/err")"
+	grep -q -- "$pat" "$TMP/err" || fail "'$*': stderr '$(cat "$TMP/err")' lacks '$pat'"
+	[ ! -s "$TMP/out" ] || fail "'$*' printed data on stdout: $(head -3 "$TMP/out")"
+	ok "exit $rc: $(cat "$TMP/err")"
+}
+
+# command lines (no libvirt needed)
+expect_err 2 "unknown command" "$VH" bogus
+expect_err 2 "--period" "$VH" top --period 0
+expect_err 2 "--duration" "$VH" record -o "$TMP/x" --duration -1
+expect_err 2 "needs -o FILE" "$VH" record
+expect_err 2 "report needs a FILE" "$VH" report
+expect_err 2 "do not apply" "$VH" report "$TMP/x" --domain a
+expect_err 2 "unknown option" "$VH" top --bogus
+expect_err 2 "needs a value" "$VH" top --domain
+
+# libvirt unreachable: a socket nobody listens on
+expect_err 6 "libvirt unreachable" "$VH" top --connect "qemu+unix:///system?socket=$TMP/none.sock" -d 1
+expect_err 6 "libvirt unreachable" "$VH" list --connect "qemu+unix:///system?socket=$TMP/none.sock"
+
+vm_setup || fail "vm_setup"
+expect_err 7 "domain 'no-such-domain-$$' not found" "$VH" top -D "no-such-domain-$$" -d 1
+expect_err 7 "not found" "$VH" record -D "no-such-domain-$$" -d 1 -o "$TMP/nd.rec"
+[ ! -e "$TMP/nd.rec" ] || fail "record created its file although the domain does not exist"
+# no permission: not root (libvirtd refuses us; host tracing would need root too)
+expect_err 4 "no permission" setpriv --reuid=nobody --regid=nogroup --clear-groups "$VH" list
+expect_err 4 "no permission" setpriv --reuid=nobody --regid=nogroup --clear-groups "$VH" top -d 1
+# a file that cannot be written
+expect_err 1 "cannot create" "$VH" record -d 1 -o /proc/no/such/file
+
+# record files: a good one, then damaged, truncated and foreign ones
+"$VH" record -p 200ms -d 1.2 -o "$TMP/good.rec" -q || fail "record of an idle host failed"
+"$VH" report "$TMP/good.rec" --json | jq -e '.schema == "vnoise.host/1"' >/dev/null || fail "good file"
+size=$(stat -c %s "$TMP/good.rec")
+head -c $((size - 40)) "$TMP/good.rec" >"$TMP/trunc.rec"
+"$VH" report "$TMP/trunc.rec" --json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "truncated file: exit $rc, want 5"
+jq -e '.schema == "vnoise.host/1"' "$TMP/out" >/dev/null || fail "truncated file: nothing reported"
+ok "truncated file: exit 5, $(cat "$TMP/err")"
+cp "$TMP/good.rec" "$TMP/bad.rec"
+printf 'XXXXXXXX' | dd of="$TMP/bad.rec" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+"$VH" report "$TMP/bad.rec" >/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "damaged file: exit $rc, want 5"
+ok "damaged file: exit 5, $(head -1 "$TMP/err")"
+head -c 4096 /dev/urandom >"$TMP/random.rec"
+expect_err 5 "not a vnoise record file" "$VH" report "$TMP/random.rec"
+"$VG" record --cpus 0 --duration 1 --helper proc -o "$TMP/guest.rec" -q >/dev/null 2>&1 ||
+	fail "vnoise-guest record failed"
+expect_err 5 "not a vnoise-host record file" "$VH" report "$TMP/guest.rec"
+expect_err 1 "cannot read" "$VH" report "$TMP/does-not-exist.rec"
+exit 0
