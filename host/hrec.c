@@ -93,6 +93,27 @@ int hrec_domain_apply(struct hostagg *a, const void *payload, size_t len)
 	return 0;
 }
 
+/* irq.<n>=<name> lines of a HOST_META chunk. */
+static void apply_irq_names(struct hostagg *a, const void *payload, size_t len)
+{
+	const char *pos = payload, *end = (const char *)payload + len;
+	struct recfile_kv kv;
+
+	while (recfile_kv_next(&pos, end, &kv) == 1) {
+		char num[16], name[32];
+		uint64_t irq;
+
+		if (kv.key_len < 5 || kv.key_len - 4 >= sizeof(num) || memcmp(kv.key, "irq.", 4))
+			continue;
+		memcpy(num, kv.key + 4, kv.key_len - 4);
+		num[kv.key_len - 4] = 0;
+		if (parse_u64(num, &irq) || irq > UINT32_MAX || !kv.val_len)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)kv.val_len, kv.val);
+		(void)hostagg_set_irq_name(a, (uint32_t)irq, name);
+	}
+}
+
 /* Copy records out of a payload (it is not aligned for the struct in general) and feed them. */
 #define FEED(type, fn)                                                              \
 	do {                                                                        \
@@ -157,6 +178,7 @@ int hrec_report(const struct host_params *p)
 				in.kvm = v != 0;
 			if (kv_u64(ch.payload, ch.len, "start_ns", &v))
 				in.start_ns = in.end_ns = v;
+			apply_irq_names(a, ch.payload, ch.len);
 			break;
 		case VN_CHUNK_HOST_DOMAIN:
 			if (hrec_domain_apply(a, ch.payload, ch.len))

@@ -37,11 +37,19 @@ static const char *kind_name(uint16_t kind)
 	}
 }
 
-static void agg_label(const struct hostagg_aggent *e, char *buf, size_t len)
+static void agg_label(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
+		      size_t len)
 {
 	const char *n;
 
 	switch (e->kind) {
+	case VN_HA_IRQ:
+		n = hostagg_irq_name(a, e->id);
+		if (n)
+			snprintf(buf, len, "%u:%s", e->id, n);
+		else
+			snprintf(buf, len, "%u", e->id);
+		break;
 	case VN_HA_SOFTIRQ:
 		snprintf(buf, len, "%s", merge_softirq_name(e->id));
 		break;
@@ -140,7 +148,7 @@ void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 				for (k = 0; k < n; k++) {
 					char lbl[48];
 
-					agg_label(ag[k], lbl, sizeof(lbl));
+					agg_label(a, ag[k], lbl, sizeof(lbl));
 					fprintf(f, " %s %.0f (avg %.1f us)", lbl,
 						per_s(ag[k]->count, vs),
 						ag[k]->count ? (double)ag[k]->total_ns / 1e3 /
@@ -157,7 +165,7 @@ void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 				for (k = 0; k < n; k++) {
 					char lbl[48];
 
-					agg_label(ag[k], lbl, sizeof(lbl));
+					agg_label(a, ag[k], lbl, sizeof(lbl));
 					fprintf(f, " %s %.0f/s %.3f%%", lbl,
 						per_s(ag[k]->count, vs), pct(ag[k]->total_ns, vs));
 				}
@@ -172,7 +180,8 @@ void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 		fprintf(f, "no domain monitored\n");
 }
 
-static void json_aggs(struct json_writer *w, const struct hostagg_vcpu *v, uint16_t kind, int top)
+static void json_aggs(struct json_writer *w, const struct hostagg *a, const struct hostagg_vcpu *v,
+		      uint16_t kind, int top)
 {
 	const struct hostagg_aggent *ag[HV_MAX_LIST];
 	uint32_t n = hostagg_agg_sorted(v, kind, ag, (uint32_t)top), k;
@@ -180,7 +189,7 @@ static void json_aggs(struct json_writer *w, const struct hostagg_vcpu *v, uint1
 	for (k = 0; k < n; k++) {
 		char lbl[48];
 
-		agg_label(ag[k], lbl, sizeof(lbl));
+		agg_label(a, ag[k], lbl, sizeof(lbl));
 		json_obj_begin(w);
 		if (kind == VN_HA_EXIT) {
 			json_kv_str(w, "reason", lbl);
@@ -297,13 +306,13 @@ int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 			json_arr_end(&w);
 			json_key(&w, "exits");
 			json_arr_begin(&w);
-			json_aggs(&w, v, VN_HA_EXIT, top);
+			json_aggs(&w, a, v, VN_HA_EXIT, top);
 			json_arr_end(&w);
 			json_key(&w, "host_irqs");
 			json_arr_begin(&w);
-			json_aggs(&w, v, VN_HA_IRQ, top);
-			json_aggs(&w, v, VN_HA_SOFTIRQ, top);
-			json_aggs(&w, v, VN_HA_VECTOR, top);
+			json_aggs(&w, a, v, VN_HA_IRQ, top);
+			json_aggs(&w, a, v, VN_HA_SOFTIRQ, top);
+			json_aggs(&w, a, v, VN_HA_VECTOR, top);
 			json_arr_end(&w);
 			json_obj_end(&w);
 		}

@@ -22,6 +22,7 @@
 #include "hview.h"
 #include "log.h"
 #include "monitor.h"
+#include "procstat.h"
 #include "recfile.h"
 #include "session.h"
 #include "vmap.h"
@@ -67,6 +68,7 @@ struct mon {
 		uint32_t vcpu;
 	} slots[MAX_SLOTS];
 	struct vec outs, runs, aggs;
+	struct procstat_irqnames *irqnames; /* host /proc/interrupts, read once */
 	uint64_t start_ns, period_start_ns;
 	uint64_t backoff_ns, next_retry_ns;
 	bool lost_logged;
@@ -240,6 +242,7 @@ static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
 }
 
 static void read_counters(struct mon *mo, int i, struct vmap_vcpu_ctr *out);
+static void name_irq(struct mon *mo, uint32_t irq);
 
 /* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
 static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
@@ -596,6 +599,10 @@ static void end_period(struct mon *mo, uint64_t t)
 		(void)hostagg_run(mo->cur, (const struct vn_host_run *)mo->runs.p + k);
 	}
 	for (k = 0; k < mo->aggs.n; k++) {
+		const struct vn_host_agg *g = (const struct vn_host_agg *)mo->aggs.p + k;
+
+		if (g->kind == VN_HA_IRQ && !hostagg_irq_name(mo->total, g->id))
+			name_irq(mo, g->id);
 		(void)hostagg_agg(mo->total, (const struct vn_host_agg *)mo->aggs.p + k);
 		(void)hostagg_agg(mo->cur, (const struct vn_host_agg *)mo->aggs.p + k);
 	}
@@ -606,6 +613,24 @@ static void end_period(struct mon *mo, uint64_t t)
 	free(periods.p);
 	mo->outs.n = mo->runs.n = mo->aggs.n = 0;
 	mo->period_start_ns = t;
+}
+
+/* Name a host IRQ seen for the first time: in both engines and, as irq.<n>=<name>, in the file. */
+static void name_irq(struct mon *mo, uint32_t irq)
+{
+	const char *n;
+	char buf[64];
+	int len;
+
+	if (!mo->irqnames)
+		mo->irqnames = procstat_irqnames_read();
+	n = mo->irqnames ? procstat_irq_name(mo->irqnames, irq) : NULL;
+	if (!n || hostagg_set_irq_name(mo->total, irq, n))
+		return;
+	(void)hostagg_set_irq_name(mo->cur, irq, n);
+	len = snprintf(buf, sizeof(buf), "irq.%u=%.40s\n", irq, n);
+	if (len > 0 && (size_t)len < sizeof(buf))
+		rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)len);
 }
 
 static void fill_info(struct mon *mo, struct hview_info *in, uint64_t start, uint64_t end)
@@ -915,6 +940,7 @@ out:
 	sess_close(mo->s);
 	hostagg_free(mo->total);
 	hostagg_free(mo->cur);
+	procstat_irqnames_free(mo->irqnames);
 	free(mo->outs.p);
 	free(mo->runs.p);
 	free(mo->aggs.p);

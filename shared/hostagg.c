@@ -403,3 +403,32 @@ const char *hostagg_exit_name(uint16_t isa, uint32_t reason)
 	}
 	return NULL;
 }
+
+int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name)
+{
+	uint32_t i;
+
+	if (!name || !*name)
+		return -EINVAL;
+	for (i = 0; i < a->nirqnames; i++)
+		if (a->irq_id[i] == irq)
+			break;
+	if (i == a->nirqnames) {
+		if (a->nirqnames == HOSTAGG_MAX_IRQNAMES)
+			return -ENOSPC;
+		a->nirqnames++;
+		a->irq_id[i] = irq;
+	}
+	copy_str(a->irq_name[i], sizeof(a->irq_name[i]), name);
+	return 0;
+}
+
+const char *hostagg_irq_name(const struct hostagg *a, uint32_t irq)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->nirqnames; i++)
+		if (a->irq_id[i] == irq)
+			return a->irq_name[i];
+	return NULL;
+}

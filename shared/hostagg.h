@@ -70,8 +70,13 @@ struct hostagg_domain {
 	uint32_t nvcpus_alloc;
 };
 
+#define HOSTAGG_MAX_IRQNAMES 256u
+
 struct hostagg {
 	struct hostagg_domain dom[VN_HOST_MAX_DOMAINS];
+	uint32_t nirqnames;
+	uint32_t irq_id[HOSTAGG_MAX_IRQNAMES];
+	char irq_name[HOSTAGG_MAX_IRQNAMES][32];
 	uint64_t
 	    bad_records; /* records naming an unknown dom or vcpu out of range, or inverted times */
 };
@@ -118,6 +123,13 @@ uint32_t hostagg_preempt_sorted(const struct hostagg_vcpu *v, const struct hosta
 /* Aggregate entries of v of one kind sorted by total_ns, largest first. Returns the number written. */
 uint32_t hostagg_agg_sorted(const struct hostagg_vcpu *v, uint16_t kind,
 			    const struct hostagg_aggent **out, uint32_t max);
+
+/*
+ * Name host IRQ number irq (from the host's /proc/interrupts, or a record file). Returns 0, -ENOSPC (table
+ * full) or -EINVAL. hostagg_irq_name() returns the name or NULL.
+ */
+int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name);
+const char *hostagg_irq_name(const struct hostagg *a, uint32_t irq);
 
 /* Names for the views: "EXTERNAL_INTERRUPT", "HLT", ... (VMX isa 1 / SVM isa 2); NULL if unknown. */
 const char *hostagg_exit_name(uint16_t isa, uint32_t reason);

@@ -41,6 +41,12 @@ read -r _ rd0 _ <"/proc/$qpid/task/$tid0/schedstat"
 "$VH" record -D "$VM_NAME" -d 10 -o "$TMP/hog.rec" --json >"$TMP/hog.json" 2>"$TMP/rec.err" ||
 	{ cat "$TMP/rec.err"; fail "record failed"; }
 read -r _ rd1 _ <"/proc/$qpid/task/$tid0/schedstat"
+# top: one JSON document per period, each naming the hog on vCPU 0
+"$VH" top -D "$VM_NAME" -p 1 -d 3.5 --json -q >"$TMP/top.jsonl" || fail "top failed"
+[ "$(wc -l <"$TMP/top.jsonl")" -ge 3 ] || fail "top printed $(wc -l <"$TMP/top.jsonl") periods in 3.5 s"
+jq -se "map(.domains[0].vcpus[] | select(.vcpu == 0) | .preemptors[0].comm == \"$hog\") | all" \
+	"$TMP/top.jsonl" >/dev/null || fail "a top period does not show the hog first on vCPU 0"
+ok "top: $(wc -l <"$TMP/top.jsonl") periods, the hog first on vCPU 0 in each"
 kill "${PIDS[-1]}"
 wait "${PIDS[-1]}" 2>/dev/null
 "$VH" report "$TMP/hog.rec" >"$TMP/hog.txt" || fail "report of the record failed"

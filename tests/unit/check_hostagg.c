@@ -842,6 +842,35 @@ END_TEST
 
 /* ---- reset ---- */
 
+START_TEST(test_irq_names)
+{
+	struct hostagg *a = hostagg_new();
+	char name[40];
+	uint32_t i;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(hostagg_irq_name(a, 42));
+	ck_assert_int_eq(hostagg_set_irq_name(a, 42, "virtio0-input.0"), 0);
+	ck_assert_str_eq(hostagg_irq_name(a, 42), "virtio0-input.0");
+	ck_assert_int_eq(hostagg_set_irq_name(a, 42, "eth0"), 0); /* rename, same entry */
+	ck_assert_str_eq(hostagg_irq_name(a, 42), "eth0");
+	ck_assert_int_eq(hostagg_set_irq_name(a, 7, ""), -EINVAL);
+	ck_assert_int_eq(hostagg_set_irq_name(a, 7, NULL), -EINVAL);
+	/* long names are cut to the table's width, NUL-terminated */
+	ck_assert_int_eq(hostagg_set_irq_name(a, 8, "0123456789012345678901234567890123456789"), 0);
+	ck_assert_uint_eq(strlen(hostagg_irq_name(a, 8)), 31);
+	for (i = 100; a->nirqnames < HOSTAGG_MAX_IRQNAMES; i++) {
+		snprintf(name, sizeof(name), "irq%u", i);
+		ck_assert_int_eq(hostagg_set_irq_name(a, i, name), 0);
+	}
+	ck_assert_int_eq(hostagg_set_irq_name(a, 99999, "full"), -ENOSPC);
+	ck_assert_str_eq(hostagg_irq_name(a, 42), "eth0");
+	hostagg_reset(a); /* names are bindings: kept */
+	ck_assert_str_eq(hostagg_irq_name(a, 42), "eth0");
+	hostagg_free(a);
+}
+END_TEST
+
 START_TEST(test_reset)
 {
 	struct vn_host_period p;
@@ -1001,6 +1030,10 @@ static Suite *hostagg_suite(void)
 	tc = tcase_create("reset");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_reset);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("irq_names");
+	tcase_add_test(tc, test_irq_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exit_names");
