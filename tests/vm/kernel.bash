@@ -8,6 +8,12 @@ kernel_fetch() {
 	mkdir -p "$cache" || return 1
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
+	if [ -z "$pkg" ] && [ -z "$(find "$cache" -maxdepth 1 -type d -name 'kroot-linux-image-*' 2>/dev/null)" ]; then
+		# no package lists yet (a fresh machine whose packages were all present): fetch them once
+		apt-get update -qq >/dev/null 2>&1
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
+	fi
 	if [ -z "$pkg" ]; then
 		KROOT=$(find "$cache" -maxdepth 1 -type d -name 'kroot-linux-image-*' 2>/dev/null | sort -V | tail -1)
 		if [ -z "$KROOT" ]; then
