@@ -1,8 +1,10 @@
 #!/bin/bash
-# All vnoise-guest benchmarks, figures only (never pass/fail). Run as root: make bench
+# All vnoise benchmarks (guest and host), figures only (never pass/fail). Run as root: make bench
 #   sampler loop ns/iteration   (target <= 40 ns)       vnoise-guest measure, overhead.sampler_loop_ns
 #   kernel helper ns/event      (targets: sched_switch <= 150 ns, any handler <= 300 ns)   bench/bpf_cost.sh
 #   merge throughput            (target >= 5 M events/s on one core)                      build/bench/merge_bench
+#   host daemon CPU per vCPU    (target <= 0.1% of a core, idle guest, dispatch log on)   bench/host_cost.sh
+#   host dispatch log ns/event  (idle, storm with a busy vCPU, storm on a vCPU-free CPU)   bench/host_cost.sh
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -19,3 +21,6 @@ bench/bpf_cost.sh "$CPU" 6
 echo
 echo "## merge throughput (reproduce: $BUILD/bench/merge_bench 5000000)"
 "$BUILD/bench/merge_bench" 5000000
+echo
+echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
+bench/host_cost.sh 20

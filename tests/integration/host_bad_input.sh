@@ -68,4 +68,37 @@ expect_err 5 "not a vnoise record file" "$VH" report "$TMP/random.rec"
 	fail "vnoise-guest record failed"
 expect_err 5 "not a vnoise-host record file" "$VH" report "$TMP/guest.rec"
 expect_err 1 "cannot read" "$VH" report "$TMP/does-not-exist.rec"
+
+# signals end a run through the normal exit path (file closed with its END chunk); nothing stays loaded
+# ids of the BPF programs process $1 holds; still_loaded IDS...: how many of them still exist
+# (from the fds' fdinfo: bpftool's pid listing needs BPF iterators, absent on some kernels)
+progs_of() { grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u; }
+still_loaded() {
+	local id n=0
+	for id in "$@"; do bpftool prog show id "$id" >/dev/null 2>&1 && n=$((n + 1)); done
+	echo "$n"
+}
+stats_before=$(sysctl -n kernel.bpf_stats_enabled)
+for sig in INT TERM HUP KILL; do
+	"$VH" record -p 200ms -o "$TMP/sig.rec" -q >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	sleep 1.5
+	mapfile -t ids < <(progs_of "$pid")
+	[ "${#ids[@]}" -gt 0 ] || fail "no dispatch programs loaded during record"
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	if [ "$sig" = KILL ]; then
+		"$VH" report "$TMP/sig.rec" >/dev/null 2>&1
+		[ $? -eq 5 ] || fail "SIGKILLed record: report should say truncated (exit 5)"
+	else
+		[ "$rc" -eq 0 ] || fail "record ended by SIG$sig exited $rc"
+		"$VH" report "$TMP/sig.rec" >/dev/null || fail "record ended by SIG$sig left an unclosed file"
+	fi
+	sleep 0.3
+	[ "$(still_loaded "${ids[@]}")" -eq 0 ] || fail "dispatch programs still loaded after SIG$sig"
+	[ "$(sysctl -n kernel.bpf_stats_enabled)" = "$stats_before" ] || fail "bpf_stats_enabled changed"
+	ok "SIG$sig: ${#ids[@]} programs gone after exit; file closed (or truncated after KILL)"
+done
 exit 0
