@@ -128,9 +128,10 @@ void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 				fprintf(f, "%4s", "-");
 			else
 				fprintf(f, "%4u", v->cpu);
-			fprintf(f, " %7.2f %7.2f %7.2f %8.1f %9.0f  ", pct(v->steal_ns, vs),
-				pct(v->out_ns, vs), pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
-				(double)v->max_out_ns / 1e3);
+			fprintf(f, " %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f  ",
+				pct(v->exec_ns, vs), pct(v->steal_ns, vs), pct(v->out_ns, vs),
+				pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
+				per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
 			n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
 			for (k = 0; k < n; k++)
 				fprintf(f, "%s%.16s[%u] %.1f%% (%" PRIu64 ")", k ? ", " : "",
