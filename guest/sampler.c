@@ -71,8 +71,14 @@ static void *sampler_main(void *arg)
 			if (__builtin_expect(d > thr, 0)) {
 				ring_push(s, last, t, VN_SAMPLE_GAP);
 				gaps += d;
-				if (s->stop_single_ns && d > s->stop_single_ns)
+				if (s->stop_single_ns && d > s->stop_single_ns) {
+					/* stop at once: the stopping gap stays this CPU's last */
 					__atomic_store_n(&s->stop_hit, 1, __ATOMIC_RELEASE);
+					ring_push(s, cstart, t, VN_SAMPLE_WINDOW);
+					last = t;
+					n++;
+					break;
+				}
 			}
 			last = t;
 			n++;

@@ -8,40 +8,28 @@ require_bpf
 require_tools bpftool setpriv
 cpu=$(test_cpu)
 
-# expect_usage EXIT PATTERN ARGS...: exit code, one stderr line matching PATTERN, nothing on stdout
-expect_err() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$VG" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat "$TMP/err")"
-	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$TMP/err") lines on stderr: $(cat "$TMP/err")"
-	grep -q -- "$pat" "$TMP/err" || fail "'$*': stderr '$(cat "$TMP/err")' lacks '$pat'"
-	[ ! -s "$TMP/out" ] || fail "'$*' printed data on stdout: $(head -3 "$TMP/out")"
-	ok "'$*' -> exit $rc: $(cat "$TMP/err")"
-}
-expect_err 2 "unknown command" bogus
-expect_err 2 "--cpus" measure --cpus x
-expect_err 2 "--cpus" measure --cpus 1-
-expect_err 2 "--period" measure --period 0
-expect_err 2 "--threshold" measure --threshold 5q
-expect_err 2 "--duration" measure --duration -1
-expect_err 2 "--priority" measure --priority fifo:100
-expect_err 2 "unknown option" measure --bogus
-expect_err 2 "needs a value" measure --cpus
-expect_err 2 "runtime" measure --runtime 2s --period 1s
-expect_err 2 "-o FILE" record --duration 1
-expect_err 2 "FILE" report
-expect_err 2 "--level" inject --cpu "$cpu" --level 0
-expect_err 2 "error" inject --level 1
-expect_err 4 "CPU 1000 is not present" measure --cpus 1000 --duration 1
-expect_err 2 "cpu 1000 does not exist" inject --cpu 1000 --level 1
+expect_err 2 "unknown command" "$VG" bogus
+expect_err 2 "--cpus" "$VG" measure --cpus x
+expect_err 2 "--cpus" "$VG" measure --cpus 1-
+expect_err 2 "--period" "$VG" measure --period 0
+expect_err 2 "--threshold" "$VG" measure --threshold 5q
+expect_err 2 "--duration" "$VG" measure --duration -1
+expect_err 2 "--priority" "$VG" measure --priority fifo:100
+expect_err 2 "unknown option" "$VG" measure --bogus
+expect_err 2 "needs a value" "$VG" measure --cpus
+expect_err 2 "runtime" "$VG" measure --runtime 2s --period 1s
+expect_err 2 "-o FILE" "$VG" record --duration 1
+expect_err 2 "FILE" "$VG" report
+expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
+expect_err 2 "error" "$VG" inject --level 1
+expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1
+expect_err 2 "cpu 1000 does not exist" "$VG" inject --cpu 1000 --level 1
 
 # A CPU that exists but is offline (real hotplug, restored on every exit path of this test).
 if [ -w "/sys/devices/system/cpu/cpu$cpu/online" ] && [ "$cpu" -ge 1 ]; then
 	trap 'echo 1 >/sys/devices/system/cpu/cpu'"$cpu"'/online 2>/dev/null; cleanup_lib' EXIT
 	echo 0 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot take CPU $cpu offline"
-	expect_err 4 "CPU $cpu is offline" measure --cpus "$cpu" --duration 1
+	expect_err 4 "CPU $cpu is offline" "$VG" measure --cpus "$cpu" --duration 1
 	echo 1 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot bring CPU $cpu back"
 	sleep 0.5
 else

@@ -9,19 +9,6 @@ require_tools setpriv
 VH=$BUILD/vnoise-host
 [ -x "$VH" ] || fail "$VH not built"
 
-# expect_err EXIT PATTERN ARGS...: exit code, one stderr line matching PATTERN, nothing on stdout
-expect_err() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat "$TMP/err")"
-	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$TMP/err") lines on stderr: $(cat "$TMP/err")"
-	grep -q -- "$pat" "$TMP/err" || fail "'$*': stderr '$(cat "$TMP/err")' lacks '$pat'"
-	[ ! -s "$TMP/out" ] || fail "'$*' printed data on stdout: $(head -3 "$TMP/out")"
-	ok "exit $rc: $(cat "$TMP/err")"
-}
-
 # command lines (no libvirt needed)
 expect_err 2 "unknown command" "$VH" bogus
 expect_err 2 "--period" "$VH" top --period 0

@@ -29,6 +29,19 @@ require_tools() {
 [ -x "$VG" ] || fail "$VG not built"
 require_tools jq
 
+# expect_err EXIT PATTERN CMD...: CMD exits EXIT with exactly one stderr line matching PATTERN, nothing on stdout
+expect_err() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat "$TMP/err")"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$TMP/err") lines on stderr: $(cat "$TMP/err")"
+	grep -q -- "$pat" "$TMP/err" || fail "'$*': stderr '$(cat "$TMP/err")' lacks '$pat'"
+	[ ! -s "$TMP/out" ] || fail "'$*' printed data on stdout: $(head -3 "$TMP/out")"
+	ok "exit $rc: $(cat "$TMP/err")"
+}
+
 # The CPU tests measure: the last online CPU (CPU 0 keeps the housekeeping).
 test_cpu() {
 	local last
