@@ -373,6 +373,21 @@ static int scan_domains(struct mon *mo, const char *event)
 	n = virConnectListAllDomains(c, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (n < 0)
 		return -EIO;
+	/* domains we follow that are no longer active stopped while we could not hear it */
+	for (int k = 0; k < (int)VN_HOST_MAX_DOMAINS; k++) {
+		bool active = false;
+
+		if (!mo->dom[k].used || !mo->dom[k].running)
+			continue;
+		for (i = 0; i < n && !active; i++) {
+			char uuid[VIR_UUID_STRING_BUFLEN];
+
+			active = virDomainGetUUIDString(doms[i], uuid) == 0 &&
+				 !strcmp(uuid, mo->dom[k].m.uuid);
+		}
+		if (!active)
+			dom_detach(mo, k, "stopped");
+	}
 	for (i = 0; i < n; i++) {
 		char uuid[VIR_UUID_STRING_BUFLEN];
 		int k;
