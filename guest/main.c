@@ -2,6 +2,7 @@
 /* vnoise-guest: per-CPU OS-noise tracker for Linux guests. Command dispatch only. */
 #include <stdio.h>
 #include <string.h>
+#include "agent.h"
 #include "inject.h"
 #include "log.h"
 #include "measure.h"
@@ -16,6 +17,7 @@ static const char usage[] =
     "  record    measure and write everything to a file (-o FILE)\n"
     "  report    views of a record file: report FILE [--json] [--hist]\n"
     "  inject    a noise source with known size (--cpu N --level PCT | --spike US --every MS)\n"
+    "  agent     the guest side of the host channel (so far: --probe, its devices)\n"
     "run 'vnoise-guest COMMAND --help' for the options of a command\n";
 
 int main(int argc, char **argv)
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "inject"))
 		return inject_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return agent_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "measure") && strcmp(argv[1], "top") && strcmp(argv[1], "hist") &&
 	    strcmp(argv[1], "record") && strcmp(argv[1], "report")) {
 		log_err("unknown command '%s' (see 'vnoise-guest --help')", argv[1]);
