@@ -1,5 +1,5 @@
 #!/bin/bash
-# The record reader and merge engine under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
+# The record reader and merge engine, and the QGA protocol (agent dispatcher, host reply parser), under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
 # files must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
 command -v clang >/dev/null || fail "clang missing (make deps)"
@@ -13,3 +13,16 @@ rc=$?
 runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz.log" | grep -o '[0-9]*$')
 [ "$rc" -eq 0 ] || fail "fuzzer found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz.log")"
 ok "fuzz_report: ${runs:-?} inputs in ${secs}s, no crash"
+
+# QGA: framer + dispatcher fed in random chunks, hostile replies through the host parser
+make -s -C "$ROOT" build-fuzz/fuzz_qga >"$TMP/build.log" 2>&1 || fail "cannot build fuzz_qga: $(tail -5 "$TMP/build.log")"
+mkdir -p "$TMP/corpus_qga"
+printf '{"execute":"guest-sync","arguments":{"id":1}}' >"$TMP/corpus_qga/sync"
+printf '\377{"execute":"guest-info"}{"return":{}}' >"$TMP/corpus_qga/info"
+qsecs=$(((secs + 1) / 2))
+"$ROOT/build-fuzz/fuzz_qga" -max_total_time="$qsecs" -max_len=70000 -dict="$ROOT/tests/fuzz/qga.dict" \
+	-print_final_stats=1 "$TMP/corpus_qga" >"$TMP/fuzz_qga.log" 2>&1
+rc=$?
+runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz_qga.log" | grep -o '[0-9]*$')
+[ "$rc" -eq 0 ] || fail "fuzz_qga found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz_qga.log")"
+ok "fuzz_qga: ${runs:-?} inputs in ${qsecs}s, no crash"
