@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnoise shared-memory channel: the layout of the ivshmem-plain region (guest BAR2, host /dev/shm/<name>)
+ * between the guest agent (the only producer) and vnoise-host (the consumer). This header is an ABI: fixed
+ * width little-endian fields, explicit padding, units in names, sizes and offsets asserted, no pointers.
+ * protocol/README.md ("Shared-memory channel") is the human spec; shared/shmring.{c,h} implements both sides.
+ *
+ * Region (all offsets from the start of the region, every area 64-byte aligned):
+ *
+ *   0                    struct vn_shm_header (512 bytes): identity + geometry (immutable within an epoch),
+ *                        guest status, clock-sync mailbox (host part, guest part)
+ *   ring_ctl_offset      struct vn_shm_ring[nrings]: per-ring producer counters (head, dropped)
+ *   summary_offset       struct vn_shm_summary[VN_SHM_SUMMARIES]: rotating interval summaries
+ *   slots_offset         struct vn_shm_slot[nrings][slots_per_ring]: ring r's slots are contiguous
+ *
+ * Ownership: the guest writes every byte except struct vn_shm_mbox_host (offset 192..255), which is the ONLY
+ * area the host ever writes. The host treats all guest-written bytes as hostile: it copies, then validates.
+ *
+ * Consistency: every multi-field area that changes after initialisation carries a 32-bit sequence word that
+ * its writer makes odd before changing the area and even (with release ordering) after; a reader loads it
+ * (acquire), copies the area, loads it again and uses the copy only if both loads are equal and even.
+ * Ring slots use this word to also name their lap (see struct vn_shm_slot).
+ *
+ * Epoch: 0 means "not initialised". A guest agent that (re)initialises the region first stores epoch 0, then
+ * lays out everything else, then stores its new non-zero epoch (release). An epoch value is never reused.
+ */
+#ifndef VNOISE_PROTOCOL_SHM_H
+#define VNOISE_PROTOCOL_SHM_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "noise.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shared region is little-endian");
+
+#define VN_SHM_MAGIC "VNOISSHM" /* 8 bytes, no NUL */
+#define VN_SHM_MAGIC_LEN 8
+#define VN_SHM_VERSION 1u
+#define VN_SHM_HEADER_SIZE 512u /* bytes: sizeof(struct vn_shm_header) in version 1 */
+#define VN_SHM_IMMUTABLE_SIZE 128u /* bytes of the header that never change within an epoch */
+#define VN_SHM_ALIGN 64u /* every area offset is a multiple of this */
+#define VN_SHM_MAX_RINGS 256u /* nrings is 1 .. this (one ring per vCPU) */
+#define VN_SHM_MAX_SLOTS (1u << 20) /* slots_per_ring is a power of two, 1 .. this */
+#define VN_SHM_SUMMARIES 3u /* interval N tracked, N-1 filtered, N-2 reported (seed 000) */
+#define VN_SHM_MAX_GUEST_CPUS 8192u /* vn_shm_status.guest_ncpus at most */
+#define VN_SHM_MAX_SPAN_NS \
+	(86400ull * 1000000000ull) /* a record or interval longer than a day is corruption */
+
+/* Guest agent state (vn_shm_status.agent_state). */
+enum vn_shm_agent_state {
+	VN_SHM_AGENT_INIT = 0, /* region laid out, not producing yet */
+	VN_SHM_AGENT_RUNNING = 1, /* producing records */
+	VN_SHM_AGENT_PAUSED = 2, /* alive, not producing */
+	VN_SHM_AGENT_STOPPED = 3, /* exited cleanly; a new agent will start a new epoch */
+	VN_SHM_AGENT_MAX = 4,
+};
+
+/*
+ * Guest status, 64 bytes at header offset 128. Written by the guest only, any time, under seq (odd while
+ * writing). boot_id is /proc/sys/kernel/random/boot_id as 16 raw bytes (changes when the guest reboots).
+ */
+struct vn_shm_status {
+	__u32 seq; /* odd while the guest rewrites this struct, even when stable */
+	__u32 agent_state; /* enum vn_shm_agent_state */
+	__u32 guest_ncpus; /* online CPUs in the guest, <= VN_SHM_MAX_GUEST_CPUS */
+	__u32 pad; /* 0 */
+	__u8 boot_id[16]; /* guest boot id, raw UUID bytes */
+	__u64 agent_start_ns; /* guest CLOCK_MONOTONIC when this agent started */
+	__u64 heartbeat_ns; /* guest CLOCK_MONOTONIC of the last status update: 0 or >= start */
+	__u8 reserved[16]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_status) == 64, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, agent_state) == 4, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, guest_ncpus) == 8, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, boot_id) == 16, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, agent_start_ns) == 32, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, heartbeat_ns) == 40, "vn_shm_status is ABI");
+_Static_assert(offsetof(struct vn_shm_status, reserved) == 48, "vn_shm_status is ABI");
+
+/*
+ * Clock-sync mailbox, host part: 64 bytes at header offset 192, the only bytes the host writes. A request
+ * is (req_seq, host_send_ns); the host writes it under seq and the guest answers each new request once.
+ */
+struct vn_shm_mbox_host {
+	__u32 seq; /* odd while the host rewrites this struct, even when stable */
+	__u32 pad; /* 0 */
+	__u64 req_seq; /* request number, > 0 (0: no request yet) */
+	__u64 host_send_ns; /* host CLOCK_MONOTONIC when the host wrote the request */
+	__u8 reserved[40]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_mbox_host) == 64, "vn_shm_mbox_host is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_host, req_seq) == 8, "vn_shm_mbox_host is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_host, host_send_ns) == 16, "vn_shm_mbox_host is ABI");
+
+/* Clock-sync mailbox, guest part: 64 bytes at header offset 256, the guest's answer to a request. */
+struct vn_shm_mbox_guest {
+	__u32 seq; /* odd while the guest rewrites this struct, even when stable */
+	__u32 pad; /* 0 */
+	__u64 reply_seq; /* req_seq of the request answered (0: none yet) */
+	__u64 guest_ns; /* guest CLOCK_MONOTONIC when the guest answered, > 0 */
+	__u64 echo_host_send_ns; /* host_send_ns of the request answered, copied */
+	__u8 reserved[32]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_mbox_guest) == 64, "vn_shm_mbox_guest is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_guest, reply_seq) == 8, "vn_shm_mbox_guest is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_guest, guest_ns) == 16, "vn_shm_mbox_guest is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_guest, echo_host_send_ns) == 24,
+	       "vn_shm_mbox_guest is ABI");
+
+/*
+ * Region header, 512 bytes at offset 0. Bytes 0..127 (identity and geometry) are written by the guest while
+ * epoch is 0 and never change until the next epoch; a change under the same epoch is corruption.
+ * region_size is what the guest believes (its BAR2 size); the host bounds everything by its own mapping.
+ */
+struct vn_shm_header {
+	/* identity and geometry: immutable within an epoch */
+	char magic[VN_SHM_MAGIC_LEN]; /* "VNOISSHM" */
+	__u32 version; /* VN_SHM_VERSION */
+	__u32 header_size; /* bytes, VN_SHM_HEADER_SIZE */
+	__u64 region_size; /* bytes, power of two, as the guest sees it */
+	__u64 epoch; /* 0: not initialised; else a new value per guest agent start */
+	__u32 nrings; /* 1 .. VN_SHM_MAX_RINGS, ring r carries vCPU r */
+	__u32 slots_per_ring; /* power of two, 1 .. VN_SHM_MAX_SLOTS */
+	__u32 slot_size; /* bytes, sizeof(struct vn_shm_slot) */
+	__u32 ring_ctl_size; /* bytes per ring counter block, sizeof(struct vn_shm_ring) */
+	__u64 ring_ctl_offset; /* bytes from region start to struct vn_shm_ring[nrings] */
+	__u64 summary_offset; /* bytes from region start to struct vn_shm_summary[summary_count] */
+	__u64 slots_offset; /* bytes from region start to the slots of ring 0 */
+	__u32 summary_count; /* VN_SHM_SUMMARIES */
+	__u32 summary_size; /* bytes, sizeof(struct vn_shm_summary) */
+	__u8 reserved0[48]; /* 0 */
+	/* guest-owned, changes any time */
+	struct vn_shm_status status; /* offset 128 */
+	/* clock-sync mailbox */
+	struct vn_shm_mbox_host mbox_host; /* offset 192: host-written */
+	struct vn_shm_mbox_guest mbox_guest; /* offset 256: guest-written */
+	__u8 reserved1[192]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_header) == VN_SHM_HEADER_SIZE, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, version) == 8, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, header_size) == 12, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, region_size) == 16, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, epoch) == 24, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, nrings) == 32, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, slots_per_ring) == 36, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, slot_size) == 40, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, ring_ctl_size) == 44, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, ring_ctl_offset) == 48, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, summary_offset) == 56, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, slots_offset) == 64, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, summary_count) == 72, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, summary_size) == 76, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, reserved0) == 80, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, status) == VN_SHM_IMMUTABLE_SIZE,
+	       "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, mbox_host) == 192, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, mbox_guest) == 256, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, reserved1) == 320, "vn_shm_header is ABI");
+
+/*
+ * Per-ring producer counters, one 64-byte cache line per ring. Written by the guest only; both only grow
+ * within an epoch. head is the number of records ever published in ring r (the next record's position);
+ * it is stored with release ordering after the record's slot is complete. dropped counts records the guest
+ * could not publish at all (e.g. its own upstream buffers overflowed); overwrites by a faster producer are
+ * NOT counted here (the producer never waits; the consumer detects them).
+ */
+struct vn_shm_ring {
+	__u64 head; /* records published in this ring, this epoch */
+	__u64 dropped; /* records the guest lost before publishing them */
+	__u8 reserved[48]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_ring) == 64, "vn_shm_ring is ABI");
+_Static_assert(offsetof(struct vn_shm_ring, dropped) == 8, "vn_shm_ring is ABI");
+
+/* Record types (vn_shm_slot.type). */
+enum vn_shm_rec_type {
+	VN_SHM_REC_NONE = 0, /* never written */
+	VN_SHM_REC_SAMPLE = 1, /* payload.sample: struct vn_sample, the rest of the payload 0 */
+	VN_SHM_REC_EVENT = 2, /* payload.event: struct vn_event */
+	VN_SHM_REC_MAX = 3,
+};
+
+#define VN_SHM_PAYLOAD_SIZE 56u
+
+/*
+ * One ring slot, 64 bytes. The record at position p (0, 1, 2, ... in ring order) lives in slot
+ * p % slots_per_ring during lap L = p / slots_per_ring. Its seq is 2L+1 (mod 2^32) while the guest writes it
+ * and 2L+2 when complete, so a reader that expects position p can tell a complete record (seq == 2L+2) from
+ * one being written (odd), an older lap (stale) and a newer lap (overwritten: the record is lost).
+ */
+struct vn_shm_slot {
+	__u32 seq; /* 2L+1 while writing, 2L+2 when complete; 0 = never written */
+	__u16 type; /* enum vn_shm_rec_type */
+	__u16 pad; /* 0 */
+	union {
+		struct vn_sample sample; /* VN_SHM_REC_SAMPLE (24 bytes, bytes 24..55 are 0) */
+		struct vn_event event; /* VN_SHM_REC_EVENT (56 bytes) */
+		__u8 raw[VN_SHM_PAYLOAD_SIZE];
+	} payload;
+};
+_Static_assert(sizeof(struct vn_shm_slot) == 64, "vn_shm_slot is ABI");
+_Static_assert(offsetof(struct vn_shm_slot, type) == 4, "vn_shm_slot is ABI");
+_Static_assert(offsetof(struct vn_shm_slot, pad) == 6, "vn_shm_slot is ABI");
+_Static_assert(offsetof(struct vn_shm_slot, payload) == 8, "vn_shm_slot is ABI");
+_Static_assert(sizeof(struct vn_event) == VN_SHM_PAYLOAD_SIZE, "a vn_event fills a slot payload");
+
+/* Phase of an interval summary entry (seed 000's pipeline). */
+enum vn_shm_phase {
+	VN_SHM_PHASE_EMPTY = 0, /* never written */
+	VN_SHM_PHASE_TRACKING = 1, /* interval N: totals still growing, end_ns = last update */
+	VN_SHM_PHASE_FILTERED = 2, /* interval N-1: closed, filter applied (flagged_cpus set) */
+	VN_SHM_PHASE_REPORTED = 3, /* interval N-2: final, published for the host and collectors */
+	VN_SHM_PHASE_MAX = 4,
+};
+
+/*
+ * One interval summary, 192 bytes; interval interval_id lives in entry interval_id % VN_SHM_SUMMARIES.
+ * Written by the guest only, under seq. Times are guest CLOCK_MONOTONIC ns; *_ns totals are summed over
+ * the CPUs of the interval. The silhouette (compute_min/max/avg_ns) is the per-CPU compute time (interval
+ * minus that CPU's noise) across the CPUs that contributed.
+ */
+struct vn_shm_summary {
+	__u32 seq; /* odd while the guest rewrites this entry, even when stable */
+	__u32 phase; /* enum vn_shm_phase */
+	__u64 interval_id; /* N: 0, 1, 2, ... */
+	__u64 start_ns; /* interval start */
+	__u64 end_ns; /* interval end (exclusive); while TRACKING the last update; >= start_ns */
+	__u32 ncpus; /* CPUs that contributed, <= VN_SHM_MAX_RINGS */
+	__u32 flagged_cpus; /* CPUs the filter kept (noise above its threshold), <= ncpus */
+	__u64 samples; /* noise samples (gaps) in the interval */
+	__u64 events; /* interference events in the interval */
+	__u64 dropped; /* records the guest lost in the interval */
+	__u64 noise_ns; /* total noise (sum of gaps), <= ncpus * (end_ns - start_ns) */
+	__u64 max_single_ns; /* longest single gap, <= end_ns - start_ns */
+	__u64 compute_min_ns; /* silhouette: min <= avg <= max <= end_ns - start_ns */
+	__u64 compute_max_ns;
+	__u64 compute_avg_ns;
+	__u64 class_ns[VN_CLASS_MAX]; /* net noise by enum vn_class; [VN_CLASS_NONE] is 0 */
+	__u8 reserved[24]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_shm_summary) == 192, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, phase) == 4, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, interval_id) == 8, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, start_ns) == 16, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, end_ns) == 24, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, ncpus) == 32, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, flagged_cpus) == 36, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, samples) == 40, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, events) == 48, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, dropped) == 56, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, noise_ns) == 64, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, max_single_ns) == 72, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, compute_min_ns) == 80, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, compute_max_ns) == 88, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, compute_avg_ns) == 96, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, class_ns) == 104, "vn_shm_summary is ABI");
+_Static_assert(offsetof(struct vn_shm_summary, reserved) == 168, "vn_shm_summary is ABI");
+
+#endif
