@@ -141,12 +141,14 @@ $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) -lm
-fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(BUILD)/vnoise-guest
+fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_report -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_qga
 	$(Q)$(FUZZ_DIR)/fuzz_qga -max_total_time=$${FUZZ_SECONDS:-60} -max_len=70000 \
 		-dict=tests/fuzz/qga.dict $(FUZZ_DIR)/corpus_qga
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_shm
+	$(Q)$(FUZZ_DIR)/fuzz_shm -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_shm
 
 deps:
 	$(Q)scripts/deps.sh

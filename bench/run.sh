@@ -5,6 +5,8 @@
 #   merge throughput            (target >= 5 M events/s on one core)                      build/bench/merge_bench
 #   host daemon CPU per vCPU    (target <= 0.1% of a core, idle guest, dispatch log on)   bench/host_cost.sh
 #   host dispatch log ns/event  (idle, storm with a busy vCPU, storm on a vCPU-free CPU)   bench/host_cost.sh
+#   shm producer ns/record, consumer records/s (targets <= 50 ns, >= 10 M/s)            build/bench/shm_bench
+#   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -21,6 +23,12 @@ bench/bpf_cost.sh "$CPU" 6
 echo
 echo "## merge throughput (reproduce: $BUILD/bench/merge_bench 5000000)"
 "$BUILD/bench/merge_bench" 5000000
+echo
+echo "## shared-memory channel (reproduce: $BUILD/bench/shm_bench -n 20000000 -s 4096)"
+"$BUILD/bench/shm_bench" -n 20000000 -s 4096
+echo
+echo "## clock alignment (reproduce: $BUILD/bench/clocksync_bench 1000000)"
+"$BUILD/bench/clocksync_bench" 1000000
 echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
 bench/host_cost.sh 20

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The record reader and merge engine, and the QGA protocol (agent dispatcher, host reply parser), under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
+# The record reader and merge engine, the QGA protocol (agent dispatcher, host reply parser) and the
+# shared-memory reader, under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
 # files must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
 command -v clang >/dev/null || fail "clang missing (make deps)"
@@ -26,3 +27,13 @@ rc=$?
 runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz_qga.log" | grep -o '[0-9]*$')
 [ "$rc" -eq 0 ] || fail "fuzz_qga found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz_qga.log")"
 ok "fuzz_qga: ${runs:-?} inputs in ${qsecs}s, no crash"
+
+# Shared-memory reader: region images, scripted producer/damage programs, XOR-damaged valid regions
+make -s -C "$ROOT" build-fuzz/fuzz_shm >"$TMP/build.log" 2>&1 || fail "cannot build fuzz_shm: $(tail -5 "$TMP/build.log")"
+mkdir -p "$TMP/corpus_shm"
+"$ROOT/build-fuzz/fuzz_shm" -max_total_time="$qsecs" -max_len=20000 -print_final_stats=1 "$TMP/corpus_shm" \
+	>"$TMP/fuzz_shm.log" 2>&1
+rc=$?
+runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz_shm.log" | grep -o '[0-9]*$')
+[ "$rc" -eq 0 ] || fail "fuzz_shm found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz_shm.log")"
+ok "fuzz_shm: ${runs:-?} inputs in ${qsecs}s, no crash"
