@@ -129,8 +129,7 @@ void json_arr_end(struct json_writer *w)
 	json_end(w, 0, ']');
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if the byte at s starts none. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t json_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	size_t len, i;
@@ -200,7 +199,7 @@ static void json_write_string(struct json_writer *w, const char *str, size_t len
 			} else if (c < 0x80) {
 				fputc(c, w->f);
 			} else {
-				n = utf8_len(s + i, len - i);
+				n = json_utf8_len(s + i, len - i);
 				if (!n) {
 					fputs("\\ufffd", w->f);
 				} else {

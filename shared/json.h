@@ -58,6 +58,12 @@ void json_kv_double(struct json_writer *w, const char *key, double v);
 void json_kv_bool(struct json_writer *w, const char *key, bool v);
 
 /*
+ * Length of the valid UTF-8 sequence (RFC 3629: no overlongs, surrogates or code points above U+10FFFF) at s,
+ * with n >= 1 bytes available; 0 if the byte at s starts none.
+ */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
+/*
  * End the document: checks that exactly one complete value was written, writes a newline and flushes.
  * Returns 0, -EINVAL on misuse (unbalanced, missing value, key outside an object, ...) or -EIO / -errno
  * on a stream error. The writer is then ready for another document on the same stream (JSON lines).

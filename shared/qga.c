@@ -149,40 +149,6 @@ static struct qga_value *node_new(struct pctx *c)
 	return v;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid (RFC 3629). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Room for n more bytes in the string arena. */
 static bool strs_room(struct pctx *c, size_t n)
 {
@@ -328,7 +294,7 @@ static int parse_string(struct pctx *c, const char **out, uint32_t *out_len)
 			}
 			continue;
 		}
-		k = utf8_len(c->p, (size_t)(c->end - c->p));
+		k = json_utf8_len(c->p, (size_t)(c->end - c->p));
 		if (!k)
 			return perr(c, -EINVAL, "invalid UTF-8 in string");
 		memcpy(dst + n, c->p, k);
@@ -1278,7 +1244,7 @@ static void copy_desc(char *dst, size_t cap, const struct qga_value *v)
 	size_t i = 0, n = 0, k;
 
 	while (i < v->len) {
-		k = utf8_len(s + i, v->len - i); /* the parser validated it: k >= 1 */
+		k = json_utf8_len(s + i, v->len - i); /* the parser validated it: k >= 1 */
 		if (!k)
 			k = 1;
 		if (n + k >= cap)
