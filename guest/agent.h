@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agent: `vnoise-guest agent`, the guest side of the vnoise channel. So far: `agent --probe` finds and
- * prints the channel's devices (ivshmem BAR2, the agent and vnoise virtio-serial ports) and exits 0, or 4
- * when the ivshmem device is missing. The daemon (shared-memory publishing, QGA protocol) follows.
+ * agent: `vnoise-guest agent`, the guest side of the vnoise channel: the QGA protocol on both ports, and
+ * `agent --probe` to print the channel's devices (ivshmem BAR2, the two virtio-serial ports; exit 4
+ * when the ivshmem device is missing). Shared-memory publishing follows.
  */
 #ifndef VNOISE_AGENT_H
 #define VNOISE_AGENT_H
