@@ -45,6 +45,7 @@ struct mdom {
 	uint64_t pending_since_ns;
 	struct vmap_dom m;
 	struct vmap_vcpu_ctr base[VN_HOST_MAX_VCPUS]; /* counters at the last period end */
+	struct vmap_vcpu_ctr now[VN_HOST_MAX_VCPUS]; /* counters read at this period end */
 	struct pacc acc[VN_HOST_MAX_VCPUS];
 	int slot[VN_HOST_MAX_VCPUS]; /* dispatch slot, -1 none */
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
@@ -241,7 +242,7 @@ static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
 	rec_chunk(mo, VN_CHUNK_HOST_DOMAIN, mo->domtext, (size_t)n);
 }
 
-static void read_counters(struct mon *mo, int i, struct vmap_vcpu_ctr *out);
+static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out);
 static void name_irq(struct mon *mo, uint32_t irq);
 
 /* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
@@ -274,7 +275,11 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 			log_warn("domain %s vCPU %u: dispatch log: %s", d->m.name, v,
 				 strerror(-rc));
 	}
-	read_counters(mo, i, d->base);
+	{
+		struct vmap_vcpu_ctr *base = d->base;
+
+		read_counters(mo, &i, 1, &base);
+	}
 	dom_binding(mo, i, event, d->map_ns);
 	log_info("monitoring %s: %u vCPUs, qemu pid %d, %s (%s)", d->m.name, d->m.nvcpus,
 		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
@@ -471,23 +476,30 @@ static void handle_connection(struct mon *mo, uint64_t t)
 
 /* ---- counters and periods ---- */
 
-static void read_counters(struct mon *mo, int i, struct vmap_vcpu_ctr *out)
+/*
+ * Counters of the domains idx[0..n-1] into out[k] (VN_HOST_MAX_VCPUS entries each): schedstat per vCPU, then
+ * one libvirt call for all of them.
+ */
+static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out)
 {
-	struct mdom *d = &mo->dom[i];
+	const char *uuids[VN_HOST_MAX_DOMAINS];
+	uint32_t nvcpus[VN_HOST_MAX_DOMAINS];
 	virConnectPtr c = sess_conn(mo->s);
-	uint32_t v;
+	int k;
 
-	memset(out, 0, sizeof(*out) * VN_HOST_MAX_VCPUS);
-	for (v = 0; v < d->m.nvcpus; v++)
-		if (d->m.tids[v])
-			(void)vmap_schedstat(d->m.qemu_pid, d->m.tids[v], &out[v]);
-	if (c) {
-		const char *u = d->m.uuid;
-		struct vmap_vcpu_ctr *ctr = out;
+	for (k = 0; k < n; k++) {
+		struct mdom *d = &mo->dom[idx[k]];
+		uint32_t v;
 
-		if (vmap_libvirt_stats(c, &u, &d->m.nvcpus, &ctr, 1))
-			log_debug("libvirt stats: %s", sess_last_error());
+		memset(out[k], 0, sizeof(*out[k]) * VN_HOST_MAX_VCPUS);
+		for (v = 0; v < d->m.nvcpus; v++)
+			if (d->m.tids[v])
+				(void)vmap_schedstat(d->m.qemu_pid, d->m.tids[v], &out[k][v]);
+		uuids[k] = d->m.uuid;
+		nvcpus[k] = d->m.nvcpus;
 	}
+	if (c && n && vmap_libvirt_stats(c, uuids, nvcpus, out, n))
+		log_debug("libvirt stats: %s", sess_last_error());
 }
 
 /* Delta of one counter; the baseline only moves on a good read so a missed read is caught up later. */
@@ -501,7 +513,8 @@ static uint64_t delta(uint64_t now, uint64_t *base)
 
 static void end_period(struct mon *mo, uint64_t t)
 {
-	struct vmap_vcpu_ctr now[VN_HOST_MAX_VCPUS];
+	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
+	int idx[VN_HOST_MAX_DOMAINS], nrun = 0;
 	struct vec periods = { .esz = sizeof(struct vn_host_period) };
 	int i;
 	size_t k;
@@ -512,15 +525,21 @@ static void end_period(struct mon *mo, uint64_t t)
 		dispatch_cut(mo->dl, t);
 	}
 	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		if (mo->dom[i].used && mo->dom[i].running) {
+			idx[nrun] = i;
+			outs[nrun++] = mo->dom[i].now;
+		} else {
+			memset(mo->dom[i].now, 0, sizeof(mo->dom[i].now));
+		}
+	}
+	read_counters(mo, idx, nrun, outs);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		struct mdom *d = &mo->dom[i];
+		struct vmap_vcpu_ctr *now = d->now;
 		uint32_t v;
 
 		if (!d->used || (!d->running && !d->gone_in_period))
 			continue;
-		if (d->running)
-			read_counters(mo, i, now);
-		else
-			memset(now, 0, sizeof(now));
 		for (v = 0; v < d->m.nvcpus; v++) {
 			struct vn_host_period pr = { 0 };
 			struct pacc *a = &d->acc[v];
