@@ -17,48 +17,9 @@
 #define MS 1000000ULL
 #define S 1000000000ULL
 
-static struct measure_params P;
-static char err[256];
-
-/* params_parse on the NULL-terminated argument list (the first is the command). */
-static int parse(const char *arg0, ...)
-{
-	char *argv[64];
-	int argc = 0;
-	const char *a;
-	va_list ap;
-
-	va_start(ap, arg0);
-	for (a = arg0; a; a = va_arg(ap, const char *)) {
-		ck_assert_int_lt(argc, 63);
-		argv[argc++] = (char *)a;
-	}
-	va_end(ap);
-	argv[argc] = NULL;
-	memset(err, 0, sizeof(err));
-	return params_parse(argc, argv, &P, err, sizeof(err));
-}
-
-#define OK(...) ck_assert_msg(parse(__VA_ARGS__, NULL) == 0, "unexpected error: %s", err)
-
-/* The call must fail with -EINVAL and a one-line message that contains each of the words. */
-#define FAILS(words, ...)                                                                  \
-	do {                                                                               \
-		int rc_ = parse(__VA_ARGS__, NULL);                                        \
-		ck_assert_msg(rc_ == -EINVAL, "rc %d, want -EINVAL (err '%s')", rc_, err); \
-		check_message(words);                                                      \
-	} while (0)
-
-static void check_message(const char *words)
-{
-	char buf[128], *w, *save = NULL;
-
-	ck_assert_msg(err[0], "empty error message");
-	ck_assert_msg(!strchr(err, '\n'), "message is not one line: '%s'", err);
-	snprintf(buf, sizeof(buf), "%s", words);
-	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		ck_assert_msg(strstr(err, w), "message '%s' does not mention '%s'", err, w);
-}
+#define CLI_PARAMS struct measure_params
+#define CLI_PARSE params_parse
+#include "cli_check.h"
 
 static void check_defaults(enum vn_cmd cmd)
 {
