@@ -46,6 +46,14 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shared region is 
 #define VN_SHM_MAX_SPAN_NS \
 	(86400ull * 1000000000ull) /* a record or interval longer than a day is corruption */
 
+/*
+ * Clock exchanges: the host posts its requests at (or just after) multiples of this period of its own
+ * CLOCK_MONOTONIC, one at a time. Knowing the grid, an agent can poll the mailbox closely around the
+ * predicted arrival (in guest time: grid point + the smallest guest_ns - host_send_ns seen so far) and
+ * sleep in between: the answer's delay is the exchange's error bound.
+ */
+#define VN_SHM_CLOCK_GRID_NS 50000000ull
+
 /* Guest agent state (vn_shm_status.agent_state). */
 enum vn_shm_agent_state {
 	VN_SHM_AGENT_INIT = 0, /* region laid out, not producing yet */
@@ -99,13 +107,19 @@ struct vn_shm_mbox_guest {
 	__u64 reply_seq; /* req_seq of the request answered (0: none yet) */
 	__u64 guest_ns; /* guest CLOCK_MONOTONIC when the guest answered, > 0 */
 	__u64 echo_host_send_ns; /* host_send_ns of the request answered, copied */
-	__u8 reserved[32]; /* 0 */
+	__u32
+	    cpu; /* guest CPU the answering thread ran on (its vCPU), VN_SHM_CPU_UNKNOWN if unknown: the
+		      host may watch for the answer from a pCPU that vCPU is not using */
+	__u32 pad2; /* 0 */
+	__u8 reserved[24]; /* 0 */
 };
+#define VN_SHM_CPU_UNKNOWN 0xffffffffu
 _Static_assert(sizeof(struct vn_shm_mbox_guest) == 64, "vn_shm_mbox_guest is ABI");
 _Static_assert(offsetof(struct vn_shm_mbox_guest, reply_seq) == 8, "vn_shm_mbox_guest is ABI");
 _Static_assert(offsetof(struct vn_shm_mbox_guest, guest_ns) == 16, "vn_shm_mbox_guest is ABI");
 _Static_assert(offsetof(struct vn_shm_mbox_guest, echo_host_send_ns) == 24,
 	       "vn_shm_mbox_guest is ABI");
+_Static_assert(offsetof(struct vn_shm_mbox_guest, cpu) == 32, "vn_shm_mbox_guest is ABI");
 
 /*
  * Region header, 512 bytes at offset 0. Bytes 0..127 (identity and geometry) are written by the guest while
@@ -159,7 +173,7 @@ _Static_assert(offsetof(struct vn_shm_header, reserved1) == 320, "vn_shm_header 
 
 /*
  * Per-ring producer counters, one 64-byte cache line per ring. Written by the guest only; both only grow
- * within an epoch. head is the number of records ever published in ring r (the next record's position);
+ * within an epoch (horizon_ns too). head is the number of records ever published in ring r (the next record's position);
  * it is stored with release ordering after the record's slot is complete. dropped counts records the guest
  * could not publish at all (e.g. its own upstream buffers overflowed); overwrites by a faster producer are
  * NOT counted here (the producer never waits; the consumer detects them).
@@ -167,10 +181,15 @@ _Static_assert(offsetof(struct vn_shm_header, reserved1) == 320, "vn_shm_header 
 struct vn_shm_ring {
 	__u64 head; /* records published in this ring, this epoch */
 	__u64 dropped; /* records the guest lost before publishing them */
-	__u8 reserved[48]; /* 0 */
+	__u64
+	    horizon_ns; /* guest CLOCK_MONOTONIC: every record of this ring that ends at or before it is
+			     published (head covers it); 0 = not yet. Never decreases; stored (release) after
+			     head, so a reader loads it (acquire) before head. */
+	__u8 reserved[40]; /* 0 */
 };
 _Static_assert(sizeof(struct vn_shm_ring) == 64, "vn_shm_ring is ABI");
 _Static_assert(offsetof(struct vn_shm_ring, dropped) == 8, "vn_shm_ring is ABI");
+_Static_assert(offsetof(struct vn_shm_ring, horizon_ns) == 16, "vn_shm_ring is ABI");
 
 /* Record types (vn_shm_slot.type). */
 enum vn_shm_rec_type {

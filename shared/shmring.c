@@ -117,7 +117,8 @@ uint32_t shmw_fit_slots(size_t size, uint32_t nrings)
 struct shmw_ring {
 	uint64_t head; /* the ring's head as last published: never read back from shared memory */
 	uint64_t dropped;
-	unsigned char pad[48];
+	uint64_t horizon;
+	unsigned char pad[40];
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct shmw_ring) == 64, "one cache line per ring");
 
@@ -263,6 +264,14 @@ void shmw_add_dropped(struct shm_writer *w, uint32_t ring, uint64_t n)
 	STORE_REL(&ctl->dropped, w->ring[ring].dropped);
 }
 
+void shmw_set_horizon(struct shm_writer *w, uint32_t ring, uint64_t t_ns)
+{
+	if (ring >= w->nrings || t_ns <= w->ring[ring].horizon)
+		return;
+	w->ring[ring].horizon = t_ns;
+	STORE_REL(&w->ctl[ring].horizon_ns, t_ns);
+}
+
 uint64_t shmw_head(const struct shm_writer *w, uint32_t ring)
 {
 	return ring < w->nrings ? w->ring[ring].head : 0;
@@ -333,8 +342,8 @@ int shmw_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_se
 	return 1;
 }
 
-void shmw_mailbox_reply(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
-			uint64_t guest_ns)
+void shmw_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
+			    uint64_t guest_ns, uint32_t cpu)
 {
 	struct vn_shm_mbox_guest *m = &w->hdr->mbox_guest;
 
@@ -342,6 +351,7 @@ void shmw_mailbox_reply(struct shm_writer *w, uint64_t req_seq, uint64_t host_se
 	STORE_RLX(&m->reply_seq, req_seq);
 	STORE_RLX(&m->guest_ns, guest_ns);
 	STORE_RLX(&m->echo_host_send_ns, host_send_ns);
+	STORE_RLX(&m->cpu, cpu);
 	seq_end(&m->seq, &w->mbox_seq);
 	w->mb_last_req = req_seq;
 	w->mb_last_send = host_send_ns;
@@ -509,6 +519,7 @@ struct shmr_ring_state {
 	uint64_t tail; /* next position to read */
 	uint64_t head; /* producer head at the last look */
 	uint64_t dropped; /* producer dropped counter at the last look */
+	uint64_t horizon; /* producer horizon at the last look */
 };
 
 struct shm_reader {
@@ -591,6 +602,7 @@ static void try_attach(struct shm_reader *rd, uint64_t e)
 	for (r = 0; r < rd->nrings; r++) {
 		struct shmr_ring_state *rs = &rd->ring[r];
 
+		rs->horizon = 0; /* the first look takes whatever the guest says */
 		rs->head = LOAD_ACQ(&rd->ctl[r].head);
 		rs->dropped = LOAD_RLX(&rd->ctl[r].dropped);
 		rs->tail = rs->head > rd->slots ? rs->head - keep_after_overrun(rd->slots) : 0;
@@ -705,6 +717,7 @@ int shmr_ring_info(const struct shm_reader *rd, uint32_t ring, struct shmr_ring_
 	out->tail = rd->ring[ring].tail;
 	out->head = rd->ring[ring].head;
 	out->dropped = rd->ring[ring].dropped;
+	out->horizon_ns = rd->ring[ring].horizon;
 	return 0;
 }
 
@@ -717,6 +730,7 @@ static int epoch_moved(const struct shm_reader *rd)
 static int ring_refresh(struct shm_reader *rd, uint32_t ring, uint64_t *head)
 {
 	struct shmr_ring_state *rs = &rd->ring[ring];
+	uint64_t hz = LOAD_ACQ(&rd->ctl[ring].horizon_ns); /* before head: head covers it */
 	uint64_t h = LOAD_ACQ(&rd->ctl[ring].head);
 	uint64_t d = LOAD_RLX(&rd->ctl[ring].dropped);
 
@@ -730,8 +744,14 @@ static int ring_refresh(struct shm_reader *rd, uint32_t ring, uint64_t *head)
 			   (unsigned long long)d, (unsigned long long)rs->dropped);
 		return -EPROTO;
 	}
+	if (hz < rs->horizon) {
+		go_corrupt(rd, rd->epoch, "ring %u: horizon %llu after %llu", ring,
+			   (unsigned long long)hz, (unsigned long long)rs->horizon);
+		return -EPROTO;
+	}
 	sat_add(&rd->st.producer_dropped, d - rs->dropped);
 	rs->dropped = d;
+	rs->horizon = hz;
 	rs->head = h;
 	*head = h;
 	return 0;
@@ -897,7 +917,8 @@ int shmr_mailbox_reply(struct shm_reader *rd, struct shmr_clock_reply *out)
 		sat_add(&rd->st.retries, 1);
 		return -EAGAIN;
 	}
-	if (c.pad || !all_zero(c.reserved, sizeof(c.reserved))) {
+	if (c.pad || c.pad2 || !all_zero(c.reserved, sizeof(c.reserved)) ||
+	    (c.cpu >= VN_SHM_MAX_GUEST_CPUS && c.cpu != VN_SHM_CPU_UNKNOWN)) {
 		sat_add(&rd->st.mailbox_invalid, 1);
 		return -EBADMSG;
 	}
@@ -911,6 +932,7 @@ int shmr_mailbox_reply(struct shm_reader *rd, struct shmr_clock_reply *out)
 	out->req_seq = c.reply_seq;
 	out->host_send_ns = c.echo_host_send_ns;
 	out->guest_ns = c.guest_ns;
+	out->cpu = c.cpu;
 	return 1;
 }
 

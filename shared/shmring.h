@@ -80,6 +80,10 @@ shmw_put_event(struct shm_writer *w, uint32_t ring, const struct vn_event *e)
  * Called by the ring's producer thread. */
 void shmw_add_dropped(struct shm_writer *w, uint32_t ring, uint64_t n);
 
+/* Declare that every record of ring ending at or before guest time t_ns has been published (stored after
+ * the records' head; a t_ns below the previous one is ignored). Called by the ring's producer thread. */
+void shmw_set_horizon(struct shm_writer *w, uint32_t ring, uint64_t t_ns);
+
 /* Records published in ring so far this epoch (the ring's head). */
 uint64_t shmw_head(const struct shm_writer *w, uint32_t ring);
 
@@ -100,9 +104,15 @@ int shmw_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
 int shmw_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
     __attribute__((warn_unused_result));
 
-/* Answer request (req_seq, host_send_ns) with guest_ns, the guest CLOCK_MONOTONIC read while answering. */
-void shmw_mailbox_reply(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
-			uint64_t guest_ns);
+/* Answer request (req_seq, host_send_ns) with guest_ns, the guest CLOCK_MONOTONIC read while answering,
+ * and the guest CPU the answering thread runs on (VN_SHM_CPU_UNKNOWN: not said). */
+void shmw_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
+			    uint64_t guest_ns, uint32_t cpu);
+static inline void shmw_mailbox_reply(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
+				      uint64_t guest_ns)
+{
+	shmw_mailbox_reply_cpu(w, req_seq, host_send_ns, guest_ns, VN_SHM_CPU_UNKNOWN);
+}
 
 /* ---- host side: consumer ---- */
 
@@ -137,6 +147,7 @@ struct shmr_ring_info {
 	uint64_t tail; /* next position the reader will read */
 	uint64_t head; /* producer head at the last poll */
 	uint64_t dropped; /* producer's dropped counter at the last poll */
+	uint64_t horizon_ns; /* producer's horizon at the last poll (guest time, 0: none yet) */
 };
 
 /* A record as delivered: a validated private copy, valid during the callback only. pos is its position in
@@ -211,6 +222,8 @@ struct shmr_clock_reply {
 	uint64_t req_seq;
 	uint64_t host_send_ns; /* as sent */
 	uint64_t guest_ns; /* guest CLOCK_MONOTONIC when it answered */
+	uint32_t
+	    cpu; /* guest CPU of the answering thread (< VN_SHM_MAX_GUEST_CPUS), or VN_SHM_CPU_UNKNOWN */
 };
 
 /*
