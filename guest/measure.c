@@ -58,6 +58,8 @@ struct run {
 	int merge_err;
 	int stop;
 	uint64_t rec_dropped;
+	uint64_t *lost_seen; /* per sampler: drops already reported to the tap */
+	uint64_t kh_lost_seen;
 };
 
 static const char *irq_name_cb(void *ctx, uint32_t irq)
@@ -105,6 +107,8 @@ static void on_event(void *ctx, const struct vn_event *e)
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
+	if (r->p->tap && r->p->tap->event)
+		r->p->tap->event(r->p->tap->ctx, e);
 	if (r->rec) {
 		if (r->nev == EVBUF && flush_record(r))
 			r->rec_dropped++;
@@ -119,11 +123,33 @@ static void on_sample(struct run *r, const struct vn_sample *s)
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
+	if (r->p->tap && r->p->tap->sample)
+		r->p->tap->sample(r->p->tap->ctx, s);
 	if (r->rec) {
 		if (r->ns == EVBUF && flush_record(r))
 			r->rec_dropped++;
 		if (r->ns < EVBUF)
 			r->sbuf[r->ns++] = *s;
+	}
+}
+
+/* Tell the tap about records lost before it saw them: sampler rings per CPU, the BPF ring buffer. */
+static void tap_lost(struct run *r)
+{
+	const struct measure_tap *t = r->p->tap;
+	struct khelper_stats st;
+	int i;
+
+	for (i = 0; i < r->v.ncpus && r->lost_seen; i++) {
+		uint64_t d = __atomic_load_n(&r->smp[i].dropped, __ATOMIC_RELAXED);
+
+		if (d > r->lost_seen[i] && t->lost)
+			t->lost(t->ctx, r->v.cpus[i], d - r->lost_seen[i]);
+		r->lost_seen[i] = d;
+	}
+	if (r->kh && t->lost && !khelper_get_stats(r->kh, &st) && st.dropped > r->kh_lost_seen) {
+		t->lost(t->ctx, -1, st.dropped - r->kh_lost_seen);
+		r->kh_lost_seen = st.dropped;
 	}
 }
 
@@ -140,6 +166,8 @@ static void drain(struct run *r)
 	}
 	if (r->kh && khelper_drain(r->kh, on_event, r) < 0)
 		log_warn("draining the kernel helper failed");
+	if (r->p->tap)
+		tap_lost(r);
 }
 
 static void collect_overhead(struct run *r)
@@ -392,7 +420,7 @@ int measure_run(const struct measure_params *p)
 	r.v.top_n = p->top_n;
 	r.v.irq_name = irq_name_cb;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4 && !p->tap; i++)
 		sigaction(sigs[i], &sa, &old[i]);
 
 	rc = setup_cpus(&r);
@@ -401,7 +429,8 @@ int measure_run(const struct measure_params *p)
 	r.v.m = merge_new(view_gap_cb, &r.v);
 	r.v.hist = calloc((size_t)r.v.ncpus, sizeof(*r.v.hist));
 	r.smp = calloc((size_t)r.v.ncpus, sizeof(*r.smp));
-	if (!r.v.m || !r.v.hist || !r.smp) {
+	r.lost_seen = calloc((size_t)r.v.ncpus, sizeof(*r.lost_seen));
+	if (!r.v.m || !r.v.hist || !r.smp || !r.lost_seen) {
 		rc = EXIT_FAIL;
 		log_err("out of memory");
 		goto out;
@@ -457,7 +486,7 @@ int measure_run(const struct measure_params *p)
 		}
 		khelper_set_sampler(r.kh, s->cpu, s->tid);
 	}
-	if (!p->quiet && !p->json && p->cmd != CMD_TOP) {
+	if (!p->quiet && !p->json && p->cmd != CMD_TOP && !p->tap) {
 		char list[256];
 		size_t off = 0;
 
@@ -475,7 +504,8 @@ int measure_run(const struct measure_params *p)
 	refresh = p->period_ns < 1000000000ULL ? 1000000000ULL : p->period_ns;
 	next_top = t0 + refresh;
 	for (;;) {
-		struct timespec ts = { 0, (long)POLL_NS };
+		uint64_t poll_ns = p->tap && p->tap->poll_ns ? p->tap->poll_ns : POLL_NS;
+		struct timespec ts = { 0, (long)poll_ns };
 		uint64_t horizon;
 
 		nanosleep(&ts, NULL);
@@ -501,7 +531,9 @@ int measure_run(const struct measure_params *p)
 			view_top(stdout, &r.v, (now - t0) / 1e9, tty);
 			next_top += refresh;
 		}
-		if (got_signal)
+		if (p->tap && p->tap->tick)
+			p->tap->tick(p->tap->ctx, now);
+		if (got_signal || (p->tap && __atomic_load_n(p->tap->stop, __ATOMIC_ACQUIRE)))
 			break;
 		if (p->duration_ns && now - t0 >= p->duration_ns)
 			break;
@@ -536,7 +568,9 @@ out:
 				stopped == 1 ? "--stop-single" : "--stop-total");
 			view_leadup(stdout, &r.v);
 		}
-		if (p->cmd == CMD_HIST)
+		if (p->tap)
+			; /* the embedder reports */
+		else if (p->cmd == CMD_HIST)
 			view_hist(stdout, &r.v);
 		else if (p->json)
 			view_json(stdout, &r.v);
@@ -571,7 +605,8 @@ out:
 	free(r.smp);
 	free(r.evbuf);
 	free(r.sbuf);
-	for (i = 0; i < 4; i++)
+	free(r.lost_seen);
+	for (i = 0; i < 4 && !p->tap; i++)
 		sigaction(sigs[i], &old[i], NULL);
 	return rc;
 }

@@ -8,12 +8,30 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "noise.h"
 
 #define PARAMS_MAX_CPUS 1024
 
 enum vn_cmd { CMD_MEASURE, CMD_TOP, CMD_HIST, CMD_RECORD, CMD_REPORT };
 
 enum vn_helper_mode { HELPER_AUTO, HELPER_BPF, HELPER_PROC };
+
+/*
+ * An embedder's tap (vnoise-guest agent): every sample and kernel-helper event is also passed here, records
+ * lost before reaching it are reported per CPU, the run ends when *stop becomes non-zero, no signal handler is
+ * installed and nothing is printed at the end. Called from the thread that runs measure_run().
+ */
+struct measure_tap {
+	void (*sample)(void *ctx, const struct vn_sample *s);
+	void (*event)(void *ctx, const struct vn_event *e);
+	void (*lost)(void *ctx, int cpu, uint64_t n); /* cpu -1: not tied to one CPU */
+	void (*tick)(void *ctx, uint64_t drained_ns); /* after every drain: every record that ended
+							  before drained_ns was passed (give or take
+							  a sampler that is pushing one right now) */
+	void *ctx;
+	const int *stop; /* read with acquire */
+	uint64_t poll_ns; /* drain interval (default 50 ms) */
+};
 
 struct measure_params {
 	enum vn_cmd cmd;
@@ -37,6 +55,7 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
+	const struct measure_tap *tap; /* not from the command line: set by an embedder */
 };
 
 /*
