@@ -10,6 +10,7 @@
 #include "exitcodes.h"
 #include "hrec.h"
 #include "log.h"
+#include "mview.h"
 #include "parse.h"
 
 int hrec_domain_text(char *buf, size_t cap, uint32_t dom, const struct vmap_dom *m,
@@ -207,6 +208,15 @@ int hrec_report(const struct host_params *p)
 		case VN_CHUNK_HOST_AGG:
 			FEED(struct vn_host_agg, hostagg_agg);
 			break;
+		case VN_CHUNK_HOST_MATCH:
+			FEED(struct vn_host_match, hostagg_match);
+			break;
+		case VN_CHUNK_HOST_MSRC:
+			FEED(struct vn_host_msrc, hostagg_msrc);
+			break;
+		case VN_CHUNK_HOST_CHAN:
+			FEED(struct vn_host_chan, hostagg_chan);
+			break;
 		case VN_CHUNK_STATS:
 		case VN_CHUNK_END:
 			if (kv_u64(ch.payload, ch.len, "dispatch_dropped", &v))
@@ -238,11 +248,18 @@ int hrec_report(const struct host_params *p)
 	if (a->bad_records)
 		log_warn("%s: %" PRIu64 " records named an unknown domain or vCPU", p->input,
 			 a->bad_records);
+	if (p->guest && !hostagg_has_match(a)) {
+		log_err("%s: no combined guest + host data (recorded without --guest)", p->input);
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	if (p->json) {
-		if (hview_json(stdout, a, &in)) {
+		if (p->guest ? mview_json(stdout, a, &in) : hview_json(stdout, a, &in)) {
 			log_err("cannot write the report");
 			goto out;
 		}
+	} else if (p->guest) {
+		mview_text(stdout, a, &in);
 	} else {
 		hview_text(stdout, a, &in);
 	}

@@ -20,14 +20,17 @@
 #include "hostagg.h"
 #include "hrec.h"
 #include "hview.h"
+#include "mview.h"
 #include "log.h"
 #include "monitor.h"
+#include "gchan.h"
 #include "procstat.h"
 #include "recfile.h"
 #include "session.h"
 #include "vmap.h"
 
 #define TICK_NS 100000000ULL
+#define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
 #define MAX_SLOTS DISPATCH_MAX_SLOTS
@@ -50,6 +53,7 @@ struct mdom {
 	int slot[VN_HOST_MAX_VCPUS]; /* dispatch slot, -1 none */
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
 	bool gone_in_period; /* stopped during the current period */
+	struct gchan *gc; /* --guest: the domain's channel (NULL: none) */
 };
 
 struct vec {
@@ -171,6 +175,8 @@ static void on_out(void *ctx, const struct outlog_out *o)
 		a->out_s_ns += len;
 	a->wait_ns += o->run_delay_ns;
 	a->cpu = r.cpu;
+	if (mo->dom[r.dom].gc)
+		gchan_host_out(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, (char)r.state);
 	if (vec_push(&mo->outs, &r))
 		log_warn("out of memory: an out interval was not recorded");
 }
@@ -190,6 +196,9 @@ static void on_run(void *ctx, const struct outlog_run *o)
 	r.pid = o->pid;
 	r.cpu = o->cpu;
 	memcpy(r.comm, o->comm, VN_HOST_COMM_LEN);
+	if (mo->dom[r.dom].gc)
+		gchan_host_run(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, r.pid, o->comm,
+			       o->idle);
 	if (o->idle)
 		mo->dom[r.dom].acc[r.vcpu].idle_ns +=
 		    r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
@@ -246,6 +255,27 @@ static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcp
 static void name_irq(struct mon *mo, uint32_t irq);
 
 /* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
+/* --guest: map the domain's channel (a domain without one is shown from the host side only). */
+static void guest_open(struct mon *mo, struct mdom *d, uint32_t i)
+{
+	char why[256];
+
+	gchan_close(d->gc);
+	d->gc = NULL;
+	if (!d->m.shmem[0]) {
+		log_warn("domain %s has no ivshmem device: no guest channel, host view only",
+			 d->m.name);
+		return;
+	}
+	d->gc = gchan_open(d->m.shmem, i, d->m.nvcpus, why, sizeof(why));
+	if (!d->gc)
+		log_warn("domain %s: guest channel: %s: host view only", d->m.name, why);
+	else {
+		gchan_set_tids(d->gc, d->m.tids, d->m.nvcpus);
+		log_info("domain %s: guest channel /dev/shm/%s", d->m.name, d->m.shmem);
+	}
+}
+
 static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
 {
 	struct mdom *d = &mo->dom[i];
@@ -283,6 +313,8 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 	dom_binding(mo, i, event, d->map_ns);
 	log_info("monitoring %s: %u vCPUs, qemu pid %d, %s (%s)", d->m.name, d->m.nvcpus,
 		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
+	if (mo->p->guest)
+		guest_open(mo, d, (uint32_t)i);
 	return 0;
 }
 
@@ -511,6 +543,44 @@ static uint64_t delta(uint64_t now, uint64_t *base)
 	return d;
 }
 
+/* --guest: each channel's records of the period, into both engines and the file. */
+static void guest_period(struct mon *mo, uint64_t t)
+{
+	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
+	static struct vn_host_msrc src[8192];
+	struct vn_host_chan ch;
+	size_t n, k;
+	uint32_t v, nv;
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+
+		if (!d->gc)
+			continue;
+		n = sizeof(src) / sizeof(src[0]);
+		nv = gchan_nvcpus(d->gc);
+		gchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
+		for (v = 0; v < nv; v++) {
+			(void)hostagg_match(mo->total, &ms[v]);
+			(void)hostagg_match(mo->cur, &ms[v]);
+		}
+		for (k = 0; k < n; k++) {
+			(void)hostagg_msrc(mo->total, &src[k]);
+			(void)hostagg_msrc(mo->cur, &src[k]);
+		}
+		(void)hostagg_chan(mo->total, &ch);
+		(void)hostagg_chan(mo->cur, &ch);
+		rec_chunk(mo, VN_CHUNK_HOST_MATCH, ms, nv * sizeof(ms[0]));
+		rec_chunk(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
+		rec_chunk(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+		if (!d->running) {
+			gchan_close(d->gc);
+			d->gc = NULL;
+		}
+	}
+}
+
 static void end_period(struct mon *mo, uint64_t t)
 {
 	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
@@ -524,6 +594,10 @@ static void end_period(struct mon *mo, uint64_t t)
 			log_warn("dispatch log: read error");
 		dispatch_cut(mo->dl, t);
 	}
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].gc)
+			gchan_tick(mo->dom[i].gc, t,
+				   mo->dl ? outlog_horizon(dispatch_outlog(mo->dl)) : t);
 	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		if (mo->dom[i].used && mo->dom[i].running) {
 			idx[nrun] = i;
@@ -603,6 +677,9 @@ static void end_period(struct mon *mo, uint64_t t)
 
 						if (vec_push(&mo->aggs, &g))
 							log_warn("out of memory: aggregate lost");
+						if (d->gc)
+							gchan_host_agg(d->gc, v, g.kind, g.id, "",
+								       g.total_ns);
 					}
 				}
 			}
@@ -644,6 +721,7 @@ static void end_period(struct mon *mo, uint64_t t)
 	rec_chunk(mo, VN_CHUNK_HOST_OUT, mo->outs.p, mo->outs.n * mo->outs.esz);
 	rec_chunk(mo, VN_CHUNK_HOST_RUN, mo->runs.p, mo->runs.n * mo->runs.esz);
 	rec_chunk(mo, VN_CHUNK_HOST_AGG, mo->aggs.p, mo->aggs.n * mo->aggs.esz);
+	guest_period(mo, t);
 	free(periods.p);
 	mo->outs.n = mo->runs.n = mo->aggs.n = 0;
 	mo->period_start_ns = t;
@@ -741,12 +819,16 @@ static void show_period(struct mon *mo, uint64_t start, uint64_t t)
 
 	fill_info(mo, &in, start, t);
 	if (mo->p->json) {
-		if (hview_json(stdout, mo->cur, &in))
+		if (mo->p->guest ? mview_json(stdout, mo->cur, &in)
+				 : hview_json(stdout, mo->cur, &in))
 			log_warn("cannot write to stdout");
 	} else {
 		if (isatty(STDOUT_FILENO))
 			fputs("\033[H\033[2J", stdout);
-		hview_text(stdout, mo->cur, &in);
+		if (mo->p->guest)
+			mview_text(stdout, mo->cur, &in);
+		else
+			hview_text(stdout, mo->cur, &in);
 		fflush(stdout);
 	}
 }
@@ -826,7 +908,7 @@ int monitor_run(const struct host_params *p)
 	struct mon *mo = NULL;
 	enum sess_fail why;
 	char msg[512];
-	uint64_t t, next_period, end_ns = 0, last_show;
+	uint64_t t, next_period, end_ns = 0, last_show, tick = p->guest ? GUEST_TICK_NS : TICK_NS;
 	int ret = EXIT_FAIL, rc, i;
 
 	mo = calloc(1, sizeof(*mo));
@@ -915,7 +997,10 @@ int monitor_run(const struct host_params *p)
 		uint64_t wake;
 
 		t = now_ns();
-		wake = t + TICK_NS < next_period ? t + TICK_NS : next_period;
+		wake =
+		    (t / tick + 1) * tick; /* on a grid: clock exchanges go out on the 50 ms grid */
+		if (wake > next_period)
+			wake = next_period;
 		if (end_ns && wake > end_ns)
 			wake = end_ns;
 		if (wake > t) {
@@ -926,11 +1011,18 @@ int monitor_run(const struct host_params *p)
 				continue;
 		}
 		t = now_ns();
+		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+			if (mo->dom[i].gc)
+				gchan_clock(mo->dom[i].gc, t);
 		handle_connection(mo, t);
 		handle_events(mo);
 		retry_pending(mo);
 		if (mo->dl && dispatch_poll(mo->dl, t) < 0)
 			log_warn("dispatch log: read error");
+		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+			if (mo->dom[i].gc)
+				gchan_tick(mo->dom[i].gc, t,
+					   mo->dl ? outlog_horizon(dispatch_outlog(mo->dl)) : t);
 		if (t >= next_period || (end_ns && t >= end_ns)) {
 			end_period(mo, t);
 			write_stats(mo, VN_CHUNK_STATS, t);
@@ -954,8 +1046,11 @@ int monitor_run(const struct host_params *p)
 		write_stats(mo, VN_CHUNK_END, t);
 		if (p->cmd == HCMD_RECORD && !p->quiet) {
 			if (p->json) {
-				if (hview_json(stdout, mo->total, &in))
+				if (p->guest ? mview_json(stdout, mo->total, &in)
+					     : hview_json(stdout, mo->total, &in))
 					log_warn("cannot write to stdout");
+			} else if (p->guest) {
+				mview_text(stdout, mo->total, &in);
 			} else {
 				hview_text(stdout, mo->total, &in);
 			}
@@ -978,6 +1073,8 @@ out:
 	free(mo->outs.p);
 	free(mo->runs.p);
 	free(mo->aggs.p);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		gchan_close(mo->dom[i].gc);
 	free(mo);
 	return ret;
 }

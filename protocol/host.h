@@ -23,6 +23,10 @@ enum vn_host_chunk_type {
 	VN_CHUNK_HOST_OUT = 19, /* struct vn_host_out[payload_len / 48] */
 	VN_CHUNK_HOST_RUN = 20, /* struct vn_host_run[payload_len / 64] */
 	VN_CHUNK_HOST_AGG = 21, /* struct vn_host_agg[payload_len / 56] */
+	VN_CHUNK_HOST_MATCH =
+	    22, /* struct vn_host_match[payload_len / 304] (vnoise-host --guest) */
+	VN_CHUNK_HOST_MSRC = 23, /* struct vn_host_msrc[payload_len / 64] */
+	VN_CHUNK_HOST_CHAN = 24, /* struct vn_host_chan[payload_len / 168] */
 };
 
 #define VN_HOST_MAX_DOMAINS 64u /* dom indices are < this */
@@ -126,5 +130,116 @@ struct vn_host_agg {
 	__u64 max_ns;
 };
 _Static_assert(sizeof(struct vn_host_agg) == 56, "vn_host_agg is ABI");
+
+/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_MS_HOST (shared/match.h). */
+enum vn_host_hclass {
+	VN_HH_PREEMPT = 0, /* another host task ran on the pCPU the vCPU left: source = pid, comm */
+	VN_HH_WAIT =
+	    1, /* the vCPU thread was out and no host task ran for it: source = state char */
+	VN_HH_VMEXIT = 2, /* VM exits (per-period aggregate, apportioned): source = exit reason */
+	VN_HH_IRQ = 3, /* host IRQs while the vCPU ran (aggregate, apportioned): source = id */
+	VN_HH_MAX = 4,
+};
+
+/*
+ * One vCPU over one period of the combined (guest + host) view: the guest gaps that were matched in the
+ * period, split into guest classes net of hypervisor time, hypervisor classes and the residual; and the same
+ * gaps as the guest alone explains them (gonly_*: the guest's own engine, shared/merge, in guest time).
+ * Per period: sum(guest_ns) + sum(host_ns) + residual_ns == gap_ns.
+ */
+struct vn_host_match {
+	__u64 start_ns; /* the period */
+	__u64 end_ns;
+	__u32 dom;
+	__u32 vcpu;
+	__u64 gaps; /* guest gaps matched */
+	__u64 gap_ns; /* their duration */
+	__u64 max_gap_ns;
+	__u64 runtime_ns; /* guest sampler runtime */
+	__u64 guest_ns
+	    [8]; /* by enum vn_class (net of host out-time); NONE, STEAL, UNEXPLAINED are 0 */
+	__u64 host_ns[VN_HH_MAX]; /* by enum vn_host_hclass */
+	__u64 residual_ns; /* "hw": neither side explains it */
+	__u64 reduced_ns; /* guest event time that was host out-time, moved to its host cause */
+	__u64 big_gaps; /* gaps >= 1 ms */
+	__u64 big_matched; /* ... whose host part is at least half the gap */
+	__u64 big_explained; /* ... whose residual is at most 10% of the gap */
+	__u64 latency_max_ns; /* host time from a gap's end to its match (gaps that ended after the
+				 channel was attached: not the backlog found in the rings) */
+	__u64 latency_sum_ns; /* (average = sum / latency_gaps) */
+	__u64 latency_gaps; /* gaps counted in the latency figures */
+	__u64 uncertainty_max_ns; /* largest clock uncertainty of a matched gap */
+	__u64 gonly_ns[8]; /* guest-only view: gap time by enum vn_class, UNEXPLAINED included */
+	__u64 gonly_gaps; /* gaps the guest-only view attributed */
+	__u64 gonly_gap_ns;
+};
+
+/* vn_host_msrc.kind */
+enum vn_host_msrc_kind {
+	VN_MS_GUEST =
+	    0, /* combined view, guest class (cls: enum vn_class; id, comm as in vn_event) */
+	VN_MS_HOST =
+	    1, /* combined view, hypervisor class (cls: enum vn_host_hclass; id, comm: see there) */
+	VN_MS_GONLY = 2, /* guest-only view (cls: enum vn_class) */
+};
+
+/* One source's share of one vCPU's period (combined or guest-only view). */
+struct vn_host_msrc {
+	__u64 start_ns; /* the period */
+	__u32 dom;
+	__u32 vcpu;
+	__u8 kind; /* enum vn_host_msrc_kind */
+	__u8 cls;
+	__u16 pad; /* 0 */
+	__u32 id;
+	char comm[VN_HOST_COMM_LEN]; /* NUL-padded */
+	__u64 count; /* gaps it took part in */
+	__u64 total_ns; /* time attributed to it */
+	__u64 max_ns; /* its largest part in one gap */
+};
+
+/* vn_host_chan.state */
+enum vn_host_chan_state {
+	VN_HC_ABSENT = 0, /* the domain has no ivshmem device, or its file could not be mapped */
+	VN_HC_WAITING = 1, /* mapped; no guest agent has laid out the region yet */
+	VN_HC_OK = 2, /* reading */
+	VN_HC_CORRUPT = 3, /* the region failed validation; waiting for a new epoch */
+};
+
+/* The shared-memory channel of one domain at the end of one period (counters are totals since mapping). */
+struct vn_host_chan {
+	__u64 start_ns; /* the period */
+	__u64 end_ns;
+	__u32 dom;
+	__u32 state; /* enum vn_host_chan_state */
+	__u64 epoch; /* of the region (0: none) */
+	__u32 agent_state; /* enum vn_shm_agent_state of the guest status, ~0u unknown */
+	__u32 rings;
+	__u64 records; /* records read */
+	__u64 lost; /* overwritten by the guest before the host read them */
+	__u64 missed; /* already overwritten when the host attached */
+	__u64 torn; /* skipped: still inconsistent after retries */
+	__u64 invalid; /* skipped: failed validation */
+	__u64 corrupt; /* times the channel was marked corrupt */
+	__u64 epochs; /* epochs attached */
+	__u64 guest_dropped; /* records the guest itself lost before publishing */
+	__u64 unsynced; /* records dropped because no clock model existed yet */
+	__s64 clock_offset_ns; /* guest - host at end_ns */
+	__u64 clock_uncertainty_ns; /* bound on the conversion error (~0: no model) */
+	__u64 clock_min_rtt_ns; /* lowest exchange round trip in the fit window */
+	__u64 clock_exchanges; /* exchanges completed */
+	__u64 clock_rejected; /* exchanges the estimator rejected */
+	__u64 late; /* records the matcher got too late (already matched past) */
+	__u64 match_dropped; /* records the matcher refused (memory cap) */
+};
+
+_Static_assert(sizeof(struct vn_host_match) == 304, "vn_host_match is ABI");
+_Static_assert(offsetof(struct vn_host_match, guest_ns) == 56, "vn_host_match is ABI");
+_Static_assert(offsetof(struct vn_host_match, host_ns) == 120, "vn_host_match is ABI");
+_Static_assert(offsetof(struct vn_host_match, gonly_ns) == 224, "vn_host_match is ABI");
+_Static_assert(sizeof(struct vn_host_msrc) == 64, "vn_host_msrc is ABI");
+_Static_assert(offsetof(struct vn_host_msrc, comm) == 24, "vn_host_msrc is ABI");
+_Static_assert(sizeof(struct vn_host_chan) == 168, "vn_host_chan is ABI");
+_Static_assert(offsetof(struct vn_host_chan, clock_offset_ns) == 112, "vn_host_chan is ABI");
 
 #endif

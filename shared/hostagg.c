@@ -254,6 +254,108 @@ int hostagg_agg(struct hostagg *a, const struct vn_host_agg *g)
 	return 0;
 }
 
+int hostagg_match(struct hostagg *a, const struct vn_host_match *m)
+{
+	struct hostagg_vcpu *v = vcpu_at(a, m->dom, m->vcpu);
+	struct vn_host_match *t;
+	int i;
+
+	if (!v || m->end_ns < m->start_ns)
+		return -EINVAL;
+	t = &v->match.sum;
+	v->match.seen = true;
+	v->match.periods++;
+	t->gaps += m->gaps;
+	t->gap_ns += m->gap_ns;
+	t->max_gap_ns = m->max_gap_ns > t->max_gap_ns ? m->max_gap_ns : t->max_gap_ns;
+	t->runtime_ns += m->runtime_ns;
+	for (i = 0; i < 8; i++) {
+		t->guest_ns[i] += m->guest_ns[i];
+		t->gonly_ns[i] += m->gonly_ns[i];
+	}
+	for (i = 0; i < VN_HH_MAX; i++)
+		t->host_ns[i] += m->host_ns[i];
+	t->residual_ns += m->residual_ns;
+	t->reduced_ns += m->reduced_ns;
+	t->big_gaps += m->big_gaps;
+	t->big_matched += m->big_matched;
+	t->big_explained += m->big_explained;
+	t->latency_max_ns =
+	    m->latency_max_ns > t->latency_max_ns ? m->latency_max_ns : t->latency_max_ns;
+	t->latency_sum_ns += m->latency_sum_ns;
+	t->latency_gaps += m->latency_gaps;
+	t->uncertainty_max_ns = m->uncertainty_max_ns > t->uncertainty_max_ns
+				    ? m->uncertainty_max_ns
+				    : t->uncertainty_max_ns;
+	t->gonly_gaps += m->gonly_gaps;
+	t->gonly_gap_ns += m->gonly_gap_ns;
+	if (!t->start_ns || m->start_ns < t->start_ns)
+		t->start_ns = m->start_ns;
+	if (m->end_ns > t->end_ns)
+		t->end_ns = m->end_ns;
+	return 0;
+}
+
+int hostagg_msrc(struct hostagg *a, const struct vn_host_msrc *s)
+{
+	struct hostagg_vcpu *v = vcpu_at(a, s->dom, s->vcpu);
+	struct hostagg_match *m;
+	struct hostagg_msrc *e = NULL;
+	char comm[VN_HOST_COMM_LEN + 1];
+	uint32_t i;
+
+	if (!v || s->kind > VN_MS_GONLY)
+		return -EINVAL;
+	m = &v->match;
+	copy_str(comm, sizeof(comm), s->comm);
+	for (i = 0; i < m->nsrc && !e; i++)
+		if (m->src[i].kind == s->kind && m->src[i].cls == s->cls && m->src[i].id == s->id &&
+		    !strcmp(m->src[i].comm, comm))
+			e = &m->src[i];
+	if (!e) {
+		if (m->nsrc >= HOSTAGG_MAX_MSRC) {
+			m->src_dropped++;
+			return 0;
+		}
+		e = &m->src[m->nsrc++];
+		e->kind = s->kind;
+		e->cls = s->cls;
+		e->id = s->id;
+		memcpy(e->comm, comm, sizeof(comm));
+	}
+	e->count += s->count;
+	e->total_ns += s->total_ns;
+	if (s->max_ns > e->max_ns)
+		e->max_ns = s->max_ns;
+	m->seen = true;
+	return 0;
+}
+
+int hostagg_chan(struct hostagg *a, const struct vn_host_chan *c)
+{
+	if (c->dom >= VN_HOST_MAX_DOMAINS || !a->dom[c->dom].seen) {
+		a->bad_records++;
+		return -EINVAL;
+	}
+	a->dom[c->dom].chan = *c;
+	a->dom[c->dom].chan_seen = true;
+	return 0;
+}
+
+bool hostagg_has_match(const struct hostagg *a)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		if (a->dom[i].chan_seen)
+			return true;
+		for (j = 0; j < a->dom[i].nvcpus_alloc; j++)
+			if (a->dom[i].vcpus[j].match.seen)
+				return true;
+	}
+	return false;
+}
+
 /* Insertion into a sorted top list of pointers, largest total first. */
 static uint32_t top_insert(const void **out, uint32_t n, uint32_t max, const void *p, uint64_t key,
 			   uint64_t (*keyof)(const void *))
@@ -295,6 +397,23 @@ uint32_t hostagg_preempt_sorted(const struct hostagg_vcpu *v, const struct hosta
 			continue;
 		n = top_insert((const void **)out, n, max, e, e->total_ns, preempt_key);
 	}
+	return n;
+}
+
+static uint64_t msrc_key(const void *p)
+{
+	return ((const struct hostagg_msrc *)p)->total_ns;
+}
+
+uint32_t hostagg_msrc_sorted(const struct hostagg_vcpu *v, uint8_t kind,
+			     const struct hostagg_msrc **out, uint32_t max)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < v->match.nsrc; i++)
+		if (v->match.src[i].kind == kind)
+			n = top_insert((const void **)out, n, max, &v->match.src[i],
+				       v->match.src[i].total_ns, msrc_key);
 	return n;
 }
 

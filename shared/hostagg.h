@@ -37,6 +37,28 @@ struct hostagg_aggent {
 	uint64_t max_ns;
 };
 
+#define HOSTAGG_MAX_MSRC 128u /* sources kept per vCPU (combined and guest-only views together) */
+
+/* One source of the combined or guest-only view (vn_host_msrc summed over periods). */
+struct hostagg_msrc {
+	uint8_t kind; /* enum vn_host_msrc_kind */
+	uint8_t cls;
+	uint32_t id;
+	char comm[VN_HOST_COMM_LEN + 1];
+	uint64_t count, total_ns, max_ns;
+};
+
+/* The combined view of one vCPU: vn_host_match summed over periods. */
+struct hostagg_match {
+	bool seen;
+	uint32_t periods;
+	struct vn_host_match sum; /* max_* fields hold maxima; start/end/dom/vcpu unused */
+	uint32_t nsrc;
+	uint64_t
+	    src_dropped; /* source records that found the table full (their time is in the class) */
+	struct hostagg_msrc src[HOSTAGG_MAX_MSRC];
+};
+
 struct hostagg_vcpu {
 	bool seen;
 	uint32_t tid; /* latest mapping */
@@ -54,6 +76,7 @@ struct hostagg_vcpu {
 	uint32_t nagg;
 	uint64_t agg_dropped;
 	struct hostagg_aggent agg[HOSTAGG_MAX_AGG];
+	struct hostagg_match match;
 };
 
 struct hostagg_domain {
@@ -66,6 +89,8 @@ struct hostagg_domain {
 	uint32_t starts; /* HOST_DOMAIN bindings with event=started/mapped */
 	uint32_t stops; /* event=stopped */
 	bool running;
+	bool chan_seen;
+	struct vn_host_chan chan; /* the channel at the latest period end */
 	struct hostagg_vcpu *vcpus; /* nvcpus_alloc entries */
 	uint32_t nvcpus_alloc;
 };
@@ -128,6 +153,16 @@ uint32_t hostagg_agg_sorted(const struct hostagg_vcpu *v, uint16_t kind,
  * Name host IRQ number irq (from the host's /proc/interrupts, or a record file). Returns 0, -ENOSPC (table
  * full) or -EINVAL. hostagg_irq_name() returns the name or NULL.
  */
+/* vnoise-host --guest records: the combined view per vCPU and period, its sources, the channel's state. */
+int hostagg_match(struct hostagg *a, const struct vn_host_match *m);
+int hostagg_msrc(struct hostagg *a, const struct vn_host_msrc *s);
+int hostagg_chan(struct hostagg *a, const struct vn_host_chan *c);
+/* The vCPU's sources of one kind, largest total first; returns how many (<= max). */
+uint32_t hostagg_msrc_sorted(const struct hostagg_vcpu *v, uint8_t kind,
+			     const struct hostagg_msrc **out, uint32_t max);
+/* Is there any combined-view data (a HOST_MATCH or HOST_CHAN record)? */
+bool hostagg_has_match(const struct hostagg *a);
+
 int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name);
 const char *hostagg_irq_name(const struct hostagg *a, uint32_t irq);
 

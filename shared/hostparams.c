@@ -15,6 +15,12 @@ static const char usage[] =
     "  -p, --period TIME      statistics period (default 1s; unit s when none)\n"
     "  -d, --duration TIME    stop after TIME (default: until Ctrl-C; unit s when none)\n"
     "  -o, --output FILE      record: file to write\n"
+    "  -g, --guest            combined view: read each domain's vnoise guest channel (ivshmem), "
+    "align\n"
+    "                         the clocks, subtract hypervisor time from guest noise and attribute "
+    "it\n"
+    "                         (JSON schema vnoise.match/1); report: show a --guest recording that "
+    "way\n"
     "  -j, --json             JSON output (schema vnoise.host/1)\n"
     "  -n, --top N            preemptors, exit reasons and IRQs listed per vCPU (default 5)\n"
     "      --no-dispatch      counters only (libvirt, schedstat): no host tracing\n"
@@ -46,6 +52,7 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 					      { "no-dispatch", no_argument, 0, OPT_NODISP },
 					      { "no-irqs", no_argument, 0, OPT_NOIRQ },
 					      { "qmp", no_argument, 0, OPT_QMP },
+					      { "guest", no_argument, 0, 'g' },
 					      { "quiet", no_argument, 0, 'q' },
 					      { "verbose", no_argument, 0, 'v' },
 					      { "help", no_argument, 0, 'h' },
@@ -71,7 +78,7 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 	opterr = 0;
 	for (;;) {
 		cur = optind ? optind : 1;
-		c = getopt_long(argc, argv, "+:c:D:p:d:o:jn:qvh", opts, NULL);
+		c = getopt_long(argc, argv, "+:c:D:p:d:o:jgn:qvh", opts, NULL);
 		if (c == -1) {
 			if (p->cmd == HCMD_REPORT && !p->input && optind < argc) {
 				/* after "--" FILE is the last argument: no more options parsed */
@@ -128,6 +135,9 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 		case OPT_QMP:
 			p->qmp = 1;
 			break;
+		case 'g':
+			p->guest = 1;
+			break;
 		case 'q':
 			p->quiet = 1;
 			break;
@@ -148,6 +158,8 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 		FAIL("record needs -o FILE");
 	if (p->cmd != HCMD_RECORD && p->output)
 		FAIL("-o is for record only");
+	if (p->cmd == HCMD_LIST && p->guest)
+		FAIL("--guest is for top, record and report");
 	if (p->cmd == HCMD_REPORT) {
 		if (!p->input)
 			FAIL("report needs a FILE");

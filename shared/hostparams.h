@@ -27,6 +27,7 @@ struct host_params {
 	int no_dispatch; /* counters only: no host tracing */
 	int no_irqs; /* dispatch log without the host IRQ aggregates */
 	int qmp; /* map vCPU threads with QMP query-cpus-fast (taints the domain) */
+	int guest; /* --guest: the combined guest + host view over the shared-memory channel */
 	int quiet;
 	int verbose;
 	const char *output; /* record -o FILE */

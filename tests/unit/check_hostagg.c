@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hostagg.h"
+#include "noise.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
+#define S 1000000000ULL
 
 static struct hostagg *A;
 
@@ -772,6 +774,116 @@ START_TEST(test_agg_merge)
 }
 END_TEST
 
+/* --guest records: per-period combined views sum, maxima stay maxima, sources merge by key */
+START_TEST(test_match_sums)
+{
+	struct vn_host_match m = { .start_ns = 1 * S, .end_ns = 2 * S, .dom = 0, .vcpu = 1 };
+	struct vn_host_msrc src = { .start_ns = 1 * S,
+				    .dom = 0,
+				    .vcpu = 1,
+				    .kind = VN_MS_HOST,
+				    .cls = VN_HH_PREEMPT,
+				    .id = 42,
+				    .comm = "vnhog42" };
+	struct vn_host_chan ch = { .start_ns = 1 * S,
+				   .end_ns = 2 * S,
+				   .dom = 0,
+				   .state = VN_HC_OK,
+				   .epoch = 7,
+				   .records = 100 };
+	const struct hostagg_msrc *top[4];
+	const struct hostagg_vcpu *v;
+
+	bind(0, 2);
+	ck_assert(!hostagg_has_match(A));
+	m.gaps = 10;
+	m.gap_ns = 5 * MS;
+	m.max_gap_ns = 2 * MS;
+	m.host_ns[VN_HH_PREEMPT] = 3 * MS;
+	m.guest_ns[VN_CLASS_THREAD] = 1 * MS;
+	m.residual_ns = 1 * MS;
+	m.latency_max_ns = 7 * MS;
+	m.latency_sum_ns = 40 * MS;
+	m.latency_gaps = 10;
+	m.gonly_ns[VN_CLASS_UNEXPLAINED] = 4 * MS;
+	ck_assert_int_eq(hostagg_match(A, &m), 0);
+	m.start_ns = 2 * S;
+	m.end_ns = 3 * S;
+	m.max_gap_ns = 1 * MS;
+	m.latency_max_ns = 9 * MS;
+	ck_assert_int_eq(hostagg_match(A, &m), 0);
+	v = vcpu(0, 1);
+	ck_assert(v->match.seen);
+	ck_assert_uint_eq(v->match.periods, 2);
+	ck_assert_uint_eq(v->match.sum.gaps, 20);
+	ck_assert_uint_eq(v->match.sum.gap_ns, 10 * MS);
+	ck_assert_uint_eq(v->match.sum.max_gap_ns, 2 * MS);
+	ck_assert_uint_eq(v->match.sum.latency_max_ns, 9 * MS);
+	ck_assert_uint_eq(v->match.sum.latency_gaps, 20);
+	ck_assert_uint_eq(v->match.sum.host_ns[VN_HH_PREEMPT], 6 * MS);
+	ck_assert_uint_eq(v->match.sum.gonly_ns[VN_CLASS_UNEXPLAINED], 8 * MS);
+	ck_assert_uint_eq(v->match.sum.start_ns, 1 * S);
+	ck_assert_uint_eq(v->match.sum.end_ns, 3 * S);
+	/* sources: same key merges, another kind or class does not */
+	src.count = 3;
+	src.total_ns = 3 * MS;
+	src.max_ns = 2 * MS;
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	src.max_ns = 1 * MS;
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	src.kind = VN_MS_GONLY;
+	src.cls = VN_CLASS_THREAD;
+	src.total_ns = 1 * MS;
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	ck_assert_uint_eq(v->match.nsrc, 2);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_HOST, top, 4), 1);
+	ck_assert_str_eq(top[0]->comm, "vnhog42");
+	ck_assert_uint_eq(top[0]->count, 6);
+	ck_assert_uint_eq(top[0]->total_ns, 6 * MS);
+	ck_assert_uint_eq(top[0]->max_ns, 2 * MS);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_GONLY, top, 4), 1);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_GUEST, top, 4), 0);
+	/* hostile file contents: bad kind, vCPU, inverted times, unknown domain */
+	src.kind = 9;
+	ck_assert_int_eq(hostagg_msrc(A, &src), -EINVAL);
+	m.vcpu = 5;
+	ck_assert_int_eq(hostagg_match(A, &m), -EINVAL);
+	m.vcpu = 1;
+	m.end_ns = 0;
+	ck_assert_int_eq(hostagg_match(A, &m), -EINVAL);
+	ch.dom = 3;
+	ck_assert_int_eq(hostagg_chan(A, &ch), -EINVAL);
+	ch.dom = 0;
+	ck_assert_int_eq(hostagg_chan(A, &ch), 0);
+	ck_assert(A->dom[0].chan_seen);
+	ck_assert_uint_eq(A->dom[0].chan.epoch, 7);
+	ck_assert(hostagg_has_match(A));
+}
+END_TEST
+
+/* A full source table counts what it refused; the class totals still hold that time. */
+START_TEST(test_match_src_full)
+{
+	struct vn_host_msrc src = { .dom = 0,
+				    .vcpu = 0,
+				    .kind = VN_MS_GUEST,
+				    .cls = VN_CLASS_IRQ,
+				    .count = 1,
+				    .total_ns = 1 };
+	const struct hostagg_vcpu *v;
+	uint32_t i;
+
+	bind(0, 1);
+	for (i = 0; i < HOSTAGG_MAX_MSRC + 5; i++) {
+		src.id = i;
+		ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	}
+	v = vcpu(0, 0);
+	ck_assert_uint_eq(v->match.nsrc, HOSTAGG_MAX_MSRC);
+	ck_assert_uint_eq(v->match.src_dropped, 5);
+}
+END_TEST
+
 START_TEST(test_agg_overflow)
 {
 	const struct hostagg_vcpu *v;
@@ -1025,6 +1137,12 @@ static Suite *hostagg_suite(void)
 	tcase_add_test(tc, test_agg_merge);
 	tcase_add_test(tc, test_agg_overflow);
 	tcase_add_test(tc, test_agg_sorted);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("match");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_match_sums);
+	tcase_add_test(tc, test_match_src_full);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reset");

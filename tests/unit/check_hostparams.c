@@ -261,6 +261,16 @@ START_TEST(test_flags)
 	ck_assert_int_eq(P.no_dispatch, 0);
 	OK("list", "--qmp");
 	ck_assert_int_eq(P.qmp, 1);
+	OK("top", "-D", "a");
+	ck_assert_int_eq(P.guest, 0);
+	OK("top", "--guest", "-D", "a");
+	ck_assert_int_eq(P.guest, 1);
+	OK("record", "-g", "-o", "f");
+	ck_assert_int_eq(P.guest, 1);
+	OK("report", "f", "--guest", "--json");
+	ck_assert_int_eq(P.guest, 1);
+	ck_assert_int_eq(P.json, 1);
+	FAILS("--guest is for top, record and report", "list", "--guest");
 	/* flags take no value */
 	FAILS("--json", "top", "--json=1");
 }
