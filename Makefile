@@ -50,14 +50,14 @@ HOST_SKELS := $(HOST_BPF_SRCS:host/%.bpf.c=$(BUILD)/%.skel.h)
 HOST_SRCS := $(filter-out %.bpf.c,$(wildcard host/*.c))
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread
-VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec
+VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .SECONDARY:
-.PHONY: all check unit fuzz deps measure bench format format-check clean
+.PHONY: all check unit fuzz deps measure bench format format-check clean FORCE
 all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS)
 
 $(BUILD)/%.o: %.c
@@ -116,6 +116,10 @@ $(BUILD)/tests/vm/vmexec: tests/vm/vmexec.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+$(BUILD)/tests/vm/shmscribble: tests/vm/shmscribble.c tests/shm_hostile.h $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(call msg,CC,$@)
@@ -130,8 +134,15 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 unit: $(UNIT_BINS)
 	$(Q)VNOISE_UNIT_ONLY=1 tests/run-all.sh $(UNIT_BINS)
 
-# Unit suites and integration tests, one summary line at the end.
-check: all $(UNIT_BINS)
+# Unit suites and integration tests, one summary line at the end. The hostile-guest test runs an
+# ASan+UBSan vnoise-host (build-san/), built here by a nested make.
+ifeq ($(SANITIZE),)
+SAN_HOST := build-san/vnoise-host
+$(SAN_HOST): FORCE
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined build-san/vnoise-host
+FORCE:
+endif
+check: all $(UNIT_BINS) $(SAN_HOST)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
 # libFuzzer targets (clang): built against the shared sources with ASan+UBSan, outside $(BUILD).

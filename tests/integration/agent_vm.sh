@@ -11,7 +11,7 @@ require_tools virsh
 vm_setup || fail "vm_setup"
 vm_start || fail "vm_start"
 vm_wait_ready 90 || fail "guest not ready"
-vm_exec '/bin/vnoise-guest agent >/tmp/agent.log 2>&1 &' || fail "cannot start the agent"
+vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot start the agent"
 agent() { virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" "$1" 2>&1; }
 
 out=
@@ -30,6 +30,20 @@ jq -e '.return.version and .return.ivshmem_bytes == 4194304 and
 	(.return.ports | map(select(.open)) | length) == 2' <<<"$out" >/dev/null ||
 	fail "__com.vnoise_status: $out"
 ok "__com.vnoise_status: $(jq -c '.return | {version, ivshmem_bytes, requests}' <<<"$out")"
+jq -e '.return.state == "init" and .return.epoch > 0 and .return.rings == 2' <<<"$out" >/dev/null ||
+	fail "__com.vnoise_status before start: $out"
+# measuring on and off through libvirt
+out=$(agent '{"execute":"__com.vnoise_start"}') || fail "__com.vnoise_start: $out"
+jq -e '.return.state == "running"' <<<"$out" >/dev/null || fail "__com.vnoise_start: $out"
+sleep 2
+out=$(agent '{"execute":"__com.vnoise_status"}')
+pub=$(jq '.return.published' <<<"$out")
+[ "$pub" -gt 0 ] || fail "nothing published while running: $out"
+out=$(agent '{"execute":"__com.vnoise_stop"}') || fail "__com.vnoise_stop: $out"
+jq -e '.return.state == "paused"' <<<"$out" >/dev/null || fail "__com.vnoise_stop: $out"
+vm_exec 'pidof vnoise-guest; ls /proc/$(pidof vnoise-guest)/task | wc -l' >"$TMP/tasks"
+[ "$(tail -1 "$TMP/tasks")" -le 3 ] || fail "threads left after __com.vnoise_stop: $(tail -1 "$TMP/tasks")"
+ok "__com.vnoise_start / _stop: running ($pub records published in 2 s), then paused with its samplers gone"
 out=$(agent '{"execute":"guest-no-such-command"}')
 grep -q 'CommandNotFound\|not been found\|not supported' <<<"$out" || fail "unknown command: '$out'"
 ok "unknown command: $out"
