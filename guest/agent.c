@@ -328,11 +328,6 @@ static void *clock_main(void *arg)
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time (no 50 us slack) */
 	pin_clock_thread(ag);
-	/* ahead of the agent's other threads (a drain takes hundreds of us under TCG): the thread sleeps
-	 * but for its windows (< 2% of a CPU), so real-time priority costs the others little */
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO,
-				  &(struct sched_param){ .sched_priority = 1 }))
-		log_debug("agent: clock thread stays SCHED_OTHER");
 	while (!__atomic_load_n(&ag->clock_stop, __ATOMIC_ACQUIRE)) {
 		rc = shmw_mailbox_poll(ag->w, &seq, &sent);
 		if (rc == 1) {

@@ -34,12 +34,21 @@
 
 #define SPIN_NS 300000ULL
 #define UNSYNCED_WAIT_NS 200000000ULL /* ... but not longer than this: then read and count them */
+/*
+ * Hostile input bounds: an agent publishes each ring in time order give or take one drain (2 ms), so a record
+ * ending more than REORDER_NS before the ring's latest is refused (counted): this bounds the sorted inserts
+ * of the matcher and the guest-only view. And at most PENDING_MAX records are fed while the guest's horizon
+ * stands still, which bounds their memory.
+ */
+#define REORDER_NS 50000000ULL
+#define PENDING_MAX (1u << 18)
 #define ABANDON_NS 100000000ULL
-#define POLL_MAX 65536u /* records per ring and round */
+#define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
 
 struct gvcpu {
+	uint64_t last_end; /* latest record end fed from this ring (guest time) */
 	uint64_t gonly_ns[VN_CLASS_MAX], gonly_gaps, gonly_gap_ns; /* this period */
 	uint64_t lat_sum, lat_max, lat_n; /* this period, live gaps only */
 	struct merge_source prev[GONLY_SRC]; /* guest-only sources at the last period end */
@@ -65,6 +74,8 @@ struct gchan {
 	uint64_t mg_horizon; /* guest time */
 	uint64_t unsynced;
 	uint64_t gonly_nomem; /* records the guest-only view could not take */
+	uint64_t rejected; /* out of order beyond REORDER_NS, or beyond the pending cap: not fed */
+	uint64_t pending; /* records fed since the guest horizon last moved */
 	uint64_t guest_h; /* guest horizon (guest time) */
 	uint64_t dbg;
 	bool clocked; /* gchan_clock ran this round */
@@ -325,6 +336,20 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 	(void)pos;
 	if (ring >= gc->nvcpus)
 		return;
+	{
+		struct gvcpu *v = &gc->v[ring];
+		uint64_t end = rec->type == VN_SHM_REC_SAMPLE ? rec->payload.sample.end_ns
+							      : rec->payload.event.end_ns;
+
+		if ((v->last_end > REORDER_NS && end < v->last_end - REORDER_NS) ||
+		    gc->pending >= PENDING_MAX) {
+			gc->rejected++;
+			return;
+		}
+		if (end > v->last_end)
+			v->last_end = end;
+		gc->pending++;
+	}
 	if (rec->type == VN_SHM_REC_SAMPLE) {
 		struct vn_sample x = rec->payload.sample;
 
@@ -372,6 +397,9 @@ static void follow_epoch(struct gchan *gc)
 	gc->outstanding = false;
 	gc->next_exchange_ns = 0;
 	gc->guest_h = 0;
+	gc->pending = 0;
+	for (uint32_t i = 0; i < gc->nvcpus; i++)
+		gc->v[i].last_end = 0;
 	if (new_merge(gc))
 		log_warn("guest channel %s: out of memory for the guest-only view", gc->path);
 }
@@ -412,6 +440,8 @@ void gchan_tick(struct gchan *gc, uint64_t now, uint64_t host_horizon_ns)
 	}
 	if (!any)
 		return;
+	if (gh > gc->guest_h)
+		gc->pending = 0;
 	gc->guest_h = gh;
 	if (gh > gc->mg_horizon) {
 		if (merge_process(gc->mg, gh))
@@ -563,7 +593,7 @@ void gchan_period(struct gchan *gc, uint64_t start_ns, uint64_t end_ns, struct v
 	ch->lost = st.lost;
 	ch->missed = st.missed;
 	ch->torn = st.torn;
-	ch->invalid = st.invalid + st.stale;
+	ch->invalid = st.invalid + st.stale + gc->rejected;
 	ch->corrupt = st.corrupt;
 	ch->epochs = st.epochs;
 	ch->guest_dropped = st.producer_dropped;

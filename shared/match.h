@@ -145,7 +145,7 @@ int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_hori
 
 /*
  * Per-gap callback (optional): the gap [start, end) on vcpu and its parts by class. Called from
- * match_process(), in time order per vCPU.
+ * match_process(), in time order per vCPU; it must not call back into the matcher.
  */
 typedef void (*match_gap_fn)(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			     const uint64_t guest_ns[VN_CLASS_MAX],
@@ -158,7 +158,8 @@ const struct match_stats *match_stats_total(struct match *m, uint32_t vcpu);
 const struct match_stats *match_stats_period(struct match *m, uint32_t vcpu);
 /* Start a new current period for every vCPU. */
 void match_period_reset(struct match *m);
-/* Counters of vcpu (zeros for an unused one). */
+/* Counters of vcpu (zeros for an unused one; for vcpu >= MATCH_MAX_VCPUS: the records refused for naming such
+ * a vCPU, in bad). */
 void match_counters(const struct match *m, uint32_t vcpu, struct match_counters *out);
 /* Highest vCPU number that got a record + 1 (0 when none). */
 uint32_t match_nvcpus(const struct match *m);
