@@ -7,6 +7,8 @@
 #   host dispatch log ns/event  (idle, storm with a busy vCPU, storm on a vCPU-free CPU)   bench/host_cost.sh
 #   shm producer ns/record, consumer records/s (targets <= 50 ns, >= 10 M/s)            build/bench/shm_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
+#   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
+#   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -30,5 +32,11 @@ echo
 echo "## clock alignment (reproduce: $BUILD/bench/clocksync_bench 1000000)"
 "$BUILD/bench/clocksync_bench" 1000000
 echo
+echo "## matcher throughput (reproduce: $BUILD/bench/match_bench 2000000)"
+"$BUILD/bench/match_bench" 2000000
+echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
 bench/host_cost.sh 20
+echo
+echo "## guest<->host channel end to end on a harness VM (reproduce: bench/match_vm.sh 20)"
+bench/match_vm.sh 20

@@ -41,6 +41,13 @@
 #define HEARTBEAT_NS 100000000ULL /* status heartbeat */
 #define AGENT_DRAIN_NS 2000000ULL /* measurement drain -> shared memory (latency budget 10 ms) */
 #define HORIZON_MARGIN_NS 200000ULL
+/*
+ * While the measurement attaches or detaches its eBPF programs (live patching of kernel text with int3), the
+ * clock thread sleeps in QUIET_POLL_NS steps instead of waking every millisecond: under QEMU TCG a vCPU that
+ * keeps running the patched code paths (timer interrupt, context switch) can loop on the int3 while the
+ * patching vCPU waits for it in the sync IPI, and the guest locks up (seen: soft lockup at agent start).
+ */
+#define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
     "usage: vnoise-guest agent [--idle] [--duration S] [measure options] | agent --probe\n"
@@ -93,6 +100,7 @@ struct agent {
 	pthread_t clock;
 	bool clock_on;
 	int clock_stop; /* atomic */
+	int clock_quiet; /* atomic: the kernel helper is being attached or detached: keep this vCPU quiet */
 	uint64_t exchanges; /* atomic */
 	uint8_t boot_id[16];
 	uint32_t ncpus;
@@ -329,6 +337,12 @@ static void *clock_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time (no 50 us slack) */
 	pin_clock_thread(ag);
 	while (!__atomic_load_n(&ag->clock_stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&ag->clock_quiet, __ATOMIC_ACQUIRE)) {
+			struct timespec q = { 0, QUIET_POLL_NS };
+
+			nanosleep(&q, NULL);
+			continue;
+		}
 		rc = shmw_mailbox_poll(ag->w, &seq, &sent);
 		if (rc == 1) {
 			t = now_ns();
@@ -410,6 +424,7 @@ static void tap_tick(void *ctx, uint64_t drained_ns)
 	struct agent *ag = ctx;
 	uint32_t r;
 
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE); /* attached, samplers running */
 	if (drained_ns <= HORIZON_MARGIN_NS)
 		return;
 	for (r = 0; r < ag->nrings; r++)
@@ -433,6 +448,7 @@ static void *worker_main(void *arg)
 		log_err("agent: measuring stopped (exit code %d)", rc);
 	__atomic_store_n(&ag->worker_rc, rc, __ATOMIC_RELEASE);
 	__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE); /* detached */
 	return NULL;
 }
 
@@ -448,10 +464,12 @@ static int worker_start(struct agent *ag)
 	}
 	__atomic_store_n(&ag->worker_stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ag->worker_rc, -1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->clock_quiet, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ag->state, VN_SHM_AGENT_RUNNING, __ATOMIC_RELEASE);
 	rc = pthread_create(&ag->worker, NULL, worker_main, ag);
 	if (rc) {
 		__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
+		__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE);
 		return -rc;
 	}
 	ag->worker_on = true;
@@ -463,8 +481,10 @@ static void worker_stop(struct agent *ag)
 {
 	if (!ag->worker_on)
 		return;
+	__atomic_store_n(&ag->clock_quiet, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ag->worker_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(ag->worker, NULL);
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE);
 	ag->worker_on = false;
 	__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
 }

@@ -4,6 +4,7 @@
  * three builds (exact, lagging or no steal clock) share one loader. Tracepoints and hypercall wrappers that
  * this kernel lacks are left unloaded (looked up in vmlinux BTF first); everything else must attach.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,28 @@ static int kh_target_exists(const struct btf *vmlinux, const char *sec)
 	if (!target)
 		return 1;
 	return btf__find_by_name_kind(vmlinux, target + 1, BTF_KIND_FUNC) > 0;
+}
+
+/*
+ * Does this guest run on KVM (CPUID hypervisor leaf "KVMKVMKVM")? Without KVM the hypercall wrappers are never
+ * called, and their fentry/fexit trampolines only add live kernel text patching — which, under QEMU TCG,
+ * occasionally deadlocks the guest (a vCPU loops on the patch site's int3 while the patching CPU waits for
+ * it in the sync IPI; seen about once in ten attaches with a busy vCPU).
+ */
+static bool on_kvm(void)
+{
+	unsigned int a, b, c, d;
+	char sig[13];
+
+	__cpuid(1, a, b, c, d);
+	if (!(c & (1u << 31))) /* no hypervisor */
+		return false;
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(sig, &b, 4);
+	memcpy(sig + 4, &c, 4);
+	memcpy(sig + 8, &d, 4);
+	sig[12] = 0;
+	return !strcmp(sig, "KVMKVMKVM");
 }
 
 /* Is sym (a per-CPU variable) resolvable by the BPF loader? Needs it in kallsyms (CONFIG_KALLSYMS_ALL). */
@@ -283,7 +306,7 @@ int khelper_open(struct khelper **out, const struct khelper_opts *o, const char 
 			elf = khelper_rqsteal_bpf__elf_bytes(&sz);
 		else
 			elf = khelper_nosteal_bpf__elf_bytes(&sz);
-		for (nohc = o->no_hcall; nohc <= 1; nohc++) {
+		for (nohc = o->no_hcall || !on_kvm(); nohc <= 1; nohc++) {
 			err = kh_try_open(kh, elf, sz, o, nohc, vmlinux, why);
 			if (!err || err == -ERANGE || err == -ENOTSUP)
 				break;
@@ -382,6 +405,15 @@ int khelper_get_stats(struct khelper *kh, struct khelper_stats *st)
 		st->run_time_ns += info.run_time_ns;
 	}
 	return 0;
+}
+
+uint64_t khelper_dropped(const struct khelper *kh)
+{
+	uint64_t d = 0;
+
+	for (int i = 0; i < KH_MAX_CPUS; i++)
+		d += __atomic_load_n(&kh->cpus[i].dropped, __ATOMIC_RELAXED);
+	return d;
 }
 
 const char *khelper_steal_source(const struct khelper *kh)

@@ -49,6 +49,8 @@ void khelper_set_sampler(struct khelper *kh, int cpu, int tid);
 /* Drain the ring buffer without blocking, calling fn per record. Returns records drained or -errno. */
 int khelper_drain(struct khelper *kh, khelper_event_fn fn, void *ctx);
 int khelper_get_stats(struct khelper *kh, struct khelper_stats *st);
+/* Records lost to a full ring buffer so far (cheap: no syscall, unlike khelper_get_stats). */
+uint64_t khelper_dropped(const struct khelper *kh);
 /* "kvm steal clock" or "none" */
 const char *khelper_steal_source(const struct khelper *kh);
 int khelper_nhcalls(const struct khelper *kh);

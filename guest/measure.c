@@ -137,7 +137,7 @@ static void on_sample(struct run *r, const struct vn_sample *s)
 static void tap_lost(struct run *r)
 {
 	const struct measure_tap *t = r->p->tap;
-	struct khelper_stats st;
+	uint64_t kd;
 	int i;
 
 	for (i = 0; i < r->v.ncpus && r->lost_seen; i++) {
@@ -147,9 +147,9 @@ static void tap_lost(struct run *r)
 			t->lost(t->ctx, r->v.cpus[i], d - r->lost_seen[i]);
 		r->lost_seen[i] = d;
 	}
-	if (r->kh && t->lost && !khelper_get_stats(r->kh, &st) && st.dropped > r->kh_lost_seen) {
-		t->lost(t->ctx, -1, st.dropped - r->kh_lost_seen);
-		r->kh_lost_seen = st.dropped;
+	if (r->kh && t->lost && (kd = khelper_dropped(r->kh)) > r->kh_lost_seen) {
+		t->lost(t->ctx, -1, kd - r->kh_lost_seen);
+		r->kh_lost_seen = kd;
 	}
 }
 

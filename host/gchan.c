@@ -426,7 +426,7 @@ void gchan_tick(struct gchan *gc, uint64_t now, uint64_t host_horizon_ns)
 	if (!gc->clocked)
 		clock_round(gc, now);
 	gc->clocked = false;
-	if (!clocksync_state_valid(gc) && now - gc->attach_ns < UNSYNCED_WAIT_NS)
+	if (!clocksync_state_valid(gc) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return; /* records wait in the ring until their times can be converted... */
 	n = shmr_nrings(gc->rd);
 	for (r = 0; r < n && r < gc->nvcpus; r++) {

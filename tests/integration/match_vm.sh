@@ -26,7 +26,8 @@ inj="vninj$$"
 inj=${inj:0:15}
 hog="vnhog$$"
 hog=${hog:0:15}
-vm_exec "vnoise-guest agent --cpus 0 --duration 40 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
+vm_exec "vnoise-guest agent --cpus 0 --duration 60 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
+vm_agent_running || fail "the agent does not run"
 vm_exec "vnoise-guest inject --cpu 0 --comm $inj --spike 500 --every 20 >/tmp/inj.log 2>&1 &" ||
 	fail "cannot start the guest injector"
 sleep 1

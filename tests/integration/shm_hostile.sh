@@ -29,7 +29,7 @@ cat "$TMP/scrib.out"
 kill -0 "$vh" 2>/dev/null || { cat "$TMP/h.err"; fail "vnoise-host died while the guest scribbled"; }
 ok "vnoise-host (ASan+UBSan) survived 12 s of hostile writes"
 # the real agent: a new epoch; vnoise-host must follow it
-vm_exec "vnoise-guest agent --cpus 0 --duration 30 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
+vm_exec "vnoise-guest agent --cpus 0 --duration 40 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
 wait "$vh"
 rc=$?
 grep -E "ERROR: AddressSanitizer|runtime error|LeakSanitizer" "$TMP/h.err" && fail "sanitizer report"

@@ -8,6 +8,7 @@
 #                             --net adds a virtio NIC on a tap (<interface type='ethernet'>): guest eth0
 #                             VM_GUEST_IP/24, host tap VM_TAP with VM_HOST_IP/24 (a 10.199.N.0/24 per VM)
 #   vm_wait_ready [TIMEOUT_S] wait (default 120 s) until vmshd answers; prints and sets VM_BOOT_SECS
+#   vm_agent_running [TIMEOUT_S]  wait (default 60 s) until the guest's vnoise-guest agent measures and publishes
 #   vm_exec [--timeout S] [--] CMD...
 #                             run CMD under the guest's /bin/sh -c; its output on stdout (stderr merged), its
 #                             exit code as status (124 timeout, 125 vmexec could not talk to the guest)
@@ -319,6 +320,23 @@ vm_wait_ready() {
 		fi
 		sleep 0.2
 	done
+}
+
+# vm_agent_running [TIMEOUT_S]: wait until the guest's `vnoise-guest agent` measures and has published (its
+# __com.vnoise_status through libvirt's agent channel says running, published > 0). Start loads after it:
+# the agent attaches its eBPF programs at start (live kernel text patching, see guest/khelper.c).
+vm_agent_running() {
+	local timeout=${1:-60} out deadline
+	deadline=$(($(date +%s) + timeout))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		out=$(virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" \
+			'{"execute":"__com.vnoise_status"}' 2>/dev/null) &&
+			jq -e '.return.state == "running" and .return.published > 0' <<<"$out" >/dev/null &&
+			return 0
+		sleep 0.3
+	done
+	_vm_log "the agent in $VM_NAME is not running after $timeout s: ${out:-no answer}"
+	return 1
 }
 
 vm_exec() {
