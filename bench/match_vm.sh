@@ -46,7 +46,7 @@ vm_exec "vnoise-guest agent --cpus 0 --duration $((2 * SECS + 60)) >/tmp/agent.l
 vm_agent_running || exit 1
 agent_cpu() { # guest agent CPU ticks (utime+stime, all threads but the sampler's)
 	vm_exec 'p=$(pidof vnoise-guest); t=0; for s in /proc/$p/task/*/stat; do
-		set -- $(sed "s/.*) //" $s); [ "$37" = 0 ] && continue; t=$((t + $12 + $13)); done; echo $t'
+		set -- $(sed "s/.*) //" $s); [ "${37}" = 0 ] && continue; t=$((t + ${12} + ${13})); done; echo $t'
 }
 for mode in idle hog; do
 	if [ "$mode" = hog ]; then

@@ -37,7 +37,7 @@
 
 #define AGENT_VERSION "vnoise-guest 0.4"
 #define WRITE_WAIT_MS 1000
-#define CLOCK_POLL_NS 1000000ULL /* clock thread: mailbox poll interval outside the spin windows */
+#define CLOCK_POLL_NS 5000000ULL /* clock thread: mailbox poll interval outside the spin windows */
 #define HEARTBEAT_NS 100000000ULL /* status heartbeat */
 #define AGENT_DRAIN_NS 2000000ULL /* measurement drain -> shared memory (latency budget 10 ms) */
 #define HORIZON_MARGIN_NS 200000ULL

@@ -103,7 +103,7 @@ static int flush_record(struct run *r)
 static void on_event(void *ctx, const struct vn_event *e)
 {
 	struct run *r = ctx;
-	int err = merge_add_event(r->v.m, e);
+	int err = r->p->tap ? 0 : merge_add_event(r->v.m, e); /* an embedder attributes */
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
@@ -119,7 +119,7 @@ static void on_event(void *ctx, const struct vn_event *e)
 
 static void on_sample(struct run *r, const struct vn_sample *s)
 {
-	int err = merge_add_sample(r->v.m, s);
+	int err = r->p->tap ? 0 : merge_add_sample(r->v.m, s);
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
@@ -512,7 +512,7 @@ int measure_run(const struct measure_params *p)
 		now = mono_ns();
 		drain(&r);
 		horizon = prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0;
-		if (merge_process(r.v.m, horizon))
+		if (!p->tap && merge_process(r.v.m, horizon))
 			r.merge_err = -ENOMEM;
 		prev_drain = now;
 		if (r.rec && flush_record(&r)) {

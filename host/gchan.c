@@ -328,10 +328,23 @@ static bool clocksync_state_valid(const struct gchan *gc)
 
 /* ---- records ---- */
 
+/* Convert [*start, *end) from guest to host time in place; false (counted as unsynced) without a model. */
+static bool to_host(struct gchan *gc, __u64 *start, __u64 *end)
+{
+	uint64_t s, e;
+
+	if (clocksync_g2h(&gc->cs, *start, &s) || clocksync_g2h(&gc->cs, *end, &e)) {
+		gc->unsynced++;
+		return false;
+	}
+	*start = s;
+	*end = e;
+	return true;
+}
+
 static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_shm_slot *rec)
 {
 	struct gchan *gc = ctx;
-	uint64_t s, e;
 
 	(void)pos;
 	if (ring >= gc->nvcpus)
@@ -356,29 +369,18 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 		x.cpu = (uint16_t)ring;
 		if (merge_add_sample(gc->mg, &x) == -ENOMEM)
 			gc->gonly_nomem++;
-		if (clocksync_g2h(&gc->cs, x.start_ns, &s) ||
-		    clocksync_g2h(&gc->cs, x.end_ns, &e)) {
-			gc->unsynced++;
-			return;
-		}
-		x.start_ns = s;
-		x.end_ns = e;
-		(void)match_add_sample(
-		    gc->m, ring, &x, clocksync_uncertainty_ns(&gc->cs, rec->payload.sample.end_ns));
+		if (to_host(gc, &x.start_ns, &x.end_ns))
+			(void)match_add_sample(
+			    gc->m, ring, &x,
+			    clocksync_uncertainty_ns(&gc->cs, rec->payload.sample.end_ns));
 	} else {
 		struct vn_event x = rec->payload.event;
 
 		x.cpu = (uint16_t)ring;
 		if (merge_add_event(gc->mg, &x) == -ENOMEM)
 			gc->gonly_nomem++;
-		if (clocksync_g2h(&gc->cs, x.start_ns, &s) ||
-		    clocksync_g2h(&gc->cs, x.end_ns, &e)) {
-			gc->unsynced++;
-			return;
-		}
-		x.start_ns = s;
-		x.end_ns = e;
-		(void)match_add_event(gc->m, ring, &x);
+		if (to_host(gc, &x.start_ns, &x.end_ns))
+			(void)match_add_event(gc->m, ring, &x);
 	}
 }
 

@@ -207,6 +207,19 @@ static void json_aggs(struct json_writer *w, const struct hostagg *a, const stru
 	}
 }
 
+void hview_json_head(struct json_writer *w, FILE *f, const char *schema,
+		     const struct hview_info *in)
+{
+	json_init(w, f, 0);
+	json_obj_begin(w);
+	json_kv_str(w, "schema", schema);
+	json_kv_str(w, "source", in->source);
+	json_kv_u64(w, "start_ns", in->start_ns);
+	json_kv_u64(w, "end_ns", in->end_ns);
+	json_kv_u64(w, "duration_ns", in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
+	json_kv_u64(w, "period_ns", in->period_ns);
+}
+
 int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 {
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
@@ -214,14 +227,7 @@ int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 	struct json_writer w;
 	uint32_t i, j, k, n;
 
-	json_init(&w, f, 0);
-	json_obj_begin(&w);
-	json_kv_str(&w, "schema", "vnoise.host/1");
-	json_kv_str(&w, "source", in->source);
-	json_kv_u64(&w, "start_ns", in->start_ns);
-	json_kv_u64(&w, "end_ns", in->end_ns);
-	json_kv_u64(&w, "duration_ns", in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
-	json_kv_u64(&w, "period_ns", in->period_ns);
+	hview_json_head(&w, f, "vnoise.host/1", in);
 	json_key(&w, "dispatch");
 	json_obj_begin(&w);
 	json_kv_str(&w, "mode", in->dispatch);

@@ -37,6 +37,11 @@ struct hview_info {
 /* The text table of every domain and vCPU (top and the end-of-run summary). */
 void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in);
 
+struct json_writer;
+/* Start a JSON document on f with the run-wide head fields (schema, source, start/end/duration, period). */
+void hview_json_head(struct json_writer *w, FILE *f, const char *schema,
+		     const struct hview_info *in);
+
 /* The JSON document (schema vnoise.host/1). Returns 0 or -errno from the writer. */
 int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
     __attribute__((warn_unused_result));

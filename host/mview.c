@@ -160,28 +160,33 @@ void mview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 		fprintf(f, "no domain monitored\n");
 }
 
+static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
+{
+	bool host = x->kind == VN_MS_HOST;
+	char name[96];
+
+	json_obj_begin(w);
+	json_kv_str(w, "source", mview_source_name(x, name, sizeof(name)));
+	json_kv_str(w, "kind", host ? "hypervisor" : "guest");
+	json_kv_str(w, "class",
+		    host ? (x->cls < VN_HH_MAX ? hclass_names[x->cls] : "?")
+			 : merge_class_name(x->cls));
+	json_kv_u64(w, "id", x->id);
+	json_kv_str(w, "comm", x->comm);
+	json_kv_u64(w, "total_ns", x->total_ns);
+	json_kv_u64(w, "count", x->count);
+	json_kv_u64(w, "max_ns", x->max_ns);
+	json_obj_end(w);
+}
+
 static void json_sources(struct json_writer *w, const struct hostagg_vcpu *v, uint8_t kind, int top)
 {
 	const struct hostagg_msrc *s[MV_MAX_LIST];
 	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)top), k;
-	char name[96];
 
 	json_arr_begin(w);
-	for (k = 0; k < n; k++) {
-		json_obj_begin(w);
-		json_kv_str(w, "source", mview_source_name(s[k], name, sizeof(name)));
-		json_kv_str(w, "kind", kind == VN_MS_HOST ? "hypervisor" : "guest");
-		json_kv_str(w, "class",
-			    kind == VN_MS_HOST
-				? (s[k]->cls < VN_HH_MAX ? hclass_names[s[k]->cls] : "?")
-				: merge_class_name(s[k]->cls));
-		json_kv_u64(w, "id", s[k]->id);
-		json_kv_str(w, "comm", s[k]->comm);
-		json_kv_u64(w, "total_ns", s[k]->total_ns);
-		json_kv_u64(w, "count", s[k]->count);
-		json_kv_u64(w, "max_ns", s[k]->max_ns);
-		json_obj_end(w);
-	}
+	for (k = 0; k < n; k++)
+		json_source(w, s[k]);
 	json_arr_end(w);
 }
 
@@ -275,26 +280,12 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 		uint32_t nh = hostagg_msrc_sorted(v, VN_MS_HOST, hs, (uint32_t)top);
 		uint32_t ng = hostagg_msrc_sorted(v, VN_MS_GUEST, gs, (uint32_t)top);
 		uint32_t a = 0, b = 0;
-		char name[96];
 
 		json_arr_begin(w);
-		while (a < nh || b < ng) {
-			bool host = b >= ng || (a < nh && hs[a]->total_ns >= gs[b]->total_ns);
-			const struct hostagg_msrc *x = host ? hs[a++] : gs[b++];
-
-			json_obj_begin(w);
-			json_kv_str(w, "source", mview_source_name(x, name, sizeof(name)));
-			json_kv_str(w, "kind", host ? "hypervisor" : "guest");
-			json_kv_str(w, "class",
-				    host ? (x->cls < VN_HH_MAX ? hclass_names[x->cls] : "?")
-					 : merge_class_name(x->cls));
-			json_kv_u64(w, "id", x->id);
-			json_kv_str(w, "comm", x->comm);
-			json_kv_u64(w, "total_ns", x->total_ns);
-			json_kv_u64(w, "count", x->count);
-			json_kv_u64(w, "max_ns", x->max_ns);
-			json_obj_end(w);
-		}
+		while (a < nh || b < ng)
+			json_source(w, b >= ng || (a < nh && hs[a]->total_ns >= gs[b]->total_ns)
+					   ? hs[a++]
+					   : gs[b++]);
 		json_arr_end(w);
 	}
 	json_key(w, "guest_only");
@@ -315,14 +306,7 @@ int mview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 	struct json_writer w;
 	uint32_t i, j;
 
-	json_init(&w, f, 0);
-	json_obj_begin(&w);
-	json_kv_str(&w, "schema", "vnoise.match/1");
-	json_kv_str(&w, "source", in->source);
-	json_kv_u64(&w, "start_ns", in->start_ns);
-	json_kv_u64(&w, "end_ns", in->end_ns);
-	json_kv_u64(&w, "duration_ns", in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
-	json_kv_u64(&w, "period_ns", in->period_ns);
+	hview_json_head(&w, f, "vnoise.match/1", in);
 	json_kv_str(&w, "dispatch", in->dispatch);
 	json_kv_u64(&w, "dispatch_dropped", in->dispatch_drops);
 	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);

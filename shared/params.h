@@ -17,7 +17,8 @@ enum vn_cmd { CMD_MEASURE, CMD_TOP, CMD_HIST, CMD_RECORD, CMD_REPORT };
 enum vn_helper_mode { HELPER_AUTO, HELPER_BPF, HELPER_PROC };
 
 /*
- * An embedder's tap (vnoise-guest agent): every sample and kernel-helper event is also passed here, records
+ * An embedder's tap (vnoise-guest agent): every sample and kernel-helper event is passed here instead of to
+ * the local attribution engine (the embedder's consumer attributes them), records
  * lost before reaching it are reported per CPU, the run ends when *stop becomes non-zero, no signal handler is
  * installed and nothing is printed at the end. Called from the thread that runs measure_run().
  */
