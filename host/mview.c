@@ -264,6 +264,7 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	json_kv_u64(w, "threshold_ns", BIG_GAP_NS);
 	json_kv_u64(w, "count", s->big_gaps);
 	json_kv_u64(w, "matched", s->big_matched);
+	json_kv_u64(w, "guest", s->big_guest);
 	json_kv_u64(w, "explained", s->big_explained);
 	json_obj_end(w);
 	json_key(w, "latency");

@@ -24,7 +24,7 @@ enum vn_host_chunk_type {
 	VN_CHUNK_HOST_RUN = 20, /* struct vn_host_run[payload_len / 64] */
 	VN_CHUNK_HOST_AGG = 21, /* struct vn_host_agg[payload_len / 56] */
 	VN_CHUNK_HOST_MATCH =
-	    22, /* struct vn_host_match[payload_len / 304] (vnoise-host --guest) */
+	    22, /* struct vn_host_match[payload_len / 312] (vnoise-host --guest) */
 	VN_CHUNK_HOST_MSRC = 23, /* struct vn_host_msrc[payload_len / 64] */
 	VN_CHUNK_HOST_CHAN = 24, /* struct vn_host_chan[payload_len / 168] */
 };
@@ -169,6 +169,7 @@ struct vn_host_match {
 	__u64 latency_sum_ns; /* (average = sum / latency_gaps) */
 	__u64 latency_gaps; /* gaps counted in the latency figures */
 	__u64 uncertainty_max_ns; /* largest clock uncertainty of a matched gap */
+	__u64 big_guest; /* gaps >= 1 ms whose guest part is at least half the gap */
 	__u64 gonly_ns[8]; /* guest-only view: gap time by enum vn_class, UNEXPLAINED included */
 	__u64 gonly_gaps; /* gaps the guest-only view attributed */
 	__u64 gonly_gap_ns;
@@ -233,10 +234,10 @@ struct vn_host_chan {
 	__u64 match_dropped; /* records the matcher refused (memory cap) */
 };
 
-_Static_assert(sizeof(struct vn_host_match) == 304, "vn_host_match is ABI");
+_Static_assert(sizeof(struct vn_host_match) == 312, "vn_host_match is ABI");
 _Static_assert(offsetof(struct vn_host_match, guest_ns) == 56, "vn_host_match is ABI");
 _Static_assert(offsetof(struct vn_host_match, host_ns) == 120, "vn_host_match is ABI");
-_Static_assert(offsetof(struct vn_host_match, gonly_ns) == 224, "vn_host_match is ABI");
+_Static_assert(offsetof(struct vn_host_match, gonly_ns) == 232, "vn_host_match is ABI");
 _Static_assert(sizeof(struct vn_host_msrc) == 64, "vn_host_msrc is ABI");
 _Static_assert(offsetof(struct vn_host_msrc, comm) == 24, "vn_host_msrc is ABI");
 _Static_assert(sizeof(struct vn_host_chan) == 168, "vn_host_chan is ABI");

@@ -280,6 +280,7 @@ int hostagg_match(struct hostagg *a, const struct vn_host_match *m)
 	t->big_gaps += m->big_gaps;
 	t->big_matched += m->big_matched;
 	t->big_explained += m->big_explained;
+	t->big_guest += m->big_guest;
 	t->latency_max_ns =
 	    m->latency_max_ns > t->latency_max_ns ? m->latency_max_ns : t->latency_max_ns;
 	t->latency_sum_ns += m->latency_sum_ns;

@@ -685,8 +685,11 @@ static void mset_gap(struct mset *s, const struct match *m, const struct gapres 
 	st->residual_ns += r->residual;
 	st->reduced_ns += r->reduced;
 	if (r->dur >= m->p.big_ns) {
+		uint64_t g = r->dur - r->host - r->residual; /* the guest part */
+
 		st->big_gaps++;
 		st->big_matched += r->host >= r->dur - r->host;
+		st->big_guest += g >= r->dur - g;
 		st->big_explained += r->residual <= r->dur / 10;
 	}
 	st->latency_max_ns = max64(st->latency_max_ns, r->lat);

@@ -80,6 +80,8 @@ struct match_stats {
 	uint64_t reduced_ns; /* guest event time removed because host out-time overlapped it */
 	uint64_t big_gaps; /* gaps >= big_ns */
 	uint64_t big_matched; /* ... whose host part is >= half the gap */
+	uint64_t
+	    big_guest; /* ... whose guest part is >= half the gap (guest noise, not the hypervisor) */
 	uint64_t big_explained; /* ... whose residual is <= 10% of the gap */
 	uint64_t latency_max_ns; /* now - gap end at match_process time, over matched gaps */
 	uint64_t latency_sum_ns; /* ... sum (avg = sum / gaps) */

@@ -21,6 +21,7 @@ struct hostile_ctx {
 	size_t size;
 	uint32_t nrings, slots; /* the clean geometry it re-initialises to */
 	uint64_t reinit_every; /* operations between clean re-initialisations (0: 50000) */
+	int rings_only; /* no header or epoch games (the reader stays attached and reads damaged rings) */
 	uint64_t rng;
 	int stop;
 	struct shm_writer *w; /* owned by the scribbler while it runs */
@@ -60,6 +61,8 @@ static inline int hostile_step(struct hostile_ctx *h)
 
 	v = xrand(&h->rng);
 	op = v % 100000;
+	if (h->rings_only && op >= 99980)
+		op = 0;
 	v = xrand(&h->rng);
 	if (++h->ops % every == 0) {
 		shmw_free(h->w);

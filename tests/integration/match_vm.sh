@@ -62,8 +62,11 @@ echo "hog: host view $hog_host ns, matched host_preempt:$hog $hog_match ns; top 
 [ "$top_h" = "$hog" ] || fail "top hypervisor source is $top_h, not the hog"
 awk -v m="$hog_match" -v h="$hog_host" 'BEGIN { exit !(m >= 0.85 * h && m <= 1.05 * h) }' ||
 	fail "host_preempt:$hog holds $hog_match ns of the hog's $hog_host ns"
-big=$(jq "$v0 | .big_gaps.count" "$TMP/m.json")
+# gaps above 1 ms that guest noise does not explain (the injector's spikes stretched by TCG are guest
+# noise): at least 85% of them must be matched to host time
+big=$(jq "$v0 | .big_gaps.count - .big_gaps.guest" "$TMP/m.json")
 bigm=$(jq "$v0 | .big_gaps.matched" "$TMP/m.json")
+echo "gaps above 1 ms: $(jq -c "$v0 | .big_gaps" "$TMP/m.json")"
 [ "$big" -ge 300 ] || fail "only $big guest gaps above 1 ms"
 awk -v m="$bigm" -v n="$big" 'BEGIN { exit !(m >= 0.85 * n) }' ||
 	fail "$bigm of $big guest gaps above 1 ms matched to host time (< 85%)"
@@ -75,11 +78,14 @@ gtotal=$(jq "[$v0 | .guest_only.sources[] | select(.comm == \"$inj\") | .total_n
 top_g=$(jq -r "[$v0 | .sources[] | select(.kind == \"guest\")][0].comm" "$TMP/m.json")
 echo "injector: $icount spikes, $itotal ns net (guest-only view: $gtotal ns), max $imax ns; top guest source $top_g"
 [ "$top_g" = "$inj" ] || fail "top guest source is $top_g, not the injector"
-[ "$icount" -ge 400 ] && [ "$icount" -le 600 ] || fail "injector seen in $icount gaps (10 s / 20 ms = 500)"
-awk -v t="$itotal" -v n="$icount" 'BEGIN { exit !(t >= 0.4 * n * 500000 && t <= 1.6 * n * 500000) }' ||
-	fail "injector net time $itotal ns for $icount spikes of 500 us"
+# 10 s / 20 ms = 500 spikes; one spike can span two gaps (the sampler may run in between)
+[ "$icount" -ge 450 ] && [ "$icount" -le 1000 ] || fail "injector seen in $icount gaps (500 spikes)"
+# net per spike: its 500 us busy loop, less host time inside it, plus its wake-up and sleep in the guest
+# kernel (slow under TCG)
+awk -v t="$itotal" 'BEGIN { exit !(t >= 0.3 * 500 * 500000 && t <= 2.0 * 500 * 500000) }' ||
+	fail "injector net time $itotal ns for 500 spikes of 500 us"
 [ "$itotal" -le "$gtotal" ] || fail "net injector time $itotal above the guest-only $gtotal"
-ok "injector: thread:$inj in $icount gaps, $(awk -v t="$itotal" -v n="$icount" 'BEGIN { printf "%.0f", t / n / 1000 }') us net per spike"
+ok "injector: thread:$inj in $icount gaps, $(awk -v t="$itotal" 'BEGIN { printf "%.0f", t / 500 / 1000 }') us net per spike"
 
 # the guest-only view of the same run: the hog is unexplained there
 gun=$(jq "$v0 | .guest_only.classes.unexplained" "$TMP/m.json")

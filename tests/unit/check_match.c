@@ -355,6 +355,30 @@ START_TEST(test_guest_thread_net)
 	src_is(st, MATCH_K_GUEST, VN_CLASS_THREAD, 1234, "inj", 1 * MS, 1, 1 * MS);
 	src_is(st, MATCH_K_HOST, MATCH_H_PREEMPT, 42, "vnhog42", 5 * MS, 1, 5 * MS);
 	ck_assert_uint_eq(counters(m, 0).events_in, 1);
+	ck_assert_uint_eq(st->big_matched, 1);
+	ck_assert_uint_eq(st->big_guest, 0);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
+/* A big gap that a guest thread fills is counted as guest noise, not as matched. */
+START_TEST(test_big_guest)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	const struct match_stats *st;
+
+	gap(m, 0, 0, 2 * MS, 0);
+	ev(m, 0, mkev(VN_CLASS_THREAD, 7, 0, 1500 * US, VN_CLASS_NONE, 0, 0, "inj"));
+	gap(m, 0, 3 * MS, 3500 * US, 0); /* small: not counted */
+	ev(m, 0, mkev(VN_CLASS_THREAD, 7, 3 * MS, 3500 * US, VN_CLASS_NONE, 0, 0, "inj"));
+	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 2);
+	st = total(m, 0);
+	ck_assert_uint_eq(st->big_gaps, 1);
+	ck_assert_uint_eq(st->big_guest, 1);
+	ck_assert_uint_eq(st->big_matched, 0);
+	ck_assert_uint_eq(st->big_explained, 0); /* 0.5 of 2 ms unexplained */
 	match_free(m);
 	free(log);
 }
@@ -1087,6 +1111,7 @@ static Suite *match_suite(void)
 
 	tc = tcase_create("guest");
 	tcase_add_test(tc, test_guest_thread_net);
+	tcase_add_test(tc, test_big_guest);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_nested_deep);
 	tcase_add_test(tc, test_event_two_gaps);

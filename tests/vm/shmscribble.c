@@ -4,7 +4,10 @@
  * side (/dev/shm/<name>: the very bytes the guest's BAR2 shows) for a given time: valid records with live
  * timestamps and, in between, every kind of damage tests/shm_hostile.h knows (bad indices, lengths and
  * sequence numbers, torn records, a changing header, epoch games), re-initialising cleanly now and then as a
- * restarted agent would. At the end it leaves the region as the last operation left it.
+ * restarted agent would. It alternates 1 s phases with and without header and epoch games (without them the
+ * reader stays attached and reads damaged rings), and answers the host's clock exchanges with its own
+ * CLOCK_MONOTONIC (a guest whose clock is the host's), so that the host reads what it wrote. At the end it
+ * leaves the region as the last operation left it.
  *
  *   shmscribble FILE SECONDS [SEED]     prints: ops, clean re-initialisations, errors
  */
@@ -78,7 +81,7 @@ int main(int argc, char **argv)
 	}
 	h.nrings = 2;
 	h.slots = 1024;
-	h.reinit_every = 200000;
+	h.reinit_every = 2000000;
 	h.put = put_live;
 	h.rng = argc == 4 ? strtoull(argv[3], NULL, 0) | 1 : 0x9e3779b97f4a7c15ull;
 	h.epoch = shmw_next_epoch(h.base, h.size, now_ns());
@@ -89,9 +92,14 @@ int main(int argc, char **argv)
 	}
 	end = now_ns() + strtoull(argv[2], NULL, 0) * 1000000000ULL;
 	while (now_ns() < end) {
+		uint64_t seq, sent;
+
+		h.rings_only = (int)((end - now_ns()) / 1000000000ULL) % 2;
 		for (int i = 0; i < 1000; i++)
 			if (hostile_step(&h))
 				break;
+		if (h.w && shmw_mailbox_poll(h.w, &seq, &sent) == 1)
+			shmw_mailbox_reply(h.w, seq, sent, now_ns());
 		if (h.errors > 100)
 			break;
 		usleep(100); /* leave the reader some CPU on a 2-core machine */
