@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "match.h"
+#include "benchutil.h"
 
 #define NVCPU 4
 #define DEFAULT_GAPS 2000000ULL
@@ -244,27 +245,6 @@ static int feed(struct match *m, const struct buf *b)
 		}
 	}
 	return err;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int parse_count(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v == 0)
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 static double pct(uint64_t part, uint64_t whole)

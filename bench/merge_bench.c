@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "merge.h"
+#include "benchutil.h"
 
 #define DEFAULT_EVENTS 5000000ULL
 #define BATCH \
@@ -142,27 +143,6 @@ static void cycle(struct gen *g)
 	}
 	push_sample(g, VN_SAMPLE_GAP, gs, ge);
 	g->now = ge;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int parse_count(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v == 0)
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 int main(int argc, char **argv)

@@ -19,14 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "parse.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "benchutil.h"
 
 static int pin(int cpu)
 {
