@@ -51,6 +51,8 @@ HOST_SRCS := $(filter-out %.bpf.c,$(wildcard host/*.c))
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread
 VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
+PRELOAD := $(BUILD)/libvnoise-preload.so
+TEST_TOOLS := $(BUILD)/tests/tools/ptload
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -58,7 +60,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .SECONDARY:
 .PHONY: all check unit fuzz deps measure bench format format-check clean FORCE
-all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS)
+all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS) $(PRELOAD) $(TEST_TOOLS)
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -106,6 +108,17 @@ $(HOST_OBJS): | $(HOST_SKELS)
 $(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(HOST_OBJS) $(LIB) $(LDLIBS_HOST)
+
+# The LD_PRELOAD library (guest/preload/): position independent, with the shared sources it needs.
+$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/appstat.h protocol/app.h
+	$(call msg,SO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=default $(LDFLAGS) -o $@ guest/preload/preload.c \
+		shared/appstat.c -ldl
+$(BUILD)/tests/tools/%: tests/tools/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 # VM harness tools: the guest's exec daemon is static (it runs in the busybox initramfs).
 $(BUILD)/tests/vm/vmshd: tests/vm/vmshd.c

@@ -8,6 +8,7 @@
 #   shm producer ns/record, consumer records/s (targets <= 50 ns, >= 10 M/s)            build/bench/shm_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
+#   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
 #   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
 set -u
 BUILD=${VNOISE_BUILD:-build}
@@ -34,6 +35,9 @@ echo "## clock alignment (reproduce: $BUILD/bench/clocksync_bench 1000000)"
 echo
 echo "## matcher throughput (reproduce: $BUILD/bench/match_bench 2000000)"
 "$BUILD/bench/match_bench" 2000000
+echo
+echo "## LD_PRELOAD wrapper cost (reproduce: bench/preload_cost.sh 5000000)"
+bench/preload_cost.sh 5000000
 echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
 bench/host_cost.sh 20
