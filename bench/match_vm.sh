@@ -40,10 +40,7 @@ trap cleanup EXIT
 export VM_GUEST_DIR=$tmp/guest
 . "$ROOT/tests/vm/vm.bash"
 vm_setup >/dev/null || exit 1
-vm_start --pin0 0 --pin 1:1 >/dev/null || exit 1
-vm_wait_ready 90 >/dev/null || exit 1
-vm_exec "vnoise-guest agent --cpus 0 --duration $((2 * SECS + 60)) >/tmp/agent.log 2>&1 &" || exit 1
-vm_agent_running || exit 1
+vm_start_agent --cpus 0 --duration $((2 * SECS + 60)) -- --pin0 0 --pin 1:1 >/dev/null || exit 1
 agent_cpu() { # guest agent CPU ticks (utime+stime, all threads but the sampler's)
 	vm_exec 'p=$(pidof vnoise-guest); t=0; for s in /proc/$p/task/*/stat; do
 		set -- $(sed "s/.*) //" $s); [ "${37}" = 0 ] && continue; t=$((t + ${12} + ${13})); done; echo $t'

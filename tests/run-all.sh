@@ -6,6 +6,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 passed=0 failed=0 skipped=0
 failures=()
+retried=()
 for t in "$@"; do
 	out=$("$t" 2>&1)
 	rc=$?
@@ -31,6 +32,15 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 		start=$(date +%s)
 		"$t" >"$log" 2>&1
 		rc=$?
+		# A QEMU TCG guest sometimes stops answering altogether (a vCPU stuck on the int3 of live kernel
+		# text patching, README "Known issue under QEMU TCG"). That is the emulator, not the test's
+		# subject: such a run is said and repeated once on a fresh VM; any other failure stands.
+		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && grep -q "vmexec: no reply from the guest" "$log"; then
+			echo "RETRY: $name: the TCG guest stopped answering (known QEMU TCG lock-up); once more"
+			retried+=("$name")
+			"$t" >"$log" 2>&1
+			rc=$?
+		fi
 		secs=$(($(date +%s) - start))
 		if [ "$rc" -eq 0 ]; then
 			passed=$((passed + 1))
@@ -48,5 +58,6 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 	done
 fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+[ ${#retried[@]} -gt 0 ] && echo "retried after a TCG guest lock-up: ${retried[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -19,15 +19,12 @@ VG=$BUILD/vnoise-guest
 [ -x "$VH" ] || fail "$VH not built"
 
 vm_setup || fail "vm_setup"
-vm_start --pin0 0 --pin 1:1 || fail "vm_start"
-vm_wait_ready 90 || fail "guest not ready"
+vm_start_agent --cpus 0 --duration 90 -- --pin0 0 --pin 1:1 || fail "the agent does not run"
 
 inj="vninj$$"
 inj=${inj:0:15}
 hog="vnhog$$"
 hog=${hog:0:15}
-vm_exec "vnoise-guest agent --cpus 0 --duration 60 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
-vm_agent_running || fail "the agent does not run"
 vm_exec "vnoise-guest inject --cpu 0 --comm $inj --spike 500 --every 20 >/tmp/inj.log 2>&1 &" ||
 	fail "cannot start the guest injector"
 sleep 1

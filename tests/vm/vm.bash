@@ -9,6 +9,8 @@
 #                             VM_GUEST_IP/24, host tap VM_TAP with VM_HOST_IP/24 (a 10.199.N.0/24 per VM)
 #   vm_wait_ready [TIMEOUT_S] wait (default 120 s) until vmshd answers; prints and sets VM_BOOT_SECS
 #   vm_agent_running [TIMEOUT_S]  wait (default 60 s) until the guest's vnoise-guest agent measures and publishes
+#   vm_start_agent ARGS -- VM_START_ARGS   vm_start + vm_wait_ready + agent ARGS + vm_agent_running, once more
+#                             on a fresh VM if the TCG guest locked up while the agent attached eBPF
 #   vm_exec [--timeout S] [--] CMD...
 #                             run CMD under the guest's /bin/sh -c; its output on stdout (stderr merged), its
 #                             exit code as status (124 timeout, 125 vmexec could not talk to the guest)
@@ -336,6 +338,32 @@ vm_agent_running() {
 		sleep 0.3
 	done
 	_vm_log "the agent in $VM_NAME is not running after $timeout s: ${out:-no answer}"
+	return 1
+}
+
+# vm_start_agent ARGS -- VM_START_ARGS...: start a VM (vm_start + vm_wait_ready) and `vnoise-guest agent ARGS`
+# in it, and wait until the agent runs (vm_agent_running). Under QEMU TCG the guest sometimes locks up while
+# the agent attaches its eBPF programs (README, "Known issue under QEMU TCG"): when the guest stops answering
+# altogether, say so and do it once more on a fresh VM. An agent that fails in a live guest is a failure.
+vm_start_agent() {
+	local args=() attempt
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	for attempt in 1 2; do
+		vm_start "$@" || return 1
+		vm_wait_ready 90 || return 1
+		vm_exec "vnoise-guest agent ${args[*]} >/tmp/agent.log 2>&1 &" || return 1
+		vm_agent_running 40 && return 0
+		vm_exec --timeout 10 true >/dev/null 2>&1 && { vm_exec 'cat /tmp/agent.log'; return 1; }
+		[ "$attempt" = 2 ] && { _vm_log "the guest locked up twice while the agent started"; return 1; }
+		_vm_log "note: the TCG guest locked up while the agent attached its eBPF programs" \
+			"(known issue); once more on a fresh VM"
+		grep -m1 "soft lockup" "$VM_CONSOLE" >&2
+		vm_destroy
+	done
 	return 1
 }
 
