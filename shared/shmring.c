@@ -851,22 +851,34 @@ int shmr_poll(struct shm_reader *rd, uint32_t ring, shmr_cb cb, void *ctx, uint3
 	return n;
 }
 
-int shmr_status(struct shm_reader *rd, struct vn_shm_status *out)
+/*
+ * Copy a guest-written area protected by the sequence word *seq (odd while written) into dst; 0, or -EAGAIN
+ * (counted as a retry) when the guest was writing it or changed it during the copy.
+ */
+static int seq_copy(struct shm_reader *rd, const uint32_t *seq, const void *src, void *dst,
+		    size_t len)
 {
-	const struct vn_shm_status *m = &live_hdr(rd)->status;
-	struct vn_shm_status c;
-	uint32_t s1, s2;
+	uint32_t s1 = LOAD_ACQ(seq), s2;
 
-	if (rd->state != SHMR_OK)
-		return -ENOTCONN;
-	s1 = LOAD_ACQ(&m->seq);
-	memcpy(&c, m, sizeof(c));
+	memcpy(dst, src, len);
 	FENCE_ACQ();
-	s2 = LOAD_RLX(&m->seq);
+	s2 = LOAD_RLX(seq);
 	if (s1 != s2 || (s1 & 1u)) {
 		sat_add(&rd->st.retries, 1);
 		return -EAGAIN;
 	}
+	return 0;
+}
+
+int shmr_status(struct shm_reader *rd, struct vn_shm_status *out)
+{
+	const struct vn_shm_status *m = &live_hdr(rd)->status;
+	struct vn_shm_status c;
+
+	if (rd->state != SHMR_OK)
+		return -ENOTCONN;
+	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
+		return -EAGAIN;
 	if (status_valid(&c) < 0) {
 		sat_add(&rd->st.status_invalid, 1);
 		return -EBADMSG;
@@ -905,18 +917,11 @@ int shmr_mailbox_reply(struct shm_reader *rd, struct shmr_clock_reply *out)
 {
 	const struct vn_shm_mbox_guest *m = &live_hdr(rd)->mbox_guest;
 	struct vn_shm_mbox_guest c;
-	uint32_t s1, s2;
 
 	if (rd->state != SHMR_OK || !rd->mb_pending)
 		return -ENOTCONN;
-	s1 = LOAD_ACQ(&m->seq);
-	memcpy(&c, m, sizeof(c));
-	FENCE_ACQ();
-	s2 = LOAD_RLX(&m->seq);
-	if (s1 != s2 || (s1 & 1u)) {
-		sat_add(&rd->st.retries, 1);
+	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
 		return -EAGAIN;
-	}
 	if (c.pad || c.pad2 || !all_zero(c.reserved, sizeof(c.reserved)) ||
 	    (c.cpu >= VN_SHM_MAX_GUEST_CPUS && c.cpu != VN_SHM_CPU_UNKNOWN)) {
 		sat_add(&rd->st.mailbox_invalid, 1);
@@ -940,21 +945,14 @@ int shmr_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary *out
 {
 	const struct vn_shm_summary *m;
 	struct vn_shm_summary c;
-	uint32_t s1, s2;
 
 	if (idx >= VN_SHM_SUMMARIES)
 		return -EINVAL;
 	if (rd->state != SHMR_OK)
 		return -ENOTCONN;
 	m = &rd->sum[idx];
-	s1 = LOAD_ACQ(&m->seq);
-	memcpy(&c, m, sizeof(c));
-	FENCE_ACQ();
-	s2 = LOAD_RLX(&m->seq);
-	if (s1 != s2 || (s1 & 1u)) {
-		sat_add(&rd->st.retries, 1);
+	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
 		return -EAGAIN;
-	}
 	if (shmr_summary_valid(&c, idx) < 0) {
 		sat_add(&rd->st.summary_invalid, 1);
 		return -EBADMSG;
