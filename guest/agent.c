@@ -34,6 +34,7 @@
 #include "parse.h"
 #include "qga.h"
 #include "shmring.h"
+#include "monotime.h"
 
 #define AGENT_VERSION "vnoise-guest 0.4"
 #define WRITE_WAIT_MS 1000
@@ -112,14 +113,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void print_port(const char *name)

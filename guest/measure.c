@@ -22,6 +22,7 @@
 #include "record.h"
 #include "sampler.h"
 #include "view.h"
+#include "monotime.h"
 
 #define POLL_NS 50000000ULL
 #define HORIZON_LAG_NS \
@@ -33,14 +34,6 @@ static volatile sig_atomic_t got_signal;
 static void on_signal(int sig)
 {
 	got_signal = sig;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 struct run {
@@ -496,7 +489,7 @@ int measure_run(const struct measure_params *p)
 		log_info("measuring CPU%s %s with kernel helper %s %s", r.v.ncpus > 1 ? "s" : "",
 			 list, r.v.helper, p->duration_ns ? "" : "until Ctrl-C");
 	}
-	t0 = mono_ns();
+	t0 = now_ns();
 	for (i = 0; i < r.v.ncpus; i++)
 		sampler_go(&r.smp[i]);
 	started = 1;
@@ -509,7 +502,7 @@ int measure_run(const struct measure_params *p)
 		uint64_t horizon;
 
 		nanosleep(&ts, NULL);
-		now = mono_ns();
+		now = now_ns();
 		drain(&r);
 		horizon = prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0;
 		if (!p->tap && merge_process(r.v.m, horizon))
@@ -554,7 +547,7 @@ out:
 	for (i = 0; r.smp && i < r.v.ncpus; i++)
 		sampler_join(&r.smp[i]);
 	if (started && rc == EXIT_OK) {
-		now = mono_ns();
+		now = now_ns();
 		drain(&r);
 		if (merge_process(r.v.m, UINT64_MAX))
 			log_err("out of memory while attributing noise");

@@ -9,16 +9,9 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "sampler.h"
+#include "monotime.h"
 
 #define WINDOW_MAX_NS 100000000ULL
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static inline void ring_push(struct sampler *s, uint64_t a, uint64_t b, uint8_t kind)
 {

@@ -31,6 +31,7 @@
 #include "match.h"
 #include "merge.h"
 #include "shmring.h"
+#include "monotime.h"
 
 #define SPIN_NS 300000ULL
 #define UNSYNCED_WAIT_NS 200000000ULL /* ... but not longer than this: then read and count them */
@@ -83,14 +84,6 @@ struct gchan {
 	uint64_t match_now; /* host time of the current match_process() call */
 	struct gvcpu *v;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void on_gonly_gap(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX])
 {

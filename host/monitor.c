@@ -28,6 +28,7 @@
 #include "recfile.h"
 #include "session.h"
 #include "vmap.h"
+#include "monotime.h"
 
 #define TICK_NS 100000000ULL
 #define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
@@ -90,14 +91,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static int vec_push(struct vec *v, const void *e)

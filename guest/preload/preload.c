@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "appstat.h"
+#include "monotime.h"
 
 struct tstat {
 	struct appstat st;
@@ -37,14 +38,6 @@ static int (*real_mutex_lock)(pthread_mutex_t *);
 static int (*real_mutex_unlock)(pthread_mutex_t *);
 static int (*real_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
 static int (*real_join)(pthread_t, void **);
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void emit(const struct appstat *s)
 {

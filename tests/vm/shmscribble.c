@@ -21,14 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../shm_hostile.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "monotime.h"
 
 /* Record t: a gap or an event with plausible current timestamps. */
 static int put_live(struct shm_writer *w, uint32_t ring, uint64_t t)

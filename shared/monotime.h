@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* monotime: CLOCK_MONOTONIC in ns, the time base of every vnoise record (one copy, inlined). */
+#ifndef VNOISE_MONOTIME_H
+#define VNOISE_MONOTIME_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#endif
