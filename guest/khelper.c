@@ -51,7 +51,7 @@ static int kh_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 }
 
 /* Does this kernel have what prog attaches to? */
-static int kh_target_exists(const struct btf *vmlinux, const char *sec)
+int khelper_has_target(const struct btf *vmlinux, const char *sec)
 {
 	char name[128];
 	const char *target;
@@ -181,7 +181,7 @@ static int kh_try_open(struct khelper *kh, const void *elf, size_t elf_sz,
 	bpf_object__for_each_program(prog, kh->obj)
 	{
 		const char *sec = bpf_program__section_name(prog);
-		int want = kh_target_exists(vmlinux, sec);
+		int want = khelper_has_target(vmlinux, sec);
 
 		if (!strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)) {
 			if (no_hcall)

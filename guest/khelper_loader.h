@@ -56,4 +56,8 @@ const char *khelper_steal_source(const struct khelper *kh);
 int khelper_nhcalls(const struct khelper *kh);
 void khelper_close(struct khelper *kh);
 
+struct btf;
+/* Does this kernel have what a program of section sec ("tp_btf/x", "fentry/f") attaches to? */
+int khelper_has_target(const struct btf *vmlinux, const char *sec);
+
 #endif

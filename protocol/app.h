@@ -7,7 +7,9 @@
 #ifndef VNOISE_PROTOCOL_APP_H
 #define VNOISE_PROTOCOL_APP_H
 
+#ifndef __VMLINUX_H__
 #include <linux/types.h>
+#endif
 
 /* Event ids (stable: they are written as numbers too). */
 enum vn_app_ev {
@@ -36,7 +38,12 @@ struct vn_app_call {
 	    arg; /* the argument of interest: mutex/barrier/cond address, thread id joined, bytes */
 	__u32 ev; /* enum vn_app_ev */
 	__u32 cpu; /* CPU at entry */
+	__u32 pid;
+	__u32 tid;
+	__s32 rank; /* MPI_COMM_WORLD rank, -1: not an MPI rank (yet) */
+	__u32 pad;
 };
+_Static_assert(sizeof(struct vn_app_call) == 56, "vn_app_call is ABI");
 
 /* Per-thread (per-rank) statistics of one event. */
 struct vn_app_stat {
@@ -44,6 +51,152 @@ struct vn_app_stat {
 	__u64 total_ns;
 	__u64 min_ns; /* 0 when count is 0 */
 	__u64 max_ns;
+};
+
+/*
+ * Passive kernel helper (guest/passive.bpf.c): noise hitting target tasks, accumulated in the kernel per
+ * target, in one BPF_F_MMAPABLE array of struct vn_tgt that ranks map read-only (the fd comes over the
+ * registration socket). Counters only grow; a reader takes differences between two snapshots.
+ */
+#include "noise.h"
+
+#define VN_TGT_MAX 256 /* targets (processes, cgroups or CPUs) one monitor follows */
+#define VN_TGT_CAUSES 4 /* largest causes kept per target */
+
+/* One cause of a target's noise: a preempting thread (cls THREAD, id = its pid), an IRQ/vector, a softirq. */
+struct vn_tgt_cause {
+	__u64 ns; /* net noise from this cause, cumulative */
+	__u32 id; /* pid (THREAD), irq number or VN_VEC_BASE + vector (IRQ), vector (SOFTIRQ) */
+	__u8 cls; /* enum vn_class; VN_CLASS_NONE: slot unused */
+	__u8 pad[3];
+	char comm[VN_COMM_LEN]; /* THREAD only */
+};
+_Static_assert(sizeof(struct vn_tgt_cause) == 32, "vn_tgt_cause is ABI");
+
+struct vn_tgt {
+	__u64 ns
+	    [VN_CLASS_MAX]; /* net noise by class (THREAD: preemption while runnable), cumulative */
+	__u64 count[VN_CLASS_MAX]; /* events by class */
+	__u64 run_ns; /* time the target was on a CPU (closed runs only) */
+	__u64 max_ns; /* largest single event */
+	struct vn_tgt_cause cause[VN_TGT_CAUSES]; /* a new cause replaces the smallest */
+};
+_Static_assert(sizeof(struct vn_tgt) == 272, "vn_tgt is ABI");
+
+/*
+ * Registration of an MPI rank with `vnoise-guest mpi` over the AF_UNIX stream socket named by $VNOISE_SOCK:
+ * the rank sends vn_reg_req after MPI_Init; the monitor answers vn_reg_rep with SCM_RIGHTS file descriptors:
+ * [0] the interval pipeline (struct vn_pipe, a memfd, read-write), [1] the vn_tgt array (read-only; absent
+ * when nfds is 1). The rank keeps the socket open until it exits: its end tells the monitor the rank is gone.
+ */
+#define VN_REG_MAGIC 0x31474552u /* "REG1" */
+struct vn_reg_req {
+	__u32 magic;
+	__u32 version; /* 1 */
+	__s32 rank; /* MPI_COMM_WORLD rank */
+	__s32 size; /* MPI_COMM_WORLD size */
+	__u32 pid; /* the rank's process (the monitor checks it against SO_PEERCRED) */
+	__u32 pad;
+};
+struct vn_reg_rep {
+	__u32 magic;
+	__s32 status; /* 0, or -errno: the rank runs untracked */
+	__u32 tgt; /* the rank's index in the vn_tgt array */
+	__u32 nfds; /* descriptors passed: 1 or 2 */
+	__u64 pipe_size; /* bytes of the pipeline memfd */
+	__u64 tgt_size; /* bytes to map of the vn_tgt array (page rounded) */
+};
+_Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 32,
+	       "registration is ABI");
+
+/*
+ * Interval pipeline (issue 5): a node-local shared buffer with three rotating interval entries. Interval n of
+ * a rank is its computation between the exit of its n-th synchronisation call (MPI_Init for n = 0) and the
+ * entry of its (n+1)-th. While ranks compute interval n (tracked) the second rank to close n-1 filters it and
+ * the first rank to close n reports n-2. protocol/README.md ("Interval pipeline") documents it.
+ */
+#define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
+#define VN_PIPE_VERSION 1
+#define VN_PIPE_RANKS 64
+#define VN_PIPE_SLOTS 3
+#define VN_PIPE_NO_INSTR (~0ULL) /* no PMU: retired instructions unknown */
+
+enum vn_pipe_state { VN_PIPE_TRACKED = 0, VN_PIPE_FILTERED = 1, VN_PIPE_REPORTED = 2 };
+enum vn_pipe_verdict {
+	VN_VERDICT_NONE = 0, /* not delayed (or not filtered) */
+	VN_VERDICT_NOISE = 1, /* delayed, and noise explains at least half of the delay */
+	VN_VERDICT_IMBALANCE =
+	    2, /* delayed by more work: instructions (or on-CPU time) above the fastest */
+	VN_VERDICT_UNEXPLAINED = 3,
+};
+enum vn_pipe_out {
+	VN_PIPE_OUT_NONE = 0,
+	VN_PIPE_OUT_STDOUT = 1,
+	VN_PIPE_OUT_FILE = 2,
+	VN_PIPE_OUT_UDP = 3
+};
+#define VN_PIPE_F_ALL 1u /* report every interval, not only those with a delayed rank */
+
+/* One rank's record of one interval, written by the rank when it closes the interval. */
+struct vn_pipe_iv {
+	__u64 interval; /* interval number + 1; 0: empty */
+	__u64 start_ns; /* CLOCK_MONOTONIC: exit of the previous synchronisation call */
+	__u64 end_ns; /* entry of the call that closed the interval */
+	__u64 noise_ns[VN_CLASS_MAX]; /* noise hitting the rank during the interval, by class */
+	__u64 instructions; /* retired user instructions, VN_PIPE_NO_INSTR without a PMU */
+	__u64 cause_ns; /* the largest single cause in the interval ... */
+	__u32 cause_id; /* ... its id (vn_tgt_cause.id) */
+	__u8 cause_cls; /* ... its class; VN_CLASS_NONE: none */
+	__u8 verdict; /* enum vn_pipe_verdict, written by the filter */
+	__u16 ev; /* enum vn_app_ev of the closing call */
+	__u32 cpu; /* CPU at the end */
+	__u32 pid;
+	char cause_comm[VN_COMM_LEN];
+	__u64 delay_ns; /* filter: compute time minus the fastest rank's */
+};
+_Static_assert(sizeof(struct vn_pipe_iv) == 144, "vn_pipe_iv is ABI");
+
+struct vn_pipe_slot {
+	__u64 ticket; /* (interval + 1) << 16 | ranks that closed it so far (compare-and-swap) */
+	__u32 state; /* enum vn_pipe_state */
+	__u32 delayed; /* filter: ranks delayed beyond the rule */
+	__u64 min_ns, max_ns, avg_ns; /* filter: silhouette of compute times */
+	__s32 fastest, second, slowest; /* filter: ranks (-1: none) */
+	__u32 nranks; /* filter: records found */
+	struct vn_pipe_iv r[VN_PIPE_RANKS];
+};
+_Static_assert(sizeof(struct vn_pipe_slot) == 9272, "vn_pipe_slot is ABI");
+
+struct vn_pipe_hdr {
+	__u32 magic;
+	__u32 version;
+	__u32 nranks; /* MPI_COMM_WORLD size (first registration) */
+	__u32 flags; /* VN_PIPE_F_* */
+	char job[32]; /* job name in the reports */
+	/* filter rules, set by vnoise-guest mpi */
+	__u32 delay_pct_x100; /* delayed: compute > fastest * (1 + pct / 100) */
+	__u32 class_mask; /* 1 << vn_class: classes that count as noise */
+	__u64 min_noise_ns; /* a class's noise below this in an interval does not count */
+	/* output of the reports */
+	__u32 out; /* enum vn_pipe_out */
+	__u32 pad;
+	char out_path[256]; /* file, or "ADDR:PORT" for UDP */
+	/* counters (atomic adds) */
+	__u64 intervals; /* intervals filtered */
+	__u64 reported; /* reports written */
+	__u64
+	    quiet; /* filtered intervals without a delayed rank (reported only with VN_PIPE_F_ALL) */
+	__u64 overrun; /* intervals lost: their slot was taken again before they were reported */
+	__u64 out_errors; /* reports that could not be written or sent */
+	__u64 filter_ns; /* time spent filtering, summed */
+	__u64 report_ns; /* time spent formatting and writing reports, summed */
+	__u64 unregistered; /* synchronisation calls of ranks that could not register */
+};
+_Static_assert(sizeof(struct vn_pipe_hdr) == 392, "vn_pipe_hdr is ABI");
+
+struct vn_pipe {
+	struct vn_pipe_hdr h;
+	struct vn_pipe_slot slot[VN_PIPE_SLOTS];
 };
 
 #endif
