@@ -6,6 +6,7 @@
 #include "inject.h"
 #include "log.h"
 #include "measure.h"
+#include "monitor.h"
 #include "params.h"
 
 static const char usage[] =
@@ -18,6 +19,8 @@ static const char usage[] =
     "  report    views of a record file: report FILE [--json] [--hist]\n"
     "  inject    a noise source with known size (--cpu N --level PCT | --spike US --every MS)\n"
     "  agent     the guest side of the host channel (so far: --probe, its devices)\n"
+    "  monitor   passive mode: the noise hitting chosen processes, a cgroup or CPUs (no sampler)\n"
+    "  mpi       run an MPI job with the interval pipeline: vnoise-guest mpi [options] -- mpirun ...\n"
     "run 'vnoise-guest COMMAND --help' for the options of a command\n";
 
 int main(int argc, char **argv)
@@ -36,6 +39,10 @@ int main(int argc, char **argv)
 		return inject_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "agent"))
 		return agent_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "monitor"))
+		return monitor_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "mpi"))
+		return mpi_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "measure") && strcmp(argv[1], "top") && strcmp(argv[1], "hist") &&
 	    strcmp(argv[1], "record") && strcmp(argv[1], "report")) {
 		log_err("unknown command '%s' (see 'vnoise-guest --help')", argv[1]);
