@@ -52,7 +52,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread
 VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
 PRELOAD := $(BUILD)/libvnoise-preload.so
-TEST_TOOLS := $(BUILD)/tests/tools/ptload
+TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -109,12 +109,20 @@ $(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(HOST_OBJS) $(LIB) $(LDLIBS_HOST)
 
-# The LD_PRELOAD library (guest/preload/): position independent, with the shared sources it needs.
-$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/appstat.h protocol/app.h
+# The LD_PRELOAD library (guest/preload/): position independent, with the shared sources it needs; only
+# the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
+$(PRELOAD): CFLAGS += $(shell pkg-config --cflags ompi-c)
+$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/ivpipe.c shared/merge.c shared/appstat.h \
+	    shared/ivpipe.h shared/merge.h protocol/app.h
 	$(call msg,SO,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=default $(LDFLAGS) -o $@ guest/preload/preload.c \
-		shared/appstat.c -ldl
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl
+# The MPI test kernel: mpicc adds MPI's include and library flags.
+MPICC ?= mpicc
+$(BUILD)/tests/tools/mpiloop: tests/tools/mpiloop.c
+	$(call msg,MPICC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

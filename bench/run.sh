@@ -9,6 +9,7 @@
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
+#   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
 #   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
 set -u
 BUILD=${VNOISE_BUILD:-build}
@@ -38,6 +39,9 @@ echo "## matcher throughput (reproduce: $BUILD/bench/match_bench 2000000)"
 echo
 echo "## LD_PRELOAD wrapper cost (reproduce: bench/preload_cost.sh 5000000)"
 bench/preload_cost.sh 5000000
+echo
+echo "## MPI wrapper and interval tracking (reproduce: bench/mpi_cost.sh 200000)"
+bench/mpi_cost.sh 200000
 echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
 bench/host_cost.sh 20

@@ -80,6 +80,10 @@ static const char mpi_usage[] =
     "  -a, --all               report every interval, not only those with a delayed rank\n"
     "  -o, --out FILE          append the reports to FILE (default: stdout)\n"
     "  -u, --udp ADDR:PORT     send each report as one UDP datagram (numeric address, [v6]:port)\n"
+    "  -s, --stats FILE        per-thread statistics of the MPI and pthread calls, one JSON line "
+    "per thread\n"
+    "                          (vnoise.app/1; %%p = pid); default: none unless $VNOISE_PRELOAD_OUT "
+    "is set\n"
     "      --no-helper         no kernel helper: no noise figures (imbalance only; no root "
     "needed)\n"
     "      --preload PATH      the preload library (default: libvnoise-preload.so beside this "
@@ -396,6 +400,8 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 		snprintf(env, sizeof(env), "%s%s%s", preload, lp && *lp ? " " : "", lp ? lp : "");
 		setenv("LD_PRELOAD", env, 1);
 		setenv("VNOISE_SOCK", m->sock, 1);
+		if (!getenv("VNOISE_PRELOAD_OUT"))
+			setenv("VNOISE_PRELOAD_STATS", "0", 1);
 		execvp(cmd[0], cmd);
 		log_err("cannot run '%s': %s", cmd[0], strerror(errno));
 		_exit(127);
@@ -425,15 +431,17 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 		}
 		if (pf[1].revents & POLLIN)
 			accept_rank(m, lfd);
-		for (int i = 0; i < m->nc; i++) {
+		/* only the clients polled this round: one accepted just now has no entry yet */
+		for (int i = 0; i < np - 2; i++) {
 			char b[64];
+			ssize_t r;
 
 			if (m->c[i].fd < 0 || !(pf[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (recv(m->c[i].fd, b, sizeof(b), MSG_DONTWAIT) <= 0)
-				rank_left(
-				    m,
-				    &m->c[i]); /* a rank says nothing after registering: EOF or junk */
+			/* a rank says nothing after registering: EOF means it is gone, bytes are dropped */
+			r = recv(m->c[i].fd, b, sizeof(b), MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+				rank_left(m, &m->c[i]);
 		}
 	}
 	for (int i = 0; i < m->nc; i++)
@@ -455,25 +463,27 @@ int mpi_main(int argc, char **argv)
 		{ "job", required_argument, 0, 'j' },
 		{ "delay-pct", required_argument, 0, 'D' },
 		{ "min-noise", required_argument, 0, 'm' },
+		{ "min-delay", required_argument, 0, 'M' },
 		{ "classes", required_argument, 0, 'C' },
 		{ "all", no_argument, 0, 'a' },
 		{ "out", required_argument, 0, 'o' },
 		{ "udp", required_argument, 0, 'u' },
 		{ "no-helper", no_argument, 0, 'N' },
 		{ "preload", required_argument, 0, 'L' },
+		{ "stats", required_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mpi_ctx *m;
 	double pct = 10.0;
-	uint64_t min_noise = 0;
+	uint64_t min_noise = 0, min_delay = 10000;
 	uint32_t mask = 0, flags = 0;
 	const char *job = NULL, *out = NULL, *udp = NULL, *preload_opt = NULL, *why;
 	char preload[PATH_MAX];
 	int opt, helper = 1, rc, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+j:D:m:C:ao:u:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+j:D:m:M:C:ao:u:s:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			job = optarg;
@@ -487,6 +497,12 @@ int mpi_main(int argc, char **argv)
 		case 'm':
 			if (parse_duration(optarg, 1000ULL, &min_noise)) {
 				log_err("--min-noise: bad duration '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'M':
+			if (parse_duration(optarg, 1000ULL, &min_delay) || min_delay > UINT32_MAX) {
+				log_err("--min-delay: bad duration '%s' (at most 4s)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -506,6 +522,10 @@ int mpi_main(int argc, char **argv)
 			break;
 		case 'u':
 			udp = optarg;
+			break;
+		case 's':
+			setenv("VNOISE_PRELOAD_OUT", optarg,
+			       1); /* inherited by the job only: we load no preload */
 			break;
 		case 'N':
 			helper = 0;
@@ -585,6 +605,7 @@ int mpi_main(int argc, char **argv)
 	if (!job)
 		job = "mpi";
 	ivpipe_init(m->p, job, pct, min_noise, mask, flags);
+	m->p->h.min_delay_ns = (uint32_t)min_delay;
 	m->p->h.out = udp ? VN_PIPE_OUT_UDP : out ? VN_PIPE_OUT_FILE : VN_PIPE_OUT_STDOUT;
 	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s", udp ? udp : out ? out : "");
 	snprintf(m->dir, sizeof(m->dir), "/tmp/vnoise-mpi.XXXXXX");

@@ -166,6 +166,10 @@ static __always_inline struct pv_cpu *cpu_state(void)
  * then runs there until the target runs again (here or elsewhere) or the CPU idles is charged, for its run,
  * as THREAD noise of the target with itself as the cause. Time a target waits on a CPU it later migrates from
  * is charged up to the last switch seen there.
+ *
+ * Whether prev is a target is looked up, not taken from the CPU's state: some kernels do not emit every
+ * switch (idle->task on CPU1 of the 6.18 Firecracker kernel, REFERENCE.md 6), so the task on a CPU can be
+ * one whose switch-in was never seen. Such a run is picked up at its first interrupt (sync_current).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -174,21 +178,21 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	struct pv_cpu *s = &pv_cpus[cpu];
 	struct pv_task *pt;
 	__u64 now = bpf_ktime_get_ns();
-	__u32 nt;
+	__u32 nt, ptg = target_of(prev, cpu);
 
 	/* prev ran [seg_ns, now) while a target waited for this CPU */
-	if (s->wait_tgt && prev->pid && s->tgt != s->wait_tgt && now > s->seg_ns &&
+	if (s->wait_tgt && prev->pid && ptg != s->wait_tgt && now > s->seg_ns &&
 	    (!cfg.cpu_slot[cpu] || (prev->flags & PF_KTHREAD_BIT)))
 		charge(s->wait_tgt - 1, VN_CLASS_THREAD, prev->pid, prev->comm, now - s->seg_ns);
 	s->seg_ns = now;
-	if (s->tgt) {
-		/* prev was a target (if the switch that put it here was seen) */
-		steal_flush(s, prev);
-		__sync_fetch_and_add(&s->runs, 1);
-		{
-			__u32 idx = s->tgt - 1;
+	if (ptg) {
+		if (s->cur_pid == (__u32)prev->pid && s->tgt == ptg) {
+			/* its run began at a switch (or interrupt) seen here */
+			__u32 idx = ptg - 1;
 			struct vn_tgt *t = bpf_map_lookup_elem(&pv_tgt, &idx);
 
+			steal_flush(s, prev);
+			__sync_fetch_and_add(&s->runs, 1);
 			if (t && s->in_ns && now > s->in_ns)
 				__sync_fetch_and_add(&t->run_ns, now - s->in_ns);
 		}
@@ -199,7 +203,7 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			if (pt) {
 				pt->waiting = 1;
 				pt->cpu = cpu;
-				s->wait_tgt = s->tgt;
+				s->wait_tgt = ptg;
 				s->wait_pid = prev->pid;
 			}
 		}
@@ -207,6 +211,7 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	s->depth = 0; /* no interrupt frame spans a switch */
 	nt = target_of(next, cpu);
 	s->tgt = nt;
+	s->cur_pid = next->pid;
 	if (next->pid == 0)
 		s->wait_tgt = 0; /* the CPU idles: whoever waited here runs elsewhere */
 	if (!nt)
@@ -225,12 +230,31 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
+/* At an outermost interrupt: the CPU's task is not the one its last seen switch put there. */
+static __always_inline void sync_current(struct pv_cpu *s)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if ((__u32)cur->pid == s->cur_pid)
+		return;
+	s->cur_pid = cur->pid;
+	s->tgt = target_of(cur, cpu);
+	s->in_ns =
+	    bpf_ktime_get_ns(); /* its run began earlier, at an unseen switch: counted from here */
+	s->steal0 = steal_now(cur);
+}
+
 static __always_inline int on_enter(__u8 cls, __u32 id)
 {
 	struct pv_cpu *s = cpu_state();
 	__u32 d;
 
-	if (!s || !s->tgt)
+	if (!s)
+		return 0;
+	if (!s->depth)
+		sync_current(s);
+	if (!s->tgt)
 		return 0;
 	d = s->depth;
 	s->depth = d + 1;

@@ -31,7 +31,9 @@ struct pv_frame {
 /* Per-CPU state; written only by programs running on that CPU. */
 struct pv_cpu {
 	__u32 tgt; /* target index + 1 of the task on the CPU; 0: none */
+	__u32 cur_pid; /* the task on the CPU as last seen (switch or interrupt) */
 	__u32 depth; /* open interrupt frames (may exceed PV_MAX_DEPTH: those are not stored) */
+	__u32 pad;
 	__u64 in_ns; /* when that target's run began */
 	__u64 steal0; /* runqueue steal clock at the last reading */
 	__u64 runs; /* target runs closed (statistics) */

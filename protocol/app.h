@@ -179,7 +179,7 @@ struct vn_pipe_hdr {
 	__u64 min_noise_ns; /* a class's noise below this in an interval does not count */
 	/* output of the reports */
 	__u32 out; /* enum vn_pipe_out */
-	__u32 pad;
+	__u32 min_delay_ns; /* rule: a delay must also exceed this (ns) */
 	char out_path[256]; /* file, or "ADDR:PORT" for UDP */
 	/* counters (atomic adds) */
 	__u64 intervals; /* intervals filtered */

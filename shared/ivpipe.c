@@ -233,7 +233,7 @@ int ivpipe_filter(struct vn_pipe *p, uint64_t n)
 		q += comp[i] / k;
 		rem += comp[i] % k;
 		d = comp[i] - mn;
-		if (d > 0 && mul_gt(d, 10000, mn, pct)) {
+		if (d > 0 && d > p->h.min_delay_ns && mul_gt(d, 10000, mn, pct)) {
 			delayed++;
 			ni = masked_noise(p, r);
 			ii = r->instructions;

@@ -308,6 +308,13 @@ START_TEST(test_threshold)
 	ck_assert_int_eq(run(p, 0, zero, 2), 1);
 	ck_assert_uint_eq(p->h.quiet, 0);
 	ck_assert_uint_eq(p->h.intervals, 1);
+	/* the absolute floor: a delay must also exceed min_delay_ns */
+	p = pipe_new(10, 0, ALL_CLASSES, 0);
+	p->h.min_delay_ns = 101;
+	ck_assert_int_eq(run(p, 0, above, 2), 0);
+	ck_assert_uint_eq(p->h.quiet, 1);
+	p->h.min_delay_ns = 100;
+	ck_assert_int_eq(run(p, 1, above, 2), 1);
 }
 END_TEST
 
