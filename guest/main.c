@@ -20,7 +20,8 @@ static const char usage[] =
     "  inject    a noise source with known size (--cpu N --level PCT | --spike US --every MS)\n"
     "  agent     the guest side of the host channel (so far: --probe, its devices)\n"
     "  monitor   passive mode: the noise hitting chosen processes, a cgroup or CPUs (no sampler)\n"
-    "  mpi       run an MPI job with the interval pipeline: vnoise-guest mpi [options] -- mpirun ...\n"
+    "  mpi       run an MPI job with the interval pipeline: vnoise-guest mpi [options] -- mpirun "
+    "...\n"
     "run 'vnoise-guest COMMAND --help' for the options of a command\n";
 
 int main(int argc, char **argv)
