@@ -678,8 +678,11 @@ static __attribute__((noinline)) void iv_close(uint32_t ev, uint64_t end)
 	r->pid = g_pid;
 	r->interval = n + 1;
 	t = ivpipe_arrive(p, n);
-	if (n >= 1 &&
-	    (t == 1 || (t == 0 && __atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED) == 1))) {
+	/*
+	 * The second rank to arrive filters while it waits; with fewer than 3 ranks the second is the last, whose
+	 * work would delay everyone, so the first (which also reports) does it.
+	 */
+	if (n >= 1 && t == (__atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED) >= 3 ? 1 : 0)) {
 		uint64_t t0 = now_ns();
 
 		ivpipe_filter(p, n - 1);
