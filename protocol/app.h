@@ -112,8 +112,9 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
 /*
  * Interval pipeline (issue 5): a node-local shared buffer with three rotating interval entries. Interval n of
  * a rank is its computation between the exit of its n-th synchronisation call (MPI_Init for n = 0) and the
- * entry of its (n+1)-th. While ranks compute interval n (tracked) the second rank to close n-1 filters it (the
- * first with fewer than 3 ranks) and the first rank to close n reports n-2. protocol/README.md ("Interval pipeline") documents it.
+ * entry of its (n+1)-th. The rank that closes n second (first, with fewer than 3 ranks) filters n-1 and the
+ * first to close n reports n-2: n is tracked while n-1 is filtered and n-2 reported. protocol/README.md
+ * ("Interval pipeline") documents it.
  */
 #define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
 #define VN_PIPE_VERSION 1
