@@ -6,6 +6,7 @@
 #   (c) whole job, 2 ranks, 1000 iterations: ~1000 us of work (rounds calibrated once) and --barrier-only,
 #       plain vs vnoise-guest mpi
 #       (barriers alone also with -D 10000: no interval reported, the cost of tracking without reporting)
+#   (d) the plain loops of (c) while `vnoise-guest monitor --cpus all` runs (passive eBPF helper only)
 # (b) and (c) need `vnoise-guest mpi`; without root it runs with --no-helper (no noise counters).
 # Usage: bench/mpi_cost.sh [N]   (N: barriers of (a) and (b), default 200000)
 set -u
@@ -56,7 +57,7 @@ fi
 VGOPT=""
 [ "$(id -u)" -eq 0 ] || VGOPT="--no-helper"
 VGRUN="$VG mpi ${VGOPT:+$VGOPT }-o /dev/null --"
-# Barriers alone: nearly every interval has a rank 10% slower than the other, and is reported; a threshold
+# Barriers alone: intervals of ~1 us, below --min-delay (10 us) so rarely reported; a threshold
 # no interval reaches shows the tracking alone.
 VGQUIET="$VG mpi ${VGOPT:+$VGOPT }-D 10000 -o /dev/null --"
 export VNOISE_PRELOAD_OUT=/dev/null # the ranks' per-thread lines
@@ -81,17 +82,67 @@ echo "    $VGRUN $C_WORK"
 echo "    $C_BAR"
 echo "    $VGRUN $C_BAR"
 echo "    $VGQUIET $C_BAR"
+# Interleaved: plain and tracked runs alternate (this VM's noise drifts over seconds), R pairs, medians.
+R=${MPI_COST_PAIRS:-7}
+# pairs R PLAIN_CMD -- TRACKED_CMD: "plain_median tracked_median median_of_pair_ratios_pct"
+one() { "$@" 2>/dev/null | sed -n 's/^mpiloop: ranks=.* loop_ns=\([0-9]*\).*/\1/p' | head -1; }
+pairs() {
+	local n=$1 p t i
+	shift
+	local plain=() trk=()
+	while [ "$1" != "--" ]; do plain+=("$1"); shift; done
+	shift
+	for ((i = 0; i < n; i++)); do
+		p=$(one "${plain[@]}") && t=$(one "$@") && [ -n "$p" ] && [ -n "$t" ] || {
+			echo "mpi_cost: run failed" >&2
+			return 1
+		}
+		echo "$p $t"
+	done | awk '{ p[NR] = $1; t[NR] = $2; r[NR] = ($2 - $1) * 100 / $1 }
+		function med(a, n,   i, j, x) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j-1]; j--) { x = a[j]; a[j] = a[j-1]; a[j-1] = x }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END { lo = r[1]; hi = r[1]; for (i = 1; i <= NR; i++) { if (r[i] < lo) lo = r[i]; if (r[i] > hi) hi = r[i] }
+			printf "%d %d %.2f %.2f %.2f\n", med(p, NR), med(t, NR), med(r, NR), lo, hi }'
+}
+row() { # LABEL "plain tracked med lo hi"
+	local l=$1 p t m lo hi
+	read -r p t m lo hi <<<"$2"
+	printf '    %-28s %14s %14s %10s %+9.2f%% %18s\n' "$l" "$(per "$p" $I)" "$(per "$t" $I)" \
+		"$(delta "$p" "$t" $I)" "$m" "[$lo, $hi]"
+}
+hdr() { printf '    %-28s %14s %14s %10s %10s %18s\n' "loop" "plain ns/iter" "$1" "delta" "slowdown" "pairs min..max %"; }
 # shellcheck disable=SC2086
 {
-	cw_plain=$(median5 $C_WORK) && cw_trk=$(median5 $VGRUN $C_WORK) &&
-		cb_plain=$(median5 $C_BAR) && cb_trk=$(median5 $VGRUN $C_BAR) &&
-		cq_trk=$(median5 $VGQUIET $C_BAR)
+	cw=$(pairs $R $C_WORK -- $VGRUN $C_WORK) && cb=$(pairs $R $C_BAR -- $VGRUN $C_BAR) &&
+		cq=$(pairs $R $C_BAR -- $VGQUIET $C_BAR)
 } || exit 1
-echo "(c) 2 ranks, $I iterations${VGOPT:+, tracked with $VGOPT}:"
-printf '    %-28s %14s %14s %14s %10s\n' "loop" "plain ns/iter" "tracked" "delta" "slowdown"
-printf '    %-28s %14s %14s %14s %10s\n' "~1000 us work + barrier" "$(per "$cw_plain" $I)" \
-	"$(per "$cw_trk" $I)" "$(delta "$cw_plain" "$cw_trk" $I)" "$(pct "$cw_plain" "$cw_trk")"
-printf '    %-28s %14s %14s %14s %10s\n' "--barrier-only" "$(per "$cb_plain" $I)" \
-	"$(per "$cb_trk" $I)" "$(delta "$cb_plain" "$cb_trk" $I)" "$(pct "$cb_plain" "$cb_trk")"
-printf '    %-28s %14s %14s %14s %10s\n' "--barrier-only, no reports" "$(per "$cb_plain" $I)" \
-	"$(per "$cq_trk" $I)" "$(delta "$cb_plain" "$cq_trk" $I)" "$(pct "$cb_plain" "$cq_trk")"
+echo "(c) 2 ranks, $I iterations, $R interleaved pairs${VGOPT:+, tracked with $VGOPT} (slowdown: median of the pairs):"
+hdr tracked
+row "~1000 us work + barrier" "$cw"
+row "--barrier-only" "$cb"
+row "--barrier-only, no reports" "$cq"
+
+# (d) passive mode alone: the same loops, not preloaded, while `vnoise-guest monitor --cpus all` runs (the
+# passive eBPF helper on every switch and interrupt of both CPUs; no wrapper, no pipeline).
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP (d): vnoise-guest monitor needs root"
+	exit 0
+fi
+MON="$VG monitor --cpus all -q --duration 600"
+echo "(d) each monitored run inside: $MON"
+# monitored CMD...: CMD while the monitor runs
+monitored() {
+	local mp
+	$MON >/dev/null 2>&1 &
+	mp=$!
+	sleep 0.5 # loaded and attached
+	"$@"
+	kill -INT "$mp" 2>/dev/null
+	wait "$mp" 2>/dev/null
+}
+# shellcheck disable=SC2086
+{ dw=$(pairs $R $C_WORK -- monitored $C_WORK) && db=$(pairs $R $C_BAR -- monitored $C_BAR); } || exit 1
+echo "(d) 2 ranks, $I iterations, plain loops, $R interleaved pairs, under vnoise-guest monitor --cpus all:"
+hdr monitored
+row "~1000 us work + barrier" "$dw"
+row "--barrier-only" "$db"
