@@ -112,8 +112,9 @@ $(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
 # The LD_PRELOAD library (guest/preload/): position independent, with the shared sources it needs; only
 # the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
 $(PRELOAD): CFLAGS += $(shell pkg-config --cflags ompi-c)
-$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/ivpipe.c shared/merge.c shared/appstat.h \
-	    shared/ivpipe.h shared/merge.h protocol/app.h
+$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/ivpipe.c shared/merge.c shared/bufout.c \
+	    shared/appstat.h shared/bufout.h \
+	    shared/ivpipe.h shared/merge.h shared/tgtdiff.h protocol/app.h
 	$(call msg,SO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl

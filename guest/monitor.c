@@ -21,6 +21,7 @@
 #include "monotime.h"
 #include "parse.h"
 #include "passive_loader.h"
+#include "tgtdiff.h"
 
 #define MON_MAX 64
 
@@ -92,12 +93,9 @@ static int cause_delta(const struct vn_tgt *a, const struct vn_tgt *b, struct vn
 	int n = 0;
 
 	for (int i = 0; i < VN_TGT_CAUSES; i++) {
-		const struct vn_tgt_cause *c = &b->cause[i], *o = &a->cause[i];
-		uint64_t d;
+		const struct vn_tgt_cause *c = &b->cause[i];
+		uint64_t d = tgt_cause_grew(c, &a->cause[i]);
 
-		if (c->cls == VN_CLASS_NONE)
-			continue;
-		d = (o->cls == c->cls && o->id == c->id && c->ns >= o->ns) ? c->ns - o->ns : c->ns;
 		if (!d)
 			continue;
 		out[n] = *c;

@@ -54,6 +54,8 @@ struct mpi_ctx {
 	int nc;
 	int registered, refused;
 	char dir[32], sock[64];
+	uint32_t
+	    out; /* enum vn_pipe_out: our own copy, the pipeline's can be rewritten by a rank */
 	int out_fd; /* flush output */
 	int udp_fd;
 	struct sockaddr_storage udp_addr;
@@ -274,7 +276,7 @@ static void out_line(struct mpi_ctx *m, const char *buf, int n)
 {
 	ssize_t w;
 
-	if (m->p->h.out == VN_PIPE_OUT_UDP)
+	if (m->out == VN_PIPE_OUT_UDP)
 		w = sendto(m->udp_fd, buf, (size_t)n - 1, 0, (struct sockaddr *)&m->udp_addr,
 			   m->udp_len) == n - 1
 			? n
@@ -317,7 +319,7 @@ static void flush(struct mpi_ctx *m)
 		if (!ivpipe_take_report(m->p, ids[k]))
 			continue;
 		len = ivpipe_json(m->p, ids[k], buf, sizeof(buf));
-		if (len > 0 && m->p->h.out != VN_PIPE_OUT_NONE)
+		if (len > 0 && m->out != VN_PIPE_OUT_NONE)
 			out_line(m, buf, len);
 		else
 			__atomic_add_fetch(&m->p->h.out_errors, 1, __ATOMIC_RELAXED);
@@ -606,7 +608,8 @@ int mpi_main(int argc, char **argv)
 		job = "mpi";
 	ivpipe_init(m->p, job, pct, min_noise, mask, flags);
 	m->p->h.min_delay_ns = (uint32_t)min_delay;
-	m->p->h.out = udp ? VN_PIPE_OUT_UDP : out ? VN_PIPE_OUT_FILE : VN_PIPE_OUT_STDOUT;
+	m->out = udp ? VN_PIPE_OUT_UDP : out ? VN_PIPE_OUT_FILE : VN_PIPE_OUT_STDOUT;
+	m->p->h.out = m->out;
 	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s", udp ? udp : out ? out : "");
 	snprintf(m->dir, sizeof(m->dir), "/tmp/vnoise-mpi.XXXXXX");
 	if (!mkdtemp(m->dir)) {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "appstat.h"
+#include "bufout.h"
 
 static const char *const names[VN_APP_MAX] = {
 	"MPI_Barrier",
@@ -48,63 +49,35 @@ void appstat_merge(struct appstat *a, const struct appstat *b)
 	}
 }
 
-struct out {
-	char *buf;
-	size_t len, off;
-	int full;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->off, o->len - o->off, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->len - o->off) {
-		o->full = 1;
-		return;
-	}
-	o->off += (size_t)n;
-}
-
 int appstat_json(const struct appstat *s, int pid, int tid, int rank, const char *comm, char *buf,
 		 size_t len)
 {
-	struct out o = { buf, len, 0, 0 };
+	struct bufout o = { buf, len, 0, 0 };
 	int first = 1;
 
 	if (!len)
 		return -ENOSPC;
 	buf[0] = 0;
-	put(&o, "{\"schema\":\"vnoise.app/1\",\"pid\":%d,\"tid\":%d,\"rank\":%d,\"comm\":\"", pid,
-	    tid, rank);
-	for (const char *c = comm ? comm : ""; *c;
-	     c++) /* comm is a task name: escape what JSON needs */
-		if (*c == '"' || *c == '\\')
-			put(&o, "\\%c", *c);
-		else if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			put(&o, "\\u%04x", (unsigned char)*c);
-		else
-			put(&o, "%c", *c);
-	put(&o, "\",\"events\":[");
+	bufout_put(&o,
+		   "{\"schema\":\"vnoise.app/1\",\"pid\":%d,\"tid\":%d,\"rank\":%d,\"comm\":", pid,
+		   tid, rank);
+	bufout_str(&o, comm ? comm : "", 64); /* a task name */
+	bufout_put(&o, ",\"events\":[");
 	for (uint32_t i = 0; i < VN_APP_MAX; i++) {
 		const struct vn_app_stat *e = &s->ev[i];
 
 		if (!e->count)
 			continue;
-		put(&o,
-		    "%s{\"event\":\"%s\",\"id\":%u,\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
-		    ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
-		    ",\"last_pc\":%" PRIu64 ",\"last_arg\":%" PRIu64 "}",
-		    first ? "" : ",", names[i], i, (uint64_t)e->count, (uint64_t)e->total_ns,
-		    (uint64_t)e->min_ns, (uint64_t)e->max_ns, (uint64_t)(e->total_ns / e->count),
-		    s->last_pc[i], s->last_arg[i]);
+		bufout_put(&o,
+			   "%s{\"event\":\"%s\",\"id\":%u,\"count\":%" PRIu64
+			   ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+			   ",\"avg_ns\":%" PRIu64 ",\"last_pc\":%" PRIu64 ",\"last_arg\":%" PRIu64
+			   "}",
+			   first ? "" : ",", names[i], i, (uint64_t)e->count, (uint64_t)e->total_ns,
+			   (uint64_t)e->min_ns, (uint64_t)e->max_ns,
+			   (uint64_t)(e->total_ns / e->count), s->last_pc[i], s->last_arg[i]);
 		first = 0;
 	}
-	put(&o, "]}\n");
-	return o.full ? -ENOSPC : (int)o.off;
+	bufout_put(&o, "]}\n");
+	return bufout_result(&o);
 }

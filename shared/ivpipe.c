@@ -13,6 +13,7 @@
 #include <string.h>
 #include "appstat.h"
 #include "ivpipe.h"
+#include "bufout.h"
 #include "merge.h"
 
 /*
@@ -299,84 +300,44 @@ const char *ivpipe_verdict_name(unsigned v)
 
 /* ---- the report line ---- */
 
-struct out {
-	char *buf;
-	size_t len, off;
-	int full;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->off, o->len - o->off, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->len - o->off) {
-		o->full = 1;
-		return;
-	}
-	o->off += (size_t)n;
-}
-
-/* A JSON string from a fixed-size field that need not be NUL-terminated (names come from the kernel). */
-static void put_str(struct out *o, const char *s, size_t max)
-{
-	put(o, "\"");
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		/* bytes above ASCII as code points: a name cut mid-UTF-8 still makes valid JSON */
-		if (c == '"' || c == '\\')
-			put(o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			put(o, "\\u%04x", c);
-		else
-			put(o, "%c", c);
-	}
-	put(o, "\"");
-}
-
 /* Noise classes reported per rank: the ones a rank can be hit by (NONE and UNEXPLAINED never are). */
 static const uint8_t json_classes[] = { VN_CLASS_NMI,	 VN_CLASS_IRQ,	 VN_CLASS_SOFTIRQ,
 					VN_CLASS_THREAD, VN_CLASS_HCALL, VN_CLASS_STEAL };
 
-static void put_rank(struct out *o, const struct vn_pipe *p, const struct vn_pipe_iv *r, unsigned i,
-		     int first)
+static void put_rank(struct bufout *o, const struct vn_pipe *p, const struct vn_pipe_iv *r,
+		     unsigned i, int first)
 {
-	put(o,
-	    "%s{\"rank\":%u,\"pid\":%" PRIu32 ",\"cpu\":%" PRIu32
-	    ",\"event\":\"%s\",\"compute_ns\":%" PRIu64 ",\"delay_ns\":%" PRIu64
-	    ",\"verdict\":\"%s\",\"noise_ns\":{",
-	    first ? "" : ",", i, (uint32_t)r->pid, (uint32_t)r->cpu, appstat_name(r->ev),
-	    (uint64_t)(r->end_ns - r->start_ns), (uint64_t)r->delay_ns,
-	    ivpipe_verdict_name(r->verdict));
+	bufout_put(o,
+		   "%s{\"rank\":%u,\"pid\":%" PRIu32 ",\"cpu\":%" PRIu32
+		   ",\"event\":\"%s\",\"compute_ns\":%" PRIu64 ",\"delay_ns\":%" PRIu64
+		   ",\"verdict\":\"%s\",\"noise_ns\":{",
+		   first ? "" : ",", i, (uint32_t)r->pid, (uint32_t)r->cpu, appstat_name(r->ev),
+		   (uint64_t)(r->end_ns - r->start_ns), (uint64_t)r->delay_ns,
+		   ivpipe_verdict_name(r->verdict));
 	for (size_t c = 0; c < sizeof(json_classes); c++)
-		put(o, "%s\"%s\":%" PRIu64, c ? "," : "", merge_class_name(json_classes[c]),
-		    (uint64_t)r->noise_ns[json_classes[c]]);
-	put(o, "},\"noise_total_ns\":%" PRIu64 ",\"instructions\":", masked_noise(p, r));
+		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", merge_class_name(json_classes[c]),
+			   (uint64_t)r->noise_ns[json_classes[c]]);
+	bufout_put(o, "},\"noise_total_ns\":%" PRIu64 ",\"instructions\":", masked_noise(p, r));
 	if (r->instructions == VN_PIPE_NO_INSTR)
-		put(o, "null");
+		bufout_put(o, "null");
 	else
-		put(o, "%" PRIu64, (uint64_t)r->instructions);
-	put(o, ",\"cause\":");
+		bufout_put(o, "%" PRIu64, (uint64_t)r->instructions);
+	bufout_put(o, ",\"cause\":");
 	if (r->cause_cls == VN_CLASS_NONE) {
-		put(o, "null}");
+		bufout_put(o, "null}");
 		return;
 	}
-	put(o, "{\"class\":\"%s\",\"id\":%" PRIu32 ",\"comm\":", merge_class_name(r->cause_cls),
-	    (uint32_t)r->cause_id);
-	put_str(o, r->cause_comm, sizeof(r->cause_comm));
-	put(o, ",\"ns\":%" PRIu64 "}}", (uint64_t)r->cause_ns);
+	bufout_put(o,
+		   "{\"class\":\"%s\",\"id\":%" PRIu32 ",\"comm\":", merge_class_name(r->cause_cls),
+		   (uint32_t)r->cause_id);
+	bufout_str(o, r->cause_comm, sizeof(r->cause_comm));
+	bufout_put(o, ",\"ns\":%" PRIu64 "}}", (uint64_t)r->cause_ns);
 }
 
 int ivpipe_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 {
 	const struct vn_pipe_slot *s = ivpipe_slot((struct vn_pipe *)p, n);
-	struct out o = { buf, len, 0, 0 };
+	struct bufout o = { buf, len, 0, 0 };
 	unsigned lim = rank_limit(p);
 	uint32_t st;
 	int first = 1, all = !!(p->h.flags & VN_PIPE_F_ALL);
@@ -388,9 +349,10 @@ int ivpipe_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1 ||
 	    (st != VN_PIPE_FILTERED && st != VN_PIPE_REPORTED))
 		return -ENOENT;
-	put(&o, "{\"schema\":\"vnoise.interval/1\",\"job\":");
-	put_str(&o, p->h.job, sizeof(p->h.job));
-	put(&o,
+	bufout_put(&o, "{\"schema\":\"vnoise.interval/1\",\"job\":");
+	bufout_str(&o, p->h.job, sizeof(p->h.job));
+	bufout_put(
+	    &o,
 	    ",\"interval\":%" PRIu64 ",\"ranks\":%" PRIu32 ",\"compute_ns\":{\"min\":%" PRIu64
 	    ",\"max\":%" PRIu64 ",\"avg\":%" PRIu64 "},\"fastest\":%d,\"second\":%d,\"slowest\":%d"
 	    ",\"delayed\":%" PRIu32 ",\"rank\":[",
@@ -406,7 +368,7 @@ int ivpipe_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 		put_rank(&o, p, r, i, first);
 		first = 0;
 	}
-	put(&o, "]}\n");
+	bufout_put(&o, "]}\n");
 	if (o.full)
 		return -ENOSPC;
 	/* a first arrival of interval n + 3 took the slot while we formatted: the line may mix two */

@@ -48,6 +48,7 @@
 #include "appstat.h"
 #include "ivpipe.h"
 #include "monotime.h"
+#include "tgtdiff.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -623,15 +624,9 @@ static void iv_noise(struct vn_pipe_iv *r)
 	for (int c = 0; c < VN_CLASS_MAX; c++)
 		r->noise_ns[c] = now.ns[c] > g_iv.snap.ns[c] ? now.ns[c] - g_iv.snap.ns[c] : 0;
 	for (int i = 0; i < VN_TGT_CAUSES; i++) {
-		const struct vn_tgt_cause *l = &now.cause[i], *s = &g_iv.snap.cause[i];
-		uint64_t grew;
+		const struct vn_tgt_cause *l = &now.cause[i];
+		uint64_t grew = tgt_cause_grew(l, &g_iv.snap.cause[i]);
 
-		if (l->cls == VN_CLASS_NONE)
-			continue;
-		if (l->cls == s->cls && l->id == s->id)
-			grew = l->ns > s->ns ? l->ns - s->ns : 0;
-		else
-			grew = l->ns; /* the entry was replaced: all of it is new */
 		if (grew > best_ns) {
 			best_ns = grew;
 			best = l;
