@@ -223,6 +223,15 @@ static void accept_rank(struct mpi_ctx *m, int lfd)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	n = recv(fd, &req, sizeof(req), MSG_WAITALL);
+	if (n == (ssize_t)sizeof(req) && req.magic == VN_REG_MAGIC && req.size > VN_PIPE_RANKS) {
+		if (!m->refused++)
+			log_warn("the job has %d ranks: vnoise tracks at most %d per node, the "
+				 "ranks run untracked",
+				 req.size, VN_PIPE_RANKS);
+		reply(fd, -E2BIG, -1, m);
+		close(fd);
+		return;
+	}
 	if (n != (ssize_t)sizeof(req) || req.magic != VN_REG_MAGIC || req.version != 1 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || (int)req.pid != cr.pid ||
 	    req.size < 1 || req.size > VN_PIPE_RANKS || req.rank < 0 || req.rank >= req.size ||
