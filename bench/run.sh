@@ -10,6 +10,7 @@
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
 #   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
+#   collective detector vs vnoise at injection levels 0..1% (seed 003 Tables 3-6)     bench/sweep.sh
 #   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
 set -u
 BUILD=${VNOISE_BUILD:-build}
@@ -42,6 +43,9 @@ bench/preload_cost.sh 5000000
 echo
 echo "## MPI wrapper and interval tracking (reproduce: bench/mpi_cost.sh 200000)"
 bench/mpi_cost.sh 200000
+echo
+echo "## collective noise detector sensitivity sweep, seed 003 (reproduce: bench/sweep.sh)"
+bench/sweep.sh
 echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"
 bench/host_cost.sh 20
