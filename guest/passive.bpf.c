@@ -300,6 +300,17 @@ static __always_inline int on_exit(__u8 cls)
 		if (p < PV_MAX_DEPTH)
 			s->f[p].child_ns += wall;
 	} else {
+		/*
+		 * Outermost interrupt: bring the run time and steal up to now, so that readers see a target's
+		 * current run too (a busy task may not be switched out for seconds) at most a tick late.
+		 */
+		__u32 idx = s->tgt - 1;
+		struct vn_tgt *t = bpf_map_lookup_elem(&pv_tgt, &idx);
+
+		if (t && s->in_ns && now > s->in_ns) {
+			__sync_fetch_and_add(&t->run_ns, now - s->in_ns);
+			s->in_ns = now;
+		}
 		steal_flush(s, bpf_get_current_task_btf());
 	}
 	return 0;

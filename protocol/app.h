@@ -77,7 +77,8 @@ struct vn_tgt {
 	__u64 ns
 	    [VN_CLASS_MAX]; /* net noise by class (THREAD: preemption while runnable), cumulative */
 	__u64 count[VN_CLASS_MAX]; /* events by class */
-	__u64 run_ns; /* time the target was on a CPU (closed runs only) */
+	__u64
+	    run_ns; /* time the target was on a CPU, brought up to date at switches and interrupt exits */
 	__u64 max_ns; /* largest single event */
 	struct vn_tgt_cause cause[VN_TGT_CAUSES]; /* a new cause replaces the smallest */
 };

@@ -144,7 +144,8 @@ static int gate_wait(const char *path)
 	return 0;
 }
 
-static void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi)
+/* "key":[lo,hi], or null when the interval is not usable (too few runs). Shared with the sweep's JSON. */
+void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi)
 {
 	json_key(w, key);
 	if (!ok) {

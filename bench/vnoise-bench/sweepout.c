@@ -168,19 +168,6 @@ static void print_table(const struct sweep_result *r)
 	printf("sweep took %.0f s\n", r->secs);
 }
 
-static void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi)
-{
-	json_key(w, key);
-	if (!ok) {
-		json_null(w);
-		return;
-	}
-	json_arr_begin(w);
-	json_double(w, lo);
-	json_double(w, hi);
-	json_arr_end(w);
-}
-
 static void json_level(struct json_writer *w, const struct sweep_level *lv)
 {
 	const struct nstats_summary *s = &lv->sum;

@@ -198,4 +198,8 @@ void sweep_verdicts(struct sweep_result *r);
 /* Print the table and the verdict lines (text) or one vnoise.sweep/1 document (json). 0 or -EIO. */
 int sweep_print(const struct sweep_result *r, int json);
 
+struct json_writer;
+/* "key":[lo,hi] of a confidence interval, or null when it is not usable (detect.c; the sweep's JSON too). */
+void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi);
+
 #endif
