@@ -116,6 +116,8 @@ static __always_inline void charge(__u32 tgt, __u8 cls, __u32 id, const char *co
 
 		if (c->cls == cls && c->id == id) {
 			__sync_fetch_and_add(&c->ns, ns);
+			if (comm) /* the latest name: a thread renames itself or execs after it was first seen */
+				__builtin_memcpy(c->comm, comm, VN_COMM_LEN);
 			return;
 		}
 		if (c->cls == VN_CLASS_NONE) {

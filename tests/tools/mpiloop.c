@@ -341,7 +341,7 @@ static int injector_start(struct injector *inj, uint64_t us)
 {
 	pid_t parent = getpid();
 	int trig[2], ack[2], st;
-	char b, name[17] = "";
+	char b;
 
 	inj->cpu = my_cpu();
 	if (pipe2(trig, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
@@ -350,14 +350,10 @@ static int injector_start(struct injector *inj, uint64_t us)
 	}
 	fflush(NULL);
 	/*
-	 * The child must carry its name from birth: a noise tracer names a preempting thread when it first
-	 * sees it, and the child may preempt the rank before it could rename itself.
+	 * The child renames itself (below). Renaming the rank around the fork instead would give the rank the
+	 * injector's name for a moment, and a tracer that sees the rank preempt rank 0 then would blame it.
 	 */
-	prctl(PR_GET_NAME, name, 0, 0, 0);
-	prctl(PR_SET_NAME, "vn-injector", 0, 0, 0);
 	inj->pid = fork();
-	if (inj->pid)
-		prctl(PR_SET_NAME, name, 0, 0, 0);
 	if (inj->pid < 0) {
 		fprintf(stderr, "mpiloop: fork: %s\n", strerror(errno));
 		return 1;
