@@ -182,7 +182,8 @@ $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) -lm
-fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(BUILD)/vnoise-guest
+fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(FUZZ_DIR)/fuzz_vnreport \
+      $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_report -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_qga
@@ -190,6 +191,8 @@ fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(BUILD)
 		-dict=tests/fuzz/qga.dict $(FUZZ_DIR)/corpus_qga
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_shm
 	$(Q)$(FUZZ_DIR)/fuzz_shm -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_shm
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_vnreport
+	$(Q)$(FUZZ_DIR)/fuzz_vnreport -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_vnreport
 
 deps:
 	$(Q)scripts/deps.sh

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The record reader and merge engine, the QGA protocol (agent dispatcher, host reply parser) and the
-# shared-memory reader, under libFuzzer (ASan+UBSan) for a short, bounded time: hostile record
-# files must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
+# shared-memory reader, the UDP report datagram and the interval pipeline, under libFuzzer (ASan+UBSan) for a
+# short, bounded time: hostile input must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
 command -v clang >/dev/null || fail "clang missing (make deps)"
 secs=${FUZZ_SECONDS:-20}
@@ -37,3 +37,13 @@ rc=$?
 runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz_shm.log" | grep -o '[0-9]*$')
 [ "$rc" -eq 0 ] || fail "fuzz_shm found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz_shm.log")"
 ok "fuzz_shm: ${runs:-?} inputs in ${qsecs}s, no crash"
+
+# UDP report datagrams (raw, and re-sealed so the field checks are reached) and a hostile interval pipeline
+make -s -C "$ROOT" build-fuzz/fuzz_vnreport >"$TMP/build.log" 2>&1 || fail "cannot build fuzz_vnreport: $(tail -5 "$TMP/build.log")"
+mkdir -p "$TMP/corpus_vnreport"
+"$ROOT/build-fuzz/fuzz_vnreport" -max_total_time="$qsecs" -max_len=40000 -print_final_stats=1 "$TMP/corpus_vnreport" \
+	>"$TMP/fuzz_vnreport.log" 2>&1
+rc=$?
+runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$TMP/fuzz_vnreport.log" | grep -o '[0-9]*$')
+[ "$rc" -eq 0 ] || fail "fuzz_vnreport found a crash (exit $rc): $(grep -m5 -E 'ERROR|SUMMARY|abort' "$TMP/fuzz_vnreport.log")"
+ok "fuzz_vnreport: ${runs:-?} inputs in ${qsecs}s, no crash"
