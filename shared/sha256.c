@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sha256: FIPS 180-4 section 6.2 written out plainly (big-endian word loads, the 64-word message schedule,
- * eight working variables), and HMAC as RFC 2104 defines it over that hash. No table beyond the 64 round
- * constants and no CPU-specific code: this is the reference the unit tests pin with the FIPS and RFC 4231
- * vectors. A report datagram is at most 1400 bytes (23 blocks), a few microseconds per MAC.
+ * eight working variables), and HMAC as RFC 2104 defines it over that hash. This portable compression function
+ * is the reference the unit tests pin with the FIPS and RFC 4231 vectors; on x86 CPUs with the SHA extensions
+ * the one in sha256_shani.c is used instead, chosen once, at the first hash, unless VNOISE_SHA256=generic.
+ * A report datagram is at most 1400 bytes (23 blocks): a few microseconds per MAC in C, under one with SHA-NI.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sha256.h"
+#include "sha256_priv.h"
 
-static const uint32_t sha256_k[64] = {
+_Alignas(16) const uint32_t sha256_k[64] = {
 	0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u,
 	0xab1c5ed5u, 0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu,
 	0x9bdc06a7u, 0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu,
@@ -84,6 +88,82 @@ static void sha256_block(uint32_t h[8], const uint8_t *p)
 	h[7] += hh;
 }
 
+void sha256_blocks_generic(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	for (; nblocks; nblocks--, p += SHA256_BLOCK_LEN)
+		sha256_block(h, p);
+}
+
+/*
+ * The compression function in use: sha256_blocks_first() until the first hash makes the automatic choice.
+ * Accessed atomically (relaxed: every value it takes is a correct implementation, and none is ever freed).
+ */
+static sha256_blocks_fn sha256_blocks_first;
+static sha256_blocks_fn *sha256_blocks = sha256_blocks_first;
+
+static sha256_blocks_fn *impl_fn(enum sha256_impl impl)
+{
+	return impl == SHA256_IMPL_SHANI ? sha256_blocks_shani : sha256_blocks_generic;
+}
+
+/* The automatic choice, unless sha256_impl_set() made one first; returns the function now in use. */
+static sha256_blocks_fn *blocks_resolve(void)
+{
+	sha256_blocks_fn *expect = sha256_blocks_first, *f = impl_fn(sha256_impl_auto());
+
+	if (__atomic_compare_exchange_n(&sha256_blocks, &expect, f, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		return f;
+	return expect;
+}
+
+static void sha256_blocks_first(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	blocks_resolve()(h, p, nblocks);
+}
+
+static inline void compress(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	__atomic_load_n(&sha256_blocks, __ATOMIC_RELAXED)(h, p, nblocks);
+}
+
+bool sha256_impl_supported(enum sha256_impl impl)
+{
+	return impl == SHA256_IMPL_GENERIC ||
+	       (impl == SHA256_IMPL_SHANI && sha256_shani_supported());
+}
+
+enum sha256_impl sha256_impl_auto(void)
+{
+	const char *e = getenv("VNOISE_SHA256");
+
+	if (e && !strcmp(e, "generic"))
+		return SHA256_IMPL_GENERIC;
+	return sha256_shani_supported() ? SHA256_IMPL_SHANI : SHA256_IMPL_GENERIC;
+}
+
+enum sha256_impl sha256_impl_get(void)
+{
+	sha256_blocks_fn *f = __atomic_load_n(&sha256_blocks, __ATOMIC_RELAXED);
+
+	if (f == sha256_blocks_first)
+		f = blocks_resolve();
+	return f == sha256_blocks_shani ? SHA256_IMPL_SHANI : SHA256_IMPL_GENERIC;
+}
+
+int sha256_impl_set(enum sha256_impl impl)
+{
+	if (!sha256_impl_supported(impl))
+		return -ENOTSUP;
+	__atomic_store_n(&sha256_blocks, impl_fn(impl), __ATOMIC_RELAXED);
+	return 0;
+}
+
+const char *sha256_impl_name(void)
+{
+	return sha256_impl_get() == SHA256_IMPL_SHANI ? "sha-ni" : "generic";
+}
+
 void sha256_init(struct sha256_ctx *c)
 {
 	static const uint32_t iv[8] = { 0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
@@ -112,11 +192,16 @@ void sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 		len -= n;
 		if (c->fill < SHA256_BLOCK_LEN)
 			return;
-		sha256_block(c->h, c->buf);
+		compress(c->h, c->buf, 1);
 		c->fill = 0;
 	}
-	for (; len >= SHA256_BLOCK_LEN; p += SHA256_BLOCK_LEN, len -= SHA256_BLOCK_LEN)
-		sha256_block(c->h, p);
+	if (len >= SHA256_BLOCK_LEN) {
+		size_t n = len / SHA256_BLOCK_LEN;
+
+		compress(c->h, p, n);
+		p += n * SHA256_BLOCK_LEN;
+		len -= n * SHA256_BLOCK_LEN;
+	}
 	if (len) {
 		memcpy(c->buf, p, len);
 		c->fill = len;
@@ -132,13 +217,13 @@ void sha256_final(struct sha256_ctx *c, uint8_t out[SHA256_DIGEST_LEN])
 	c->buf[c->fill++] = 0x80;
 	if (c->fill > SHA256_BLOCK_LEN - 8) {
 		memset(c->buf + c->fill, 0, SHA256_BLOCK_LEN - c->fill);
-		sha256_block(c->h, c->buf);
+		compress(c->h, c->buf, 1);
 		c->fill = 0;
 	}
 	memset(c->buf + c->fill, 0, SHA256_BLOCK_LEN - 8 - c->fill);
 	store_be32(c->buf + 56, bits >> 32);
 	store_be32(c->buf + 60, (uint32_t)bits);
-	sha256_block(c->h, c->buf);
+	compress(c->h, c->buf, 1);
 	for (i = 0; i < 8; i++)
 		store_be32(out + 4 * i, c->h[i]);
 	wipe(c, sizeof(*c));

@@ -2,8 +2,10 @@
 /*
  * sha256: SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), our own portable C with no OpenSSL, for the
  * authentication of the UDP report datagrams (protocol/report.h). Incremental contexts live on the caller's
- * stack (no allocation, no global state), so every function is thread-safe on distinct contexts. The final
- * calls wipe the context: key material does not linger in memory the caller forgets to clear.
+ * stack (no allocation), so every function is thread-safe on distinct contexts. The final calls wipe the
+ * context: key material does not linger in memory the caller forgets to clear. The one global is the choice of
+ * compression function, made at the first hash: the x86 SHA extensions when the CPU has them, else portable C;
+ * the environment variable VNOISE_SHA256=generic forces portable C. Both give the same digests.
  */
 #ifndef VNOISE_SHA256_H
 #define VNOISE_SHA256_H
@@ -54,5 +56,8 @@ void sha256_hmac(const void *key, size_t keylen, const void *data, size_t len,
  * is): compare MACs with this, never with memcmp, or a forger learns a MAC byte by byte from timing.
  */
 bool sha256_equal_ct(const void *a, const void *b, size_t len);
+
+/* The compression function in use, "sha-ni" or "generic" (a static string), for logs and benchmarks. */
+const char *sha256_impl_name(void);
 
 #endif
