@@ -49,10 +49,11 @@ HOST_BPF_SRCS := $(wildcard host/*.bpf.c)
 HOST_SKELS := $(HOST_BPF_SRCS:host/%.bpf.c=$(BUILD)/%.skel.h)
 HOST_SRCS := $(filter-out %.bpf.c,$(wildcard host/*.c))
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
-LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread
+LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd
 VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
 PRELOAD := $(BUILD)/libvnoise-preload.so
-TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat
+TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
+	      $(BUILD)/tests/tools/nodesim
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -114,7 +115,8 @@ $(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
 # the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
 $(PRELOAD): CFLAGS += $(shell pkg-config --cflags ompi-c)
 $(PRELOAD): guest/preload/preload.c shared/appstat.c shared/ivpipe.c shared/merge.c shared/bufout.c \
-	    shared/appstat.h shared/bufout.h \
+	    shared/ivsend.c shared/vnnode.c shared/vnreport.c shared/sha256.c shared/sha256_shani.c \
+	    shared/appstat.h shared/bufout.h shared/ivsend.h shared/vnnode.h shared/vnreport.h \
 	    shared/ivpipe.h shared/merge.h shared/tgtdiff.h protocol/app.h
 	$(call msg,SO,$@)
 	$(Q)mkdir -p $(@D)
@@ -132,6 +134,11 @@ $(BUILD)/vnoise-bench: $(VNB_SRCS) bench/vnoise-bench/vnbench.h $(LIB)
 	$(call msg,MPICC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $(VNB_SRCS) $(LIB) -lm
+# The simulated cluster node uses the real node module (shared/vnnode).
+$(BUILD)/tests/tools/nodesim: tests/tools/nodesim.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lm
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -151,10 +158,32 @@ $(BUILD)/tests/vm/shmscribble: tests/vm/shmscribble.c tests/shm_hostile.h $(LIB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB)
 
+# Unit suites of host modules: the module's object and its libraries on top of the generic rule.
+$(BUILD)/tests/check_pcapio: tests/unit/check_pcapio.c $(BUILD)/host/pcapio.o $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/pcapio.o $(LIB) $(CHECK_LIBS) -lpcap -lm
+
+$(BUILD)/tests/check_httpd: tests/unit/check_httpd.c $(BUILD)/host/httpd.o $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/httpd.o $(LIB) $(CHECK_LIBS) -lmicrohttpd -lm
+
+$(BUILD)/tests/check_cstore: tests/unit/check_cstore.c $(BUILD)/host/cstore.o $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/cstore.o $(LIB) $(CHECK_LIBS) -lm
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) -lm
+
+# The collector's engine benchmark links the host module it measures (host/cstore).
+$(BUILD)/bench/collect_bench: bench/collect_bench.c $(BUILD)/host/cstore.o $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/cstore.o $(LIB) -lm
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(call msg,CC,$@)

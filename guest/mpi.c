@@ -26,14 +26,18 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "ivpipe.h"
+#include "ivsend.h"
+#include "keyfile.h"
 #include "log.h"
 #include "measure.h"
 #include "merge.h"
 #include "monitor.h"
 #include "parse.h"
 #include "passive_loader.h"
+#include "vnnode.h"
 
 #define MPI_MAX_CLIENTS (VN_PIPE_RANKS + 8)
 
@@ -60,6 +64,12 @@ struct mpi_ctx {
 	int udp_fd;
 	struct sockaddr_storage udp_addr;
 	socklen_t udp_len;
+	/* --collector: the node end of the cluster reports (HELLO, SAMPLE commands) */
+	struct vnnode node;
+	struct keyfile keys;
+	int collector;
+	int detail; /* the kernel helper tracks causes now */
+	uint64_t last_hello_ns;
 };
 
 static const char mpi_usage[] =
@@ -82,6 +92,12 @@ static const char mpi_usage[] =
     "  -a, --all               report every interval, not only those with a delayed rank\n"
     "  -o, --out FILE          append the reports to FILE (default: stdout)\n"
     "  -u, --udp ADDR:PORT     send each report as one UDP datagram (numeric address, [v6]:port)\n"
+    "  -c, --collector ADDR:PORT  report every interval to a vnoise-host collector as "
+    "authenticated\n"
+    "                          datagrams; the collector's round-robin sampling turns detailed\n"
+    "                          tracing (causes) on and off (needs --key-file)\n"
+    "  -k, --key-file FILE     the key shared with the collector (lines 'ID HEX', mode 600)\n"
+    "      --node-id N         this node's id in the reports (default: from the host name)\n"
     "  -s, --stats FILE        per-thread statistics of the MPI and pthread calls, one JSON line "
     "per thread\n"
     "                          (vnoise.app/1; %%p = pid); default: none unless $VNOISE_PRELOAD_OUT "
@@ -112,46 +128,6 @@ static int parse_classes(const char *s, uint32_t *mask)
 			return -1;
 	}
 	return *mask ? 0 : -1;
-}
-
-/* "1.2.3.4:5" or "[::1]:5" into a sockaddr (numeric only: no resolver in a static binary); 0 or -1. */
-static int parse_udp(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-	const char *colon;
-	char host[64];
-	int port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *e = strchr(s, ']');
-
-		if (!e || e[1] != ':' || e - s - 1 >= (long)sizeof(host))
-			return -1;
-		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
-		colon = e + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || colon - s >= (long)sizeof(host))
-			return -1;
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
-	}
-	if (parse_int(colon + 1, 1, 65535, &port))
-		return -1;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)port);
-		*len = sizeof(*v4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*v6);
-		return 0;
-	}
-	return -1;
 }
 
 /* The preload library beside /proc/self/exe, or $VNOISE_PRELOAD. */
@@ -327,6 +303,11 @@ static void flush(struct mpi_ctx *m)
 			ivpipe_filter(m->p, ids[k]);
 		if (!ivpipe_take_report(m->p, ids[k]))
 			continue;
+		if (m->out == VN_PIPE_OUT_REPORT) {
+			if (!ivsend_report(m->p, ids[k], m->node.fd))
+				__atomic_add_fetch(&m->p->h.reported, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		len = ivpipe_json(m->p, ids[k], buf, sizeof(buf));
 		if (len > 0 && m->out != VN_PIPE_OUT_NONE)
 			out_line(m, buf, len);
@@ -350,6 +331,18 @@ static void summary(struct mpi_ctx *m)
 	    (unsigned long long)h->out_errors, (unsigned long long)h->unregistered,
 	    h->intervals ? (double)h->filter_ns / (double)h->intervals : 0.0,
 	    h->reported ? (double)h->report_ns / (double)h->reported : 0.0);
+	if (m->collector)
+		log_info("collector: %llu report datagrams sent, %llu HELLOs; %llu SAMPLE commands "
+			 "taken "
+			 "(%llu leases), %llu rejected (%llu forged, %llu for another node, %llu "
+			 "replayed)",
+			 (unsigned long long)h->dgrams, (unsigned long long)m->node.st.datagrams,
+			 (unsigned long long)m->node.st.cmds, (unsigned long long)m->node.st.leases,
+			 (unsigned long long)(m->node.st.cmds_bad + m->node.st.cmds_foreign +
+					      m->node.st.cmds_replayed),
+			 (unsigned long long)m->node.st.cmds_bad,
+			 (unsigned long long)m->node.st.cmds_foreign,
+			 (unsigned long long)m->node.st.cmds_replayed);
 	for (int i = 0; i < m->nc; i++) {
 		const struct mpi_client *c = &m->c[i];
 		const struct vn_tgt *t = &c->last;
@@ -374,9 +367,58 @@ static void summary(struct mpi_ctx *m)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * --collector: take SAMPLE commands, publish the lease to the reporters, turn the helper's cause tracking
+ * on while sampled, and say HELLO every second (registration and liveness). Returns the poll timeout (ms).
+ */
+static int node_tick(struct mpi_ctx *m)
+{
+	uint64_t now = mono_ns(), until;
+	int on;
+
+	if (!m->collector)
+		return -1;
+	if (vnnode_poll(&m->node, now) > 0) {
+		if (__atomic_load_n(&m->p->h.sample_until_ns, __ATOMIC_RELAXED) <= now)
+			__atomic_store_n(&m->p->h.sample_from_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->p->h.sample_until_ns, m->node.lease_end_ns, __ATOMIC_RELAXED);
+	}
+	on = vnnode_sampled(&m->node, now);
+	if (on != m->detail && m->pv) {
+		passive_set_detail(m->pv, on);
+		log_debug("collector sampling %s", on ? "on" : "off");
+	}
+	m->detail = on;
+	if (now - m->last_hello_ns >= 1000000000ull) {
+		m->last_hello_ns = now;
+		/* one sequence space with the ranks' reports: the collector sees every gap */
+		m->node.seq = __atomic_fetch_add(&m->p->h.seq, 1, __ATOMIC_RELAXED);
+		if (vnnode_hello(&m->node, real_ns()))
+			log_debug("HELLO to the collector not sent");
+	}
+	until = on ? m->node.lease_end_ns - now : 1000000000ull;
+	return (int)(until / 1000000 + 1 < 1000 ? until / 1000000 + 1 : 1000);
+}
+
 static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 {
-	struct pollfd pf[2 + MPI_MAX_CLIENTS];
+	struct pollfd pf[3 + MPI_MAX_CLIENTS];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	sigset_t set, old;
 	int lfd, sfd, status = 0, done = 0;
@@ -424,8 +466,11 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 		pf[np++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (int i = 0; i < m->nc; i++)
 			pf[np++] = (struct pollfd){ .fd = m->c[i].fd, .events = POLLIN };
-		if (poll(pf, (nfds_t)np, -1) < 0 && errno != EINTR)
+		/* the collector's socket last: not counted among the clients below */
+		pf[np] = (struct pollfd){ .fd = m->collector ? m->node.fd : -1, .events = POLLIN };
+		if (poll(pf, (nfds_t)np + 1, node_tick(m)) < 0 && errno != EINTR)
 			break;
+		node_tick(m);
 		if (pf[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -479,6 +524,9 @@ int mpi_main(int argc, char **argv)
 		{ "all", no_argument, 0, 'a' },
 		{ "out", required_argument, 0, 'o' },
 		{ "udp", required_argument, 0, 'u' },
+		{ "collector", required_argument, 0, 'c' },
+		{ "key-file", required_argument, 0, 'k' },
+		{ "node-id", required_argument, 0, 'I' },
 		{ "no-helper", no_argument, 0, 'N' },
 		{ "preload", required_argument, 0, 'L' },
 		{ "stats", required_argument, 0, 's' },
@@ -490,14 +538,31 @@ int mpi_main(int argc, char **argv)
 	uint64_t min_noise = 0, min_delay = 10000;
 	uint32_t mask = 0, flags = 0;
 	const char *job = NULL, *out = NULL, *udp = NULL, *preload_opt = NULL, *why;
+	const char *collector = NULL, *keypath = NULL;
+	uint64_t node_id = 0;
+	int have_node_id = 0;
+	char kerr[256];
 	char preload[PATH_MAX];
 	int opt, helper = 1, rc, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+j:D:m:M:C:ao:u:s:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+j:D:m:M:C:ao:u:c:k:s:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			job = optarg;
+			break;
+		case 'c':
+			collector = optarg;
+			break;
+		case 'k':
+			keypath = optarg;
+			break;
+		case 'I':
+			if (parse_u64(optarg, &node_id)) {
+				log_err("--node-id: '%s' is not a number", optarg);
+				return EXIT_USAGE;
+			}
+			have_node_id = 1;
 			break;
 		case 'D':
 			if (parse_double(optarg, &pct) || pct < 0 || pct > 10000) {
@@ -560,6 +625,15 @@ int mpi_main(int argc, char **argv)
 		log_err("--out and --udp exclude each other");
 		return EXIT_USAGE;
 	}
+	if (collector && (out || udp)) {
+		log_err("--collector excludes --out and --udp");
+		return EXIT_USAGE;
+	}
+	if (!collector != !keypath) {
+		log_err(collector ? "--collector needs --key-file"
+				  : "--key-file goes with --collector");
+		return EXIT_USAGE;
+	}
 	if (!mask)
 		for (int c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++)
 			mask |= 1u << c;
@@ -578,8 +652,39 @@ int mpi_main(int argc, char **argv)
 		return EXIT_FAIL;
 	m->out_fd = 1;
 	m->udp_fd = -1;
+	m->node.fd = -1;
+	if (collector) {
+		struct vnnode_cfg nc = { 0 };
+		char host[256] = "";
+
+		if (parse_sockaddr(collector, 1, &nc.collector, &nc.collector_len)) {
+			log_err("--collector: '%s' is not a numeric ADDR:PORT", collector);
+			free(m);
+			return EXIT_USAGE;
+		}
+		if (keyfile_load(keypath, &m->keys, kerr, sizeof(kerr))) {
+			log_err("%s", kerr);
+			free(m);
+			return EXIT_USAGE;
+		}
+		if (!have_node_id) {
+			gethostname(host, sizeof(host) - 1);
+			node_id = vnreport_job_id(host); /* a stable hash of the host name */
+		}
+		nc.node_id = node_id;
+		nc.job_id = vnreport_job_id(job ? job : "mpi");
+		nc.keys = &m->keys;
+		if (vnnode_open(&m->node, &nc, kerr, sizeof(kerr))) {
+			log_err("--collector %s: %s", collector, kerr);
+			keyfile_clear(&m->keys);
+			free(m);
+			return EXIT_FAIL;
+		}
+		m->collector = 1;
+		flags |= VN_PIPE_F_ALL; /* the collector gets every interval */
+	}
 	if (udp) {
-		if (parse_udp(udp, &m->udp_addr, &m->udp_len)) {
+		if (parse_sockaddr(udp, 1, &m->udp_addr, &m->udp_len)) {
 			log_err("--udp: '%s' is not a numeric ADDR:PORT", udp);
 			free(m);
 			return EXIT_USAGE;
@@ -600,9 +705,12 @@ int mpi_main(int argc, char **argv)
 		err = passive_open(&m->pv, &po, &why);
 		if (err) {
 			log_err("passive kernel helper: %s (or run with --no-helper)", why);
+			vnnode_close(&m->node);
+			keyfile_clear(&m->keys);
 			free(m);
 			return err == -EPERM ? EXIT_ENV : EXIT_FAIL;
 		}
+		m->detail = 1;
 	}
 	m->pipe_fd = memfd_create("vnoise-pipe", MFD_CLOEXEC);
 	if (m->pipe_fd < 0 || ftruncate(m->pipe_fd, sizeof(struct vn_pipe)) ||
@@ -617,9 +725,27 @@ int mpi_main(int argc, char **argv)
 		job = "mpi";
 	ivpipe_init(m->p, job, pct, min_noise, mask, flags);
 	m->p->h.min_delay_ns = (uint32_t)min_delay;
-	m->out = udp ? VN_PIPE_OUT_UDP : out ? VN_PIPE_OUT_FILE : VN_PIPE_OUT_STDOUT;
+	m->out = collector ? VN_PIPE_OUT_REPORT
+		 : udp	   ? VN_PIPE_OUT_UDP
+		 : out	   ? VN_PIPE_OUT_FILE
+			   : VN_PIPE_OUT_STDOUT;
 	m->p->h.out = m->out;
-	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s", udp ? udp : out ? out : "");
+	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s",
+		 collector ? collector
+		 : udp	   ? udp
+		 : out	   ? out
+			   : "");
+	if (collector) {
+		const struct vnreport_key *k = &m->keys.keys[0];
+
+		m->p->h.node_id = m->node.cfg.node_id;
+		m->p->h.session_id = m->node.cfg.session_id;
+		m->p->h.job_id = m->node.cfg.job_id;
+		m->p->h.key_id = k->id;
+		m->p->h.key_len = (uint16_t)k->len;
+		memcpy(m->p->h.key, k->key, k->len);
+		node_tick(m); /* first HELLO; cause tracking off until the collector samples us */
+	}
 	snprintf(m->dir, sizeof(m->dir), "/tmp/vnoise-mpi.XXXXXX");
 	if (!mkdtemp(m->dir)) {
 		log_err("cannot create a private directory: %s", strerror(errno));
@@ -640,6 +766,8 @@ out:
 		close(m->out_fd);
 	if (m->udp_fd >= 0)
 		close(m->udp_fd);
+	vnnode_close(&m->node);
+	keyfile_clear(&m->keys);
 	free(m);
 	return rc;
 }

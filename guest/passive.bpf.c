@@ -26,6 +26,13 @@ const volatile struct pv_config cfg = {};
 
 struct pv_cpu pv_cpus[PV_MAX_CPUS];
 
+/*
+ * Cause tracking (the 4 largest causes per target): on unless user space turns it off. Under round-robin
+ * sampling (vnoise-guest mpi --collector) it is on only while the collector samples this node; otherwise
+ * the helper keeps the class counters alone. In .data, so the loader can flip it while the program runs.
+ */
+__u32 pv_detail = 1;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32); /* tgid */
@@ -111,6 +118,8 @@ static __always_inline void charge(__u32 tgt, __u8 cls, __u32 id, const char *co
 	if (ns > t->max_ns)
 		t->max_ns =
 		    ns; /* racy between CPUs of one target: a maximum may be missed, never invented */
+	if (!pv_detail)
+		return;
 	for (i = 0; i < VN_TGT_CAUSES; i++) {
 		struct vn_tgt_cause *c = &t->cause[i];
 

@@ -190,6 +190,11 @@ size_t passive_tgt_size(const struct passive *pv)
 	return pv->tgt_len;
 }
 
+void passive_set_detail(struct passive *pv, int on)
+{
+	__atomic_store_n(&pv->skel->data->pv_detail, on ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
 uint64_t passive_runs(const struct passive *pv)
 {
 	uint64_t n = 0;

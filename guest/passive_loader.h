@@ -36,6 +36,8 @@ int passive_tgt_fd(const struct passive *pv);
 size_t passive_tgt_size(const struct passive *pv);
 /* Target runs the kernel side closed so far (all CPUs): proof that it sees switches. */
 uint64_t passive_runs(const struct passive *pv);
+/* Turn cause tracking on or off while the helper runs (on after passive_open()). */
+void passive_set_detail(struct passive *pv, int on);
 void passive_close(struct passive *pv);
 
 #endif

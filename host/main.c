@@ -2,6 +2,7 @@
 /* vnoise-host: per-vCPU hypervisor view of KVM/QEMU domains through libvirt. Command dispatch only. */
 #include <stdio.h>
 #include <string.h>
+#include "collect.h"
 #include "exitcodes.h"
 #include "hostparams.h"
 #include "hrec.h"
@@ -16,6 +17,7 @@ static const char usage[] =
     "  record    the same, written to a file (-o FILE); prints the run's summary at the end\n"
     "  report    views of a record file: report FILE [--json]\n"
     "  list      the domains, their QEMU pid and vCPU thread ids, shmem and tap devices\n"
+    "  collect   cluster collector: nodes' UDP reports, ranking, round-robin sampling, /metrics\n"
     "run 'vnoise-host COMMAND --help' for the options\n";
 
 int main(int argc, char **argv)
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
+	if (!strcmp(argv[1], "collect"))
+		return collect_main(argc - 1, argv + 1);
 	rc = hostparams_parse(argc - 1, argv + 1, &p, err, sizeof(err));
 	if (rc == 1) {
 		fputs(hostparams_usage(), stdout);

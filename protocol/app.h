@@ -118,7 +118,7 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
  * ("Interval pipeline") documents it.
  */
 #define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
-#define VN_PIPE_VERSION 1
+#define VN_PIPE_VERSION 2
 #define VN_PIPE_RANKS 64
 #define VN_PIPE_SLOTS 3
 #define VN_PIPE_NO_INSTR (~0ULL) /* no PMU: retired instructions unknown */
@@ -135,7 +135,9 @@ enum vn_pipe_out {
 	VN_PIPE_OUT_NONE = 0,
 	VN_PIPE_OUT_STDOUT = 1,
 	VN_PIPE_OUT_FILE = 2,
-	VN_PIPE_OUT_UDP = 3
+	VN_PIPE_OUT_UDP = 3,
+	VN_PIPE_OUT_REPORT =
+	    4, /* binary report datagrams (protocol/report.h) to a collector at out_path */
 };
 #define VN_PIPE_F_ALL 1u /* report every interval, not only those with a delayed rank */
 
@@ -193,8 +195,20 @@ struct vn_pipe_hdr {
 	__u64 filter_ns; /* time spent filtering, summed */
 	__u64 report_ns; /* time spent formatting and writing reports, summed */
 	__u64 unregistered; /* synchronisation calls of ranks that could not register */
+	/*
+	 * Cluster reports (VN_PIPE_OUT_REPORT, issue 7), set by vnoise-guest mpi. The key is here because the
+	 * reporting rank seals the datagrams: only the job's registered ranks map this memory.
+	 */
+	__u64 node_id, session_id, job_id; /* protocol/report.h header fields */
+	__u64 seq; /* next datagram sequence number: a reporter reserves its parts (atomic add) */
+	__u64 sample_from_ns, sample_until_ns; /* CLOCK_MONOTONIC: the collector's SAMPLE lease */
+	__u64 dgrams; /* report datagrams sent (atomic add) */
+	__u16 key_id;
+	__u16 key_len; /* bytes of key, 16..64 */
+	__u32 pad0;
+	__u8 key[64];
 };
-_Static_assert(sizeof(struct vn_pipe_hdr) == 392, "vn_pipe_hdr is ABI");
+_Static_assert(sizeof(struct vn_pipe_hdr) == 520, "vn_pipe_hdr is ABI");
 
 struct vn_pipe {
 	struct vn_pipe_hdr h;

@@ -31,8 +31,23 @@ enum vn_report_kind {
 	VN_REPORT_COUNTERS =
 	    2, /* interval report from counters only (round-robin: not sampled now) */
 	VN_REPORT_HELLO = 3, /* registration with the collector: no records */
-	VN_REPORT_KIND_MAX = 4,
+	VN_REPORT_SAMPLE =
+	    4, /* collector -> node: trace in detail for a while (round-robin); no records */
+	VN_REPORT_KIND_MAX = 5,
 };
+
+/*
+ * The SAMPLE command (round-robin sampling, seed 001) travels the other way, from the collector to the node's
+ * address that sent the HELLO, in the same format under the same keys:
+ *   node_id, session_id, job_id  the node instance it is for (a node drops any other: an old session's
+ *                                command is a replay);
+ *   seq                          the collector's CLOCK_REALTIME when it sealed it; a node accepts only
+ *                                increasing values, so a captured command cannot be played again;
+ *   interval_id                  the collector's slot number;
+ *   start/end_realtime_ns        the slot. The node traces in detail for end - start nanoseconds of its own
+ *                                monotonic clock from receipt (a lease: a lost "stop" cannot leave it on);
+ *                                end == start stops at once (the node was taken out of the rotation).
+ */
 
 /* vn_report_hdr.flags */
 #define VN_REPORT_F_LAST 0x1u /* the last datagram (part) of this interval's report */

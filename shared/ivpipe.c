@@ -13,6 +13,7 @@
 #include <string.h>
 #include "appstat.h"
 #include "ivpipe.h"
+#include "vnreport.h"
 #include "bufout.h"
 #include "merge.h"
 
@@ -377,4 +378,85 @@ int ivpipe_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 		return -ESTALE;
 	}
 	return (int)o.off;
+}
+
+int ivpipe_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_report_rec *out,
+		   size_t max, uint64_t *start_ns, uint64_t *end_ns)
+{
+	const struct vn_pipe_slot *s = &p->slot[n % VN_PIPE_SLOTS];
+	unsigned lim = rank_limit(p);
+	uint32_t st, mask = p->h.class_mask;
+	size_t k = 0;
+
+	*start_ns = UINT64_MAX;
+	*end_ns = 0;
+	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1 ||
+	    (st != VN_PIPE_FILTERED && st != VN_PIPE_REPORTED))
+		return -ENOENT;
+	for (unsigned i = 0; i < lim; i++) {
+		const struct vn_pipe_iv *r = &s->r[i];
+		struct vn_report_rec *sum;
+
+		if (r->interval != n + 1 || r->end_ns < r->start_ns)
+			continue;
+		if (k == max)
+			return -ENOSPC;
+		sum = &out[k++];
+		memset(sum, 0, sizeof(*sum));
+		sum->kind = VN_REPORT_REC_RANK;
+		sum->id = i;
+		sum->compute_ns = r->end_ns - r->start_ns;
+		sum->verdict = r->verdict <= VN_VERDICT_UNEXPLAINED ? r->verdict : VN_VERDICT_NONE;
+		if (r->start_ns < *start_ns)
+			*start_ns = r->start_ns;
+		if (r->end_ns > *end_ns)
+			*end_ns = r->end_ns;
+		for (int c = 1; c < VN_CLASS_MAX; c++) {
+			struct vn_report_rec *x;
+
+			if (!r->noise_ns[c])
+				continue;
+			if (mask & (1u << c))
+				sum->noise_ns += r->noise_ns[c];
+			if (k == max)
+				return -ENOSPC;
+			x = &out[k++];
+			memset(x, 0, sizeof(*x));
+			x->kind = VN_REPORT_REC_RANK;
+			x->id = i;
+			x->cls = (uint8_t)c;
+			x->noise_ns = r->noise_ns[c];
+		}
+		if (detail && r->cause_ns && r->cause_cls < VN_CLASS_MAX) {
+			static const uint8_t src[VN_CLASS_MAX] = {
+				[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,
+				[VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
+				[VN_CLASS_SOFTIRQ] = VN_REPORT_SRC_SOFTIRQ,
+			};
+			struct vn_report_rec y = {
+				.noise_ns = r->cause_ns,
+				.count = 1,
+				.id = i,
+				.src_id = r->cause_id,
+				.kind = VN_REPORT_REC_RANK,
+				.cls = r->cause_cls,
+				.src_kind = src[r->cause_cls],
+			};
+
+			memcpy(y.name, r->cause_comm,
+			       sizeof(y.name) < sizeof(r->cause_comm) ? sizeof(y.name)
+								      : sizeof(r->cause_comm));
+			if (y.src_kind && vnreport_rec_ok(&y)) { /* a cause the datagram can name */
+				if (k == max)
+					return -ENOSPC;
+				out[k++] = y;
+			}
+		}
+	}
+	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1)
+		return -ESTALE;
+	if (*start_ns == UINT64_MAX)
+		*start_ns = 0;
+	return (int)k;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "app.h"
+#include "report.h"
 
 /* Initialise a zeroed pipe: magic, version, rules. pct: delay threshold in % of the fastest compute time. */
 void ivpipe_init(struct vn_pipe *p, const char *job, double pct, uint64_t min_noise_ns,
@@ -49,6 +50,17 @@ int ivpipe_take_report(struct vn_pipe *p, uint64_t n);
  * no usable line (when len > 0 it is NUL-terminated).
  */
 int ivpipe_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len);
+
+/*
+ * Interval n as report records (protocol/report.h) for a collector: per rank with a record, a summary (class
+ * NONE: noise of the classes in h.class_mask, compute time, verdict), one record per class with noise, and
+ * with detail the rank's largest cause when a datagram can name it (thread, IRQ, softirq). *start_ns and
+ * *end_ns get the earliest start and latest end of the ranks (CLOCK_MONOTONIC). Returns the number of
+ * records, or -ENOENT (the slot does not hold n filtered), -ENOSPC (more than max), -ESTALE (a newer
+ * interval took the slot meanwhile).
+ */
+int ivpipe_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_report_rec *out,
+		   size_t max, uint64_t *start_ns, uint64_t *end_ns);
 
 /* "none", "noise", "imbalance", "unexplained" */
 const char *ivpipe_verdict_name(unsigned v);

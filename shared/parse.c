@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* parse: strict conversions of option values. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "parse.h"
@@ -192,4 +194,63 @@ int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
 	}
 	*n = count;
 	return 0;
+}
+
+int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	const char *colon;
+	char host[64];
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *e = strchr(s, ']');
+
+		if (!e || e[1] != ':' || e - s - 1 >= (long)sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
+		colon = e + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || colon - s >= (long)sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+	}
+	if (parse_int(colon + 1, min_port, 65535, &port))
+		return -EINVAL;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*v4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*v6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *fmt_sockaddr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(v4->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(v6->sin6_port));
+	} else {
+		snprintf(buf, len, "family-%d", sa->sa_family);
+	}
+	return buf;
 }

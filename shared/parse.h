@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 int parse_u64(const char *s, uint64_t *out) __attribute__((warn_unused_result));
 /* Integer in [min, max]. */
@@ -26,5 +27,13 @@ int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
  */
 int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
     __attribute__((warn_unused_result));
+/*
+ * "1.2.3.4:PORT" or "[::1]:PORT" into *ss and *len: numeric addresses only (no resolver: the guest binary is
+ * static), port in [min_port, 65535] (min_port 0 lets a listener pick a free port). 0 or -EINVAL.
+ */
+int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, socklen_t *len)
+    __attribute__((warn_unused_result));
+/* "ADDR:PORT" / "[ADDR6]:PORT" of an IPv4 or IPv6 socket address into buf; returns buf. */
+const char *fmt_sockaddr(const struct sockaddr *sa, char *buf, size_t len);
 
 #endif

@@ -53,7 +53,7 @@ int vnreport_init(struct vnreport_buf *b, const struct vnreport_meta *m)
 
 int vnreport_add(struct vnreport_buf *b, const struct vn_report_rec *r)
 {
-	if (b->hdr.kind == VN_REPORT_HELLO || !vnreport_rec_ok(r))
+	if (b->hdr.kind >= VN_REPORT_HELLO || !vnreport_rec_ok(r))
 		return -EINVAL;
 	if (b->len + REC_LEN + VN_REPORT_MAC_LEN > VN_REPORT_MAX_LEN)
 		return -ENOSPC;
@@ -201,7 +201,7 @@ int vnreport_parse(const void *dgram, size_t len, vnreport_key_fn *key, void *ct
 	/* Authentic from here: what fails now is a sender's bug or an incompatible sender, still dropped. */
 	if (!meta_ok(h->kind, h->flags, h->start_realtime_ns, h->end_realtime_ns))
 		return -EBADMSG;
-	if (h->kind == VN_REPORT_HELLO && h->nrec)
+	if (h->kind >= VN_REPORT_HELLO && h->nrec)
 		return -EBADMSG;
 	memcpy(out->rec, p + HDR_LEN, (size_t)h->nrec * REC_LEN);
 	for (i = 0; i < h->nrec; i++) {

@@ -53,7 +53,7 @@ int vnreport_init(struct vnreport_buf *b, const struct vnreport_meta *m)
 /*
  * Append a copy of *r. -ENOSPC: it would make the datagram longer than VN_REPORT_MAX_LEN (seal and send
  * this one, vnreport_next(), add again); -EINVAL: the record is one vnreport_parse() would reject
- * (vnreport_rec_ok()), or the datagram is a HELLO, which carries no record.
+ * (vnreport_rec_ok()), or the datagram is a HELLO or SAMPLE, which carry no record.
  */
 int vnreport_add(struct vnreport_buf *b, const struct vn_report_rec *r)
     __attribute__((warn_unused_result));

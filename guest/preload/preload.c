@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include "appstat.h"
 #include "ivpipe.h"
+#include "ivsend.h"
 #include "monotime.h"
 #include "tgtdiff.h"
 
@@ -591,6 +592,12 @@ static void iv_report(struct vn_pipe *p, uint64_t n)
 
 	if (g_iv.out == VN_PIPE_OUT_NONE)
 		return;
+	if (g_iv.out == VN_PIPE_OUT_REPORT) { /* datagrams to the collector: ivsend counts errors */
+		if (!ivsend_report(p, n, g_iv.out_fd))
+			__atomic_fetch_add(&p->h.reported, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->h.report_ns, now_ns() - t0, __ATOMIC_RELAXED);
+		return;
+	}
 	len = ivpipe_json(p, n, buf, sizeof(buf));
 	if (len > 0 && g_iv.out == VN_PIPE_OUT_UDP) {
 		size_t dlen = (size_t)len - (buf[len - 1] == '\n'); /* one datagram, no newline */
@@ -850,7 +857,8 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 
 	g_iv.out = h->out;
 	memcpy(path, h->out_path, sizeof(path));
-	if ((g_iv.out == VN_PIPE_OUT_FILE || g_iv.out == VN_PIPE_OUT_UDP) &&
+	if ((g_iv.out == VN_PIPE_OUT_FILE || g_iv.out == VN_PIPE_OUT_UDP ||
+	     g_iv.out == VN_PIPE_OUT_REPORT) &&
 	    (!memchr(path, 0, sizeof(path)) || !path[0])) {
 		snprintf(why, wlen, "output path in the pipeline is empty or not terminated");
 		return -1;
@@ -870,6 +878,14 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 		return 0;
 	case VN_PIPE_OUT_UDP:
 		return out_udp(path, why, wlen);
+	case VN_PIPE_OUT_REPORT: /* connected: only the collector's replies (none) come back */
+		if (out_udp(path, why, wlen))
+			return -1;
+		if (connect(g_iv.out_fd, (struct sockaddr *)&g_iv.sa, g_iv.salen)) {
+			snprintf(why, wlen, "collector %s: connect: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
 	}
 	snprintf(why, wlen, "unknown output kind %u in the pipeline", g_iv.out);
 	return -1;

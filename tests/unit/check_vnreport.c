@@ -423,6 +423,7 @@ START_TEST(test_malformed_under_valid_mac)
 	MUTATE_HDR(h.kind = 0, -EBADMSG);
 	MUTATE_HDR(h.kind = VN_REPORT_KIND_MAX, -EBADMSG);
 	MUTATE_HDR(h.kind = VN_REPORT_HELLO, -EBADMSG); /* a HELLO with records */
+	MUTATE_HDR(h.kind = VN_REPORT_SAMPLE, -EBADMSG); /* a command with records */
 	MUTATE_HDR(h.flags = 2, -EBADMSG);
 	MUTATE_HDR(h.end_realtime_ns = h.start_realtime_ns - 1, -EBADMSG);
 	MUTATE_HDR(h.end_realtime_ns = h.start_realtime_ns, 0);

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cstore: the cluster collector's engine (issue 7), without sockets or threads so that a live listener, a
+ * replayed capture and the unit tests drive the same code. It validates report datagrams (shared/vnreport),
+ * counts every one it drops by reason, keeps per node the sequence accounting (lost, duplicated, replayed),
+ * totals by class and source, a noise timeline and the temporal variation between intervals, and per job the
+ * spatial variation between nodes and the slow-node ranking. It also runs round-robin sampling (seed 001):
+ * per job it picks the nodes to trace in detail in each slot and sends them SAMPLE commands through a
+ * callback, and takes out of the rotation a node whose interval compute time rises while sampled.
+ *
+ * Not thread-safe: the caller serialises calls on one struct cstore (collect.c holds a mutex).
+ * Memory is bounded by cfg.max_nodes; all of it belongs to the store.
+ */
+#ifndef VNOISE_CSTORE_H
+#define VNOISE_CSTORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include "bufout.h"
+#include "keyfile.h"
+#include "vnreport.h"
+
+/* Why a datagram was dropped (or not): indexes of cstore_stats.dgrams[]. */
+enum cstore_res {
+	CS_OK = 0, /* used */
+	CS_NOT_REPORT, /* -ENOMSG: stray traffic */
+	CS_VERSION, /* -EPROTO */
+	CS_MALFORMED, /* -EBADMSG */
+	CS_UNKNOWN_KEY, /* -ENOKEY */
+	CS_BAD_MAC, /* -EKEYREJECTED: failed authentication */
+	CS_DUP, /* authentic, already seen (network duplicate or replay) */
+	CS_STALE, /* authentic, too old to tell (older session, or behind the replay window) */
+	CS_WRONG_KIND, /* authentic, but a kind a collector does not take (a SAMPLE command) */
+	CS_TOO_MANY_NODES, /* authentic, a new node beyond cfg.max_nodes */
+	CS_RES_MAX,
+};
+const char *cstore_res_name(int res); /* "ok", "not-report", ..., stable (metric labels) */
+
+struct cstore_cfg {
+	const struct keyfile *keys; /* not owned; commands are sealed with keys->keys[0] */
+	uint64_t slot_ns; /* round-robin slot; 0: no rotation (every node reports counters only) */
+	unsigned sample_nodes; /* nodes sampled per slot and job (>= 1) */
+	unsigned wait_nodes; /* a job's rotation starts once it has this many live nodes (>= 1) */
+	uint64_t max_slots; /* a job stops rotating after this many slots; 0: never */
+	double
+	    exclude_ratio; /* out of the rotation when sampled compute > (1 + ratio) x unsampled */
+	unsigned exclude_min; /* intervals needed on each side before judging (>= 1) */
+	unsigned max_nodes; /* bound on nodes kept */
+	/* Send a command datagram; 0 or -errno (counted). Called from cstore_tick(). */
+	int (*send)(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
+		    size_t len);
+	void *send_ctx;
+	/* One line about a node registering, restarting, being excluded (no newline); may be NULL. */
+	void (*event)(void *ctx, const char *line);
+	void *event_ctx;
+};
+
+struct cstore_stats {
+	uint64_t dgrams[CS_RES_MAX]; /* datagrams by result */
+	uint64_t received; /* all datagrams given to cstore_ingest() */
+	uint64_t lost; /* sum over nodes: sequence numbers never received */
+	uint64_t cmds_sent, cmd_errors; /* SAMPLE commands */
+	uint64_t nodes, jobs;
+};
+
+struct cstore;
+
+/* NULL and errno (ENOMEM, EINVAL for a bad cfg). */
+struct cstore *cstore_new(const struct cstore_cfg *cfg);
+void cstore_free(struct cstore *cs); /* NULL ok */
+
+/*
+ * One datagram (untrusted: every byte is checked) that arrived from src at the collector's CLOCK_REALTIME
+ * now_ns. Returns the enum cstore_res it was counted under (CS_OK: used).
+ */
+int cstore_ingest(struct cstore *cs, const void *buf, size_t len, const struct sockaddr *src,
+		  socklen_t srclen, uint64_t now_ns);
+
+/* Drive the rotation at now_ns (CLOCK_REALTIME): call often (every few ms); cheap when nothing is due. */
+void cstore_tick(struct cstore *cs, uint64_t now_ns);
+
+/* Counters so far. */
+void cstore_stats(const struct cstore *cs, struct cstore_stats *st);
+
+/*
+ * Close every interval still open for the spatial statistics (the end of a run, or of a replay): later
+ * reports of those intervals count per node but no longer between nodes.
+ */
+void cstore_close_all(struct cstore *cs);
+
+/* Prometheus exposition of everything (metric names in README.md). 0 or -ENOSPC (o full). */
+int cstore_render_prom(const struct cstore *cs, struct bufout *o);
+/* The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0). */
+void cstore_report(const struct cstore *cs, FILE *f, int json);
+/* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
+void cstore_status(const struct cstore *cs, char *buf, size_t len);
+
+#endif

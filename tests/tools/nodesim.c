@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nodesim: a simulated cluster node for the collector's tests and benchmark (issue 7). It uses the real node
+ * module (shared/vnnode): registers, sends one report per interval over UDP, takes the collector's SAMPLE
+ * commands. Each interval it does a fixed amount of CPU work and reports the CPU time it took as the
+ * compute time of its ranks (CPU time, so that sharing the CPU with the other simulated nodes does not
+ * change it), plus noise of known size by class (a seeded generator). While sampled it reports in detail
+ * (sources) and, with --slow-pct, does that much more work: a node that suffers from being sampled.
+ * On exit it prints its own totals as one JSON line, to compare with the collector's.
+ *
+ *   nodesim -c ADDR:PORT -k KEYFILE -n NODE_ID -j JOB [-i INTERVALS] [-t PERIOD] [-w WORK_US] [-r RANKS]
+ *           [--slow-pct P] [--drop-every K] [--forge N] [--seed S]
+ *   nodesim --flood N ...   send N sealed datagrams as fast as possible, no work (the collector bench)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "keyfile.h"
+#include "parse.h"
+#include "vnnode.h"
+
+static uint64_t clk(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+struct dropper {
+	int fd;
+	uint64_t every, n, dropped;
+};
+
+static ssize_t drop_xmit(void *ctx, const void *buf, size_t len)
+{
+	struct dropper *d = ctx;
+	ssize_t w;
+
+	if (d->every && ++d->n % d->every == 0) {
+		d->dropped++;
+		return -ECANCELED; /* lost on purpose: the collector must count it lost */
+	}
+	w = send(d->fd, buf, len, MSG_NOSIGNAL);
+	return w < 0 ? -errno : w;
+}
+
+static volatile sig_atomic_t stop;
+static void on_sig(int s)
+{
+	stop = s;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: nodesim -c ADDR:PORT -k KEYFILE -n NODE_ID -j JOB [-i INTERVALS] "
+			"[-t PERIOD] [-w WORK_US] [-r RANKS] [--slow-pct P] [--drop-every K] "
+			"[--forge N] [--seed S] [--flood N]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "collector", required_argument, 0, 'c' },
+		{ "key-file", required_argument, 0, 'k' },
+		{ "node-id", required_argument, 0, 'n' },
+		{ "job", required_argument, 0, 'j' },
+		{ "intervals", required_argument, 0, 'i' },
+		{ "period", required_argument, 0, 't' },
+		{ "work-us", required_argument, 0, 'w' },
+		{ "ranks", required_argument, 0, 'r' },
+		{ "slow-pct", required_argument, 0, 'S' },
+		{ "drop-every", required_argument, 0, 'D' },
+		{ "forge", required_argument, 0, 'F' },
+		{ "seed", required_argument, 0, 's' },
+		{ "flood", required_argument, 0, 'L' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *addr = NULL, *keypath = NULL, *job = NULL;
+	uint64_t node_id = 0, intervals = 100, period = 10000000, work_us = 500, drop_every = 0,
+		 forge = 0, seed = 1, flood = 0;
+	int ranks = 4, c;
+	double slow = 0;
+	struct keyfile kf;
+	struct vnnode_cfg cfg = { 0 };
+	struct vnnode n;
+	struct dropper d = { 0 };
+	char err[256];
+	struct vn_report_rec rec[64 * 8];
+
+	while ((c = getopt_long(argc, argv, "c:k:n:j:i:t:w:r:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			addr = optarg;
+			break;
+		case 'k':
+			keypath = optarg;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &node_id))
+				usage();
+			break;
+		case 'j':
+			job = optarg;
+			break;
+		case 'i':
+			if (parse_u64(optarg, &intervals))
+				usage();
+			break;
+		case 't':
+			if (parse_duration(optarg, 1000000, &period) || !period)
+				usage();
+			break;
+		case 'w':
+			if (parse_u64(optarg, &work_us))
+				usage();
+			break;
+		case 'r':
+			if (parse_int(optarg, 1, 64, &ranks))
+				usage();
+			break;
+		case 'S':
+			if (parse_double(optarg, &slow))
+				usage();
+			break;
+		case 'D':
+			if (parse_u64(optarg, &drop_every))
+				usage();
+			break;
+		case 'F':
+			if (parse_u64(optarg, &forge))
+				usage();
+			break;
+		case 's':
+			if (parse_u64(optarg, &seed))
+				usage();
+			break;
+		case 'L':
+			if (parse_u64(optarg, &flood))
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!addr || !keypath || !job ||
+	    parse_sockaddr(addr, 1, &cfg.collector, &cfg.collector_len))
+		usage();
+	if (keyfile_load(keypath, &kf, err, sizeof(err))) {
+		fprintf(stderr, "nodesim: %s\n", err);
+		return 2;
+	}
+	rng_state = seed * 0x9e3779b97f4a7c15ull + node_id + 1;
+	cfg.node_id = node_id;
+	cfg.job_id = vnreport_job_id(job);
+	cfg.keys = &kf;
+	if (vnnode_open(&n, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "nodesim: %s\n", err);
+		return 1;
+	}
+	d.fd = n.fd;
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	if (vnnode_hello(&n, clk(CLOCK_REALTIME)))
+		fprintf(stderr, "nodesim %" PRIu64 ": hello not sent\n", node_id);
+	d.every = drop_every;
+	n.xmit = drop_xmit;
+	n.xmit_ctx = &d;
+
+	/* forged reports: right format, MAC made with a key the collector does not have */
+	for (uint64_t f = 0; f < forge; f++) {
+		struct keyfile bad = kf;
+		struct vnnode fake = n;
+
+		bad.bytes[0][0] ^= 0x5a;
+		bad.keys[0].key = bad.bytes[0]; /* the copy's keys still point at kf's bytes */
+		fake.cfg.keys = &bad;
+		fake.xmit = NULL;
+		memset(rec, 0, sizeof(rec[0]));
+		rec[0].kind = VN_REPORT_REC_RANK;
+		rec[0].noise_ns = 1000000000;
+		if (vnnode_send(&fake, VN_REPORT_COUNTERS, 0, 0, 0, rec, 1, clk(CLOCK_REALTIME)))
+			fprintf(stderr, "nodesim: forged datagram not sent\n");
+	}
+
+	uint64_t t_next = clk(CLOCK_MONOTONIC), last_hello = t_next;
+
+	for (uint64_t iv = 0; iv < (flood ? flood : intervals) && !stop; iv++) {
+		uint64_t now = clk(CLOCK_MONOTONIC), start_rt = clk(CLOCK_REALTIME), c0, spent,
+			 work;
+		size_t nr = 0;
+		int sampled;
+
+		vnnode_poll(&n, now);
+		sampled = vnnode_sampled(&n, now);
+		if (now - last_hello > 1000000000ull) {
+			last_hello = now;
+			if (vnnode_hello(&n, start_rt))
+				fprintf(stderr, "nodesim %" PRIu64 ": hello not sent\n", node_id);
+		}
+		work = flood ? 0 : work_us * 1000 * (sampled && slow > 0 ? 1 + slow / 100 : 1);
+		c0 = clk(CLOCK_THREAD_CPUTIME_ID);
+		while ((spent = clk(CLOCK_THREAD_CPUTIME_ID) - c0) < work)
+			;
+		for (int r = 0; r < ranks; r++) {
+			struct vn_report_rec *sum = &rec[nr++];
+			uint64_t cls_ns[3] = { rng() % 20000, rng() % 30000, rng() % 50000 };
+			static const uint8_t cls[3] = { VN_CLASS_IRQ, VN_CLASS_SOFTIRQ,
+							VN_CLASS_THREAD };
+
+			memset(sum, 0, sizeof(*sum));
+			sum->kind = VN_REPORT_REC_RANK;
+			sum->id = (uint32_t)r;
+			sum->compute_ns = spent + (uint64_t)r * 1000;
+			for (int k = 0; k < 3; k++) {
+				struct vn_report_rec *x = &rec[nr++];
+
+				memset(x, 0, sizeof(*x));
+				x->kind = VN_REPORT_REC_RANK;
+				x->id = (uint32_t)r;
+				x->cls = cls[k];
+				x->noise_ns = cls_ns[k];
+				x->count = 1 + (uint32_t)(rng() % 5);
+				sum->noise_ns += cls_ns[k];
+				sum->count += x->count;
+				if (sampled) { /* detail: the source of the class */
+					struct vn_report_rec *y = &rec[nr++];
+
+					*y = *x;
+					if (cls[k] == VN_CLASS_IRQ) {
+						y->src_kind = VN_REPORT_SRC_IRQ;
+						y->src_id = 11;
+						snprintf(y->name, sizeof(y->name), "virtio0-input");
+					} else if (cls[k] == VN_CLASS_SOFTIRQ) {
+						y->src_kind = VN_REPORT_SRC_SOFTIRQ;
+						y->src_id = 3; /* NET_RX */
+						snprintf(y->name, sizeof(y->name), "NET_RX");
+					} else {
+						y->src_kind = VN_REPORT_SRC_THREAD;
+						y->src_id = 1000 + (uint32_t)r;
+						snprintf(y->name, sizeof(y->name), "kworker/%d:1",
+							 r % 64);
+					}
+				}
+			}
+		}
+		if (vnnode_send(&n, sampled ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, iv, start_rt,
+				clk(CLOCK_REALTIME), rec, nr, clk(CLOCK_REALTIME)) &&
+		    !d.every)
+			fprintf(stderr,
+				"nodesim %" PRIu64 ": interval %" PRIu64 " not sent whole\n",
+				node_id, iv);
+		if (flood)
+			continue;
+		t_next += period;
+		now = clk(CLOCK_MONOTONIC);
+		while (now < t_next && !stop) {
+			uint64_t left = t_next - now;
+			struct timespec ts = { (time_t)(left / 1000000000ull),
+					       (long)(left % 1000000000ull) };
+
+			if (left > 2000000) /* take commands while waiting */
+				ts = (struct timespec){ 0, 2000000 };
+			nanosleep(&ts, NULL);
+			now = clk(CLOCK_MONOTONIC);
+			vnnode_poll(&n, now);
+		}
+	}
+	n.xmit = NULL; /* a last HELLO, never dropped, shows the collector any loss at the tail */
+	if (vnnode_hello(&n, clk(CLOCK_REALTIME)))
+		fprintf(stderr, "nodesim %" PRIu64 ": last hello not sent\n", node_id);
+	printf("{\"node\":%" PRIu64 ",\"session\":%" PRIu64 ",\"datagrams\":%" PRIu64
+	       ",\"send_errors\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"forged\":%" PRIu64
+	       ",\"intervals\":{\"sampled\":%" PRIu64 ",\"counters\":%" PRIu64
+	       "},\"noise_ns\":%" PRIu64 ",\"compute_ns\":%" PRIu64 ",\"records\":%" PRIu64
+	       ",\"class_ns\":{\"irq\":%" PRIu64 ",\"softirq\":%" PRIu64 ",\"thread\":%" PRIu64
+	       "},\"commands\":%" PRIu64 ",\"leases\":%" PRIu64 ",\"commands_bad\":%" PRIu64
+	       ",\"commands_foreign\":%" PRIu64 ",\"commands_replayed\":%" PRIu64 "}\n",
+	       node_id, n.cfg.session_id, n.st.datagrams, n.st.send_errors, d.dropped, forge,
+	       n.st.intervals_sampled, n.st.intervals_counters, n.st.noise_ns, n.st.compute_ns,
+	       n.st.records, n.st.class_ns[VN_CLASS_IRQ], n.st.class_ns[VN_CLASS_SOFTIRQ],
+	       n.st.class_ns[VN_CLASS_THREAD], n.st.cmds, n.st.leases, n.st.cmds_bad,
+	       n.st.cmds_foreign, n.st.cmds_replayed);
+	vnnode_close(&n);
+	keyfile_clear(&kf);
+	return 0;
+}
