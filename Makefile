@@ -164,6 +164,11 @@ $(BUILD)/tests/check_pcapio: tests/unit/check_pcapio.c $(BUILD)/host/pcapio.o $(
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/pcapio.o $(LIB) $(CHECK_LIBS) -lpcap -lm
 
+$(BUILD)/tests/check_tapflow: tests/unit/check_tapflow.c $(BUILD)/host/tapflow.o $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/tapflow.o $(LIB) $(CHECK_LIBS) -lpcap -lm
+
 $(BUILD)/tests/check_httpd: tests/unit/check_httpd.c $(BUILD)/host/httpd.o $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -207,11 +212,16 @@ check: all $(UNIT_BINS) $(SAN_HOST)
 # libFuzzer targets (clang): built against the shared sources with ASan+UBSan, outside $(BUILD).
 FUZZ_DIR := build-fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
+$(FUZZ_DIR)/fuzz_collect: tests/fuzz/fuzz_collect.c host/cstore.c $(LIB_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Ihost -o $@ $< host/cstore.c $(LIB_SRCS) -lm
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) -lm
 fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(FUZZ_DIR)/fuzz_vnreport \
+      $(FUZZ_DIR)/fuzz_collect \
       $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_report -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
@@ -222,6 +232,8 @@ fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(FUZZ_D
 	$(Q)$(FUZZ_DIR)/fuzz_shm -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_shm
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_vnreport
 	$(Q)$(FUZZ_DIR)/fuzz_vnreport -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_vnreport
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_collect
+	$(Q)$(FUZZ_DIR)/fuzz_collect -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_collect
 
 deps:
 	$(Q)scripts/deps.sh

@@ -8,7 +8,8 @@
  *      accepted datagram must have only records vnreport_rec_ok() accepts and hdr.nrec within bounds;
  *   2  an interval pipeline (struct vn_pipe) whose bytes the ranks of a job could have written: the filter,
  *      the report decision and the JSON line of every slot must never crash, and a line that is produced
- *      must fit and end in a newline (vnoise-guest mpi, root, flushes what ranks left).
+ *      must fit and end in a newline (vnoise-guest mpi, root, flushes what ranks left), and the records
+ *      made for the collector (ivpipe_records()) must all pass the collector's record checks.
  * Build and run: make build-fuzz/fuzz_vnreport && build-fuzz/fuzz_vnreport -max_total_time=60
  */
 #include <stdint.h>
@@ -57,6 +58,8 @@ static void pipeline(const uint8_t *d, size_t n)
 {
 	static struct vn_pipe p;
 	static char line[65536];
+	static struct vn_report_rec recs[VN_PIPE_RANKS * (VN_CLASS_MAX + 1)];
+	uint64_t a, b;
 
 	memset(&p, 0, sizeof(p));
 	memcpy(&p, d, n < sizeof(p) ? n : sizeof(p));
@@ -71,6 +74,11 @@ static void pipeline(const uint8_t *d, size_t n)
 		len = ivpipe_json(&p, id - 1, line, sizeof(line));
 		if (len > 0 && ((size_t)len >= sizeof(line) || line[len - 1] != '\n'))
 			abort();
+		/* the records a reporter would send: all of them must pass the receiver's checks */
+		len = ivpipe_records(&p, id - 1, 1, recs, sizeof(recs) / sizeof(recs[0]), &a, &b);
+		for (int r = 0; r < len; r++)
+			if (!vnreport_rec_ok(&recs[r]))
+				abort();
 	}
 	(void)ivpipe_json(&p, 0, line, 64); /* small buffers too */
 }

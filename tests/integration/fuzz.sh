@@ -1,5 +1,5 @@
 #!/bin/bash
-# The record reader and merge engine, the QGA protocol (agent dispatcher, host reply parser) and the
+# The record reader and merge engine, the collector's engine, the QGA protocol (agent dispatcher, host reply parser) and the
 # shared-memory reader, the UDP report datagram and the interval pipeline, under libFuzzer (ASan+UBSan) for a
 # short, bounded time: hostile input must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
@@ -37,3 +37,6 @@ fuzz fuzz_shm "$qsecs" "$TMP/corpus_shm" -max_len=20000
 
 # UDP report datagrams (raw, and re-sealed so the field checks are reached) and a hostile interval pipeline
 fuzz fuzz_vnreport "$qsecs" "$TMP/corpus_vnreport" -max_len=40000
+
+# The collector's engine under a program of raw datagrams, authentic ones from a malicious node, ticks
+fuzz fuzz_collect "$qsecs" "$TMP/corpus_collect" -max_len=20000
