@@ -179,6 +179,13 @@ $(BUILD)/tests/check_cstore: tests/unit/check_cstore.c $(BUILD)/host/cstore.o $(
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/cstore.o $(LIB) $(CHECK_LIBS) -lm
 
+COLLECT_OBJS := $(addprefix $(BUILD)/host/,collect.o cstore.o httpd.o pcapio.o)
+$(BUILD)/tests/check_collect: tests/unit/check_collect.c $(COLLECT_OBJS) $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(COLLECT_OBJS) $(LIB) $(CHECK_LIBS) -lpcap \
+		-lmicrohttpd -lm
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
