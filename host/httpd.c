@@ -4,9 +4,9 @@
  * failure says exactly why (address in use, not available, permission) and so IPv6 listeners are v6-only;
  * libmicrohttpd then owns the socket. A request without a body is answered once it is complete, so
  * keep-alive works (Prometheus reuses its connection); one that announces a body is answered from its
- * first callback, before any of the body is read, and libmicrohttpd closes that connection after the answer.
- * /metrics is rendered into a heap buffer that grows by doubling from the size that fitted last time, and
- * is handed to libmicrohttpd, which frees it after sending.
+ * first callback, before any of the body is read, and libmicrohttpd closes that connection after the
+ * answer. /metrics is rendered into a heap buffer that grows by doubling from the size that fitted last
+ * time, and is handed to libmicrohttpd, which frees it after sending.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -251,8 +251,8 @@ struct httpd *httpd_start(const char *spec, httpd_render_fn *fn, void *ctx, char
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S,
 				MHD_OPTION_END);
 	/*
-	 * From here the socket is libmicrohttpd's: it closes it in httpd_stop, and on most (0.9.75: not all)
-	 * of its failure paths, so we never close it ourselves.
+	 * From here the socket is libmicrohttpd's: it closes it in httpd_stop, and on most (0.9.75: not
+	 * all) of its failure paths, so we never close it ourselves.
 	 */
 	fd = -1;
 	if (!h->d) {

@@ -8,8 +8,8 @@
  *
  * Threads: one server thread (libmicrohttpd's internal polling thread, epoll on Linux) runs the render
  * function and does all the I/O; httpd_start/httpd_stop belong to one caller thread; httpd_port and
- * httpd_stats may be called from any thread. The server thread never gets SIGPIPE (libmicrohttpd blocks it
- * there and sends with MSG_NOSIGNAL). libmicrohttpd's own messages go to log_debug.
+ * httpd_stats may be called from any thread. The server thread never gets SIGPIPE (libmicrohttpd blocks
+ * it there and sends with MSG_NOSIGNAL). libmicrohttpd's own messages go to log_debug.
  */
 #ifndef VNOISE_HOST_HTTPD_H
 #define VNOISE_HOST_HTTPD_H

@@ -14,7 +14,7 @@
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
-/* Append n bytes with bufout_put()'s rules: all or nothing, then full for good; buf stays NUL-terminated. */
+/* Append n bytes as bufout_put() does: all or nothing, then full for good; buf stays NUL-terminated. */
 static void put_mem(struct bufout *o, const char *s, size_t n)
 {
 	if (o->full || o->off >= o->len || n >= o->len - o->off) {
@@ -35,8 +35,11 @@ static void put_str(struct bufout *o, const char *s)
 static void put_text(struct bufout *o, const char *s, size_t max, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = s ? strnlen(s, max) : 0, run = 0, i = 0;
+	size_t n, run = 0, i = 0;
 
+	if (!s)
+		return;
+	n = strnlen(s, max);
 	while (i < n) {
 		const char *rep = NULL;
 		size_t step = 1;
@@ -103,8 +106,8 @@ static void put_head(struct bufout *o, const char *name, const struct promfmt_la
 }
 
 /*
- * printf's %g follows LC_NUMERIC: whatever the locale puts between the digits (a decimal comma, a multi-byte
- * separator) becomes one '.', the only thing Prometheus (Go's ParseFloat) reads.
+ * printf's %g follows LC_NUMERIC: whatever the locale puts between the digits (a decimal comma, a
+ * multi-byte separator) becomes one '.', the only thing Prometheus (Go's ParseFloat) reads.
  */
 static void put_double(struct bufout *o, double v)
 {

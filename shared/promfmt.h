@@ -3,11 +3,12 @@
  * promfmt: the Prometheus text exposition format 0.0.4 written through a bufout (no allocation, no I/O):
  * family headers (# HELP, # TYPE) and sample lines. Label values may come from remote nodes (comm names
  * and the like, fixed-size fields that need not be NUL-terminated): they are escaped as the format asks
- * (backslash, double quote, newline) and every byte that is not valid UTF-8, every other control character
- * (C0, DEL, C1) and every byte sequence the format has no escape for becomes U+FFFD, so whatever the input
- * the output is valid UTF-8 and parses. Metric and label names are the caller's constants and are written
- * as given: check them with promfmt_name_ok() / promfmt_label_name_ok() (the unit suite does).
- * Thread-safe on distinct bufouts. Doubles are formatted with "." whatever LC_NUMERIC says.
+ * (backslash, double quote, newline) and every byte that is not valid UTF-8, every other control
+ * character (C0, DEL, C1) and every byte sequence the format has no escape for becomes U+FFFD, so
+ * whatever the input the output is valid UTF-8 and parses. Metric and label names are the caller's
+ * constants and are written as given: check them with promfmt_name_ok() / promfmt_label_name_ok() (the
+ * unit suite does). Thread-safe on distinct bufouts. Doubles are formatted with "." whatever LC_NUMERIC
+ * says.
  *
  * Like bufout_put(), once something does not fit nothing more is written and bufout_result() is -ENOSPC:
  * render into a bigger buffer and start again.

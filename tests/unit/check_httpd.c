@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for host/httpd over real loopback sockets and raw HTTP/1.1: GET and HEAD /metrics (status,
- * content type, length, body, keep-alive), 404 and 405 (Allow), a request body ignored, a 1 MB render served whole
- * (buffer growth and the size remembered), a failing render and one that outgrows the cap answered 500,
- * the counters, the connection limit, a client that resets mid-response (no SIGPIPE, server still up),
- * binding only to the given address, IPv6, and start failures (port in use, non-numeric spec).
+ * content type, length, body, keep-alive), 404 and 405 (Allow), a request body ignored, a 1 MB render
+ * served whole (buffer growth and the size remembered), a failing render and one that outgrows the cap
+ * answered 500, the counters, the connection limit, a client that resets mid-response (no SIGPIPE, server
+ * still up), binding only to the given address, IPv6, and start failures (port in use, non-numeric spec).
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -134,8 +134,8 @@ static int connect_to(int family, const char *addr, uint16_t port)
 }
 
 /*
- * Send req on fd (unless NULL) and read one response: until EOF, or until the headers and Content-Length bytes of body
- * are in (no body for HEAD), so keep-alive connections work too.
+ * Send req on fd (unless NULL) and read one response: until EOF, or until the headers and Content-Length
+ * bytes of body are in (no body for HEAD), so keep-alive connections work too.
  */
 static void exchange(int fd, const char *req, bool head, struct resp *r)
 {
@@ -191,7 +191,11 @@ static void request(uint16_t port, const char *req, bool head, struct resp *r)
 	close(fd);
 }
 
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+/* An HTTP/1.1 request that asks the server to close after answering. */
+#define REQ(method, path, headers, body)                                                     \
+	method " " path " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" headers "\r" \
+	       "\n" body
+#define GET(path) REQ("GET", path, "", "")
 
 static struct httpd *start(struct ctx *c)
 {
@@ -256,8 +260,7 @@ START_TEST(test_head)
 	size_t n;
 
 	/* read to EOF (the server closes after the answer): the headers announce a body, none follows */
-	request(httpd_port(h), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-		false, &r);
+	request(httpd_port(h), REQ("HEAD", "/metrics", "", ""), false, &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_nonnull(header(&r, "Content-Type", &n));
 	ck_assert_int_eq(content_length(&r), (long)strlen(SAMPLE));
@@ -275,9 +278,11 @@ END_TEST
 START_TEST(test_not_found)
 {
 	static const char *const reqs[] = {
-		GET("/other"), GET("/"), GET("/metrics/"), GET("/metricsx"),
-		"POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
-		"Connection: close\r\n\r\n"
+		GET("/other"),
+		GET("/"),
+		GET("/metrics/"),
+		GET("/metricsx"),
+		REQ("POST", "/other", "Content-Length: 0\r\n", ""),
 	};
 	struct ctx c = { .mode = SMALL };
 	struct httpd *h = start(&c);
@@ -301,13 +306,12 @@ END_TEST
 START_TEST(test_method)
 {
 	static const char *const reqs[] = {
-		"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: "
-		"close\r\n\r\n"
-		"hello world",
-		"PUT /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: "
-		"close\r\n\r\nabc",
-		"DELETE /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-		"OPTIONS /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+		REQ("POST", "/metrics", "Content-Length: 11\r\n", "hello world"),
+		REQ("PUT", "/metrics", "Content-Length: 3\r\n", "abc"),
+		REQ("POST", "/metrics", "Transfer-Encoding: chunked\r\n",
+		    "5\r\nhello\r\n0\r\n\r\n"),
+		REQ("DELETE", "/metrics", "", ""),
+		REQ("OPTIONS", "/metrics", "", ""),
 	};
 	struct ctx c = { .mode = SMALL };
 	struct httpd *h = start(&c);
@@ -327,12 +331,9 @@ START_TEST(test_method)
 	}
 	ck_assert_int_eq(c.calls, 0);
 	httpd_stats(h, &st);
-	ck_assert_uint_eq(st.rejected, 4);
+	ck_assert_uint_eq(st.rejected, 5);
 	/* a GET carrying a body is still answered */
-	request(httpd_port(h),
-		"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: "
-		"close\r\n\r\njunk",
-		false, &r);
+	request(httpd_port(h), REQ("GET", "/metrics", "Content-Length: 4\r\n", "junk"), false, &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(r.body, SAMPLE);
 	resp_free(&r);
@@ -387,8 +388,7 @@ START_TEST(test_render_error)
 	ck_assert_int_eq(r.status, 500);
 	ck_assert_ptr_nonnull(strstr(r.body, "Input/output error"));
 	resp_free(&r);
-	request(httpd_port(h), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-		true, &r);
+	request(httpd_port(h), REQ("HEAD", "/metrics", "", ""), true, &r);
 	ck_assert_int_eq(r.status, 500);
 	resp_free(&r);
 	c.mode = SMALL; /* and recovers */
@@ -481,7 +481,7 @@ START_TEST(test_reset_mid_response)
 	struct linger lg = { 1, 0 };
 	struct resp r;
 
-	/* Clients that vanish with a reset while a 4 MB answer is on its way: EPIPE/ECONNRESET, no SIGPIPE */
+	/* Clients that reset while a 4 MB answer is on its way: EPIPE/ECONNRESET, never SIGPIPE */
 	for (int i = 0; i < 5; i++) {
 		int fd = connect_to(AF_INET, "127.0.0.1", httpd_port(h));
 		char first[1024];

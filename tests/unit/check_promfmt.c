@@ -3,8 +3,8 @@
  * Unit tests for shared/promfmt: exact family and sample lines, label value escaping, fixed-size fields
  * that are not NUL-terminated, invalid UTF-8 and control characters turned into U+FFFD (plus a seeded
  * random sweep checked against an independent UTF-8 decoder and the format's escape rules), NaN and the
- * infinities, doubles that read back exactly, the decimal point under another LC_NUMERIC, exact u64, names,
- * and a full buffer.
+ * infinities, doubles that read back exactly, the decimal point under another LC_NUMERIC, exact u64,
+ * names, and a full buffer.
  */
 #include <check.h>
 #include <errno.h>
@@ -168,8 +168,8 @@ static long decode(const unsigned char *s, size_t n, size_t *len)
 }
 
 /*
- * What a Prometheus parser needs of an escaped label value: NULL if out is fine, else what is wrong (plain
- * checks: a ck_assert per byte would be a mark point per byte).
+ * What a Prometheus parser needs of an escaped label value: NULL if out is fine, else what is wrong
+ * (plain checks: a ck_assert per byte would be a mark point per byte).
  */
 static const char *unsafe(const char *out)
 {
