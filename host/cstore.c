@@ -14,6 +14,7 @@
 #define CS_TL 64 /* timeline entries kept per node */
 #define CS_SRC 8 /* largest sources kept per node */
 #define CS_WIN 64 /* intervals per job kept open for the spatial statistics */
+#define CS_RECENT 32 /* recent compute times per side kept for the exclusion rule */
 #define CS_LIVE_SLOTS \
 	3 /* a node silent for this many slots (at least 3 s) is skipped by the rotation */
 
@@ -74,6 +75,9 @@ struct node {
 	uint64_t tl_n;
 	struct welford temporal_noise, temporal_compute;
 	struct welford cmp_sampled, cmp_base; /* per-interval compute, sampled and not */
+	/* the last CS_RECENT of each (ns, capped at 4.29 s): the exclusion rule compares their medians */
+	uint32_t recent[2][CS_RECENT];
+	uint32_t nrecent[2];
 	double excluded_ratio;
 	uint64_t slots_sampled, cmds_sent;
 	double delay_sum; /* ns behind the interval's fastest node, summed */
@@ -375,6 +379,8 @@ static void interval_done(struct cstore *cs, uint32_t idx)
 	welford_add(&n->temporal_noise, (double)n->cur_noise);
 	welford_add(&n->temporal_compute, (double)n->cur_compute);
 	welford_add(n->cur_sampled ? &n->cmp_sampled : &n->cmp_base, (double)n->cur_compute);
+	n->recent[!n->cur_sampled][n->nrecent[!n->cur_sampled]++ % CS_RECENT] =
+	    n->cur_compute > UINT32_MAX ? UINT32_MAX : (uint32_t)n->cur_compute;
 	n->cur_have = 0;
 
 	if (w->used && w->interval_id != n->cur_id) {
@@ -580,17 +586,45 @@ static void send_sample(struct cstore *cs, struct job *jb, struct node *n, uint6
 	n->cmds_sent++;
 }
 
-/* The slot of jb ended: judge the nodes it sampled. */
+/* Median of the recent compute times of one side (0 sampled, 1 not); 0 when there are none. */
+static double recent_median(const struct node *n, int side)
+{
+	uint32_t v[CS_RECENT];
+	uint32_t k = n->nrecent[side] < CS_RECENT ? n->nrecent[side] : CS_RECENT;
+
+	if (!k)
+		return 0;
+	memcpy(v, n->recent[side], k * sizeof(v[0]));
+	for (uint32_t a = 1; a < k; a++)
+		for (uint32_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
+			uint32_t t = v[b];
+
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + (double)v[k / 2]) / 2;
+}
+
+/*
+ * The slot of jb ended: judge the nodes it sampled. Medians, not means: one hypervisor stall in a sampled
+ * interval must not take a node out.
+ */
 static void slot_end(struct cstore *cs, struct job *jb, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < jb->nsampled; i++) {
 		struct node *n = &cs->nodes[jb->sampled[i]];
 		double ratio;
 
-		if (n->excluded || n->cmp_sampled.n < cs->cfg.exclude_min ||
-		    n->cmp_base.n < cs->cfg.exclude_min || n->cmp_base.mean <= 0)
+		double ms, mb;
+
+		if (n->excluded || n->nrecent[0] < cs->cfg.exclude_min ||
+		    n->nrecent[1] < cs->cfg.exclude_min)
 			continue;
-		ratio = n->cmp_sampled.mean / n->cmp_base.mean;
+		ms = recent_median(n, 0);
+		mb = recent_median(n, 1);
+		if (mb <= 0)
+			continue;
+		ratio = ms / mb;
 		if (ratio > 1 + cs->cfg.exclude_ratio) {
 			n->excluded = 1;
 			n->excluded_ratio = ratio;
@@ -996,6 +1030,10 @@ static void report_json(const struct cstore *cs, FILE *f)
 		    welford_cv(&n->temporal_noise), welford_cv(&n->temporal_compute), mean_delay(n),
 		    n->slowest, n->slots_sampled, n->cmds_sent, n->excluded ? "true" : "false",
 		    n->cmp_sampled.mean, n->cmp_base.mean);
+		fprintf(f,
+			",\"compute_median_ns\":{\"sampled\":%.0f,\"counters\":%.0f},"
+			"\"excluded_ratio\":%.3f",
+			recent_median(n, 0), recent_median(n, 1), n->excluded_ratio);
 		fputs(",\"sources\":[", f);
 		for (int s = 0, k = 0; s < CS_SRC; s++) {
 			if (!n->src[s].count)

@@ -146,13 +146,13 @@ EX[6]="--slow-pct 100"
 INTERVALS=700
 run_nodes B
 stop_collector B
-[ "$(node_json B 6 | jq .excluded)" = true ] || fail "slow node 6 was not excluded: $(node_json B 6 | jq -c '{slots_sampled, compute_mean_ns}')"
+[ "$(node_json B 6 | jq .excluded)" = true ] || fail "slow node 6 was not excluded: $(node_json B 6 | jq -c '{slots_sampled, compute_median_ns}')"
 [ "$(node_json B 6 | jq .slots_sampled)" = 1 ] || fail "node 6 sampled in $(node_json B 6 | jq .slots_sampled) slots, want 1"
 grep -q "node 6 taken out of the rotation" "$TMP/B.err" || fail "no message about node 6"
 for n in 1 2 3 4 5 7 8; do
 	C=$(node_json B $n)
-	[ "$(jq .excluded <<<"$C")" = false ] || fail "node $n excluded: $(jq -c .compute_mean_ns <<<"$C")"
+	[ "$(jq .excluded <<<"$C")" = false ] || fail "node $n excluded: $(jq -c .compute_median_ns <<<"$C")"
 	s=$(jq .slots_sampled <<<"$C")
 	[ "$s" -ge 3 ] && [ "$s" -le 4 ] || fail "node $n sampled in $s slots, want 3-4 (23 slots over 7)"
 done
-ok "B: node 6 ($(node_json B 6 | jq -c .compute_mean_ns)) excluded after 1 slot; 7 others rotate"
+ok "B: node 6 ($(node_json B 6 | jq -c .compute_median_ns)) excluded after 1 slot; 7 others rotate"

@@ -392,6 +392,41 @@ START_TEST(test_exclusion)
 }
 END_TEST
 
+/* One long stall in a sampled interval (a hypervisor preemption) does not take a node out: medians. */
+START_TEST(test_exclusion_ignores_one_stall)
+{
+	const uint64_t slot = 1000000000ull, t0 = 10 * slot;
+	struct cstore *cs = store(slot, 2, 0);
+	struct vnnode n[2];
+	uint64_t iv[2] = { 0 };
+
+	for (int i = 0; i < 2; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "pool");
+		ck_assert_int_eq(vnnode_hello(&n[i], 1), 0);
+	}
+	deliver(cs, t0);
+	for (uint64_t s = 0; s < 6; s++) {
+		uint64_t t = t0 + s * slot;
+
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(vnnode_hello(&n[i], t), 0);
+		deliver(cs, t);
+		cstore_tick(cs, t);
+		take_commands(n, 2, t);
+		for (int k = 0; k < 5; k++)
+			for (int i = 0; i < 2; i++) {
+				int smp = vnnode_sampled(&n[i], t + 1);
+
+				send_iv(&n[i], iv[i]++, 1, smp && k == 2 ? 2000000 : 100000, 5,
+					smp);
+			}
+		deliver(cs, t + slot / 2);
+	}
+	ck_assert_ptr_null(strstr(report(cs), "\"excluded\":true"));
+	cstore_free(cs);
+}
+END_TEST
+
 START_TEST(test_commands_checked)
 {
 	const uint64_t slot = 1000000000ull;
@@ -468,6 +503,7 @@ static Suite *cstore_suite(void)
 	tcase_add_test(t, test_too_many_nodes);
 	tcase_add_test(t, test_rotation_fair);
 	tcase_add_test(t, test_exclusion);
+	tcase_add_test(t, test_exclusion_ignores_one_stall);
 	tcase_add_test(t, test_commands_checked);
 	tcase_add_test(t, test_exposition_escapes_sources);
 	suite_add_tcase(s, t);
