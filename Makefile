@@ -53,6 +53,7 @@ LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicroht
 VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
 PRELOAD := $(BUILD)/libvnoise-preload.so
 TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
+	      $(BUILD)/tests/tools/udpsend \
 	      $(BUILD)/tests/tools/nodesim
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

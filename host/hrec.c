@@ -132,7 +132,9 @@ static void apply_irq_names(struct hostagg *a, const void *payload, size_t len)
 
 int hrec_report(const struct host_params *p)
 {
-	struct hview_info in = { .source = p->input, .dispatch = "?", .top_n = p->top_n };
+	struct hview_info in = {
+		.source = p->input, .dispatch = "?", .top_n = p->top_n, .flows_top = p->flows_top
+	};
 	struct recfile_reader *r = NULL;
 	struct hostagg *a = NULL;
 	struct recfile_chunk ch;
@@ -216,6 +218,12 @@ int hrec_report(const struct host_params *p)
 			break;
 		case VN_CHUNK_HOST_CHAN:
 			FEED(struct vn_host_chan, hostagg_chan);
+			break;
+		case VN_CHUNK_HOST_FLOW:
+			FEED(struct vn_host_flow, hostagg_flow);
+			break;
+		case VN_CHUNK_HOST_TAP:
+			FEED(struct vn_host_tap, hostagg_tap);
 			break;
 		case VN_CHUNK_STATS:
 		case VN_CHUNK_END:

@@ -2,14 +2,19 @@
 /*
  * hview: text and JSON views of vnoise-host's engine (see hview.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include "hview.h"
 #include "json.h"
 #include "merge.h"
+#include "tapflow.h"
 
 #define HV_MAX_LIST 1000
+
+static const char *const dir_names[VN_HF_NDIR] = { "to_guest", "from_guest" };
+static const char *const dir_labels[VN_HF_NDIR] = { "into guest", "from guest" };
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -83,6 +88,140 @@ static const char *exits_note(const struct hostagg_domain *d, const struct hview
 	if (!in->kvm)
 		return "VM-exit tracing off";
 	return NULL;
+}
+
+static bool has_flows(const struct hostagg_domain *d)
+{
+	return d->net && (d->net->ntaps || d->net->nflows || d->net->other[0].packets ||
+			  d->net->other[1].packets);
+}
+
+void hview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hview_info *in)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
+	const struct hostagg_net *n = d->net;
+	uint32_t i, k, cnt;
+	unsigned dir;
+
+	if (!has_flows(d))
+		return;
+	for (i = 0; i < n->ntaps; i++) {
+		const struct hostagg_tap *t = &n->tap[i];
+
+		fprintf(f,
+			"  tap %s: into guest %" PRIu64 " pkts %" PRIu64 " B, from guest %" PRIu64
+			" pkts %" PRIu64 " B",
+			t->tap, t->packets[0], t->bytes[0], t->packets[1], t->bytes[1]);
+		if (t->dropped[0] || t->dropped[1])
+			fprintf(f, ", capture DROPPED %" PRIu64 " into / %" PRIu64 " from guest",
+				t->dropped[0], t->dropped[1]);
+		if (t->overflow[0] || t->overflow[1])
+			fprintf(f, ", %" PRIu64 " frames in other flows (flow table full)",
+				t->overflow[0] + t->overflow[1]);
+		if (t->truncated)
+			fprintf(f, ", %" PRIu64 " frames with cut headers", t->truncated);
+		if (t->failed)
+			fprintf(f, ", capture FAILED in %u of %u periods", t->failed, t->periods);
+		fputc('\n', f);
+	}
+	if (n->taps_dropped)
+		fprintf(f, "  (%" PRIu64 " tap records of further taps not shown)\n",
+			n->taps_dropped);
+	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
+		if (!cnt && !n->other[dir].packets)
+			continue;
+		fprintf(f, "    flows %s (bytes, packets):\n", dir_labels[dir]);
+		for (k = 0; k < cnt; k++) {
+			char lbl[160];
+
+			fprintf(f, "      %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
+				(unsigned long long)fl[k]->packets,
+				tapflow_label(fl[k], lbl, sizeof(lbl)));
+			if (n->ntaps > 1)
+				fprintf(f, " (%.16s)", fl[k]->tap);
+			fputc('\n', f);
+		}
+		if (n->other[dir].packets)
+			fprintf(f, "      %12llu %9llu  other flows (tables full)\n",
+				(unsigned long long)n->other[dir].bytes,
+				(unsigned long long)n->other[dir].packets);
+	}
+}
+
+static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
+{
+	char buf[INET6_ADDRSTRLEN + 24];
+
+	json_obj_begin(w);
+	json_kv_str(w, "dir", x->dir < VN_HF_NDIR ? dir_names[x->dir] : "?");
+	json_kv_str(w, "kind", x->kind == VN_HF_OTHER ? "other_flows" : "flow");
+	json_key(w, "tap");
+	json_strn(w, x->tap, strnlen(x->tap, sizeof(x->tap)));
+	json_kv_str(w, "proto", tapflow_proto_name(x, buf, sizeof(buf)));
+	json_kv_u64(w, "ethertype", x->ethertype);
+	json_kv_u64(w, "ip", x->ipver);
+	json_kv_u64(w, "ipproto", x->proto);
+	json_kv_str(w, "src", tapflow_addr(x, 0, buf, sizeof(buf)));
+	json_kv_u64(w, "sport", x->sport);
+	json_kv_str(w, "dst", tapflow_addr(x, 1, buf, sizeof(buf)));
+	json_kv_u64(w, "dport", x->dport);
+	json_kv_bool(w, "fragments", x->flags & VN_HF_FRAG);
+	json_kv_bool(w, "truncated", x->flags & VN_HF_TRUNC);
+	json_kv_u64(w, "packets", x->packets);
+	json_kv_u64(w, "bytes", x->bytes);
+	json_obj_end(w);
+}
+
+void hview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
+		      const struct hview_info *in)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
+	const struct hostagg_net *n = d->net;
+	uint32_t i, k, cnt;
+	unsigned dir;
+
+	if (!has_flows(d))
+		return;
+	json_key(w, "capture");
+	json_obj_begin(w);
+	json_key(w, "taps");
+	json_arr_begin(w);
+	for (i = 0; i < n->ntaps; i++) {
+		const struct hostagg_tap *t = &n->tap[i];
+
+		json_obj_begin(w);
+		json_kv_str(w, "tap", t->tap);
+		json_kv_u64(w, "periods", t->periods);
+		json_kv_u64(w, "failed_periods", t->failed);
+		for (dir = 0; dir < VN_HF_NDIR; dir++) {
+			json_key(w, dir_names[dir]);
+			json_obj_begin(w);
+			json_kv_u64(w, "packets", t->packets[dir]);
+			json_kv_u64(w, "bytes", t->bytes[dir]);
+			json_kv_u64(w, "dropped", t->dropped[dir]);
+			json_kv_u64(w, "overflow", t->overflow[dir]);
+			json_obj_end(w);
+		}
+		json_kv_u64(w, "truncated", t->truncated);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_kv_u64(w, "flows_dropped", n->flows_dropped);
+	json_kv_u64(w, "taps_dropped", n->taps_dropped);
+	json_obj_end(w);
+	json_key(w, "flows");
+	json_arr_begin(w);
+	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
+		for (k = 0; k < cnt; k++)
+			json_flow(w, fl[k]);
+		if (n->other[dir].packets)
+			json_flow(w, &n->other[dir]);
+	}
+	json_arr_end(w);
 }
 
 void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
@@ -176,6 +315,7 @@ void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 		note = exits_note(d, in);
 		if (note)
 			fprintf(f, "  exits: %s\n", note);
+		hview_flows_text(f, d, in);
 	}
 	if (!ndom)
 		fprintf(f, "no domain monitored\n");
@@ -324,6 +464,7 @@ int hview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 			json_obj_end(&w);
 		}
 		json_arr_end(&w);
+		hview_flows_json(&w, d, in);
 		json_obj_end(&w);
 	}
 	json_arr_end(&w);

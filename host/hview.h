@@ -26,6 +26,7 @@ struct hview_info {
 	uint64_t bpf_events; /* dispatch program runs */
 	uint64_t bpf_run_ns; /* their total run time (0 if statistics are off) */
 	int top_n;
+	int flows_top; /* flows listed per domain and direction (--flows) */
 	uint64_t
 	    self_cpu_ns; /* vnoise-host's own CPU time (user + system, all threads; live only) */
 	/* per-program BPF statistics (live only; nprogs 0 from a file) */
@@ -38,6 +39,12 @@ struct hview_info {
 void hview_text(FILE *f, const struct hostagg *a, const struct hview_info *in);
 
 struct json_writer;
+
+/* --flows: a domain's capture and top flows (nothing when it has no flow data), as text lines and as the
+ * JSON keys "capture" and "flows" inside the domain's object; shared with the --guest view. */
+void hview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hview_info *in);
+void hview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
+		      const struct hview_info *in);
 /* Start a JSON document on f with the run-wide head fields (schema, source, start/end/duration, period). */
 void hview_json_head(struct json_writer *w, FILE *f, const char *schema,
 		     const struct hview_info *in);

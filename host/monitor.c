@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "procstat.h"
 #include "recfile.h"
 #include "session.h"
+#include "tapflow.h"
 #include "vmap.h"
 #include "monotime.h"
 
@@ -35,11 +37,21 @@
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
 #define MAX_SLOTS DISPATCH_MAX_SLOTS
+#define MON_MAX_TAPS 8 /* tap devices captured per domain (--flows) */
+#define TAP_RETRY_NS 2000000000ULL /* a tap whose capture failed is opened again this often */
 
 /* Per vCPU, what the dispatch log added during the current period. */
 struct pacc {
 	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
 	uint32_t cpu;
+};
+
+/* --flows: the capture on one tap device of a domain. */
+struct mtap {
+	char name[VN_HOST_COMM_LEN]; /* from the live XML */
+	struct tapflow *tf; /* NULL: not open (failed; retried every TAP_RETRY_NS) */
+	uint64_t retry_ns;
+	bool warned; /* the failure was logged once */
 };
 
 struct mdom {
@@ -55,6 +67,8 @@ struct mdom {
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
 	bool gone_in_period; /* stopped during the current period */
 	struct gchan *gc; /* --guest: the domain's channel (NULL: none) */
+	struct mtap taps[MON_MAX_TAPS]; /* --flows */
+	int ntaps;
 };
 
 struct vec {
@@ -74,6 +88,8 @@ struct mon {
 		uint32_t vcpu;
 	} slots[MAX_SLOTS];
 	struct vec outs, runs, aggs;
+	/* --flows: the period's vn_host_flow and vn_host_tap records */
+	struct vec flows, tapstats;
 	struct procstat_irqnames *irqnames; /* host /proc/interrupts, read once */
 	uint64_t start_ns, period_start_ns;
 	uint64_t backoff_ns, next_retry_ns;
@@ -247,6 +263,147 @@ static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
 static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out);
 static void name_irq(struct mon *mo, uint32_t irq);
 
+/* ---- --flows: captures on the domains' tap devices ---- */
+
+/* Open (again) the capture of tap k of domain d; a failure is logged once per tap and retried later. */
+static void tap_open(struct mdom *d, struct mtap *k, uint64_t t)
+{
+	char why[320];
+
+	k->tf = tapflow_open(k->name, why, sizeof(why));
+	if (k->tf) {
+		if (k->warned)
+			log_info("domain %s: capturing on tap %s again", d->m.name, k->name);
+		else
+			log_info("domain %s: capturing on tap %s", d->m.name, k->name);
+		k->warned = false;
+		return;
+	}
+	k->retry_ns = t + TAP_RETRY_NS;
+	if (!k->warned)
+		log_warn("domain %s: no flows from tap %s: %s (retrying)", d->m.name, k->name, why);
+	k->warned = true;
+}
+
+/* The taps of the domain's live XML ("vnet0,vnet3"), opened. */
+static void taps_open(struct mdom *d, uint64_t t)
+{
+	char list[sizeof(d->m.taps)], *tok, *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", d->m.taps);
+	d->ntaps = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct mtap *k;
+
+		if (d->ntaps == MON_MAX_TAPS) {
+			log_warn("domain %s: more than %d taps: %s and later ones not captured",
+				 d->m.name, MON_MAX_TAPS, tok);
+			break;
+		}
+		k = &d->taps[d->ntaps++];
+		memset(k, 0, sizeof(*k));
+		snprintf(k->name, sizeof(k->name), "%.*s", (int)sizeof(k->name) - 1, tok);
+		tap_open(d, k, t);
+	}
+	if (!d->ntaps)
+		log_warn("domain %s has no tap device: no flows", d->m.name);
+}
+
+static void taps_close(struct mdom *d)
+{
+	for (int k = 0; k < d->ntaps; k++)
+		tapflow_close(d->taps[k].tf);
+	d->ntaps = 0;
+}
+
+/* Every tick: read what the captures hold (frames stamped before t count in the current period); reopen
+ * failed ones of running domains. */
+static void taps_poll(struct mon *mo, uint64_t t)
+{
+	char why[320];
+
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+
+		for (int k = 0; k < d->ntaps; k++) {
+			struct mtap *m = &d->taps[k];
+
+			if (m->tf && !tapflow_failed(m->tf) &&
+			    tapflow_poll(m->tf, t, why, sizeof(why)) < 0) {
+				/* a tap that went away: its domain is stopping (the lifecycle event
+				 * may come a little later); anything else is a failure */
+				if (!if_nametoindex(m->name)) {
+					log_debug("domain %s: tap %s went away", d->m.name,
+						  m->name);
+				} else if (d->running) {
+					log_warn(
+					    "domain %s: capture on tap %s failed: %s (retrying)",
+					    d->m.name, m->name, why);
+					m->warned = true;
+				}
+			} else if (!m->tf && d->running && t >= m->retry_ns) {
+				tap_open(d, m, t);
+			}
+		}
+	}
+}
+
+/* End the period [start, t) of domain i's captures: their flows and totals into the period's records. A
+ * capture that failed is closed after its counts are taken (reopened by taps_poll). */
+static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
+{
+	struct mdom *d = &mo->dom[i];
+
+	for (int k = 0; k < d->ntaps; k++) {
+		struct mtap *m = &d->taps[k];
+		struct vn_host_tap ts = { .start_ns = start, .end_ns = t, .dom = (uint32_t)i };
+		uint64_t drops[VN_HF_NDIR];
+		const struct tapflow_tab *tab;
+		uint32_t r;
+
+		memcpy(ts.tap, m->name, sizeof(ts.tap));
+		if (!m->tf) {
+			ts.state = VN_HT_FAILED;
+			if (vec_push(&mo->tapstats, &ts))
+				log_warn("out of memory: a tap record was lost");
+			continue;
+		}
+		tab = tapflow_cut(m->tf, t, drops);
+		/* the device went away (the domain stopped): the capture ended, it did not fail */
+		ts.state =
+		    tapflow_failed(m->tf) && if_nametoindex(m->name) ? VN_HT_FAILED : VN_HT_OK;
+		for (unsigned dir = 0; dir < VN_HF_NDIR; dir++) {
+			ts.packets[dir] = tab->packets[dir];
+			ts.bytes[dir] = tab->bytes[dir];
+			ts.dropped[dir] = drops[dir];
+			ts.overflow[dir] = tab->other[dir].packets;
+		}
+		ts.truncated = tab->truncated;
+		ts.flows = tab->n;
+		for (r = 0; r < tab->n + VN_HF_NDIR; r++) {
+			struct vn_host_flow f = r < tab->n ? tab->flow[r] : tab->other[r - tab->n];
+
+			if (!f.packets)
+				continue;
+			f.start_ns = start;
+			f.end_ns = t;
+			f.dom = (uint32_t)i;
+			memcpy(f.tap, m->name, sizeof(f.tap));
+			if (vec_push(&mo->flows, &f)) {
+				log_warn("out of memory: flow records were lost");
+				break;
+			}
+		}
+		if (vec_push(&mo->tapstats, &ts))
+			log_warn("out of memory: a tap record was lost");
+		if (tapflow_failed(m->tf)) {
+			tapflow_close(m->tf);
+			m->tf = NULL;
+			m->retry_ns = t + TAP_RETRY_NS;
+		}
+	}
+}
+
 /* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
 /* --guest: map the domain's channel (a domain without one is shown from the host side only). */
 static void guest_open(struct mon *mo, struct mdom *d, uint32_t i)
@@ -276,6 +433,15 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 	uint32_t v;
 	int rc;
 
+	if (d->ntaps) {
+		/* the taps of an earlier run of the domain that stopped in this period: its last
+		 * counts, then closed (the new run may have other tap names) */
+		uint64_t t = now_ns();
+
+		taps_cut(mo, i, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
+			 t);
+		taps_close(d);
+	}
 	rc = vmap_map(dom, mo->p->qmp, &d->m, msg, sizeof(msg));
 	if (rc)
 		return rc == -ENOENT || rc == -ESRCH ? -ENOENT : (log_warn("%s", msg), rc);
@@ -308,6 +474,8 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
 	if (mo->p->guest)
 		guest_open(mo, d, (uint32_t)i);
+	if (mo->p->flows && mo->p->cmd != HCMD_LIST)
+		taps_open(d, d->map_ns);
 	return 0;
 }
 
@@ -683,6 +851,13 @@ static void end_period(struct mon *mo, uint64_t t)
 			if (vec_push(&periods, &pr))
 				log_warn("out of memory: a period record was lost");
 		}
+		if (d->ntaps) {
+			taps_cut(mo, i,
+				 mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
+				 t);
+			if (!d->running)
+				taps_close(d);
+		}
 		d->gone_in_period = false;
 		if (d->running)
 			d->map_ns = 0;
@@ -714,9 +889,19 @@ static void end_period(struct mon *mo, uint64_t t)
 	rec_chunk(mo, VN_CHUNK_HOST_OUT, mo->outs.p, mo->outs.n * mo->outs.esz);
 	rec_chunk(mo, VN_CHUNK_HOST_RUN, mo->runs.p, mo->runs.n * mo->runs.esz);
 	rec_chunk(mo, VN_CHUNK_HOST_AGG, mo->aggs.p, mo->aggs.n * mo->aggs.esz);
+	for (k = 0; k < mo->flows.n; k++) {
+		(void)hostagg_flow(mo->total, (const struct vn_host_flow *)mo->flows.p + k);
+		(void)hostagg_flow(mo->cur, (const struct vn_host_flow *)mo->flows.p + k);
+	}
+	for (k = 0; k < mo->tapstats.n; k++) {
+		(void)hostagg_tap(mo->total, (const struct vn_host_tap *)mo->tapstats.p + k);
+		(void)hostagg_tap(mo->cur, (const struct vn_host_tap *)mo->tapstats.p + k);
+	}
+	rec_chunk(mo, VN_CHUNK_HOST_FLOW, mo->flows.p, mo->flows.n * mo->flows.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_TAP, mo->tapstats.p, mo->tapstats.n * mo->tapstats.esz);
 	guest_period(mo, t);
 	free(periods.p);
-	mo->outs.n = mo->runs.n = mo->aggs.n = 0;
+	mo->outs.n = mo->runs.n = mo->aggs.n = mo->flows.n = mo->tapstats.n = 0;
 	mo->period_start_ns = t;
 }
 
@@ -749,6 +934,7 @@ static void fill_info(struct mon *mo, struct hview_info *in, uint64_t start, uin
 	in->irqs = mo->dl && !mo->p->no_irqs;
 	in->kvm = mo->dl && dispatch_kvm_attached(mo->dl);
 	in->top_n = mo->p->top_n;
+	in->flows_top = mo->p->flows_top;
 	in->events_dropped = sess_events_dropped(mo->s);
 	in->reconnects = sess_reconnects(mo->s);
 	{
@@ -913,6 +1099,8 @@ int monitor_run(const struct host_params *p)
 	mo->outs.esz = sizeof(struct vn_host_out);
 	mo->runs.esz = sizeof(struct vn_host_run);
 	mo->aggs.esz = sizeof(struct vn_host_agg);
+	mo->flows.esz = sizeof(struct vn_host_flow);
+	mo->tapstats.esz = sizeof(struct vn_host_tap);
 	for (i = 0; i < MAX_SLOTS; i++)
 		mo->slots[i].dom = -1;
 	sigemptyset(&sa.sa_mask);
@@ -939,6 +1127,11 @@ int monitor_run(const struct host_params *p)
 	ret = check_domains(mo);
 	if (ret)
 		goto out;
+	if (p->flows && p->cmd != HCMD_LIST && geteuid() != 0) {
+		log_err("--flows captures on the domains' tap devices and needs root");
+		ret = EXIT_DENIED;
+		goto out;
+	}
 	ret = EXIT_FAIL;
 	mo->total = hostagg_new();
 	mo->cur = hostagg_new();
@@ -1012,6 +1205,7 @@ int monitor_run(const struct host_params *p)
 		retry_pending(mo);
 		if (mo->dl && dispatch_poll(mo->dl, t) < 0)
 			log_warn("dispatch log: read error");
+		taps_poll(mo, t);
 		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
 			if (mo->dom[i].gc)
 				gchan_tick(mo->dom[i].gc, t,
@@ -1066,8 +1260,12 @@ out:
 	free(mo->outs.p);
 	free(mo->runs.p);
 	free(mo->aggs.p);
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+	free(mo->flows.p);
+	free(mo->tapstats.p);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		gchan_close(mo->dom[i].gc);
+		taps_close(&mo->dom[i]);
+	}
 	free(mo);
 	return ret;
 }

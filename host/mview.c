@@ -104,6 +104,134 @@ static void text_clock(FILE *f, const struct vn_host_chan *c)
 	fprintf(f, ", epochs %llu\n", LL(c->epochs));
 }
 
+/* The guest's network noise of a domain, summed over its vCPUs (combined view: net of hypervisor time). */
+struct guest_net {
+	uint64_t rx_ns, rx_count, tx_ns, tx_count; /* softirq NET_RX, NET_TX */
+	uint64_t softirq_ns, irq_ns; /* the classes */
+	uint64_t dev_ns, dev_count; /* device IRQs (not x86 vectors) */
+	uint64_t src_dropped; /* sources the tables had no room for */
+	uint32_t vcpus; /* vCPUs with combined-view data */
+};
+
+#define SOFTIRQ_NET_TX 2
+#define SOFTIRQ_NET_RX 3
+
+static void guest_net_sum(const struct hostagg_domain *d, struct guest_net *g)
+{
+	uint32_t j;
+
+	memset(g, 0, sizeof(*g));
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_match *m = &d->vcpus[j].match;
+
+		if (!m->seen)
+			continue;
+		g->vcpus++;
+		g->softirq_ns += m->sum.guest_ns[VN_CLASS_SOFTIRQ];
+		g->irq_ns += m->sum.guest_ns[VN_CLASS_IRQ];
+		g->src_dropped += m->src_dropped;
+		g->rx_ns += m->softirq_ns[SOFTIRQ_NET_RX];
+		g->rx_count += m->softirq_count[SOFTIRQ_NET_RX];
+		g->tx_ns += m->softirq_ns[SOFTIRQ_NET_TX];
+		g->tx_count += m->softirq_count[SOFTIRQ_NET_TX];
+		g->dev_ns += m->devirq_ns;
+		g->dev_count += m->devirq_count;
+	}
+}
+
+#define DEV_IRQ_NOTE                                                                             \
+	"the channel carries guest IRQ numbers, not their names: virtio-net's queue interrupts " \
+	"are among the device IRQs"
+
+/* With --flows: the guest's network noise next to the domain's flows. */
+static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	struct guest_net g;
+	char name[96];
+	uint32_t j, k, n;
+
+	if (!d->net)
+		return;
+	guest_net_sum(d, &g);
+	fprintf(
+	    f,
+	    "  guest network noise (matched gaps, net of hypervisor time): softirq:NET_RX %.3f ms "
+	    "in %llu gaps, NET_TX %.3f ms in %llu; softirq class %.3f ms, irq class %.3f ms, "
+	    "device IRQs %.3f ms in %llu gaps\n",
+	    (double)g.rx_ns / 1e6, LL(g.rx_count), (double)g.tx_ns / 1e6, LL(g.tx_count),
+	    (double)g.softirq_ns / 1e6, (double)g.irq_ns / 1e6, (double)g.dev_ns / 1e6,
+	    LL(g.dev_count));
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_vcpu *v = &d->vcpus[j];
+		bool any = false;
+
+		if (!v->match.seen)
+			continue;
+		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		for (k = 0; k < n; k++) {
+			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
+				continue;
+			if (!any)
+				fprintf(f, "    guest device IRQs on vCPU %u:", j);
+			fprintf(f, "%s %s %.3f ms (%llu)", any ? "," : "",
+				mview_source_name(s[k], name, sizeof(name)),
+				(double)s[k]->total_ns / 1e6, LL(s[k]->count));
+			any = true;
+		}
+		if (any)
+			fputc('\n', f);
+	}
+	fprintf(f, "    (%s)\n", DEV_IRQ_NOTE);
+}
+
+static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	struct guest_net g;
+	char name[96];
+	uint32_t j, k, n;
+
+	if (!d->net)
+		return;
+	guest_net_sum(d, &g);
+	json_key(w, "guest_net");
+	json_obj_begin(w);
+	json_kv_u64(w, "vcpus", g.vcpus);
+	json_kv_u64(w, "net_rx_ns", g.rx_ns);
+	json_kv_u64(w, "net_rx_count", g.rx_count);
+	json_kv_u64(w, "net_tx_ns", g.tx_ns);
+	json_kv_u64(w, "net_tx_count", g.tx_count);
+	json_kv_u64(w, "softirq_ns", g.softirq_ns);
+	json_kv_u64(w, "irq_ns", g.irq_ns);
+	json_kv_u64(w, "device_irq_ns", g.dev_ns);
+	json_kv_u64(w, "device_irq_count", g.dev_count);
+	json_kv_u64(w, "sources_dropped", g.src_dropped);
+	json_key(w, "device_irqs");
+	json_arr_begin(w);
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_vcpu *v = &d->vcpus[j];
+
+		if (!v->match.seen)
+			continue;
+		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		for (k = 0; k < n; k++) {
+			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
+				continue;
+			json_obj_begin(w);
+			json_kv_u64(w, "vcpu", j);
+			json_kv_str(w, "source", mview_source_name(s[k], name, sizeof(name)));
+			json_kv_u64(w, "irq", s[k]->id);
+			json_kv_u64(w, "total_ns", s[k]->total_ns);
+			json_kv_u64(w, "count", s[k]->count);
+			json_obj_end(w);
+		}
+	}
+	json_arr_end(w);
+	json_kv_str(w, "note", DEV_IRQ_NOTE);
+	json_obj_end(w);
+}
+
 void mview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 {
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
@@ -123,6 +251,7 @@ void mview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 			d->virt[0] ? d->virt : "?", d->running ? "running" : "stopped");
 		if (!d->chan_seen) {
 			fprintf(f, "  no guest channel\n");
+			hview_flows_text(f, d, in);
 			continue;
 		}
 		text_clock(f, &d->chan);
@@ -155,6 +284,8 @@ void mview_text(FILE *f, const struct hostagg *a, const struct hview_info *in)
 			    pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
 			text_sources(f, v, VN_MS_GONLY, "guest-only:", vs, top);
 		}
+		text_guest_net(f, d, top);
+		hview_flows_text(f, d, in);
 	}
 	if (!ndom)
 		fprintf(f, "no domain monitored\n");
@@ -335,6 +466,8 @@ int mview_json(FILE *f, const struct hostagg *a, const struct hview_info *in)
 			if (d->vcpus[j].match.seen)
 				json_vcpu(&w, j, &d->vcpus[j], top);
 		json_arr_end(&w);
+		json_guest_net(&w, d, MV_MAX_LIST);
+		hview_flows_json(&w, d, in);
 		json_obj_end(&w);
 	}
 	json_arr_end(&w);

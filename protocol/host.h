@@ -27,6 +27,8 @@ enum vn_host_chunk_type {
 	    22, /* struct vn_host_match[payload_len / 312] (vnoise-host --guest) */
 	VN_CHUNK_HOST_MSRC = 23, /* struct vn_host_msrc[payload_len / 64] */
 	VN_CHUNK_HOST_CHAN = 24, /* struct vn_host_chan[payload_len / 168] */
+	VN_CHUNK_HOST_FLOW = 25, /* struct vn_host_flow[payload_len / 96] (vnoise-host --flows) */
+	VN_CHUNK_HOST_TAP = 26, /* struct vn_host_tap[payload_len / 120] (vnoise-host --flows) */
 };
 
 #define VN_HOST_MAX_DOMAINS 64u /* dom indices are < this */
@@ -242,5 +244,85 @@ _Static_assert(sizeof(struct vn_host_msrc) == 64, "vn_host_msrc is ABI");
 _Static_assert(offsetof(struct vn_host_msrc, comm) == 24, "vn_host_msrc is ABI");
 _Static_assert(sizeof(struct vn_host_chan) == 168, "vn_host_chan is ABI");
 _Static_assert(offsetof(struct vn_host_chan, clock_offset_ns) == 112, "vn_host_chan is ABI");
+
+/*
+ * vn_host_flow.dir and the index of vn_host_tap's per-direction arrays. TO_GUEST: the host sent the frame
+ * into the tap (outgoing, PCAP_D_OUT, on the host's tap device) and the guest receives it: its virtio-net RX
+ * interrupts and NET_RX work. FROM_GUEST: the guest sent it (incoming, PCAP_D_IN, on the tap).
+ */
+enum vn_host_flow_dir {
+	VN_HF_TO_GUEST = 0,
+	VN_HF_FROM_GUEST = 1,
+	VN_HF_NDIR = 2,
+};
+
+/* vn_host_flow.kind. OTHER: the frames of flows that found the period's table full, summed (key 0). */
+enum vn_host_flow_kind {
+	VN_HF_FLOW = 0,
+	VN_HF_OTHER = 1,
+};
+
+/*
+ * vn_host_flow.flags, part of the key (a flow seen whole and one seen cut are different rows). FRAG: IP
+ * fragments after the first (no transport header, ports 0). TRUNC: headers cut by the capture length or by a
+ * length field that lies (the key holds what could be read).
+ */
+#define VN_HF_FRAG 0x1u
+#define VN_HF_TRUNC 0x2u
+
+/*
+ * One flow on one tap of a domain over one period: a 5-tuple for IPv4/IPv6 (TCP, UDP: ports; ICMP and ICMPv6:
+ * type and code in sport and dport; another IP protocol: ports 0), or, for a frame that is not IP, its
+ * ethertype alone (ARP is one flow per direction). Addresses in network order, IPv4 in the first 4 bytes.
+ * bytes is the frame length on the tap: Ethernet header included, no FCS, a frame the host hands over in one
+ * piece (GSO) counts whole and once.
+ */
+struct vn_host_flow {
+	__u64 start_ns; /* the period: packets whose capture time is in [start_ns, end_ns) */
+	__u64 end_ns;
+	__u32 dom;
+	__u8 dir; /* enum vn_host_flow_dir */
+	__u8 kind; /* enum vn_host_flow_kind */
+	__u8 ipver; /* 4, 6; 0: not IP */
+	__u8 proto; /* IP protocol (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, ...); 0 when not IP */
+	__u16 ethertype; /* after up to two VLAN tags: 0x0800, 0x86dd, 0x0806 (ARP), ... */
+	__u16 sport; /* TCP/UDP source port; ICMP type */
+	__u16 dport; /* TCP/UDP destination port; ICMP code */
+	__u16 flags; /* VN_HF_FRAG, VN_HF_TRUNC */
+	__u8 src[16];
+	__u8 dst[16];
+	char tap[VN_HOST_COMM_LEN]; /* the tap device (IFNAMSIZ), NUL-padded */
+	__u64 packets;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct vn_host_flow) == 96, "vn_host_flow is ABI");
+_Static_assert(offsetof(struct vn_host_flow, ethertype) == 24, "vn_host_flow is ABI");
+_Static_assert(offsetof(struct vn_host_flow, src) == 32, "vn_host_flow is ABI");
+_Static_assert(offsetof(struct vn_host_flow, packets) == 80, "vn_host_flow is ABI");
+
+/* vn_host_tap.state. FAILED: the capture could not be opened or stopped working while the device was
+ * still there (no permission, device down); a device that went away with its domain is not a failure. */
+enum vn_host_tap_state {
+	VN_HT_OK = 0,
+	VN_HT_FAILED = 1,
+};
+
+/* The capture on one tap of a domain over one period: totals by direction (enum vn_host_flow_dir). */
+struct vn_host_tap {
+	__u64 start_ns; /* the period */
+	__u64 end_ns;
+	__u32 dom;
+	__u32 state; /* enum vn_host_tap_state */
+	char tap[VN_HOST_COMM_LEN]; /* NUL-padded */
+	__u64 packets[2]; /* frames captured (every frame is in exactly one flow or OTHER row) */
+	__u64 bytes[2];
+	__u64 dropped
+	    [2]; /* frames the kernel dropped before the capture read them (pcap_stats ps_drop) */
+	__u64 overflow[2]; /* frames counted in the VN_HF_OTHER row: the flow table was full */
+	__u64 truncated; /* frames whose flow has VN_HF_TRUNC */
+	__u64 flows; /* flow rows of the period (VN_HF_FLOW records), both directions */
+};
+_Static_assert(sizeof(struct vn_host_tap) == 120, "vn_host_tap is ABI");
+_Static_assert(offsetof(struct vn_host_tap, packets) == 40, "vn_host_tap is ABI");
 
 #endif

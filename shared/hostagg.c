@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hostagg.h"
+#include "noise.h"
 
 struct hostagg *hostagg_new(void)
 {
@@ -18,8 +19,10 @@ void hostagg_free(struct hostagg *a)
 
 	if (!a)
 		return;
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++)
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
 		free(a->dom[i].vcpus);
+		free(a->dom[i].net);
+	}
 	free(a);
 }
 
@@ -38,9 +41,12 @@ void hostagg_reset(struct hostagg *a)
 {
 	uint32_t i, j;
 
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++)
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
 		for (j = 0; j < a->dom[i].nvcpus_alloc; j++)
 			vcpu_clear(&a->dom[i].vcpus[j]);
+		if (a->dom[i].net)
+			memset(a->dom[i].net, 0, sizeof(*a->dom[i].net));
+	}
 	a->bad_records = 0;
 }
 
@@ -308,6 +314,13 @@ int hostagg_msrc(struct hostagg *a, const struct vn_host_msrc *s)
 	if (!v || s->kind > VN_MS_GONLY)
 		return -EINVAL;
 	m = &v->match;
+	if (s->kind == VN_MS_GUEST && s->cls == VN_CLASS_SOFTIRQ && s->id < HOSTAGG_SOFTIRQS) {
+		m->softirq_ns[s->id] += s->total_ns;
+		m->softirq_count[s->id] += s->count;
+	} else if (s->kind == VN_MS_GUEST && s->cls == VN_CLASS_IRQ && s->id < VN_VEC_BASE) {
+		m->devirq_ns += s->total_ns;
+		m->devirq_count += s->count;
+	}
 	copy_str(comm, sizeof(comm), s->comm);
 	for (i = 0; i < m->nsrc && !e; i++)
 		if (m->src[i].kind == s->kind && m->src[i].cls == s->cls && m->src[i].id == s->id &&
@@ -354,6 +367,134 @@ bool hostagg_has_match(const struct hostagg *a)
 			if (a->dom[i].vcpus[j].match.seen)
 				return true;
 	}
+	return false;
+}
+
+/* The domain's flow table, allocated on first use; NULL (bad_records counted, or ENOMEM) when the domain
+ * is not bound. */
+static struct hostagg_net *net_of(struct hostagg *a, uint32_t dom, int *err)
+{
+	struct hostagg_domain *d;
+
+	*err = -EINVAL;
+	if (dom >= VN_HOST_MAX_DOMAINS || !a->dom[dom].seen) {
+		a->bad_records++;
+		return NULL;
+	}
+	d = &a->dom[dom];
+	if (!d->net) {
+		d->net = calloc(1, sizeof(*d->net));
+		if (!d->net) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+	}
+	return d->net;
+}
+
+static bool flow_key_eq(const struct vn_host_flow *a, const struct vn_host_flow *b)
+{
+	return a->dir == b->dir && a->ipver == b->ipver && a->proto == b->proto &&
+	       a->ethertype == b->ethertype && a->sport == b->sport && a->dport == b->dport &&
+	       a->flags == b->flags && !memcmp(a->src, b->src, sizeof(a->src)) &&
+	       !memcmp(a->dst, b->dst, sizeof(a->dst)) && !strncmp(a->tap, b->tap, sizeof(a->tap));
+}
+
+static void span_add(struct vn_host_flow *r, const struct vn_host_flow *f)
+{
+	if (!r->start_ns || f->start_ns < r->start_ns)
+		r->start_ns = f->start_ns;
+	if (f->end_ns > r->end_ns)
+		r->end_ns = f->end_ns;
+}
+
+int hostagg_flow(struct hostagg *a, const struct vn_host_flow *f)
+{
+	struct hostagg_net *n;
+	struct vn_host_flow *r = NULL;
+	uint32_t i;
+	int err;
+
+	if (f->dir >= VN_HF_NDIR || f->kind > VN_HF_OTHER || f->end_ns < f->start_ns) {
+		a->bad_records++;
+		return -EINVAL;
+	}
+	n = net_of(a, f->dom, &err);
+	if (!n)
+		return err;
+	if (f->kind == VN_HF_FLOW) {
+		for (i = 0; i < n->nflows && !r; i++)
+			if (flow_key_eq(&n->flow[i], f))
+				r = &n->flow[i];
+		if (!r && n->nflows < HOSTAGG_MAX_FLOWS) {
+			r = &n->flow[n->nflows++];
+			*r = *f;
+			r->tap[sizeof(r->tap) - 1] = 0;
+			r->packets = r->bytes = 0;
+			r->start_ns = r->end_ns = 0;
+		} else if (!r) {
+			n->flows_dropped++;
+		}
+	}
+	if (!r) {
+		r = &n->other[f->dir];
+		r->kind = VN_HF_OTHER;
+		r->dir = f->dir;
+		r->dom = f->dom;
+	}
+	r->packets += f->packets;
+	r->bytes += f->bytes;
+	span_add(r, f);
+	return 0;
+}
+
+int hostagg_tap(struct hostagg *a, const struct vn_host_tap *t)
+{
+	struct hostagg_net *n;
+	struct hostagg_tap *e = NULL;
+	char name[VN_HOST_COMM_LEN + 1];
+	uint32_t i;
+	int err;
+
+	if (t->end_ns < t->start_ns || t->state > VN_HT_FAILED) {
+		a->bad_records++;
+		return -EINVAL;
+	}
+	n = net_of(a, t->dom, &err);
+	if (!n)
+		return err;
+	copy_str(name, sizeof(name), t->tap);
+	for (i = 0; i < n->ntaps && !e; i++)
+		if (!strcmp(n->tap[i].tap, name))
+			e = &n->tap[i];
+	if (!e) {
+		if (n->ntaps >= HOSTAGG_MAX_TAPS) {
+			n->taps_dropped++;
+			return 0;
+		}
+		e = &n->tap[n->ntaps++];
+		memcpy(e->tap, name, sizeof(name));
+	}
+	e->periods++;
+	if (t->state == VN_HT_FAILED)
+		e->failed++;
+	for (i = 0; i < VN_HF_NDIR; i++) {
+		e->packets[i] += t->packets[i];
+		e->bytes[i] += t->bytes[i];
+		e->dropped[i] += t->dropped[i];
+		e->overflow[i] += t->overflow[i];
+	}
+	e->truncated += t->truncated;
+	return 0;
+}
+
+bool hostagg_has_net(const struct hostagg *a)
+{
+	uint32_t i;
+
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++)
+		if (a->dom[i].net && (a->dom[i].net->ntaps || a->dom[i].net->nflows))
+			return true;
 	return false;
 }
 
@@ -415,6 +556,25 @@ uint32_t hostagg_msrc_sorted(const struct hostagg_vcpu *v, uint8_t kind,
 		if (v->match.src[i].kind == kind)
 			n = top_insert((const void **)out, n, max, &v->match.src[i],
 				       v->match.src[i].total_ns, msrc_key);
+	return n;
+}
+
+static uint64_t flow_key(const void *p)
+{
+	return ((const struct vn_host_flow *)p)->bytes;
+}
+
+uint32_t hostagg_flows_sorted(const struct hostagg_domain *d, unsigned dir,
+			      const struct vn_host_flow **out, uint32_t max)
+{
+	uint32_t i, n = 0;
+
+	if (!d->net)
+		return 0;
+	for (i = 0; i < d->net->nflows; i++)
+		if (d->net->flow[i].dir == dir)
+			n = top_insert((const void **)out, n, max, &d->net->flow[i],
+				       d->net->flow[i].bytes, flow_key);
 	return n;
 }
 

@@ -6,7 +6,9 @@
  * preemptors (host tasks that ran while the vCPU was out), VM exits by reason and host IRQs by source. The
  * views (top, report, JSON) only read it. Bounded memory: at most VN_HOST_MAX_DOMAINS domains of
  * VN_HOST_MAX_VCPUS vCPUs, HOSTAGG_MAX_PREEMPT preemptors per vCPU (the rest go to one "<other>" entry) and
- * HOSTAGG_MAX_AGG aggregate entries per vCPU (the rest are counted in agg_dropped). One thread at a time.
+ * HOSTAGG_MAX_AGG aggregate entries per vCPU (the rest are counted in agg_dropped), HOSTAGG_MAX_FLOWS flow
+ * rows and HOSTAGG_MAX_TAPS taps per domain (further flows go to the other-flows rows, counted in
+ * flows_dropped; further taps are counted in taps_dropped). One thread at a time.
  */
 #ifndef VNOISE_HOSTAGG_H
 #define VNOISE_HOSTAGG_H
@@ -38,6 +40,7 @@ struct hostagg_aggent {
 };
 
 #define HOSTAGG_MAX_MSRC 128u /* sources kept per vCPU (combined and guest-only views together) */
+#define HOSTAGG_SOFTIRQS 10u /* guest softirq vectors HI .. RCU */
 
 /* One source of the combined or guest-only view (vn_host_msrc summed over periods). */
 struct hostagg_msrc {
@@ -57,6 +60,10 @@ struct hostagg_match {
 	uint64_t
 	    src_dropped; /* source records that found the table full (their time is in the class) */
 	struct hostagg_msrc src[HOSTAGG_MAX_MSRC];
+	/* guest sources summed whatever room the table has (the --flows views show them): softirqs by
+	 * vector, device IRQs (id < VN_VEC_BASE) together; combined view (VN_MS_GUEST) */
+	uint64_t softirq_ns[HOSTAGG_SOFTIRQS], softirq_count[HOSTAGG_SOFTIRQS];
+	uint64_t devirq_ns, devirq_count;
 };
 
 struct hostagg_vcpu {
@@ -79,6 +86,33 @@ struct hostagg_vcpu {
 	struct hostagg_match match;
 };
 
+#define HOSTAGG_MAX_FLOWS 512u
+#define HOSTAGG_MAX_TAPS 8u
+
+/* The capture on one tap of a domain (vn_host_tap summed over periods; arrays by enum vn_host_flow_dir). */
+struct hostagg_tap {
+	char tap[VN_HOST_COMM_LEN + 1];
+	uint32_t periods; /* periods reported */
+	uint32_t failed; /* periods in which the capture had failed (VN_HT_FAILED) */
+	uint64_t packets[VN_HF_NDIR], bytes[VN_HF_NDIR], dropped[VN_HF_NDIR], overflow[VN_HF_NDIR];
+	uint64_t truncated;
+};
+
+/* A domain's flows (--flows): vn_host_flow rows summed over periods, one per tap, direction and key. */
+struct hostagg_net {
+	uint32_t nflows;
+	struct vn_host_flow
+	    flow[HOSTAGG_MAX_FLOWS]; /* start_ns/end_ns: first period start, last end */
+	struct vn_host_flow
+	    other[VN_HF_NDIR]; /* kind VN_HF_OTHER, by direction: the periods' other-flows
+						  rows and the flows this table had no room for */
+	uint64_t
+	    flows_dropped; /* flow records that found this table full (their counts are in other[]) */
+	uint32_t ntaps;
+	uint64_t taps_dropped; /* tap records that found the tap table full */
+	struct hostagg_tap tap[HOSTAGG_MAX_TAPS];
+};
+
 struct hostagg_domain {
 	bool seen;
 	char name[HOSTAGG_NAME_LEN];
@@ -91,6 +125,7 @@ struct hostagg_domain {
 	bool running;
 	bool chan_seen;
 	struct vn_host_chan chan; /* the channel at the latest period end */
+	struct hostagg_net *net; /* --flows records (NULL: none yet) */
 	struct hostagg_vcpu *vcpus; /* nvcpus_alloc entries */
 	uint32_t nvcpus_alloc;
 };
@@ -162,6 +197,20 @@ uint32_t hostagg_msrc_sorted(const struct hostagg_vcpu *v, uint8_t kind,
 			     const struct hostagg_msrc **out, uint32_t max);
 /* Is there any combined-view data (a HOST_MATCH or HOST_CHAN record)? */
 bool hostagg_has_match(const struct hostagg *a);
+
+/*
+ * vnoise-host --flows records: one flow (or other-flows row) of one tap over one period, and the capture's
+ * totals. Returns 0, -EINVAL (unbound domain, direction or kind out of range: counted in bad_records) or
+ * -ENOMEM.
+ */
+int hostagg_flow(struct hostagg *a, const struct vn_host_flow *f);
+int hostagg_tap(struct hostagg *a, const struct vn_host_tap *t);
+/* The domain's flow rows of one direction sorted by bytes, largest first (other-flows row not included);
+ * returns how many (<= max). */
+uint32_t hostagg_flows_sorted(const struct hostagg_domain *d, unsigned dir,
+			      const struct vn_host_flow **out, uint32_t max);
+/* Is there any flow or tap record in the engine? */
+bool hostagg_has_net(const struct hostagg *a);
 
 int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name);
 const char *hostagg_irq_name(const struct hostagg *a, uint32_t irq);

@@ -21,6 +21,11 @@ static const char usage[] =
     "it\n"
     "                         (JSON schema vnoise.match/1); report: show a --guest recording that "
     "way\n"
+    "      --flows            top, record: capture on each domain's tap devices; packets and "
+    "bytes\n"
+    "                         per flow and period into and out of the guest, next to the guest's\n"
+    "                         network noise with --guest (needs root)\n"
+    "      --flows-top N      flows listed per domain and direction (default 10)\n"
     "  -j, --json             JSON output (schema vnoise.host/1)\n"
     "  -n, --top N            preemptors, exit reasons and IRQs listed per vCPU (default 5)\n"
     "      --no-dispatch      counters only (libvirt, schedstat): no host tracing\n"
@@ -41,7 +46,7 @@ const char *hostparams_usage(void)
 
 int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, size_t errlen)
 {
-	enum { OPT_NODISP = 256, OPT_NOIRQ, OPT_QMP };
+	enum { OPT_NODISP = 256, OPT_NOIRQ, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP };
 	static const struct option opts[] = { { "connect", required_argument, 0, 'c' },
 					      { "domain", required_argument, 0, 'D' },
 					      { "period", required_argument, 0, 'p' },
@@ -53,15 +58,18 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 					      { "no-irqs", no_argument, 0, OPT_NOIRQ },
 					      { "qmp", no_argument, 0, OPT_QMP },
 					      { "guest", no_argument, 0, 'g' },
+					      { "flows", no_argument, 0, OPT_FLOWS },
+					      { "flows-top", required_argument, 0, OPT_FLOWS_TOP },
 					      { "quiet", no_argument, 0, 'q' },
 					      { "verbose", no_argument, 0, 'v' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
-	int c, cur;
+	int c, cur, flows_top_set = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->period_ns = 1000000000ULL;
 	p->top_n = 5;
+	p->flows_top = 10;
 	if (argc < 1)
 		FAIL("missing command");
 	if (!strcmp(argv[0], "top"))
@@ -138,6 +146,14 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 		case 'g':
 			p->guest = 1;
 			break;
+		case OPT_FLOWS:
+			p->flows = 1;
+			break;
+		case OPT_FLOWS_TOP:
+			if (parse_int(optarg, 1, 1000, &p->flows_top))
+				FAIL("invalid --flows-top '%s': want 1..1000", optarg);
+			flows_top_set = 1;
+			break;
 		case 'q':
 			p->quiet = 1;
 			break;
@@ -160,6 +176,10 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 		FAIL("-o is for record only");
 	if (p->cmd == HCMD_LIST && p->guest)
 		FAIL("--guest is for top, record and report");
+	if (p->cmd == HCMD_LIST && (p->flows || flows_top_set))
+		FAIL("--flows and --flows-top are for top and record");
+	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && flows_top_set && !p->flows)
+		FAIL("--flows-top needs --flows");
 	if (p->cmd == HCMD_REPORT) {
 		if (!p->input)
 			FAIL("report needs a FILE");
@@ -167,6 +187,10 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 			FAIL("report reads a file: --connect, --domain, --duration, --no-dispatch "
 			     "and "
 			     "--qmp do not apply");
+		if (p->flows)
+			FAIL("report reads a file: --flows does not apply (recorded flows are "
+			     "shown; "
+			     "--flows-top N limits them)");
 	}
 	return 0;
 }

@@ -28,6 +28,8 @@ struct host_params {
 	int no_irqs; /* dispatch log without the host IRQ aggregates */
 	int qmp; /* map vCPU threads with QMP query-cpus-fast (taints the domain) */
 	int guest; /* --guest: the combined guest + host view over the shared-memory channel */
+	int flows; /* --flows: capture on each domain's taps, flows per period (top, record; root) */
+	int flows_top; /* --flows-top N: flows listed per domain and direction, default 10 */
 	int quiet;
 	int verbose;
 	const char *output; /* record -o FILE */

@@ -4,7 +4,8 @@
  * period sums, rejected records (unknown domain or vCPU, inverted times) counted in bad_records, out
  * intervals joined across period boundaries, the preemptor table (merging, interval counting, idle, the
  * "<other>" overflow entry) and its sorted view, the exit/IRQ aggregates (merging, overflow, sorted view per
- * kind), hostagg_reset, and the VM exit reason names.
+ * kind), the --flows tables (flows summed per tap, direction and key, the other-flows rows and overflow,
+ * taps, sorted view, rejected records), hostagg_reset, and the VM exit reason names.
  */
 #include <check.h>
 #include <errno.h>
@@ -881,6 +882,29 @@ START_TEST(test_match_src_full)
 	v = vcpu(0, 0);
 	ck_assert_uint_eq(v->match.nsrc, HOSTAGG_MAX_MSRC);
 	ck_assert_uint_eq(v->match.src_dropped, 5);
+	/* device IRQs (ids below VN_VEC_BASE) and softirqs by vector are summed whatever the room */
+	ck_assert_uint_eq(v->match.devirq_ns, HOSTAGG_MAX_MSRC + 5);
+	ck_assert_uint_eq(v->match.devirq_count, HOSTAGG_MAX_MSRC + 5);
+	src.id = VN_VEC_BASE + VN_VEC_LOCAL_TIMER;
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	ck_assert_uint_eq(v->match.devirq_count, HOSTAGG_MAX_MSRC + 5);
+	src.cls = VN_CLASS_SOFTIRQ;
+	src.id = 3; /* NET_RX */
+	src.total_ns = 700;
+	src.count = 2;
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	src.kind = VN_MS_GONLY; /* the guest-only view is not summed there */
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	src.kind = VN_MS_GUEST;
+	src.id = HOSTAGG_SOFTIRQS; /* no such vector */
+	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
+	ck_assert_uint_eq(v->match.softirq_ns[3], 1400);
+	ck_assert_uint_eq(v->match.softirq_count[3], 4);
+	ck_assert_uint_eq(v->match.src_dropped, 10);
+	hostagg_reset(A);
+	ck_assert_uint_eq(v->match.softirq_ns[3], 0);
+	ck_assert_uint_eq(v->match.devirq_ns, 0);
 }
 END_TEST
 
@@ -1094,6 +1118,192 @@ START_TEST(test_exit_names_svm)
 }
 END_TEST
 
+/* ---- flows ---- */
+
+static struct vn_host_flow flow(uint32_t dom, const char *tap, unsigned dir, uint16_t dport,
+				uint64_t packets, uint64_t bytes)
+{
+	struct vn_host_flow f;
+
+	memset(&f, 0, sizeof(f));
+	f.start_ns = 1 * S;
+	f.end_ns = 2 * S;
+	f.dom = dom;
+	f.dir = (uint8_t)dir;
+	f.kind = VN_HF_FLOW;
+	f.ipver = 4;
+	f.proto = 17;
+	f.ethertype = 0x0800;
+	f.sport = 40000;
+	f.dport = dport;
+	f.src[0] = 10;
+	f.dst[0] = 10;
+	f.dst[3] = 2;
+	snprintf(f.tap, sizeof(f.tap), "%s", tap);
+	f.packets = packets;
+	f.bytes = bytes;
+	return f;
+}
+
+START_TEST(test_flow_sums)
+{
+	const struct vn_host_flow *out[8];
+	struct vn_host_flow f;
+	const struct hostagg_net *n;
+
+	bind(0, 1);
+	f = flow(0, "vnet0", VN_HF_TO_GUEST, 5555, 10, 2420);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	f.start_ns = 2 * S;
+	f.end_ns = 3 * S;
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	/* the same key from the guest, on another tap, another port: other rows */
+	f = flow(0, "vnet0", VN_HF_FROM_GUEST, 5555, 1, 60);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	f = flow(0, "vnet1", VN_HF_TO_GUEST, 5555, 3, 300);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	f = flow(0, "vnet0", VN_HF_TO_GUEST, 6666, 100, 100000);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	/* a period's other-flows row */
+	f = flow(0, "vnet0", VN_HF_TO_GUEST, 0, 7, 700);
+	f.kind = VN_HF_OTHER;
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	n = A->dom[0].net;
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->nflows, 4);
+	ck_assert_uint_eq(n->flow[0].packets, 20);
+	ck_assert_uint_eq(n->flow[0].bytes, 4840);
+	ck_assert_uint_eq(n->flow[0].start_ns, 1 * S);
+	ck_assert_uint_eq(n->flow[0].end_ns, 3 * S);
+	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].packets, 7);
+	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].kind, VN_HF_OTHER);
+	ck_assert_uint_eq(n->other[VN_HF_FROM_GUEST].packets, 0);
+	ck_assert_uint_eq(n->flows_dropped, 0);
+	/* sorted by bytes, per direction */
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_TO_GUEST, out, 8), 3);
+	ck_assert_uint_eq(out[0]->dport, 6666);
+	ck_assert_uint_eq(out[1]->bytes, 4840);
+	ck_assert_str_eq(out[2]->tap, "vnet1");
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_TO_GUEST, out, 1), 1);
+	ck_assert_uint_eq(out[0]->dport, 6666);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_FROM_GUEST, out, 8), 1);
+	ck_assert_uint_eq(out[0]->packets, 1);
+	ck_assert(hostagg_has_net(A));
+	/* a domain without flows */
+	bind(1, 1);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[1], VN_HF_TO_GUEST, out, 8), 0);
+}
+END_TEST
+
+START_TEST(test_flow_overflow)
+{
+	struct vn_host_flow f;
+	const struct hostagg_net *n;
+	uint32_t i;
+
+	bind(0, 1);
+	for (i = 0; i < HOSTAGG_MAX_FLOWS + 5; i++) {
+		f = flow(0, "vnet0", VN_HF_TO_GUEST, (uint16_t)(1000 + i), 2, 200);
+		ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	}
+	n = A->dom[0].net;
+	ck_assert_uint_eq(n->nflows, HOSTAGG_MAX_FLOWS);
+	ck_assert_uint_eq(n->flows_dropped, 5);
+	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].packets, 10);
+	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].bytes, 1000);
+	/* a known flow still finds its row */
+	f = flow(0, "vnet0", VN_HF_TO_GUEST, 1000, 1, 100);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	ck_assert_uint_eq(n->flow[0].packets, 3);
+	ck_assert_uint_eq(n->flows_dropped, 5);
+}
+END_TEST
+
+START_TEST(test_flow_taps)
+{
+	struct vn_host_tap t;
+	const struct hostagg_net *n;
+	uint32_t i;
+
+	bind(0, 1);
+	memset(&t, 0, sizeof(t));
+	t.start_ns = 1 * S;
+	t.end_ns = 2 * S;
+	snprintf(t.tap, sizeof(t.tap), "vnet0");
+	t.packets[0] = 10;
+	t.bytes[0] = 1000;
+	t.packets[1] = 2;
+	t.dropped[0] = 1;
+	t.overflow[0] = 3;
+	t.truncated = 4;
+	ck_assert_int_eq(hostagg_tap(A, &t), 0);
+	t.state = VN_HT_FAILED;
+	ck_assert_int_eq(hostagg_tap(A, &t), 0);
+	n = A->dom[0].net;
+	ck_assert_uint_eq(n->ntaps, 1);
+	ck_assert_str_eq(n->tap[0].tap, "vnet0");
+	ck_assert_uint_eq(n->tap[0].periods, 2);
+	ck_assert_uint_eq(n->tap[0].failed, 1);
+	ck_assert_uint_eq(n->tap[0].packets[0], 20);
+	ck_assert_uint_eq(n->tap[0].bytes[0], 2000);
+	ck_assert_uint_eq(n->tap[0].packets[1], 4);
+	ck_assert_uint_eq(n->tap[0].dropped[0], 2);
+	ck_assert_uint_eq(n->tap[0].overflow[0], 6);
+	ck_assert_uint_eq(n->tap[0].truncated, 8);
+	/* a name without its NUL (16 bytes) is cut, not overrun */
+	memset(t.tap, 'x', sizeof(t.tap));
+	t.state = VN_HT_OK;
+	ck_assert_int_eq(hostagg_tap(A, &t), 0);
+	ck_assert_uint_eq(strlen(n->tap[1].tap), VN_HOST_COMM_LEN);
+	for (i = 0; i < HOSTAGG_MAX_TAPS; i++) {
+		snprintf(t.tap, sizeof(t.tap), "t%u", i);
+		ck_assert_int_eq(hostagg_tap(A, &t), 0);
+	}
+	ck_assert_uint_eq(n->ntaps, HOSTAGG_MAX_TAPS);
+	ck_assert_uint_eq(n->taps_dropped, 2);
+}
+END_TEST
+
+START_TEST(test_flow_bad)
+{
+	struct vn_host_flow f;
+	struct vn_host_tap t;
+
+	f = flow(3, "vnet0", VN_HF_TO_GUEST, 1, 1, 1); /* domain not bound */
+	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, 1);
+	bind(0, 1);
+	f = flow(0, "vnet0", 2, 1, 1, 1);
+	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
+	f = flow(0, "vnet0", 0, 1, 1, 1);
+	f.kind = 2;
+	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
+	f = flow(0, "vnet0", 0, 1, 1, 1);
+	f.end_ns = f.start_ns - 1;
+	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
+	f = flow(VN_HOST_MAX_DOMAINS, "vnet0", 0, 1, 1, 1);
+	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.dom = 0;
+	t.state = 2;
+	ck_assert_int_eq(hostagg_tap(A, &t), -EINVAL);
+	t.state = 0;
+	t.dom = 5;
+	ck_assert_int_eq(hostagg_tap(A, &t), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, 7);
+	ck_assert(!hostagg_has_net(A));
+	/* reset empties the tables, keeps the binding */
+	f = flow(0, "vnet0", 0, 1, 1, 1);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	ck_assert(hostagg_has_net(A));
+	hostagg_reset(A);
+	ck_assert(!hostagg_has_net(A));
+	ck_assert_uint_eq(A->dom[0].net->other[0].packets, 0);
+	ck_assert_int_eq(hostagg_flow(A, &f), 0);
+	ck_assert_uint_eq(A->dom[0].net->nflows, 1);
+}
+END_TEST
+
 static Suite *hostagg_suite(void)
 {
 	Suite *s = suite_create("hostagg");
@@ -1143,6 +1353,14 @@ static Suite *hostagg_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_match_sums);
 	tcase_add_test(tc, test_match_src_full);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("flows");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_flow_sums);
+	tcase_add_test(tc, test_flow_overflow);
+	tcase_add_test(tc, test_flow_taps);
+	tcase_add_test(tc, test_flow_bad);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reset");

@@ -3,7 +3,7 @@
  * Unit tests for shared/hostparams, the command line of vnoise-host (top, record, report, list): defaults,
  * every option in its long and short form, time units (seconds when none), the repeatable --domain and its
  * limit, the per-command rules (record needs -o, -o only for record, report FILE and the options that do not
- * apply to it), the errors (-EINVAL and a one-line message naming the culprit), --help, and repeated calls in
+ * apply to it), --flows and --flows-top and their rules, the errors (-EINVAL and a one-line message naming the culprit), --help, and repeated calls in
  * one process (getopt state is reset by hostparams_parse).
  */
 #include <check.h>
@@ -38,6 +38,8 @@ static void check_defaults(enum host_cmd cmd)
 	ck_assert_int_eq(P.no_dispatch, 0);
 	ck_assert_int_eq(P.no_irqs, 0);
 	ck_assert_int_eq(P.qmp, 0);
+	ck_assert_int_eq(P.flows, 0);
+	ck_assert_int_eq(P.flows_top, 10);
 	ck_assert_int_eq(P.quiet, 0);
 	ck_assert_int_eq(P.verbose, 0);
 }
@@ -276,6 +278,46 @@ START_TEST(test_flags)
 }
 END_TEST
 
+START_TEST(test_flows)
+{
+	OK("top", "--flows");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.flows_top, 10);
+	ck_assert_int_eq(P.guest, 0);
+	OK("record", "-o", "f", "--flows", "--guest", "--json");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.guest, 1);
+	OK("top", "--flows", "--flows-top", "3");
+	ck_assert_int_eq(P.flows_top, 3);
+	OK("record", "--flows-top=1000", "-o", "f", "--flows");
+	ck_assert_int_eq(P.flows_top, 1000);
+	ck_assert_int_eq(P.flows, 1);
+	OK("top", "--flows", "--flows-top", "1");
+	ck_assert_int_eq(P.flows_top, 1);
+	/* --flows is independent of the dispatch log and of -n */
+	OK("top", "--flows", "--no-dispatch", "-n", "2");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.no_dispatch, 1);
+	ck_assert_int_eq(P.top_n, 2);
+	ck_assert_int_eq(P.flows_top, 10);
+	/* report shows what was recorded: --flows-top limits it, --flows does not apply */
+	OK("report", "f.vnr", "--flows-top", "4");
+	ck_assert_int_eq(P.flows_top, 4);
+	ck_assert_int_eq(P.flows, 0);
+	FAILS("report --flows", "report", "f.vnr", "--flows");
+	FAILS("--flows --flows-top top record", "list", "--flows");
+	FAILS("--flows --flows-top top record", "list", "--flows-top", "3");
+	FAILS("--flows-top needs --flows", "top", "--flows-top", "3");
+	FAILS("--flows-top needs --flows", "record", "-o", "f", "--flows-top", "3");
+	FAILS("--flows-top '0'", "top", "--flows", "--flows-top", "0");
+	FAILS("--flows-top '1001'", "top", "--flows", "--flows-top", "1001");
+	FAILS("--flows-top", "top", "--flows", "--flows-top", "x");
+	FAILS("--flows-top", "top", "--flows", "--flows-top", "");
+	FAILS("'--flows-top' needs a value", "top", "--flows", "--flows-top");
+	FAILS("--flows", "top", "--flows=1");
+}
+END_TEST
+
 START_TEST(test_all_options_together)
 {
 	OK("record", "-c", "qemu:///system", "-D", "a", "--domain", "b", "-p", "250ms", "-d", "30",
@@ -484,6 +526,7 @@ static Suite *hostparams_suite(void)
 	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_top);
 	tcase_add_test(tc, test_flags);
+	tcase_add_test(tc, test_flows);
 	tcase_add_test(tc, test_all_options_together);
 	suite_add_tcase(s, tc);
 
