@@ -12,6 +12,9 @@
 #   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
 #   collective detector vs vnoise at injection levels 0..1% (seed 003 Tables 3-6)     bench/sweep.sh
 #   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
+#   SHA-256 / HMAC speed (SHA-NI and portable)                                          build/bench/sha256_bench
+#   cluster collector datagrams/s on one core (target >= 100 k): engine, end to end    collect_bench, collect.sh
+#   reporting rank's cost per interval sent to the collector                           build/bench/ivsend_bench
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -43,6 +46,18 @@ bench/preload_cost.sh 5000000
 echo
 echo "## MPI wrapper and interval tracking (reproduce: bench/mpi_cost.sh 200000)"
 bench/mpi_cost.sh 200000
+echo
+echo "## SHA-256 and HMAC (reproduce: $BUILD/bench/sha256_bench 7)"
+"$BUILD/bench/sha256_bench" 7
+echo
+echo "## cluster collector engine (reproduce: $BUILD/bench/collect_bench -c $CPU -k 64 -n 16384 -r 7)"
+"$BUILD/bench/collect_bench" -c "$CPU" -k 64 -n 16384 -r 7
+echo
+echo "## cluster collector over loopback UDP (reproduce: bench/collect.sh 200000 2 3000 5)"
+bench/collect.sh 200000 2 3000 5
+echo
+echo "## reporting rank, per interval to the collector (reproduce: $BUILD/bench/ivsend_bench 20000 7)"
+"$BUILD/bench/ivsend_bench" 20000 7
 echo
 echo "## collective noise detector sensitivity sweep, seed 003 (reproduce: bench/sweep.sh)"
 bench/sweep.sh

@@ -386,7 +386,8 @@ fail:
 	return -errno;
 }
 
-static void receive(struct collector *c)
+/* One recvmmsg() batch into the engine; returns how many datagrams it took. */
+static int receive(struct collector *c)
 {
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
@@ -405,7 +406,7 @@ static void receive(struct collector *c)
 	}
 	n = recvmmsg(c->fd, mm, BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
-		return;
+		return 0;
 	uint64_t t = now_rt();
 
 	pthread_mutex_lock(&c->lock);
@@ -427,6 +428,7 @@ static void receive(struct collector *c)
 		     (struct sockaddr *)&c->me, t);
 	}
 	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 static void status(struct collector *c)
@@ -555,7 +557,9 @@ int collect_main(int argc, char **argv)
 		cstore_tick(c.cs, now_rt());
 		pthread_mutex_unlock(&c.lock);
 		if (poll(&pfd, 1, (int)(TICK_NS / 1000000)) > 0)
-			receive(&c);
+			/* drain the queue before sleeping again: one wake-up per burst, not per few datagrams */
+			for (int k = 0; k < 64 && receive(&c) == BATCH; k++)
+				;
 	}
 report:
 	pthread_mutex_lock(&c.lock);

@@ -14,6 +14,7 @@
 #define CS_TL 64 /* timeline entries kept per node */
 #define CS_SRC 8 /* largest sources kept per node */
 #define CS_WIN 64 /* intervals per job kept open for the spatial statistics */
+_Static_assert(CS_WIN <= 64, "node.inwin has a bit per window entry");
 #define CS_RECENT 32 /* recent compute times per side kept for the exclusion rule */
 #define CS_LIVE_SLOTS \
 	3 /* a node silent for this many slots (at least 3 s) is skipped by the rotation */
@@ -80,6 +81,8 @@ struct node {
 	uint32_t nrecent[2];
 	double excluded_ratio;
 	uint64_t slots_sampled, cmds_sent;
+	uint64_t
+	    inwin; /* bit k: the node is in its job's window entry k (one report per interval) */
 	double delay_sum; /* ns behind the interval's fastest node, summed */
 	uint64_t delay_n, slowest;
 };
@@ -324,6 +327,7 @@ static struct node *node_get(struct cstore *cs, const struct vn_report_hdr *h)
 		n->job_id = h->job_id;
 		n->job = (uint32_t)j;
 		n->cur_have = 0;
+		n->inwin = 0; /* its entries in the old job's window stay there until closed */
 	}
 	return n;
 }
@@ -357,6 +361,8 @@ static void iv_close(struct cstore *cs, struct job *jb, struct iv *w)
 		welford_add(&jb->spatial_noise, welford_cv(&z));
 		jb->intervals_closed++;
 	}
+	for (uint32_t i = 0; i < w->n; i++)
+		cs->nodes[w->v[i].node].inwin &= ~(1ull << (w - jb->win));
 	w->used = 0;
 	w->n = 0;
 }
@@ -395,12 +401,12 @@ static void interval_done(struct cstore *cs, uint32_t idx)
 		w->interval_id = n->cur_id;
 		w->n = 0;
 	}
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->v[i].node == idx)
-			return; /* a restarted node reporting the same interval again */
+	if (cs->nodes[idx].inwin & (1ull << (w - jb->win)))
+		return; /* a restarted node reporting the same interval again */
 	if (grow((void **)&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
 		return;
 	n = &cs->nodes[idx];
+	n->inwin |= 1ull << (w - jb->win);
 	w->v[w->n++] = (struct iv_node){ idx, n->tl[(n->tl_n - 1) % CS_TL].compute_ns,
 					 n->tl[(n->tl_n - 1) % CS_TL].noise_ns };
 }
