@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -441,24 +442,54 @@ static void status(struct collector *c)
 	fprintf(stderr, "%s socket-drops %" PRIu64 "\n", line, c->sock_drops);
 }
 
+/*
+ * The store: its datagrams are replayed into the engine and written again, as they are accepted, to a new
+ * file that then replaces it. A store whose tail is damaged (the collector died while writing) is so
+ * repaired, the damaged file kept beside it as FILE.damaged; a file that is not a capture is left alone.
+ */
 static int open_store(struct collector *c)
 {
-	char err[256];
-	struct stat st;
+	char err[256], tmp[PATH_MAX], bad[PATH_MAX + 16];
+	struct pcapio_stats st = { 0 };
+	const char *path = c->o.store;
 	int rc;
 
-	if (!stat(c->o.store, &st)) {
-		rc = replay(c, c->o.store, "store");
-		if (rc)
-			return rc;
-		c->store = pcapio_append(c->o.store, err, sizeof(err));
-	} else {
-		c->store = pcapio_create(c->o.store, err, sizeof(err));
+	if (access(path, F_OK)) {
+		c->store = pcapio_create(path, err, sizeof(err));
+		if (!c->store) {
+			log_err("store %s", err);
+			return -EIO;
+		}
+		return 0;
 	}
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	snprintf(bad, sizeof(bad), "%s.damaged", path);
+	c->store = pcapio_create(tmp, err, sizeof(err));
 	if (!c->store) {
-		log_err("store %s: %s", c->o.store, err);
+		log_err("store %s", err);
 		return -EIO;
 	}
+	rc = pcapio_replay(path, 0, replay_one, c, &st, err, sizeof(err));
+	if (rc && (rc != -EBADMSG || !st.packets)) {
+		log_err("store %s", err);
+		unlink(tmp);
+		return rc == -EBADMSG || rc == -ENOTSUP ? -EBADMSG : rc;
+	}
+	if (rc) {
+		log_warn("store %s; the %" PRIu64
+			 " datagrams before the damage are kept, the file is "
+			 "moved to %s",
+			 err, st.udp, bad);
+		if (rename(path, bad))
+			log_warn("store: cannot keep %s: %s", bad, strerror(errno));
+	}
+	if (pcapio_flush(c->store) || rename(tmp, path)) {
+		log_err("store %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -EIO;
+	}
+	log_info("store %s: %" PRIu64 " datagrams reloaded, %" PRIu64 " packets skipped", path,
+		 st.udp, st.packets - st.udp);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ static uint16_t csum_fold(uint64_t sum)
 	return (uint16_t)~sum;
 }
 
-static struct pcapio_w *wopen(const char *path, int append, char *err, size_t errlen)
+struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
 {
 	struct pcapio_w *w = NULL;
 	FILE *f = NULL;
@@ -109,15 +109,6 @@ static struct pcapio_w *wopen(const char *path, int append, char *err, size_t er
 	if (!w->dead) {
 		e = ENOMEM;
 		set_err(err, errlen, "%s: libpcap: cannot create a handle", path);
-		goto out;
-	}
-	if (append) {
-		/* libpcap checks that the file's link type and precision are these */
-		w->dump = pcap_dump_open_append(w->dead, path);
-		if (!w->dump) {
-			e = EBADMSG;
-			set_err(err, errlen, "%s", pcap_geterr(w->dead));
-		}
 		goto out;
 	}
 	f = fopen(path, "wbe");
@@ -144,16 +135,6 @@ out:
 		return NULL;
 	}
 	return w;
-}
-
-struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
-{
-	return wopen(path, 0, err, errlen);
-}
-
-struct pcapio_w *pcapio_append(const char *path, char *err, size_t errlen)
-{
-	return wopen(path, 1, err, errlen);
 }
 
 /* IPv4 header and UDP header at w->pkt for a payload already copied behind them; the packet length. */

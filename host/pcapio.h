@@ -27,11 +27,6 @@ struct pcapio_w; /* a capture being written; owned by the caller from create to 
  * in err (err may be NULL).
  */
 struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen);
-/*
- * Open path to add packets at its end, creating it if missing; an existing file must be a capture that
- * pcapio_create() made (nanosecond, DLT_RAW), else NULL with errno EBADMSG and libpcap's reason in err.
- */
-struct pcapio_w *pcapio_append(const char *path, char *err, size_t errlen);
 
 /*
  * Append one UDP datagram as an IPv4 or IPv6 packet, chosen by src->sa_family (sockaddr_in or

@@ -138,6 +138,23 @@ STORED='[.nodes[] | {node, datagrams, lost, noise_ns, compute_ns, class_ns, inte
 [ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/S.json")" ] ||
 	fail "the store did not reload the totals"
 ok "store: reloaded into the same per-node totals"
+# a store cut in the middle of a record (the collector died while writing) is repaired; a file that is not
+# a capture is refused and left as it was
+used=$(jq '.datagrams.ok' "$TMP/S.json")
+truncate -s -7 "$TMP/A.store"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1 --json >"$TMP/S2.json" \
+	2>"$TMP/S2.err" || fail "collector on a damaged store failed: $(cat "$TMP/S2.err")"
+[ "$(jq '.datagrams.ok' "$TMP/S2.json")" = $((used - 1)) ] || fail "damaged store: $(jq .datagrams.ok "$TMP/S2.json") of $used - 1 datagrams"
+grep -q "warning: store .*moved to .*A.store.damaged" "$TMP/S2.err" || fail "no warning about the damaged store: $(cat "$TMP/S2.err")"
+[ -s "$TMP/A.store.damaged" ] || fail "the damaged store was not kept"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1 --json >"$TMP/S3.json" \
+	2>"$TMP/S3.err" || fail "collector on the repaired store failed: $(cat "$TMP/S3.err")"
+[ "$(jq '.datagrams.ok' "$TMP/S3.json")" = $((used - 1)) ] && ! grep -q warning "$TMP/S3.err" ||
+	fail "the repaired store did not reload cleanly: $(cat "$TMP/S3.err")"
+cp "$TMP/junk.pcap" "$TMP/junk.store"
+expect_err 5 "store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/junk.store" --duration 0.1 -q
+cmp -s "$TMP/junk.pcap" "$TMP/junk.store" || fail "a foreign file given as store was changed"
+ok "store: a cut store repaired ($((used - 1)) of $used datagrams kept, the file kept as .damaged); a foreign file refused, untouched"
 
 # ---------------- B: node 6 slows down while sampled
 start_collector B --slot 200ms --wait-nodes 8 --slots 24 --exclude-min 5 --exclude-pct 20 --no-store

@@ -72,9 +72,11 @@ ok "hog: host_preempt:$hog holds $(awk -v m="$hog_match" -v h="$hog_host" 'BEGIN
 # the injector: count and size of its spikes, net of host time
 read -r icount itotal imax < <(jq -r "[$v0 | .sources[] | select(.class == \"thread\" and .comm == \"$inj\")][0] | \"\(.count) \(.total_ns) \(.max_ns)\"" "$TMP/m.json")
 gtotal=$(jq "[$v0 | .guest_only.sources[] | select(.comm == \"$inj\") | .total_ns] | add // 0" "$TMP/m.json")
-top_g=$(jq -r "[$v0 | .sources[] | select(.kind == \"guest\")][0].comm" "$TMP/m.json")
+# the largest guest thread (under TCG the guest's local timer interrupt, ~170 us each, weighs as much as
+# the injector: 4.0-5.2% against 3.9-4.2% in two runs, so it is not compared with interrupts)
+top_g=$(jq -r "[$v0 | .sources[] | select(.kind == \"guest\" and .class == \"thread\")][0].comm" "$TMP/m.json")
 echo "injector: $icount spikes, $itotal ns net (guest-only view: $gtotal ns), max $imax ns; top guest source $top_g"
-[ "$top_g" = "$inj" ] || fail "top guest source is $top_g, not the injector"
+[ "$top_g" = "$inj" ] || fail "top guest thread is $top_g, not the injector"
 # 10 s / 20 ms = 500 spikes; one spike can span two gaps (the sampler may run in between)
 [ "$icount" -ge 450 ] && [ "$icount" -le 1000 ] || fail "injector seen in $icount gaps (500 spikes)"
 # net per spike: its 500 us busy loop, less host time inside it, plus its wake-up and sleep in the guest
