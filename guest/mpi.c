@@ -34,6 +34,7 @@
 #include "log.h"
 #include "measure.h"
 #include "merge.h"
+#include "monotime.h"
 #include "monitor.h"
 #include "parse.h"
 #include "passive_loader.h"
@@ -367,29 +368,13 @@ static void summary(struct mpi_ctx *m)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * --collector: take SAMPLE commands, publish the lease to the reporters, turn the helper's cause tracking
  * on while sampled, and say HELLO every second (registration and liveness). Returns the poll timeout (ms).
  */
 static int node_tick(struct mpi_ctx *m)
 {
-	uint64_t now = mono_ns(), until;
+	uint64_t now = now_ns(), until;
 	int on;
 
 	if (!m->collector)
@@ -409,7 +394,7 @@ static int node_tick(struct mpi_ctx *m)
 		m->last_hello_ns = now;
 		/* one sequence space with the ranks' reports: the collector sees every gap */
 		m->node.seq = __atomic_fetch_add(&m->p->h.seq, 1, __ATOMIC_RELAXED);
-		if (vnnode_hello(&m->node, real_ns()))
+		if (vnnode_hello(&m->node, now_rt_ns()))
 			log_debug("HELLO to the collector not sent");
 	}
 	until = on ? m->node.lease_end_ns - now : 1000000000ull;

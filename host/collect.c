@@ -20,6 +20,7 @@
 #include "httpd.h"
 #include "keyfile.h"
 #include "log.h"
+#include "monotime.h"
 #include "parse.h"
 #include "pcapio.h"
 #include "promfmt.h"
@@ -258,22 +259,6 @@ static void on_signal(int sig)
 	g_stop = sig;
 }
 
-static uint64_t now_rt(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int send_cmd(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
 		    size_t len)
 {
@@ -408,7 +393,7 @@ static int receive(struct collector *c)
 	n = recvmmsg(c->fd, mm, BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
 		return 0;
-	uint64_t t = now_rt();
+	uint64_t t = now_rt_ns();
 
 	pthread_mutex_lock(&c->lock);
 	for (int i = 0; i < n; i++) {
@@ -572,11 +557,11 @@ int collect_main(int argc, char **argv)
 		}
 		log_info("serving /metrics on port %u", httpd_port(c.http));
 	}
-	start = now_mono();
+	start = now_ns();
 	next_status = start + c.o.period_ns;
 	while (!g_stop) {
 		struct pollfd pfd = { c.fd, POLLIN, 0 };
-		uint64_t t = now_mono();
+		uint64_t t = now_ns();
 
 		if (c.o.duration_ns && t - start >= c.o.duration_ns)
 			break;
@@ -585,7 +570,7 @@ int collect_main(int argc, char **argv)
 			next_status += c.o.period_ns;
 		}
 		pthread_mutex_lock(&c.lock);
-		cstore_tick(c.cs, now_rt());
+		cstore_tick(c.cs, now_rt_ns());
 		pthread_mutex_unlock(&c.lock);
 		if (poll(&pfd, 1, (int)(TICK_NS / 1000000)) > 0)
 			/* drain the queue before sleeping again: one wake-up per burst, not per few datagrams */

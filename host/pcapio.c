@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <pcap/pcap.h>
 #include "pcapio.h"
+#include "log.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define IP4_HDR_LEN 20u
@@ -37,20 +38,6 @@ struct pcapio_w {
 	uint16_t ip_id; /* IPv4 identification, counting */
 	uint8_t pkt[PKT_MAX]; /* the packet being framed */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -95,26 +82,26 @@ struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
 
 	if (!path) {
 		e = EINVAL;
-		set_err(err, errlen, "no capture file name");
+		log_reason(err, errlen, "no capture file name");
 		goto out;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		e = errno;
-		set_err(err, errlen, "%s: out of memory", path);
+		log_reason(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	w->dead =
 	    pcap_open_dead_with_tstamp_precision(DLT_RAW, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
 	if (!w->dead) {
 		e = ENOMEM;
-		set_err(err, errlen, "%s: libpcap: cannot create a handle", path);
+		log_reason(err, errlen, "%s: libpcap: cannot create a handle", path);
 		goto out;
 	}
 	f = fopen(path, "wbe");
 	if (!f) {
 		e = errno;
-		set_err(err, errlen, "%s: %s", path, strerror(e));
+		log_reason(err, errlen, "%s: %s", path, strerror(e));
 		goto out;
 	}
 	/* DLT_RAW is a savefile link type, so the only failure is the header write, after which libpcap
@@ -123,7 +110,7 @@ struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
 	f = NULL;
 	if (!w->dump) {
 		e = EIO;
-		set_err(err, errlen, "%s: %s", path, pcap_geterr(w->dead));
+		log_reason(err, errlen, "%s: %s", path, pcap_geterr(w->dead));
 		goto out;
 	}
 out:
@@ -525,25 +512,25 @@ int pcapio_replay(const char *path, uint16_t port, pcapio_fn *fn, void *ctx,
 	memset(st, 0, sizeof(*st));
 	if (!path || !fn) {
 		r = -EINVAL;
-		set_err(err, errlen, "no capture file or callback");
+		log_reason(err, errlen, "no capture file or callback");
 		goto out;
 	}
 	name = strcmp(path, "-") ? path : "standard input";
 	f = strcmp(path, "-") ? fopen(path, "rbe") : stdin;
 	if (!f) {
 		r = -errno;
-		set_err(err, errlen, "%s: %s", name, strerror(-r));
+		log_reason(err, errlen, "%s: %s", name, strerror(-r));
 		goto out;
 	}
 	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		r = -EISDIR;
-		set_err(err, errlen, "%s: %s", name, strerror(-r));
+		log_reason(err, errlen, "%s: %s", name, strerror(-r));
 		goto out;
 	}
 	p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, ebuf);
 	if (!p) {
 		r = ferror(f) ? -EIO : -EBADMSG;
-		set_err(err, errlen, "%s: not a pcap or pcapng capture: %s", name, ebuf);
+		log_reason(err, errlen, "%s: not a pcap or pcapng capture: %s", name, ebuf);
 		goto out;
 	}
 	f = NULL; /* libpcap's now: pcap_close closes it (never stdin) */
@@ -552,8 +539,8 @@ int pcapio_replay(const char *path, uint16_t port, pcapio_fn *fn, void *ctx,
 		const char *dn = pcap_datalink_val_to_name(dlt);
 
 		r = -ENOTSUP;
-		set_err(err, errlen, "%s: link type %s (%d) not supported", name,
-			dn ? dn : "unknown", dlt);
+		log_reason(err, errlen, "%s: link type %s (%d) not supported", name,
+			   dn ? dn : "unknown", dlt);
 		goto out;
 	}
 	for (;;) {
@@ -562,8 +549,8 @@ int pcapio_replay(const char *path, uint16_t port, pcapio_fn *fn, void *ctx,
 			break;
 		if (n != 1) {
 			r = ferror(pcap_file(p)) ? -EIO : -EBADMSG;
-			set_err(err, errlen, "%s: after %llu records: %s", name,
-				(unsigned long long)st->packets, pcap_geterr(p));
+			log_reason(err, errlen, "%s: after %llu records: %s", name,
+				   (unsigned long long)st->packets, pcap_geterr(p));
 			goto out;
 		}
 		r = replay_one(dlt, h, data, port, fn, ctx, st);

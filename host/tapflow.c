@@ -17,6 +17,7 @@
 #include <time.h>
 #include <pcap/pcap.h>
 #include "tapflow.h"
+#include "log.h"
 
 #define ETH_HLEN_ 14u
 #define VLAN_TAG_LEN 4u
@@ -396,20 +397,6 @@ struct tapflow {
 	struct tapflow_tab out; /* the last period handed out */
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
@@ -441,7 +428,7 @@ static int open_dir(struct tapflow *tf, unsigned dir, char *err, size_t errlen)
 
 	p = pcap_create(tf->name, eb);
 	if (!p) {
-		set_err(err, errlen, "%s: %s", tf->name, eb);
+		log_reason(err, errlen, "%s: %s", tf->name, eb);
 		return -EIO;
 	}
 	tf->p[dir] = p;
@@ -449,28 +436,29 @@ static int open_dir(struct tapflow *tf, unsigned dir, char *err, size_t errlen)
 	    pcap_set_immediate_mode(p, 1) ||
 	    pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO) ||
 	    pcap_set_buffer_size(p, (int)TAPFLOW_BUFFER)) {
-		set_err(err, errlen, "%s: libpcap refused a setting", tf->name);
+		log_reason(err, errlen, "%s: libpcap refused a setting", tf->name);
 		return -EIO;
 	}
 	rc = pcap_activate(p); /* > 0: a warning, the handle works */
 	if (rc < 0) {
-		set_err(err, errlen, "%s: %s", tf->name,
-			rc == PCAP_ERROR ? pcap_geterr(p) : pcap_statustostr(rc));
+		log_reason(err, errlen, "%s: %s", tf->name,
+			   rc == PCAP_ERROR ? pcap_geterr(p) : pcap_statustostr(rc));
 		return -pcap_errno(rc);
 	}
 	if (pcap_datalink(p) != DLT_EN10MB) {
-		set_err(err, errlen, "%s: link type %s, not Ethernet (not a tap device?)", tf->name,
-			pcap_datalink_val_to_name(pcap_datalink(p))
-			    ? pcap_datalink_val_to_name(pcap_datalink(p))
-			    : "?");
+		log_reason(err, errlen, "%s: link type %s, not Ethernet (not a tap device?)",
+			   tf->name,
+			   pcap_datalink_val_to_name(pcap_datalink(p))
+			       ? pcap_datalink_val_to_name(pcap_datalink(p))
+			       : "?");
 		return -ENOTSUP;
 	}
 	if (pcap_setdirection(p, dir == VN_HF_TO_GUEST ? PCAP_D_OUT : PCAP_D_IN)) {
-		set_err(err, errlen, "%s: direction: %s", tf->name, pcap_geterr(p));
+		log_reason(err, errlen, "%s: direction: %s", tf->name, pcap_geterr(p));
 		return -EIO;
 	}
 	if (pcap_setnonblock(p, 1, eb) || pcap_get_selectable_fd(p) < 0) {
-		set_err(err, errlen, "%s: nonblocking: %s", tf->name, eb[0] ? eb : "no fd");
+		log_reason(err, errlen, "%s: nonblocking: %s", tf->name, eb[0] ? eb : "no fd");
 		return -EIO;
 	}
 	tf->ctx[dir].tf = tf;
@@ -485,14 +473,14 @@ struct tapflow *tapflow_open(const char *tap, char *err, size_t errlen)
 	int rc = 0;
 
 	if (!tap || !*tap || strlen(tap) >= IFNAMSIZ || strchr(tap, '/')) {
-		set_err(err, errlen, "'%s': not a network device name", tap ? tap : "");
+		log_reason(err, errlen, "'%s': not a network device name", tap ? tap : "");
 		errno = EINVAL;
 		return NULL;
 	}
 	tf = calloc(1, sizeof(*tf));
 	if (!tf) {
 		rc = -errno;
-		set_err(err, errlen, "%s: out of memory", tap);
+		log_reason(err, errlen, "%s: out of memory", tap);
 		goto out;
 	}
 	snprintf(tf->name, sizeof(tf->name), "%s", tap);
@@ -556,7 +544,7 @@ int tapflow_poll(struct tapflow *tf, uint64_t cut_ns, char *err, size_t errlen)
 	int total = 0, n, got;
 
 	if (tf->failed) {
-		set_err(err, errlen, "%s: capture failed earlier", tf->name);
+		log_reason(err, errlen, "%s: capture failed earlier", tf->name);
 		return -EIO;
 	}
 	/* frames stamped at or after the last cut, read by an earlier poll, belong before this one */
@@ -573,7 +561,7 @@ int tapflow_poll(struct tapflow *tf, uint64_t cut_ns, char *err, size_t errlen)
 			n = pcap_dispatch(tf->p[d], TAPFLOW_POLL_MAX - got, on_frame,
 					  (u_char *)&tf->ctx[d]);
 			if (n < 0) {
-				set_err(err, errlen, "%s: %s", tf->name, pcap_geterr(tf->p[d]));
+				log_reason(err, errlen, "%s: %s", tf->name, pcap_geterr(tf->p[d]));
 				tf->failed = 1;
 				return -EIO;
 			}

@@ -12,26 +12,13 @@
 #include <string.h>
 #include "injectopt.h"
 #include "parse.h"
+#include "log.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_USEC 1000ull
 #define LEVEL_FRAC_DIGITS 7 /* PCT x 10^7 = busy ns per second */
 #define SECONDS_FRAC_DIGITS 9
-
-static void opt_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void opt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Strict unsigned decimal (shared parse_u64) no larger than max. 0 or -EINVAL/-ERANGE. */
 static int parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -153,26 +140,28 @@ int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, s
 		int id = opt_lookup(arg, &val);
 
 		if (id < 0) {
-			opt_err(err, errlen, "%s '%s'",
-				arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
+			log_reason(err, errlen, "%s '%s'",
+				   arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
 			goto out;
 		}
 		if (seen[id]) {
-			opt_err(err, errlen, "option %s given more than once", opt_table[id].name);
+			log_reason(err, errlen, "option %s given more than once",
+				   opt_table[id].name);
 			goto out;
 		}
 		seen[id] = 1;
 		if (!opt_table[id].has_arg) {
 			if (val) {
-				opt_err(err, errlen, "option %s takes no value",
-					opt_table[id].name);
+				log_reason(err, errlen, "option %s takes no value",
+					   opt_table[id].name);
 				goto out;
 			}
 			continue;
 		}
 		if (!val) {
 			if (i + 1 >= argc) {
-				opt_err(err, errlen, "option %s needs a value", opt_table[id].name);
+				log_reason(err, errlen, "option %s needs a value",
+					   opt_table[id].name);
 				goto out;
 			}
 			val = argv[++i];
@@ -187,29 +176,30 @@ int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, s
 	p->quiet = seen[OPT_QUIET];
 
 	if (!vals[OPT_CPU]) {
-		opt_err(err, errlen, "missing --cpu N");
+		log_reason(err, errlen, "missing --cpu N");
 		goto out;
 	}
 	r = parse_uint(vals[OPT_CPU], INJECT_CPU_MAX, &v);
 	if (r) {
-		opt_err(err, errlen, "--cpu '%s': %s", vals[OPT_CPU], num_problem(r));
+		log_reason(err, errlen, "--cpu '%s': %s", vals[OPT_CPU], num_problem(r));
 		goto out;
 	}
 	p->cpu = (unsigned int)v;
 
 	if (vals[OPT_LEVEL] && (vals[OPT_SPIKE] || vals[OPT_EVERY])) {
-		opt_err(err, errlen, "--level and --spike/--every are exclusive");
+		log_reason(err, errlen, "--level and --spike/--every are exclusive");
 		goto out;
 	}
 	if (vals[OPT_LEVEL]) {
 		r = parse_fixed(vals[OPT_LEVEL], LEVEL_FRAC_DIGITS, &v);
 		if (r) {
-			opt_err(err, errlen, "--level '%s': %s (percent, e.g. 30 or 0.05)",
-				vals[OPT_LEVEL], num_problem(r));
+			log_reason(err, errlen, "--level '%s': %s (percent, e.g. 30 or 0.05)",
+				   vals[OPT_LEVEL], num_problem(r));
 			goto out;
 		}
 		if (v == 0 || v > NSEC_PER_SEC) {
-			opt_err(err, errlen, "--level '%s': must be in (0, 100]", vals[OPT_LEVEL]);
+			log_reason(err, errlen, "--level '%s': must be in (0, 100]",
+				   vals[OPT_LEVEL]);
 			goto out;
 		}
 		p->mode = INJECT_MODE_LEVEL;
@@ -217,39 +207,41 @@ int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, s
 		p->period_ns = NSEC_PER_SEC;
 	} else if (vals[OPT_SPIKE] || vals[OPT_EVERY]) {
 		if (!vals[OPT_SPIKE] || !vals[OPT_EVERY]) {
-			opt_err(err, errlen, "--spike US and --every MS go together");
+			log_reason(err, errlen, "--spike US and --every MS go together");
 			goto out;
 		}
 		r = parse_uint(vals[OPT_EVERY], INJECT_EVERY_MAX_MS, &every_ms);
 		if (r || every_ms == 0) {
-			opt_err(err, errlen, "--every '%s': %s (milliseconds, 1..%d)",
-				vals[OPT_EVERY], r ? num_problem(r) : "must be > 0",
-				INJECT_EVERY_MAX_MS);
+			log_reason(err, errlen, "--every '%s': %s (milliseconds, 1..%d)",
+				   vals[OPT_EVERY], r ? num_problem(r) : "must be > 0",
+				   INJECT_EVERY_MAX_MS);
 			goto out;
 		}
 		r = parse_uint(vals[OPT_SPIKE], every_ms * 1000, &spike_us);
 		if (r == -ERANGE || (!r && spike_us == every_ms * 1000)) {
-			opt_err(err, errlen, "--spike '%s': must be shorter than --every (%llu ms)",
-				vals[OPT_SPIKE], (unsigned long long)every_ms);
+			log_reason(err, errlen,
+				   "--spike '%s': must be shorter than --every (%llu ms)",
+				   vals[OPT_SPIKE], (unsigned long long)every_ms);
 			goto out;
 		}
 		if (r || spike_us == 0) {
-			opt_err(err, errlen, "--spike '%s': %s (microseconds, > 0)",
-				vals[OPT_SPIKE], r ? num_problem(r) : "must be > 0");
+			log_reason(err, errlen, "--spike '%s': %s (microseconds, > 0)",
+				   vals[OPT_SPIKE], r ? num_problem(r) : "must be > 0");
 			goto out;
 		}
 		p->mode = INJECT_MODE_SPIKE;
 		p->busy_ns = spike_us * NSEC_PER_USEC;
 		p->period_ns = every_ms * NSEC_PER_MSEC;
 	} else {
-		opt_err(err, errlen, "one of --level PCT or --spike US --every MS is required");
+		log_reason(err, errlen, "one of --level PCT or --spike US --every MS is required");
 		goto out;
 	}
 
 	if (vals[OPT_FIFO]) {
 		r = parse_uint(vals[OPT_FIFO], 99, &v);
 		if (r || v < 1) {
-			opt_err(err, errlen, "--fifo '%s': priority must be 1..99", vals[OPT_FIFO]);
+			log_reason(err, errlen, "--fifo '%s': priority must be 1..99",
+				   vals[OPT_FIFO]);
 			goto out;
 		}
 		p->fifo_prio = (int)v;
@@ -258,8 +250,8 @@ int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, s
 	if (vals[OPT_DURATION]) {
 		r = parse_fixed(vals[OPT_DURATION], SECONDS_FRAC_DIGITS, &v);
 		if (r || v == 0) {
-			opt_err(err, errlen, "--duration '%s': %s (seconds, > 0)",
-				vals[OPT_DURATION], r ? num_problem(r) : "must be > 0");
+			log_reason(err, errlen, "--duration '%s': %s (seconds, > 0)",
+				   vals[OPT_DURATION], r ? num_problem(r) : "must be > 0");
 			goto out;
 		}
 		p->duration_ns = v;
@@ -269,8 +261,8 @@ int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, s
 		size_t n = strlen(vals[OPT_COMM]);
 
 		if (n == 0 || n > INJECT_COMM_MAX) {
-			opt_err(err, errlen, "--comm '%s': name must be 1..%d characters",
-				vals[OPT_COMM], INJECT_COMM_MAX);
+			log_reason(err, errlen, "--comm '%s': name must be 1..%d characters",
+				   vals[OPT_COMM], INJECT_COMM_MAX);
 			goto out;
 		}
 		memcpy(p->comm, vals[OPT_COMM], n + 1);

@@ -6,15 +6,8 @@
 #include "ivpipe.h"
 #include "ivsend.h"
 #include "keyfile.h"
+#include "monotime.h"
 #include "vnnode.h"
-
-static uint64_t clk(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int ivsend_report(struct vn_pipe *p, uint64_t n, int fd)
 {
@@ -55,8 +48,8 @@ int ivsend_report(struct vn_pipe *p, uint64_t n, int fd)
 	nd.cfg.keys = &kf;
 	parts = nrec ? ((uint64_t)nrec + VN_REPORT_MAX_RECS - 1) / VN_REPORT_MAX_RECS : 1;
 	nd.seq = __atomic_fetch_add(&p->h.seq, parts, __ATOMIC_RELAXED);
-	mono = clk(CLOCK_MONOTONIC);
-	rt = clk(CLOCK_REALTIME);
+	mono = now_ns();
+	rt = now_rt_ns();
 	rc = vnnode_send(&nd, detail ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, n,
 			 rt - (mono - start), rt - (mono - end), rec, (size_t)nrec, rt);
 	__atomic_fetch_add(&p->h.dgrams, nd.st.datagrams, __ATOMIC_RELAXED);

@@ -7,6 +7,8 @@
 #ifndef VNOISE_LOG_H
 #define VNOISE_LOG_H
 
+#include <stddef.h>
+
 #define VN_FMT(a, b) __attribute__((format(printf, a, b)))
 
 void log_set_prog(const char *prog);
@@ -16,5 +18,10 @@ void log_err(const char *fmt, ...) VN_FMT(1, 2);
 void log_warn(const char *fmt, ...) VN_FMT(1, 2);
 void log_info(const char *fmt, ...) VN_FMT(1, 2);
 void log_debug(const char *fmt, ...) VN_FMT(1, 2);
+/*
+ * The one-line reason a fallible function hands its caller (the err, errlen pair of many APIs here):
+ * printf into err; nothing when err is NULL or errlen 0.
+ */
+void log_reason(char *err, size_t errlen, const char *fmt, ...) VN_FMT(3, 4);
 
 #endif

@@ -5,15 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "monotime.h"
 #include "vnnode.h"
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int vnnode_open(struct vnnode *n, const struct vnnode_cfg *cfg, char *err, size_t errlen)
 {
@@ -22,7 +15,7 @@ int vnnode_open(struct vnnode *n, const struct vnnode_cfg *cfg, char *err, size_
 	memset(n, 0, sizeof(*n));
 	n->cfg = *cfg;
 	if (!n->cfg.session_id)
-		n->cfg.session_id = realtime_ns();
+		n->cfg.session_id = now_rt_ns();
 	if (!cfg->keys || !cfg->keys->n) {
 		snprintf(err, errlen, "no key to seal reports with");
 		n->fd = -1;

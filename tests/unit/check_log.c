@@ -69,6 +69,19 @@ static int count_lines(const char *s)
 	return n;
 }
 
+/* log_reason: formats into the caller's buffer, cuts to fit, accepts no buffer at all */
+START_TEST(test_reason)
+{
+	char err[8] = "xxxxxxx";
+
+	log_reason(err, sizeof(err), "%s %d", "port", 70000);
+	ck_assert_str_eq(err, "port 70");
+	log_reason(err, 0, "%s", "untouched");
+	ck_assert_str_eq(err, "port 70");
+	log_reason(NULL, 8, "%s", "nowhere");
+}
+END_TEST
+
 START_TEST(test_default_prog)
 {
 	log_set_verbosity(0);
@@ -270,6 +283,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_long_message);
 	tcase_add_test(tc, test_long_prog);
 	tcase_add_test(tc, test_threads_whole_lines);
+	tcase_add_test(tc, test_reason);
 	suite_add_tcase(s, tc);
 	return s;
 }
