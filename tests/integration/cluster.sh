@@ -28,20 +28,6 @@ expect_err 2 "line 1: key must be" "$VH" collect -k "$TMP/shortkey" --no-store
 head -c 300 /dev/urandom >"$TMP/junk.pcap"
 expect_err 5 "capture" "$VH" collect -k "$KEY" --pcap-in "$TMP/junk.pcap"
 
-# start_collector NAME ARGS...: run the collector in the background on a free loopback port; sets CPID, PORT
-start_collector() {
-	local name=$1 i
-	shift
-	"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err" &
-	CPID=$!
-	PIDS+=("$CPID")
-	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$name.err")
-		[ -n "$PORT" ] && return 0
-		sleep 0.05
-	done
-	fail "collector $name did not start: $(cat "$TMP/$name.err")"
-}
 stop_collector() {
 	kill -TERM "$CPID"
 	wait "$CPID" || fail "collector exited $?: $(tail -3 "$TMP/$1.err")"

@@ -20,16 +20,7 @@ chmod 600 "$KEY"
 expect_err 2 "needs --key-file" "$VG" mpi --collector 127.0.0.1:9 -- true
 expect_err 2 "excludes --out" "$VG" mpi --collector 127.0.0.1:9 -k "$KEY" --out x -- true
 
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --no-store --json --slot 300ms --wait-nodes 2 \
-	--exclude-pct 1000 >"$TMP/c.json" 2>"$TMP/c.err" &
-CPID=$!
-PIDS+=("$CPID")
-for _ in $(seq 100); do
-	PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/c.err")
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
-[ -n "$PORT" ] || fail "collector did not start: $(cat "$TMP/c.err")"
+start_collector c --slot 300ms --wait-nodes 2 --no-store --exclude-pct 1000
 "$SIM" -c "127.0.0.1:$PORT" -k "$KEY" -n 1 -j real -i 600 -t 10ms -w 100 >"$TMP/sim.json" 2>"$TMP/sim.err" &
 SPID=$!
 PIDS+=("$SPID")

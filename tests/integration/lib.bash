@@ -64,3 +64,19 @@ start_injector() {
 	PIDS+=("$INJ_PID")
 	sleep 0.3
 }
+
+# start_collector NAME ARGS...: vnoise-host collect with key file $KEY in the background on a free loopback
+# port, the JSON report to $TMP/NAME.json, stderr to $TMP/NAME.err; sets CPID and PORT
+start_collector() {
+	local name=$1 i
+	shift
+	"$BUILD/vnoise-host" collect -k "$KEY" --listen 127.0.0.1:0 --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err" &
+	CPID=$!
+	PIDS+=("$CPID")
+	for i in $(seq 100); do
+		PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$name.err")
+		[ -n "$PORT" ] && return 0
+		sleep 0.05
+	done
+	fail "collector $name did not start: $(cat "$TMP/$name.err")"
+}
