@@ -49,6 +49,8 @@ static const char usage[] =
     "      --exclude-min N     intervals needed sampled and unsampled before judging (default "
     "5)\n"
     "      --max-nodes N       nodes kept at most (default 65536)\n"
+    "      --job NAME          show NAME for that job's id (the nodes' --job; repeatable, 16 at "
+    "most)\n"
     "  -d, --duration DUR      stop after DUR (default: at SIGINT/SIGTERM)\n"
     "  -p, --period DUR        print a status line every DUR on stderr\n"
     "  -j, --json              the final report as one vnoise.collect/1 JSON object\n"
@@ -68,7 +70,8 @@ enum {
 	O_SLOTS,
 	O_EXCL_PCT,
 	O_EXCL_MIN,
-	O_MAX_NODES
+	O_MAX_NODES,
+	O_JOB,
 };
 
 int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size_t errlen)
@@ -88,6 +91,7 @@ int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size
 		{ "exclude-pct", required_argument, 0, O_EXCL_PCT },
 		{ "exclude-min", required_argument, 0, O_EXCL_MIN },
 		{ "max-nodes", required_argument, 0, O_MAX_NODES },
+		{ "job", required_argument, 0, O_JOB },
 		{ "duration", required_argument, 0, 'd' },
 		{ "period", required_argument, 0, 'p' },
 		{ "json", no_argument, 0, 'j' },
@@ -171,6 +175,16 @@ int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size
 				o->exclude_min = (unsigned)v;
 			else
 				o->max_nodes = (unsigned)v;
+			break;
+		case O_JOB:
+			if (!*optarg || strlen(optarg) > 31 || o->njobs == 16) {
+				snprintf(
+				    err, errlen,
+				    "--job: '%.40s' is not a name of 1 to 31 bytes (16 at most)",
+				    optarg);
+				return -EINVAL;
+			}
+			o->jobs[o->njobs++] = optarg;
 			break;
 		case O_SLOTS:
 			if (parse_u64(optarg, &o->max_slots) || !o->max_slots) {
@@ -512,6 +526,8 @@ int collect_main(int argc, char **argv)
 	cfg.send = send_cmd;
 	cfg.send_ctx = &c;
 	cfg.event = on_event;
+	cfg.job_names = c.o.jobs;
+	cfg.njob_names = c.o.njobs;
 	c.cs = cstore_new(&cfg);
 	if (!c.cs) {
 		log_err("collector: %s", strerror(errno));

@@ -26,6 +26,8 @@ struct collect_opts {
 	double exclude_pct;
 	uint64_t duration_ns, period_ns; /* 0: until a signal / no status lines */
 	int json, verbose, quiet;
+	const char *jobs[16]; /* --job NAME: names shown for these jobs' ids */
+	unsigned njobs;
 };
 
 /*

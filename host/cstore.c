@@ -101,6 +101,7 @@ struct iv {
 
 struct job {
 	uint64_t job_id;
+	const char *name; /* from cfg.job_names, or NULL */
 	uint32_t *nodes; /* indexes into cs->nodes, sorted by node_id */
 	uint32_t nnodes, cap;
 	struct iv win[CS_WIN];
@@ -246,6 +247,9 @@ static long job_get(struct cstore *cs, uint64_t job_id)
 	if (grow((void **)&cs->jobs, &cs->jcap, cs->njobs + 1, sizeof(*cs->jobs)))
 		return -1;
 	cs->jobs[cs->njobs].job_id = job_id;
+	for (size_t k = 0; k < cs->cfg.njob_names; k++)
+		if (vnreport_job_id(cs->cfg.job_names[k]) == job_id)
+			cs->jobs[cs->njobs].name = cs->cfg.job_names[k];
 	cs->st.jobs = cs->njobs + 1;
 	return cs->njobs++;
 }
@@ -833,6 +837,15 @@ int cstore_render_prom(const struct cstore *cs, struct bufout *o)
 		l[1] = (struct promfmt_label){ "of", "noise", 8 };
 		promfmt_sample(o, "vnoise_job_spatial_cv", l, 2, cs->jobs[j].spatial_noise.mean);
 	}
+	promfmt_family(o, "vnoise_job_info", "gauge",
+		       "A job's id and the name given to the collector");
+	for (uint32_t j = 0; j < cs->njobs; j++) {
+		snprintf(job, sizeof(job), "%016" PRIx64, cs->jobs[j].job_id);
+		l[0] = (struct promfmt_label){ "job", job, sizeof(job) };
+		l[1] = (struct promfmt_label){ "name", cs->jobs[j].name ? cs->jobs[j].name : "",
+					       SIZE_MAX };
+		promfmt_sample_u64(o, "vnoise_job_info", l, 2, 1);
+	}
 	promfmt_family(o, "vnoise_job_slot", "gauge", "Current round-robin slot of the job");
 	for (uint32_t j = 0; j < cs->njobs; j++) {
 		snprintf(job, sizeof(job), "%016" PRIx64, cs->jobs[j].job_id);
@@ -961,7 +974,7 @@ int cstore_render_prom(const struct cstore *cs, struct bufout *o)
 
 static void json_name(FILE *f, const char *s, size_t max)
 {
-	char buf[8 * VN_REPORT_NAME_LEN + 8];
+	char buf[8 * 32 + 8]; /* names of at most 32 bytes, each escaped to at most 6 */
 	struct bufout o = { buf, sizeof(buf), 0, 0 };
 
 	bufout_str(&o, s, max);
@@ -985,11 +998,16 @@ static void report_json(const struct cstore *cs, FILE *f)
 		const struct job *jb = &cs->jobs[j];
 		uint32_t *r = ranking(cs, jb);
 
+		fprintf(f, "%s{\"job\":", j ? "," : "");
+		if (jb->name)
+			json_name(f, jb->name, 32);
+		else
+			fputs("null", f);
 		fprintf(f,
-			"%s{\"job_id\":\"%016" PRIx64 "\",\"nodes\":%u,\"slots\":%" PRIu64
+			",\"job_id\":\"%016" PRIx64 "\",\"nodes\":%u,\"slots\":%" PRIu64
 			",\"rotation\":\"%s\",\"intervals_compared\":%" PRIu64 ",\"late\":%" PRIu64
 			",\"spatial_cv\":{\"compute\":%.6f,\"noise\":%.6f},\"ranking\":[",
-			j ? "," : "", jb->job_id, jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
+			jb->job_id, jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
 			jb->rotating == 0   ? "waiting"
 			: jb->rotating == 1 ? "running"
 					    : "done",
@@ -1084,9 +1102,10 @@ static void report_text(const struct cstore *cs, FILE *f)
 		uint32_t *r = ranking(cs, jb);
 
 		fprintf(f,
-			"\njob %016" PRIx64 ": %u nodes, %" PRIu64 " slots, %" PRIu64
+			"\njob %s%s%016" PRIx64 "%s: %u nodes, %" PRIu64 " slots, %" PRIu64
 			" intervals compared; spatial CV compute %.3f, noise %.3f\n",
-			jb->job_id, jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
+			jb->name ? jb->name : "", jb->name ? " (" : "", jb->job_id,
+			jb->name ? ")" : "", jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
 			jb->intervals_closed, jb->spatial_compute.mean, jb->spatial_noise.mean);
 		fprintf(f, "%4s %10s %9s %9s %6s %6s %10s %10s %8s %6s %5s %-8s %s\n", "rank",
 			"node", "delay_us", "slowest", "s_ivs", "c_ivs", "noise_ms", "compute_ms",

@@ -51,6 +51,9 @@ struct cstore_cfg {
 	int (*send)(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
 		    size_t len);
 	void *send_ctx;
+	/* Job names to show for job ids (job_id = vnreport_job_id(name)); not owned; may be NULL. */
+	const char *const *job_names;
+	size_t njob_names;
 	/* One line about a node registering, restarting, being excluded (no newline); may be NULL. */
 	void (*event)(void *ctx, const char *line);
 	void *event_ctx;

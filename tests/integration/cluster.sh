@@ -51,7 +51,7 @@ node_json() { jq -c --argjson n "$2" '.nodes[] | select(.node == $n)' "$TMP/$1.j
 # ---------------- A: rotation over 8 good nodes
 SLOTS=32
 INTERVALS=950 # 9.5 s of 10 ms intervals; the 32 slots of 200 ms take 6.4 s once all 8 registered
-start_collector A --slot 200ms --wait-nodes 8 --slots $SLOTS --exclude-min 5 \
+start_collector A --slot 200ms --wait-nodes 8 --slots $SLOTS --exclude-min 5 --job A \
 	--metrics 127.0.0.1:0 --pcap-out "$TMP/A.pcap" --store "$TMP/A.store"
 MPORT=""
 for _ in $(seq 100); do
@@ -70,6 +70,7 @@ curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt" || fail "curl /me
 promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
 	fail "promtool rejects /metrics: $(head -5 "$TMP/promtool.out")"
 grep -q '^vnoise_node_datagrams_total{node="5",' "$TMP/metrics.txt" || fail "/metrics lacks node 5"
+grep -q '^vnoise_job_info{job="[0-9a-f]*",name="A"} 1$' "$TMP/metrics.txt" || fail "/metrics lacks the job's name"
 ok "/metrics mid-run: $(wc -l <"$TMP/metrics.txt") lines, promtool check metrics passes"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/nope")" = 404 ] || fail "/nope not 404"
 wait "$RUNNER" || fail "nodes of A failed"
@@ -102,6 +103,7 @@ done
 [ "$(jq '.datagrams["bad-mac"]' "$TMP/A.json")" = 3 ] || fail "forged datagrams: $(jq -c .datagrams "$TMP/A.json")"
 [ "$(node_json A 5 | jq '.sources | length')" -ge 3 ] || fail "sampled intervals brought no sources"
 [ "$(jq '.jobs[0].ranking | length' "$TMP/A.json")" = 8 ] || fail "no ranking of 8 nodes"
+[ "$(jq -r '.jobs[0].job' "$TMP/A.json")" = A ] || fail "the job's name (--job A) is not in the report"
 ok "A: 8 nodes x $((SLOTS / 8)) of $SLOTS slots; totals equal the nodes'; lost $(jq .datagrams.lost "$TMP/A.json") = dropped; 3 forged counted"
 
 # the capture: tshark reads it; a replay gives the same totals

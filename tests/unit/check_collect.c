@@ -9,13 +9,13 @@
 
 static int parse(struct collect_opts *o, char *err, ...)
 {
-	char *argv[32];
+	char *argv[64];
 	int argc = 0;
 	va_list ap;
 
 	argv[argc++] = "collect";
 	va_start(ap, err);
-	for (char *a; (a = va_arg(ap, char *));)
+	for (char *a; (a = va_arg(ap, char *)) && argc < 63;)
 		argv[argc++] = a;
 	va_end(ap);
 	argv[argc] = NULL;
@@ -51,7 +51,7 @@ START_TEST(test_all_options)
 			       "--slot", "250ms", "--sample-nodes", "2", "--wait-nodes", "8",
 			       "--slots", "32", "--exclude-pct", "12.5", "--exclude-min", "3",
 			       "--max-nodes", "100", "--duration", "10", "--period", "1s", "--json",
-			       "-v", NULL),
+			       "-v", "--job", "cfd", "--job", "md", NULL),
 			 0);
 	ck_assert_str_eq(o.listen, "[::1]:0");
 	ck_assert_str_eq(o.metrics, "0.0.0.0:9361");
@@ -68,6 +68,8 @@ START_TEST(test_all_options)
 	ck_assert_uint_eq(o.period_ns, 1000000000ull);
 	ck_assert_int_eq(o.json, 1);
 	ck_assert_int_eq(o.verbose, 1);
+	ck_assert_uint_eq(o.njobs, 2);
+	ck_assert_str_eq(o.jobs[1], "md");
 	/* replay: no store; --no-store; slot 0 = no rotation */
 	ck_assert_int_eq(parse(&o, err, "-k", "k", "-r", "in.pcap", NULL), 0);
 	ck_assert_ptr_null(o.store);
@@ -95,6 +97,8 @@ START_TEST(test_rejects)
 		{ "-k", "k", "--bogus", NULL },
 		{ "-k", "k", "extra", NULL },
 		{ "-k", "k", "--slot", NULL },
+		{ "-k", "k", "--job", "" },
+		{ "-k", "k", "--job", "0123456789abcdef0123456789abcdef" }, /* 32 bytes */
 		{ "-r", "in", "-k", "k" }, /* ok alone, but below with --pcap-out */
 	};
 	struct collect_opts o;
