@@ -52,7 +52,9 @@ static const char usage[] =
     "      --job NAME          show NAME for that job's id (the nodes' --job; repeatable, 16 at "
     "most)\n"
     "  -d, --duration DUR      stop after DUR (default: at SIGINT/SIGTERM)\n"
-    "  -p, --period DUR        print a status line every DUR on stderr\n"
+    "  -p, --period DUR        every DUR: a status line on stderr and, without --json, the "
+    "report's\n"
+    "                          tables on stdout (a dashboard)\n"
     "  -j, --json              the final report as one vnoise.collect/1 JSON object\n"
     "  -q, --quiet / -v, --verbose\n"
     "exit: 0 done, 1 failure, 2 usage, 5 a damaged capture or store\n";
@@ -583,6 +585,13 @@ int collect_main(int argc, char **argv)
 			break;
 		if (c.o.period_ns && t >= next_status) {
 			status(&c);
+			if (!c.o.json) { /* the dashboard: the tables every period (JSON: at the end only) */
+				pthread_mutex_lock(&c.lock);
+				fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
+				cstore_report(c.cs, stdout, 0);
+				pthread_mutex_unlock(&c.lock);
+				fflush(stdout);
+			}
 			next_status += c.o.period_ns;
 		}
 		pthread_mutex_lock(&c.lock);
@@ -599,6 +608,8 @@ report:
 	pthread_mutex_unlock(&c.lock);
 	if (c.o.period_ns)
 		status(&c);
+	if (c.o.period_ns && !c.o.json)
+		fputs("\n--- end\n", stdout);
 	cstore_report(c.cs, stdout, c.o.json);
 	fflush(stdout);
 	ret = EXIT_OK;

@@ -144,6 +144,24 @@ expect_err 5 "store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/
 cmp -s "$TMP/junk.pcap" "$TMP/junk.store" || fail "a foreign file given as store was changed"
 ok "store: a cut store repaired ($((used - 1)) of $used datagrams kept, the file kept as .damaged); a foreign file refused, untouched"
 
+# --period without --json: the tables every period (a dashboard), the status line on stderr
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --no-store --slot 100ms --period 300ms --duration 2 \
+	>"$TMP/D.txt" 2>"$TMP/D.err" &
+DPID=$!
+PIDS+=("$DPID")
+for _ in $(seq 100); do
+	DPORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/D.err")
+	[ -n "$DPORT" ] && break
+	sleep 0.05
+done
+[ -n "$DPORT" ] || fail "collector D did not start: $(cat "$TMP/D.err")"
+for n in 1 2; do "$SIM" -c "127.0.0.1:$DPORT" -k "$KEY" -n $n -j D -i 100 -t 10ms -w 100 >/dev/null & done
+wait "$DPID" || fail "collector D exited $?"
+tables=$(grep -c '^job ' "$TMP/D.txt")
+lines=$(grep -c '^nodes 2 jobs 1 ' "$TMP/D.err")
+[ "$tables" -ge 4 ] && [ "$lines" -ge 3 ] || fail "--period: $tables tables, $lines status lines: $(head -20 "$TMP/D.txt")"
+ok "--period: $tables tables on stdout (the last one at the end), $lines status lines with both nodes"
+
 # ---------------- B: node 6 slows down while sampled
 start_collector B --slot 200ms --wait-nodes 8 --slots 24 --exclude-min 5 --exclude-pct 20 --no-store
 EX=()
