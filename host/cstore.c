@@ -752,7 +752,21 @@ static double mean_delay(const struct node *n)
 	return n->delay_n ? n->delay_sum / (double)n->delay_n : 0;
 }
 
-/* Node indexes of job jb, slowest first (mean delay behind the interval's fastest node). */
+static int by_delay(const void *a, const void *b, void *ctx)
+{
+	const struct node *x = &((const struct node *)ctx)[*(const uint32_t *)a];
+	const struct node *y = &((const struct node *)ctx)[*(const uint32_t *)b];
+	double dx = mean_delay(x), dy = mean_delay(y);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return (x->node_id > y->node_id) - (x->node_id < y->node_id);
+}
+
+/*
+ * Node indexes of job jb, slowest first (mean delay behind the interval's fastest node; ties by node id).
+ * O(n log n): it runs at every /metrics scrape, on up to --max-nodes nodes.
+ */
 static uint32_t *ranking(const struct cstore *cs, const struct job *jb)
 {
 	uint32_t *r = malloc((jb->nnodes ? jb->nnodes : 1) * sizeof(*r));
@@ -760,15 +774,7 @@ static uint32_t *ranking(const struct cstore *cs, const struct job *jb)
 	if (!r)
 		return NULL;
 	memcpy(r, jb->nodes, jb->nnodes * sizeof(*r));
-	for (uint32_t a = 1; a < jb->nnodes; a++)
-		for (uint32_t b = a;
-		     b > 0 && mean_delay(&cs->nodes[r[b - 1]]) < mean_delay(&cs->nodes[r[b]]);
-		     b--) {
-			uint32_t t = r[b];
-
-			r[b] = r[b - 1];
-			r[b - 1] = t;
-		}
+	qsort_r(r, jb->nnodes, sizeof(*r), by_delay, cs->nodes);
 	return r;
 }
 
