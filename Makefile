@@ -26,8 +26,10 @@ BUILD ?= build-san
 endif
 
 CFLAGS ?= -O2 -g
+# Include paths per binary: everything sees protocol/ and shared/; guest code adds -Iguest, host code -Ihost,
+# benchmarks -Ibench, tests -Itests (pattern-specific below). Includes name the folder: "util/log.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -pthread \
-	  -Iprotocol -Ishared -Iguest -I$(BUILD) -MMD -MP
+	  -Iprotocol -Ishared -I$(BUILD) -MMD -MP
 LDLIBS_GUEST := -lbpf -lelf -lz -lm -lpthread
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -37,26 +39,37 @@ else
 GUEST_STATIC := -static
 endif
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+srcs = $(shell find $(1) -name '*.c' ! -name '*.bpf.c' 2>/dev/null | sort)
 
-LIB_SRCS := $(wildcard shared/*.c)
+# shared/: libvnoise.a, only what both binaries link (docs/ARCHITECTURE.md).
+LIB_SRCS := $(call srcs,shared)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libvnoise.a
-BPF_SRCS := $(wildcard guest/*.bpf.c)
-BPF_SKELS := $(BPF_SRCS:guest/%.bpf.c=$(BUILD)/%.skel.h)
-GUEST_SRCS := $(filter-out %.bpf.c,$(wildcard guest/*.c))
+# guest/: vnoise-guest (static) = guest/main.c + libvnoise-guest.a; the preload library is built apart.
+PRELOAD_SRC := guest/mpi/mpi/preload.c
+GUEST_SRCS := $(filter-out $(PRELOAD_SRC),$(call srcs,guest))
 GUEST_OBJS := $(GUEST_SRCS:%.c=$(BUILD)/%.o)
-HOST_BPF_SRCS := $(wildcard host/*.bpf.c)
-HOST_SKELS := $(HOST_BPF_SRCS:host/%.bpf.c=$(BUILD)/%.skel.h)
-HOST_SRCS := $(filter-out %.bpf.c,$(wildcard host/*.c))
+GUEST_LIB := $(BUILD)/libvnoise-guest.a
+BPF_SRCS := $(wildcard guest/bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:guest/bpf/%.bpf.c=$(BUILD)/%.skel.h)
+# host/: vnoise-host = host/main.c + libvnoise-host.a.
+HOST_SRCS := $(call srcs,host)
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
+HOST_LIB := $(BUILD)/libvnoise-host.a
+HOST_BPF_SRCS := $(wildcard host/schedlog/*.bpf.c)
+HOST_SKELS := $(HOST_BPF_SRCS:host/schedlog/%.bpf.c=$(BUILD)/%.skel.h)
 LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd
+# bench/lib/: what only the benchmarks and vnoise-bench use.
+BENCH_LIB_SRCS := $(wildcard bench/lib/*.c)
+BENCH_LIB := $(BUILD)/libvnoise-bench.a
 VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
 PRELOAD := $(BUILD)/libvnoise-preload.so
 TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
 	      $(BUILD)/tests/tools/udpsend \
 	      $(BUILD)/tests/tools/nodesim
-UNIT_SRCS := $(wildcard tests/unit/check_*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Unit suites mirror the tree: tests/unit/<folder>/check_<module>.c tests <folder>/<module>.c.
+UNIT_SRCS := $(shell find tests/unit -name 'check_*.c' | sort)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
@@ -64,6 +77,10 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 .PHONY: all check unit fuzz deps measure bench format format-check clean FORCE
 all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS) $(PRELOAD) $(TEST_TOOLS) \
      $(BUILD)/vnoise-bench
+
+$(BUILD)/guest/%.o: CFLAGS += -Iguest
+$(BUILD)/host/%.o: CFLAGS += -Ihost
+$(BUILD)/bench/%.o: CFLAGS += -Ibench
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -73,73 +90,79 @@ $(BUILD)/%.o: %.c
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(GUEST_LIB): $(filter-out $(BUILD)/guest/main.o,$(GUEST_OBJS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(HOST_LIB): $(filter-out $(BUILD)/host/main.o,$(HOST_OBJS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BENCH_LIB): $(BENCH_LIB_SRCS:%.c=$(BUILD)/%.o)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-# eBPF kernel helper: vmlinux.h from this machine's BTF, CO-RE object, skeleton (all into $(BUILD)).
+# eBPF programs: vmlinux.h from this machine's BTF, CO-RE object, skeleton (all into $(BUILD)).
 $(BUILD)/vmlinux.h:
 	$(call msg,BTF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: guest/%.bpf.c $(BUILD)/vmlinux.h
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Iguest -I$(BUILD) \
-		-MMD -MP -c $< -o $@
-
-$(BUILD)/host/%.bpf.o: host/%.bpf.c $(BUILD)/vmlinux.h
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Ishared -I$(BUILD) -MMD -MP
+$(BUILD)/guest/bpf/%.bpf.o: guest/bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Iprotocol -Ihost -I$(BUILD) \
-		-MMD -MP -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Iguest -c $< -o $@
 
-$(BUILD)/%.skel.h: $(BUILD)/host/%.bpf.o
+$(BUILD)/host/schedlog/%.bpf.o: host/schedlog/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ihost -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/host/schedlog/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+$(BUILD)/%.skel.h: $(BUILD)/guest/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 $(GUEST_OBJS): | $(BPF_SKELS)
-
-$(BUILD)/vnoise-guest: $(GUEST_OBJS) $(LIB)
-	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $(GUEST_OBJS) $(LIB) $(LDLIBS_GUEST)
-
-$(HOST_OBJS): CFLAGS += -Ihost
 $(HOST_OBJS): | $(HOST_SKELS)
 
-$(BUILD)/vnoise-host: $(HOST_OBJS) $(LIB)
+$(BUILD)/vnoise-guest: $(BUILD)/guest/main.o $(GUEST_LIB) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(HOST_OBJS) $(LIB) $(LDLIBS_HOST)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $^ $(LDLIBS_GUEST)
 
-# The LD_PRELOAD library (guest/preload/): position independent, with the shared sources it needs; only
+$(BUILD)/vnoise-host: $(BUILD)/host/main.o $(HOST_LIB) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_HOST)
+
+# The LD_PRELOAD library (guest/mpi/mpi/preload.c): position independent, with the sources it needs; only
 # the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
-$(PRELOAD): CFLAGS += $(shell pkg-config --cflags ompi-c)
-$(PRELOAD): guest/preload/preload.c shared/appstat.c shared/ivpipe.c shared/merge.c shared/bufout.c \
-	    shared/ivsend.c shared/vnnode.c shared/vnreport.c shared/sha256.c shared/sha256_shani.c \
-	    shared/appstat.h shared/bufout.h shared/ivsend.h shared/vnnode.h shared/vnreport.h \
-	    shared/ivpipe.h shared/merge.h shared/tgtdiff.h protocol/app.h
+PRELOAD_DEPS := guest/mpi/mpi/appstat.c guest/mpi/mpi/pipeline.c guest/cluster/node_send.c guest/cluster/node.c \
+		shared/attrib/merge.c shared/util/bufout.c shared/format/datagram.c shared/util/sha256.c \
+		shared/util/sha256_shani.c
+$(PRELOAD): CFLAGS += -Iguest $(shell pkg-config --cflags ompi-c)
+$(PRELOAD): $(PRELOAD_SRC) $(PRELOAD_DEPS)
 	$(call msg,SO,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(LDFLAGS) -o $@ $^ -ldl
 # The MPI test kernel: mpicc adds MPI's include and library flags.
 MPICC ?= mpicc
 $(BUILD)/tests/tools/mpiloop: tests/tools/mpiloop.c
 	$(call msg,MPICC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $<
-# vnoise-bench (issue 6): the collective noise detector and its sweep, an MPI program in its own directory
-# (not caught by the bench/*.c rule).
+# vnoise-bench: the collective noise detector and its sweep, an MPI program in its own directory.
 VNB_SRCS := $(wildcard bench/vnoise-bench/*.c)
-$(BUILD)/vnoise-bench: $(VNB_SRCS) bench/vnoise-bench/vnbench.h $(LIB)
+$(BUILD)/vnoise-bench: $(VNB_SRCS) $(BENCH_LIB) $(GUEST_LIB) $(LIB)
 	$(call msg,MPICC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $(VNB_SRCS) $(LIB) -lm
-# The simulated cluster node uses the real node module (shared/vnnode).
-$(BUILD)/tests/tools/nodesim: tests/tools/nodesim.c $(LIB)
+	$(Q)$(MPICC) $(CFLAGS) -Ibench -Iguest $(LDFLAGS) -o $@ $^ -lm
+# The simulated cluster node uses the real node module (guest/cluster/node).
+$(BUILD)/tests/tools/nodesim: tests/tools/nodesim.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lm
+	$(Q)$(CC) $(CFLAGS) -Iguest $(LDFLAGS) -o $@ $^ -lm
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -157,51 +180,54 @@ $(BUILD)/tests/vm/vmexec: tests/vm/vmexec.c
 $(BUILD)/tests/vm/shmscribble: tests/vm/shmscribble.c tests/shm_hostile.h $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB)
+	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB)
 
-# Unit suites of host modules: the module's object and its libraries on top of the generic rule.
-$(BUILD)/tests/check_pcapio: tests/unit/check_pcapio.c $(BUILD)/host/pcapio.o $(LIB)
+# Unit suites: a suite links the library of its side of the tree and that side's system libraries.
+UNIT_CFLAGS = $(CFLAGS) -Itests -Itests/unit
+$(BUILD)/tests/unit/shared/%: tests/unit/shared/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/pcapio.o $(LIB) $(CHECK_LIBS) -lpcap -lm
-
-$(BUILD)/tests/check_tapflow: tests/unit/check_tapflow.c $(BUILD)/host/tapflow.o $(LIB)
+	$(Q)$(CC) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) -lm
+$(BUILD)/tests/unit/guest/%: tests/unit/guest/%.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/tapflow.o $(LIB) $(CHECK_LIBS) -lpcap -lm
-
-$(BUILD)/tests/check_httpd: tests/unit/check_httpd.c $(BUILD)/host/httpd.o $(LIB)
+	$(Q)$(CC) $(UNIT_CFLAGS) -Iguest $(LDFLAGS) -o $@ $< $(GUEST_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS_GUEST)
+$(BUILD)/tests/unit/host/%: tests/unit/host/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/httpd.o $(LIB) $(CHECK_LIBS) -lmicrohttpd -lm
-
-$(BUILD)/tests/check_cstore: tests/unit/check_cstore.c $(BUILD)/host/cstore.o $(LIB)
+	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS_HOST)
+# The collector's engine is tested with datagrams from the real node end (guest/cluster).
+$(BUILD)/tests/unit/host/collect/check_clusteragg: tests/unit/host/collect/check_clusteragg.c $(HOST_LIB) \
+						   $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/cstore.o $(LIB) $(CHECK_LIBS) -lm
-
-COLLECT_OBJS := $(addprefix $(BUILD)/host/,collect.o cstore.o httpd.o pcapio.o)
-$(BUILD)/tests/check_collect: tests/unit/check_collect.c $(COLLECT_OBJS) $(LIB)
+	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost -Iguest $(LDFLAGS) -o $@ $< $(HOST_LIB) $(GUEST_LIB) $(LIB) $(CHECK_LIBS) \
+		$(LDLIBS_HOST)
+$(BUILD)/tests/unit/bench/%: tests/unit/bench/%.c $(BENCH_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(COLLECT_OBJS) $(LIB) $(CHECK_LIBS) -lpcap \
-		-lmicrohttpd -lm
+	$(Q)$(CC) $(UNIT_CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIB) $(CHECK_LIBS) -lm
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+# Benchmarks: those of host or guest modules link that side's library.
+HOST_BENCHES := $(addprefix $(BUILD)/bench/,clocksync_bench match_bench)
+$(HOST_BENCHES): $(BUILD)/bench/%: bench/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) -lm
-
-# The collector's engine benchmark links the host module it measures (host/cstore).
-$(BUILD)/bench/collect_bench: bench/collect_bench.c $(BUILD)/host/cstore.o $(LIB)
+	$(Q)$(CC) $(CFLAGS) -Ibench -Ihost $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(LDLIBS_HOST)
+$(BUILD)/bench/node_send_bench: bench/node_send_bench.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(BUILD)/host/cstore.o $(LIB) -lm
-
+	$(Q)$(CC) $(CFLAGS) -Ibench -Iguest $(LDFLAGS) -o $@ $< $(GUEST_LIB) $(LIB) $(LDLIBS_GUEST)
+# The collector's engine fed by real node ends: both sides' modules.
+$(BUILD)/bench/collect_bench: bench/collect_bench.c $(HOST_LIB) $(GUEST_LIB) $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ibench -Ihost -Iguest $(LDFLAGS) -o $@ $< $(HOST_LIB) $(GUEST_LIB) $(LIB) \
+		$(LDLIBS_HOST)
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lm
+	$(Q)$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIB) -lm
 
 unit: $(UNIT_BINS)
 	$(Q)VNOISE_UNIT_ONLY=1 tests/run-all.sh $(UNIT_BINS)
@@ -217,29 +243,27 @@ endif
 check: all $(UNIT_BINS) $(SAN_HOST)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
-# libFuzzer targets (clang): built against the shared sources with ASan+UBSan, outside $(BUILD).
+# libFuzzer targets (clang): built from sources with ASan+UBSan, outside $(BUILD); each names what it needs.
 FUZZ_DIR := build-fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
-$(FUZZ_DIR)/fuzz_collect: tests/fuzz/fuzz_collect.c host/cstore.c $(LIB_SRCS)
+FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_datagram fuzz_collect
+$(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA := -Iguest guest/agent/agent/agent/qga.c
+$(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/mpi/pipeline.c guest/mpi/mpi/appstat.c
+$(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/collect/collect/clusteragg.c host/export/promfmt.c
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS) $(GUEST_SRCS) $(HOST_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Ihost -o $@ $< host/cstore.c $(LIB_SRCS) -lm
-$(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS)
-	$(call msg,FUZZ,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) -lm
-fuzz: $(FUZZ_DIR)/fuzz_report $(FUZZ_DIR)/fuzz_qga $(FUZZ_DIR)/fuzz_shm $(FUZZ_DIR)/fuzz_vnreport \
-      $(FUZZ_DIR)/fuzz_collect \
-      $(BUILD)/vnoise-guest
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIB_SRCS) -lm
+fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
-	$(Q)$(FUZZ_DIR)/fuzz_report -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
+	$(Q)$(FUZZ_DIR)/fuzz_recfile -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_qga
 	$(Q)$(FUZZ_DIR)/fuzz_qga -max_total_time=$${FUZZ_SECONDS:-60} -max_len=70000 \
 		-dict=tests/fuzz/qga.dict $(FUZZ_DIR)/corpus_qga
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_shm
 	$(Q)$(FUZZ_DIR)/fuzz_shm -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_shm
-	$(Q)mkdir -p $(FUZZ_DIR)/corpus_vnreport
-	$(Q)$(FUZZ_DIR)/fuzz_vnreport -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_vnreport
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_datagram
+	$(Q)$(FUZZ_DIR)/fuzz_datagram -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_datagram
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_collect
 	$(Q)$(FUZZ_DIR)/fuzz_collect -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_collect
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * clocksync_bench: cost of shared/clocksync on one core, and the uncertainty it reports on a simulated
+ * clocksync_bench: cost of host/match/clocksync on one core, and the uncertainty it reports on a simulated
  * ivshmem-like link. A simulated guest clock (offset -8e17 ns, drift +5 ppm) answers exchanges with one-way
  * delays of 200-1000 ns (rtt 0.4-2 us, REFERENCE.md §4) and 1% outliers of 1-2.5 ms. Timed separately
  * (CLOCK_MONOTONIC, default parameters): updates that open a new bucket (a refit over the 32-bucket window),
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "clocksync.h"
+#include "match/clocksync.h"
 
 #define MS 1000000ull
 #define S 1000000000ull

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collect_bench: the cluster collector's engine alone (host/cstore, issue 7 "collector datagrams/s on one
- * core", target >= 100 k), in one thread pinned to one CPU, without sockets. K nodes (shared/vnnode with
- * an xmit hook into memory, as tests/unit/check_cstore.c does) pre-seal M interval reports, interleaved
- * node by node as a live collector would receive them, all of one job; then cstore_ingest() is timed over
+ * collect_bench: the cluster collector's engine alone (host/clusteragg, issue 7 "collector datagrams/s on one
+ * core", target >= 100 k), in one thread pinned to one CPU, without sockets. K nodes (shared/node with
+ * an xmit hook into memory, as tests/unit/host/collect/check_clusteragg.c does) pre-seal M interval reports, interleaved
+ * node by node as a live collector would receive them, all of one job; then clusteragg_ingest() is timed over
  * them on a fresh store per repeat (the nodes' HELLOs go in first, untimed). Datagram sizes: 4, 12 and 26
  * records from counters (a rank = its summary and 3 classes, as tests/tools/nodesim sends them; 312, 696
  * and 1368 bytes), and 26 records of a sampled interval (sources too: the top-sources table). Columns:
- *   parse     vnreport_parse() alone over the same datagrams (structure checks, HMAC-SHA256, copy-out)
- *   ingest    cstore_ingest(): parse + sequence tracking + per-node totals + temporal and spatial stats
+ *   parse     datagram_parse() alone over the same datagrams (structure checks, HMAC-SHA256, copy-out)
+ *   ingest    clusteragg_ingest(): parse + sequence tracking + per-node totals + temporal and spatial stats
  *   engine    ingest - parse: what the store adds per datagram
- *   bad-mac   cstore_ingest() of the same datagrams sealed under another key of the same id (a forger):
+ *   bad-mac   clusteragg_ingest() of the same datagrams sealed under another key of the same id (a forger):
  *             structure checks and one HMAC, then dropped
  * Each figure is the median of several repeats, timed by the thread's CPU clock around the timed loop only
  * (CLOCK_THREAD_CPUTIME_ID: the CPU is pinned but the machine may be shared, and time others take from the
@@ -33,14 +33,14 @@
 #include <string.h>
 #include <time.h>
 #include <netinet/in.h>
-#include "cstore.h"
-#include "keyfile.h"
-#include "parse.h"
-#include "sha256.h"
-#include "sha256_priv.h"
-#include "vnnode.h"
-#include "vnreport.h"
-#include "benchutil.h"
+#include "collect/clusteragg.h"
+#include "format/keyfile.h"
+#include "util/parse.h"
+#include "util/sha256.h"
+#include "util/sha256_priv.h"
+#include "cluster/node.h"
+#include "format/datagram.h"
+#include "lib/benchutil.h"
 
 #define DEFAULT_NODES 64ULL
 #define DEFAULT_DGRAMS 16384ULL
@@ -190,7 +190,7 @@ static int seal(const struct keyfile *keys, uint32_t nnodes, uint64_t ndgrams,
 		const struct size *sz, struct wire *hello, struct wire *w)
 {
 	struct vn_report_rec rec[VN_REPORT_MAX_RECS];
-	struct vnnode *nodes = calloc(nnodes, sizeof(*nodes));
+	struct node *nodes = calloc(nnodes, sizeof(*nodes));
 	uint64_t iv = 0, sent = 0;
 	int rc = 0;
 
@@ -198,16 +198,16 @@ static int seal(const struct keyfile *keys, uint32_t nnodes, uint64_t ndgrams,
 		return -ENOMEM;
 	rng_state = 0x9e3779b97f4a7c15ull;
 	for (uint32_t i = 0; i < nnodes; i++) {
-		struct vnnode *n = &nodes[i];
+		struct node *n = &nodes[i];
 
 		n->fd = -1;
 		n->cfg.node_id = i + 1;
 		n->cfg.session_id = 1000 + i;
-		n->cfg.job_id = vnreport_job_id("collect-bench");
+		n->cfg.job_id = datagram_job_id("collect-bench");
 		n->cfg.keys = keys;
 		n->xmit = wire_xmit;
 		n->xmit_ctx = hello;
-		rc = vnnode_hello(n, T0_NS);
+		rc = node_hello(n, T0_NS);
 		if (rc)
 			goto out;
 		n->xmit_ctx = w;
@@ -217,7 +217,7 @@ static int seal(const struct keyfile *keys, uint32_t nnodes, uint64_t ndgrams,
 
 		for (uint32_t i = 0; i < nnodes && sent < ndgrams; i++, sent++) {
 			make_records(rec, sz->nrec, sz->sampled, i);
-			rc = vnnode_send(
+			rc = node_send(
 			    &nodes[i], sz->sampled ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, iv,
 			    start, start + PERIOD_NS, rec, sz->nrec, start + PERIOD_NS + 1000);
 			if (rc)
@@ -250,10 +250,10 @@ static volatile int sink;
 static double run(const struct keyfile *keys, const struct wire *hello, const struct wire *w,
 		  enum op op, int want)
 {
-	struct cstore_cfg cfg = { .keys = keys, .max_nodes = (unsigned)hello->n };
+	struct clusteragg_cfg cfg = { .keys = keys, .max_nodes = (unsigned)hello->n };
 	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(20000) };
-	struct vnreport_view *v = NULL;
-	struct cstore *cs = NULL;
+	struct datagram_view *v = NULL;
+	struct clusteragg *cs = NULL;
 	uint64_t bad = 0;
 	double t0, t = -1;
 
@@ -264,8 +264,8 @@ static double run(const struct keyfile *keys, const struct wire *hello, const st
 			goto out;
 		t0 = cpu_s();
 		for (size_t i = 0; i < w->n; i++) {
-			int rc = vnreport_parse(w->data + w->off[i], w->len[i],
-						vnreport_keytab_lookup, (void *)&keys->tab, v);
+			int rc = datagram_parse(w->data + w->off[i], w->len[i],
+						datagram_keytab_lookup, (void *)&keys->tab, v);
 
 			bad += rc != (want == CS_OK ? 0 : -EKEYREJECTED);
 			sink += v->hdr.nrec;
@@ -273,23 +273,24 @@ static double run(const struct keyfile *keys, const struct wire *hello, const st
 		t = cpu_s() - t0;
 		goto out;
 	}
-	cs = cstore_new(&cfg);
+	cs = clusteragg_new(&cfg);
 	if (!cs)
 		goto out;
 	for (size_t i = 0; i < hello->n; i++)
-		bad += cstore_ingest(cs, hello->data + hello->off[i], hello->len[i],
-				     (struct sockaddr *)&src, sizeof(src), T0_NS) != CS_OK;
+		bad += clusteragg_ingest(cs, hello->data + hello->off[i], hello->len[i],
+					 (struct sockaddr *)&src, sizeof(src), T0_NS) != CS_OK;
 	t0 = cpu_s();
 	for (size_t i = 0; i < w->n; i++)
-		bad += cstore_ingest(cs, w->data + w->off[i], w->len[i], (struct sockaddr *)&src,
-				     sizeof(src), T0_NS + i * 1000) != want;
+		bad +=
+		    clusteragg_ingest(cs, w->data + w->off[i], w->len[i], (struct sockaddr *)&src,
+				      sizeof(src), T0_NS + i * 1000) != want;
 	t = cpu_s() - t0;
 out:
-	cstore_free(cs);
+	clusteragg_free(cs);
 	free(v);
 	if (bad) {
 		fprintf(stderr, "collect_bench: %llu datagrams not counted %s\n",
-			(unsigned long long)bad, cstore_res_name(want));
+			(unsigned long long)bad, clusteragg_res_name(want));
 		return -1;
 	}
 	return t;
@@ -486,7 +487,8 @@ int main(int argc, char **argv)
 	}
 
 	printf(
-	    "collect_bench: cstore_ingest() on CPU %llu, %llu nodes (one job), %llu datagrams per "
+	    "collect_bench: clusteragg_ingest() on CPU %llu, %llu nodes (one job), %llu datagrams "
+	    "per "
 	    "repeat, median of %llu; datagrams/s in thousands and ns per datagram (target >= %.0f "
 	    "k/s)\n",
 	    (unsigned long long)cpu, (unsigned long long)nnodes, (unsigned long long)ndgrams,

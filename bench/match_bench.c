@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * match_bench: throughput of the guest<->host matcher (shared/match) on one core. It generates realistic
+ * match_bench: throughput of the guest<->host matcher (host/match/match) on one core. It generates realistic
  * synthetic streams for 4 vCPUs: the sampler runs ~200 us (a short irq of the storm now and then), then a gap
  * of 5 us .. 5 ms (mostly short, a long tail); ~30% of gaps hold a host out interval (preempted by a host task,
  * or blocked with the pCPU idle) with 1-2 host runs in it; ~50% hold guest events (a timer irq followed by
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "match.h"
-#include "benchutil.h"
+#include "match/match.h"
+#include "lib/benchutil.h"
 
 #define NVCPU 4
 #define DEFAULT_GAPS 2000000ULL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * merge_bench: throughput of the attribution engine (shared/merge) on one core. It generates a synthetic,
+ * merge_bench: throughput of the attribution engine (shared/attrib/merge) on one core. It generates a synthetic,
  * realistic stream for one CPU: the sampler runs ~100 us, then a 5-50 us gap holds 1-3 events (a local timer
  * irq followed by the TIMER softirq with an irq nested now and then, or a kworker thread with an irq inside);
  * an event storm of short irqs and softirqs runs while the sampler does (about 80% of all events outside any
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "merge.h"
-#include "benchutil.h"
+#include "attrib/merge.h"
+#include "lib/benchutil.h"
 
 #define DEFAULT_EVENTS 5000000ULL
 #define BATCH \

@@ -14,7 +14,7 @@
 #   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
 #   SHA-256 / HMAC speed (SHA-NI and portable)                                          build/bench/sha256_bench
 #   cluster collector datagrams/s on one core (target >= 100 k): engine, end to end    collect_bench, collect.sh
-#   reporting rank's cost per interval sent to the collector                           build/bench/ivsend_bench
+#   reporting rank's cost per interval sent to the collector                           build/bench/node_send_bench
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -56,8 +56,8 @@ echo
 echo "## cluster collector over loopback UDP (reproduce: bench/collect.sh 200000 2 3000 5)"
 bench/collect.sh 200000 2 3000 5
 echo
-echo "## reporting rank, per interval to the collector (reproduce: $BUILD/bench/ivsend_bench 20000 7)"
-"$BUILD/bench/ivsend_bench" 20000 7
+echo "## reporting rank, per interval to the collector (reproduce: $BUILD/bench/node_send_bench 20000 7)"
+"$BUILD/bench/node_send_bench" 20000 7
 echo
 echo "## collective noise detector sensitivity sweep, seed 003 (reproduce: bench/sweep.sh)"
 bench/sweep.sh

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sha256_bench: speed of shared/sha256 on one core. Long-message hashing in MB/s (sha256_digest() of 64 KiB),
+ * sha256_bench: speed of shared/util/sha256 on one core. Long-message hashing in MB/s (sha256_digest() of 64 KiB),
  * then HMAC-SHA256 under a 32-byte key at the report datagram sizes 88, 472 and 1400 bytes, both one-shot
- * (sha256_hmac(), which keys again per message as vnreport_parse() does) and from a context keyed once and
+ * (sha256_hmac(), which keys again per message as datagram_parse() does) and from a context keyed once and
  * copied per message. Each figure is the median of several repeats of ~40 ms (CLOCK_MONOTONIC), for the
  * portable C compression function and then, when the CPU has them, the x86 SHA extensions (whatever
  * VNOISE_SHA256 says; the line "default" shows the choice the environment leaves to a real program). Prints
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sha256.h"
-#include "sha256_priv.h"
-#include "benchutil.h"
+#include "util/sha256.h"
+#include "util/sha256_priv.h"
+#include "lib/benchutil.h"
 
 #define DEFAULT_REPEATS 7ULL
 #define MAX_REPEATS 101

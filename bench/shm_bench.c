@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm_bench: cost of the shared-memory channel (shared/shmring, protocol/shm.h) on this machine.
- *   1. producer alone: ns per shmw_put (samples and events alternating) into a ring nobody reads
+ * shm_bench: cost of the shared-memory channel (shared/channel/shmring, protocol/shm.h) on this machine.
+ *   1. producer alone: ns per shmwriter_put (samples and events alternating) into a ring nobody reads
  *      (the producer never waits, so this is its whole cost; target <= 50 ns/record);
- *   2. consumer alone, one core: a full ring is filled, then drained with shmr_poll (copy, sequence checks,
+ *   2. consumer alone, one core: a full ring is filled, then drained with shmreader_poll (copy, sequence checks,
  *      validation, callback); records/s over many rounds (target >= 10 M/s);
  *   3. both at once on separate threads pinned to separate CPUs: the producer writes as fast as it can
  *      (or at a fixed rate with -r), the consumer polls; producer ns/record, consumer records/s while the
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "shmring.h"
+#include "channel/shmring.h"
 
 static uint64_t now_ns(void)
 {
@@ -69,7 +69,7 @@ static struct vn_event event_of(uint64_t t)
 	return e;
 }
 
-/* Records are prepared in advance so only shmw_put is timed. */
+/* Records are prepared in advance so only shmwriter_put is timed. */
 #define PREP 1024
 static struct vn_sample samples[PREP];
 static struct vn_event events[PREP];
@@ -87,9 +87,9 @@ static void prepare(void)
 static inline void put_one(struct shm_writer *w, uint64_t t)
 {
 	if (t & 1)
-		(void)!shmw_put_event(w, 0, &events[t & (PREP - 1)]);
+		(void)!shmwriter_put_event(w, 0, &events[t & (PREP - 1)]);
 	else
-		(void)!shmw_put_sample(w, 0, &samples[t & (PREP - 1)]);
+		(void)!shmwriter_put_sample(w, 0, &samples[t & (PREP - 1)]);
 }
 
 struct sink {
@@ -113,7 +113,7 @@ struct region {
 
 static int region_open(struct region *r, uint32_t slots, uint64_t epoch)
 {
-	size_t need = shmw_region_bytes(1, slots);
+	size_t need = shmwriter_region_bytes(1, slots);
 
 	r->size = 4096;
 	while (r->size < need)
@@ -121,10 +121,10 @@ static int region_open(struct region *r, uint32_t slots, uint64_t epoch)
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED)
 		return -errno;
-	r->w = shmw_init(r->base, r->size, 1, slots, epoch);
+	r->w = shmwriter_init(r->base, r->size, 1, slots, epoch);
 	if (!r->w)
 		return -errno;
-	r->rd = shmr_attach(r->base, r->size);
+	r->rd = shmreader_attach(r->base, r->size);
 	if (!r->rd)
 		return -errno;
 	return 0;
@@ -132,8 +132,8 @@ static int region_open(struct region *r, uint32_t slots, uint64_t epoch)
 
 static void region_close(struct region *r)
 {
-	shmr_detach(r->rd);
-	shmw_free(r->w);
+	shmreader_detach(r->rd);
+	shmwriter_free(r->w);
 	munmap(r->base, r->size);
 }
 
@@ -156,7 +156,7 @@ static double bench_producer(uint32_t slots, uint64_t n)
 }
 
 /* 2. consumer alone: fill the ring, drain it, many times; only the drain is timed. */
-static double bench_consumer(uint32_t slots, uint64_t n, uint32_t batch, struct shmr_stats *st)
+static double bench_consumer(uint32_t slots, uint64_t n, uint32_t batch, struct shmreader_stats *st)
 {
 	struct region r;
 	struct sink s = { 0 };
@@ -171,11 +171,11 @@ static double bench_consumer(uint32_t slots, uint64_t n, uint32_t batch, struct 
 		for (i = 0; i < slots; i++)
 			put_one(r.w, t++);
 		t0 = now_ns();
-		while ((k = shmr_poll(r.rd, 0, sink_cb, &s, batch)) > 0)
+		while ((k = shmreader_poll(r.rd, 0, sink_cb, &s, batch)) > 0)
 			;
 		busy += now_ns() - t0;
 	}
-	shmr_stats(r.rd, st);
+	shmreader_stats(r.rd, st);
 	region_close(&r);
 	return (double)s.n / ((double)busy / 1e9);
 }
@@ -185,7 +185,8 @@ struct prod {
 	struct shm_writer *w;
 	uint64_t n, rate; /* rate: records/s, 0 = as fast as possible */
 	int cpu;
-	uint64_t t0, t1, busy; /* busy: ns spent inside shmw_put (batches of 64, pacing excluded) */
+	uint64_t t0, t1,
+	    busy; /* busy: ns spent inside shmwriter_put (batches of 64, pacing excluded) */
 	int done;
 };
 
@@ -220,7 +221,7 @@ static int bench_pair(uint32_t slots, uint64_t n, uint64_t rate, uint32_t period
 	struct region r;
 	struct prod p = { 0 };
 	struct sink s = { 0 };
-	struct shmr_stats st;
+	struct shmreader_stats st;
 	struct timespec nap = { 0, (long)period_us * 1000 };
 	uint64_t busy = 0, b0;
 	pthread_t th;
@@ -239,16 +240,16 @@ static int bench_pair(uint32_t slots, uint64_t n, uint64_t rate, uint32_t period
 	}
 	while (!__atomic_load_n(&p.done, __ATOMIC_ACQUIRE)) {
 		b0 = now_ns();
-		k = shmr_poll(r.rd, 0, sink_cb, &s, 256);
+		k = shmreader_poll(r.rd, 0, sink_cb, &s, 256);
 		if (k > 0)
 			busy += now_ns() - b0;
 		if (period_us && k < 256)
 			nanosleep(&nap, NULL);
 	}
 	pthread_join(th, NULL);
-	while (shmr_poll(r.rd, 0, sink_cb, &s, 256) > 0)
+	while (shmreader_poll(r.rd, 0, sink_cb, &s, 256) > 0)
 		;
-	shmr_stats(r.rd, &st);
+	shmreader_stats(r.rd, &st);
 	printf("  %s, consumer %s:\n", rate ? "paced" : "producer flat out",
 	       period_us ? "draining on a timer" : "spinning");
 	if (rate)
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
 	uint64_t n = 20000000, rate = 0;
 	uint32_t slots = 4096;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	struct shmr_stats st;
+	struct shmreader_stats st;
 	double ns, rps;
 	int c, i;
 
@@ -306,7 +307,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!shmw_region_bytes(1, slots) || n == 0) {
+	if (!shmwriter_region_bytes(1, slots) || n == 0) {
 		fprintf(stderr, "shm_bench: slots must be a power of two <= %u, n > 0\n",
 			VN_SHM_MAX_SLOTS);
 		return 2;

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "parse.h"
-#include "benchutil.h"
+#include "util/parse.h"
+#include "lib/benchutil.h"
 
 static int pin(int cpu)
 {

@@ -2,12 +2,12 @@
 /* vnoise-guest: per-CPU OS-noise tracker for Linux guests. Command dispatch only. */
 #include <stdio.h>
 #include <string.h>
-#include "agent.h"
-#include "inject.h"
-#include "log.h"
-#include "measure.h"
-#include "monitor.h"
-#include "params.h"
+#include "agent/agent.h"
+#include "inject/inject.h"
+#include "util/log.h"
+#include "measure/measure.h"
+#include "monitor/monitor.h"
+#include "measure/params.h"
 
 static const char usage[] =
     "usage: vnoise-guest COMMAND [options]\n"
@@ -62,6 +62,6 @@ int main(int argc, char **argv)
 	}
 	log_set_verbosity(p.quiet ? -1 : p.verbose);
 	if (p.cmd == CMD_REPORT)
-		return report_run(&p);
+		return replay_run(&p);
 	return measure_run(&p);
 }

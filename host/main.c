@@ -2,12 +2,12 @@
 /* vnoise-host: per-vCPU hypervisor view of KVM/QEMU domains through libvirt. Command dispatch only. */
 #include <stdio.h>
 #include <string.h>
-#include "collect.h"
-#include "exitcodes.h"
-#include "hostparams.h"
-#include "hrec.h"
-#include "log.h"
-#include "monitor.h"
+#include "collect/collect.h"
+#include "cli/exitcode.h"
+#include "engine/hostparams.h"
+#include "views/hostrec.h"
+#include "util/log.h"
+#include "engine/live.h"
 
 static const char usage[] =
     "usage: vnoise-host COMMAND [options]\n"
@@ -45,6 +45,6 @@ int main(int argc, char **argv)
 	}
 	log_set_verbosity(p.quiet ? -1 : p.verbose);
 	if (p.cmd == HCMD_REPORT)
-		return hrec_report(&p);
-	return monitor_run(&p);
+		return hostrec_report(&p);
+	return live_run(&p);
 }

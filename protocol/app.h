@@ -4,8 +4,8 @@
  * (PMPI wrappers, pthread interposition) and the per-thread statistics it keeps. protocol/README.md
  * ("Application events") documents the JSON lines the library writes.
  */
-#ifndef VNOISE_PROTOCOL_APP_H
-#define VNOISE_PROTOCOL_APP_H
+#ifndef VNOISE_APP_H
+#define VNOISE_APP_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -54,7 +54,7 @@ struct vn_app_stat {
 };
 
 /*
- * Passive kernel helper (guest/passive.bpf.c): noise hitting target tasks, accumulated in the kernel per
+ * Passive kernel helper (guest/bpf/passive.bpf.c): noise hitting target tasks, accumulated in the kernel per
  * target, in one BPF_F_MMAPABLE array of struct vn_tgt that ranks map read-only (the fd comes over the
  * registration socket). Counters only grow; a reader takes differences between two snapshots.
  */
@@ -137,7 +137,7 @@ enum vn_pipe_out {
 	VN_PIPE_OUT_FILE = 2,
 	VN_PIPE_OUT_UDP = 3,
 	VN_PIPE_OUT_REPORT =
-	    4, /* binary report datagrams (protocol/report.h) to a collector at out_path */
+	    4, /* binary report datagrams (protocol/cluster.h) to a collector at out_path */
 };
 #define VN_PIPE_F_ALL 1u /* report every interval, not only those with a delayed rank */
 
@@ -199,7 +199,7 @@ struct vn_pipe_hdr {
 	 * Cluster reports (VN_PIPE_OUT_REPORT, issue 7), set by vnoise-guest mpi. The key is here because the
 	 * reporting rank seals the datagrams: only the job's registered ranks map this memory.
 	 */
-	__u64 node_id, session_id, job_id; /* protocol/report.h header fields */
+	__u64 node_id, session_id, job_id; /* protocol/cluster.h header fields */
 	__u64 seq; /* next datagram sequence number: a reporter reserves its parts (atomic add) */
 	__u64 sample_from_ns, sample_until_ns; /* CLOCK_MONOTONIC: the collector's SAMPLE lease */
 	__u64 dgrams; /* report datagrams sent (atomic add) */

@@ -7,8 +7,8 @@
  * and gets a new HOST_DOMAIN chunk with the new thread ids. This header is an ABI: fixed-width fields,
  * explicit padding, sizes asserted. protocol/README.md ("vnoise-host records") is the human spec.
  */
-#ifndef VNOISE_PROTOCOL_HOST_H
-#define VNOISE_PROTOCOL_HOST_H
+#ifndef VNOISE_HOST_H
+#define VNOISE_HOST_H
 
 #include <stddef.h>
 #include <linux/types.h>
@@ -133,7 +133,7 @@ struct vn_host_agg {
 };
 _Static_assert(sizeof(struct vn_host_agg) == 56, "vn_host_agg is ABI");
 
-/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_MS_HOST (shared/match.h). */
+/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_MS_HOST (host/match/match.h). */
 enum vn_host_hclass {
 	VN_HH_PREEMPT = 0, /* another host task ran on the pCPU the vCPU left: source = pid, comm */
 	VN_HH_WAIT =
@@ -146,7 +146,7 @@ enum vn_host_hclass {
 /*
  * One vCPU over one period of the combined (guest + host) view: the guest gaps that were matched in the
  * period, split into guest classes net of hypervisor time, hypervisor classes and the residual; and the same
- * gaps as the guest alone explains them (gonly_*: the guest's own engine, shared/merge, in guest time).
+ * gaps as the guest alone explains them (gonly_*: the guest's own engine, shared/attrib/merge, in guest time).
  * Per period: sum(guest_ns) + sum(host_ns) + residual_ns == gap_ns.
  */
 struct vn_host_match {

@@ -7,8 +7,8 @@
  *
  * Time base: CLOCK_MONOTONIC nanoseconds of the machine that produced the record (bpf_ktime_get_ns()).
  */
-#ifndef VNOISE_PROTOCOL_NOISE_H
-#define VNOISE_PROTOCOL_NOISE_H
+#ifndef VNOISE_NOISE_H
+#define VNOISE_NOISE_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

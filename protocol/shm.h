@@ -3,7 +3,7 @@
  * vnoise shared-memory channel: the layout of the ivshmem-plain region (guest BAR2, host /dev/shm/<name>)
  * between the guest agent (the only producer) and vnoise-host (the consumer). This header is an ABI: fixed
  * width little-endian fields, explicit padding, units in names, sizes and offsets asserted, no pointers.
- * protocol/README.md ("Shared-memory channel") is the human spec; shared/shmring.{c,h} implements both sides.
+ * protocol/README.md ("Shared-memory channel") is the human spec; shared/channel/shmring.{c,h} implements both sides.
  *
  * Region (all offsets from the start of the region, every area 64-byte aligned):
  *
@@ -24,8 +24,8 @@
  * Epoch: 0 means "not initialised". A guest agent that (re)initialises the region first stores epoch 0, then
  * lays out everything else, then stores its new non-zero epoch (release). An epoch value is never reused.
  */
-#ifndef VNOISE_PROTOCOL_SHM_H
-#define VNOISE_PROTOCOL_SHM_H
+#ifndef VNOISE_SHM_H
+#define VNOISE_SHM_H
 
 #include <stddef.h>
 #include <linux/types.h>

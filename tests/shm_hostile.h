@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "shm.h"
-#include "shmring.h"
+#include "channel/shmring.h"
 
 struct hostile_ctx {
 	void *base;
@@ -65,8 +65,8 @@ static inline int hostile_step(struct hostile_ctx *h)
 		op = 0;
 	v = xrand(&h->rng);
 	if (++h->ops % every == 0) {
-		shmw_free(h->w);
-		h->w = shmw_init(h->base, h->size, h->nrings, h->slots, ++h->epoch);
+		shmwriter_free(h->w);
+		h->w = shmwriter_init(h->base, h->size, h->nrings, h->slots, ++h->epoch);
 		if (!h->w) {
 			h->errors++;
 			return -1;

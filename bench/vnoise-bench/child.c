@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "log.h"
-#include "monotime.h"
+#include "util/log.h"
+#include "util/monotime.h"
 #include "vnbench.h"
 
 volatile sig_atomic_t vnb_stop;

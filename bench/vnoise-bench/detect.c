@@ -3,7 +3,7 @@
  * detect: seed 003's noise detector (its Fig. 1): start timer, N collectives, stop timer. Every run starts
  * at a barrier; its time is the slowest rank's (MPI_Reduce MAX to rank 0), because a collective program runs
  * at the pace of its latest process. W warm-up runs are not counted. Rank 0 prints a line per run and the
- * summary of shared/nstats (median with nonparametric CIs, mean, sd), or one vnoise.detect/1 JSON line.
+ * summary of bench/lib/nstats (median with nonparametric CIs, mean, sd), or one vnoise.detect/1 JSON line.
  * The command line is parsed before MPI_Init: bad input is one line from rank 0 and exit 2 on every rank,
  * with no MPI job started.
  */
@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "json.h"
-#include "log.h"
-#include "monotime.h"
-#include "nstats.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/monotime.h"
+#include "lib/nstats.h"
 #include "vnbench.h"
 
 /*

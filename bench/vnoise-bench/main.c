@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "log.h"
+#include "util/log.h"
 #include "vnbench.h"
 
 static const char usage[] =

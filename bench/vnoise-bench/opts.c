@@ -2,7 +2,7 @@
 /*
  * opts: the command lines of `vnoise-bench detect` and `vnoise-bench sweep`, parsed by pure functions (no
  * getopt, no output, no look at the machine) into params structs. Every number goes through the strict
- * helpers of shared/parse.h. detect is parsed before MPI_Init, so that bad input costs one line and exit 2
+ * helpers of shared/util/parse.h. detect is parsed before MPI_Init, so that bad input costs one line and exit 2
  * without an MPI job; the sweep parses its detect options with the same code, so nothing it passes on can
  * fail later.
  */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "parse.h"
+#include "util/parse.h"
 #include "vnbench.h"
 
 const char detect_usage[] =

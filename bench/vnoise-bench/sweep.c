@@ -30,11 +30,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "log.h"
-#include "monotime.h"
-#include "nstats.h"
-#include "parse.h"
-#include "qga.h"
+#include "util/log.h"
+#include "util/monotime.h"
+#include "lib/nstats.h"
+#include "util/parse.h"
+#include "agent/qga.h"
 #include "vnbench.h"
 
 #define INJECT_START_MS 5000 /* the injector prints its start line at once */

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "json.h"
+#include "util/json.h"
 #include "vnbench.h"
 
 #define LABEL_W 26

@@ -15,7 +15,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "nstats.h"
+#include "lib/nstats.h"
 
 enum { VNB_EXIT_OK = 0, VNB_EXIT_FAIL = 1, VNB_EXIT_USAGE = 2 };
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the collector's engine (host/cstore) fed by nodes it does not trust. The input is a
+ * libFuzzer target: the collector's engine (host/clusteragg) fed by nodes it does not trust. The input is a
  * program of operations, each starting with an opcode byte:
  *   0 LEN DATA      a datagram as received (LEN one byte, up to 255 bytes): must be counted, never crash;
  *   1 H[40] N R[48N] an *authentic* datagram: header fields from H (kind, flags, small node and job ids,
  *                   session, interval, seq, part, times), N records from R (N <= 30, so over-long ones too),
  *                   lengths made consistent and sealed with the key: a malicious node with the key;
- *   2 T[2]          cstore_tick() T ms later (the rotation sends commands: a stub takes them);
+ *   2 T[2]          clusteragg_tick() T ms later (the rotation sends commands: a stub takes them);
  *   3               render /metrics and both reports (the output must stay within its buffer);
- *   4               cstore_close_all().
+ *   4               clusteragg_close_all().
  * Invariants (abort otherwise): every datagram is counted under exactly one result; the exposition renders.
  * Build and run: make build-fuzz/fuzz_collect && build-fuzz/fuzz_collect -max_total_time=60
  */
@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cstore.h"
-#include "keyfile.h"
-#include "sha256.h"
-#include "vnreport.h"
+#include "collect/clusteragg.h"
+#include "format/keyfile.h"
+#include "util/sha256.h"
+#include "format/datagram.h"
 
 static struct keyfile kf;
 
@@ -44,13 +44,13 @@ static uint64_t rd(const uint8_t *p, int n)
 	return v;
 }
 
-static void authentic(struct cstore *cs, const uint8_t *h, const uint8_t *recs, unsigned n,
+static void authentic(struct clusteragg *cs, const uint8_t *h, const uint8_t *recs, unsigned n,
 		      struct sockaddr_in *src, uint64_t now)
 {
 	static uint8_t buf[sizeof(struct vn_report_hdr) + 30 * sizeof(struct vn_report_rec) + 32];
 	struct vn_report_hdr *hd = (struct vn_report_hdr *)buf;
 	size_t body = sizeof(*hd) + (size_t)n * sizeof(struct vn_report_rec);
-	const struct vnreport_key *k = &kf.keys[0];
+	const struct datagram_key *k = &kf.keys[0];
 	uint8_t mac[32];
 
 	memset(hd, 0, sizeof(*hd));
@@ -75,24 +75,24 @@ static void authentic(struct cstore *cs, const uint8_t *h, const uint8_t *recs, 
 	memcpy(buf + sizeof(*hd), recs, (size_t)n * sizeof(struct vn_report_rec));
 	sha256_hmac(k->key, k->len, buf, body, mac);
 	memcpy(buf + body, mac, 32);
-	cstore_ingest(cs, buf, body + 32, (struct sockaddr *)src, sizeof(*src), now);
+	clusteragg_ingest(cs, buf, body + 32, (struct sockaddr *)src, sizeof(*src), now);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
 	static char out[1 << 20];
-	struct cstore_cfg cfg = { .keys = &kf,
-				  .slot_ns = 5000000,
-				  .sample_nodes = 2,
-				  .wait_nodes = 2,
-				  .max_slots = 50,
-				  .exclude_ratio = 0.1,
-				  .exclude_min = 1,
-				  .max_nodes = 6,
-				  .send = stub_send };
+	struct clusteragg_cfg cfg = { .keys = &kf,
+				      .slot_ns = 5000000,
+				      .sample_nodes = 2,
+				      .wait_nodes = 2,
+				      .max_slots = 50,
+				      .exclude_ratio = 0.1,
+				      .exclude_min = 1,
+				      .max_nodes = 6,
+				      .send = stub_send };
 	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = 4000 };
-	struct cstore_stats st;
-	struct cstore *cs;
+	struct clusteragg_stats st;
+	struct clusteragg *cs;
 	uint64_t now = 1000000000ull, fed = 0, sum = 0;
 	size_t i = 0;
 
@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			err, sizeof(err)))
 			abort();
 	}
-	cs = cstore_new(&cfg);
+	cs = clusteragg_new(&cfg);
 	if (!cs)
 		return 0;
 	while (i < n) {
@@ -115,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 
 			if (len > n - i)
 				len = n - i;
-			cstore_ingest(cs, d + i, len, (struct sockaddr *)&src, sizeof(src), now);
+			clusteragg_ingest(cs, d + i, len, (struct sockaddr *)&src, sizeof(src),
+					  now);
 			fed++;
 			i += len;
 		} else if (op == 1 && n - i >= 41) {
@@ -130,30 +131,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			i += 41 + (size_t)nr * sizeof(struct vn_report_rec);
 		} else if (op == 2 && n - i >= 2) {
 			now += rd(d + i, 2) * 1000000ull;
-			cstore_tick(cs, now);
+			clusteragg_tick(cs, now);
 			i += 2;
 		} else if (op == 3) {
 			struct bufout o = { out, sizeof(out), 0, 0 };
 			FILE *f = fmemopen(out, sizeof(out), "w");
 
-			if (cstore_render_prom(cs, &o))
+			if (clusteragg_render_prom(cs, &o))
 				abort();
 			if (f) {
-				cstore_report(cs, f, 0);
-				cstore_report(cs, f, 1);
+				clusteragg_report(cs, f, 0);
+				clusteragg_report(cs, f, 1);
 				fclose(f);
 			}
 		} else if (op == 4) {
-			cstore_close_all(cs);
+			clusteragg_close_all(cs);
 		} else {
 			break;
 		}
 	}
-	cstore_stats(cs, &st);
+	clusteragg_stats(cs, &st);
 	for (int r = 0; r < CS_RES_MAX; r++)
 		sum += st.dgrams[r];
 	if (st.received != fed || sum != fed)
 		abort();
-	cstore_free(cs);
+	clusteragg_free(cs);
 	return 0;
 }

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "qga.h"
+#include "agent/qga.h"
 
 struct out {
 	char *buf;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the host side of the shared-memory channel (shared/shmring, protocol/shm.h) on hostile
+ * libFuzzer target: the host side of the shared-memory channel (shared/channel/shmring, protocol/shm.h) on hostile
  * regions. The first input byte picks how the region is made:
  *   0  raw: the rest of the input is the region image, mapped to the byte (any overread is an ASan error);
  *   1  scripted: a guest writer lays out a valid region and the input is a program of operations (put
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "shmring.h"
+#include "channel/shmring.h"
 
 #define SCRIPT_SIZE 16384u /* region of the scripted and near-valid modes */
 #define SHADOW 64u /* >= the largest slots_per_ring the script uses */
@@ -31,7 +31,7 @@ static void deliver(void *arg, uint32_t ring, uint64_t pos, const struct vn_shm_
 {
 	struct ctx *c = arg;
 
-	if (shmr_record_valid(rec) != 0 || ring >= VN_SHM_MAX_RINGS)
+	if (shmreader_record_valid(rec) != 0 || ring >= VN_SHM_MAX_RINGS)
 		abort(); /* the reader's contract: only validated copies */
 	if (!c->oracle)
 		return;
@@ -47,26 +47,26 @@ static void host_round(struct shm_reader *rd, void *base, struct ctx *c, uint32_
 {
 	struct vn_shm_summary sum;
 	struct vn_shm_status st;
-	struct shmr_clock_reply rep;
+	struct shmreader_clock_reply rep;
 	struct vn_shm_header h;
-	struct shmr_ring_info ri;
+	struct shmreader_ring_info ri;
 	uint64_t req;
 	uint32_t r, n;
 
-	(void)shmr_check(rd);
-	n = shmr_nrings(rd);
+	(void)shmreader_check(rd);
+	n = shmreader_nrings(rd);
 	for (r = 0; r < n && r < VN_SHM_MAX_RINGS; r++) {
-		(void)!shmr_poll(rd, r, deliver, c, budget);
-		(void)!shmr_ring_info(rd, r, &ri);
+		(void)!shmreader_poll(rd, r, deliver, c, budget);
+		(void)!shmreader_ring_info(rd, r, &ri);
 	}
-	(void)!shmr_poll(rd, VN_SHM_MAX_RINGS, deliver, c, budget); /* out of range */
-	(void)!shmr_status(rd, &st);
+	(void)!shmreader_poll(rd, VN_SHM_MAX_RINGS, deliver, c, budget); /* out of range */
+	(void)!shmreader_status(rd, &st);
 	for (r = 0; r < VN_SHM_SUMMARIES; r++)
-		(void)!shmr_summary(rd, r, &sum);
-	(void)!shmr_summary_latest(rd, VN_SHM_PHASE_REPORTED, &sum);
-	(void)!shmr_header(rd, &h);
-	if (shmr_mailbox_send(rd, base, 1000, &req) == 0)
-		(void)!shmr_mailbox_reply(rd, &rep);
+		(void)!shmreader_summary(rd, r, &sum);
+	(void)!shmreader_summary_latest(rd, VN_SHM_PHASE_REPORTED, &sum);
+	(void)!shmreader_header(rd, &h);
+	if (shmreader_mailbox_send(rd, base, 1000, &req) == 0)
+		(void)!shmreader_mailbox_reply(rd, &rep);
 }
 
 static void *region_new(size_t size)
@@ -92,12 +92,12 @@ static void fuzz_raw(const uint8_t *data, size_t size)
 	if (!base)
 		return;
 	memcpy(base, data, size);
-	rd = shmr_attach(base, size);
+	rd = shmreader_attach(base, size);
 	for (i = 0; rd && i < 3; i++) {
 		host_round(rd, base, &c, 64);
 		((struct vn_shm_header *)base)->epoch += 1; /* as if the guest restarted */
 	}
-	shmr_detach(rd);
+	shmreader_detach(rd);
 	free(base);
 }
 
@@ -155,7 +155,8 @@ static struct shm_writer *script_init(void *base, struct ctx *c, struct in *in, 
 	struct shm_writer *w;
 
 	*nrings = 1 + g % 4;
-	w = shmw_init(base, SCRIPT_SIZE, *nrings, 1u << ((g >> 2) % 7), epoch); /* 1 .. 64 slots */
+	w = shmwriter_init(base, SCRIPT_SIZE, *nrings, 1u << ((g >> 2) % 7),
+			   epoch); /* 1 .. 64 slots */
 	memset(c->next_pos, 0, sizeof(c->next_pos));
 	memset(c->published, 0, sizeof(c->published));
 	c->oracle = 1;
@@ -177,7 +178,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 	w = script_init(base, &c, &in, epoch, &nrings);
 	if (!w)
 		goto out;
-	rd = shmr_attach(base, SCRIPT_SIZE);
+	rd = shmreader_attach(base, SCRIPT_SIZE);
 	while (rd && in.n && steps++ < 4096) {
 		uint8_t op = u8(&in), a = u8(&in);
 		uint32_t ring = a % nrings;
@@ -187,7 +188,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			struct vn_sample sm;
 
 			bytes(&in, &sm, sizeof(sm));
-			if (shmw_put_sample(w, ring, &sm) == 0)
+			if (shmwriter_put_sample(w, ring, &sm) == 0)
 				published(&c, base, ring);
 			break;
 		}
@@ -195,12 +196,12 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			struct vn_event e;
 
 			bytes(&in, &e, sizeof(e));
-			if (shmw_put_event(w, ring, &e) == 0)
+			if (shmwriter_put_event(w, ring, &e) == 0)
 				published(&c, base, ring);
 			break;
 		}
 		case 2: /* poll */
-			(void)!shmr_poll(rd, ring, deliver, &c, u8(&in));
+			(void)!shmreader_poll(rd, ring, deliver, &c, u8(&in));
 			break;
 		case 3: { /* damage bytes anywhere */
 			uint32_t off = (uint32_t)(u8(&in) | u8(&in) << 8) % SCRIPT_SIZE;
@@ -217,28 +218,28 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			c.oracle = 0;
 			break;
 		case 5: /* the agent restarts */
-			shmw_free(w);
+			shmwriter_free(w);
 			w = script_init(base, &c, &in, ++epoch, &nrings);
 			if (!w)
 				goto out;
 			break;
 		case 6: /* clock sync from both sides */
-			if (shmr_mailbox_send(rd, base, u64(&in), &req) == 0 &&
-			    shmw_mailbox_poll(w, &req, &send) == 1)
-				shmw_mailbox_reply(w, req, send, u64(&in));
+			if (shmreader_mailbox_send(rd, base, u64(&in), &req) == 0 &&
+			    shmwriter_mailbox_poll(w, &req, &send) == 1)
+				shmwriter_mailbox_reply(w, req, send, u64(&in));
 			break;
 		case 7: { /* a summary */
 			struct vn_shm_summary s;
 
 			bytes(&in, &s, sizeof(s));
-			(void)!shmw_summary_put(w, &s);
+			(void)!shmwriter_summary_put(w, &s);
 			break;
 		}
 		case 8: { /* status */
 			struct vn_shm_status s;
 
 			bytes(&in, &s, sizeof(s));
-			shmw_set_status(w, &s);
+			shmwriter_set_status(w, &s);
 			break;
 		}
 		}
@@ -248,8 +249,8 @@ static void fuzz_script(const uint8_t *data, size_t size)
 	if (rd)
 		host_round(rd, base, &c, 256);
 out:
-	shmr_detach(rd);
-	shmw_free(w);
+	shmreader_detach(rd);
+	shmwriter_free(w);
 	free(base);
 }
 
@@ -270,7 +271,7 @@ static void fuzz_near_valid(const uint8_t *data, size_t size)
 		goto out;
 	nrings = 1 + data[0] % 4;
 	slots = 1u << (data[0] >> 2) % 7;
-	w = shmw_init(base, SCRIPT_SIZE, nrings, slots, 77);
+	w = shmwriter_init(base, SCRIPT_SIZE, nrings, slots, 77);
 	if (!w)
 		goto out;
 	for (t = 0; t < 3ull * slots; t++) {
@@ -281,9 +282,9 @@ static void fuzz_near_valid(const uint8_t *data, size_t size)
 		e.end_ns = t * 100 + 80;
 		e.net_ns = 60;
 		e.cls = VN_CLASS_IRQ;
-		(void)!(t & 1 ? shmw_put_event(w, r, &e) : shmw_put_sample(w, r, &s));
+		(void)!(t & 1 ? shmwriter_put_event(w, r, &e) : shmwriter_put_sample(w, r, &s));
 	}
-	rd = shmr_attach(base, SCRIPT_SIZE);
+	rd = shmreader_attach(base, SCRIPT_SIZE);
 	host_round(rd, base, &c, 8);
 	for (i = 1; i < size && i - 1 < SCRIPT_SIZE; i++)
 		b[i - 1] ^= data[i];
@@ -291,9 +292,9 @@ static void fuzz_near_valid(const uint8_t *data, size_t size)
 		host_round(rd, base, &c, 64);
 		host_round(rd, base, &c, 64);
 	}
-	shmw_free(w);
+	shmwriter_free(w);
 out:
-	shmr_detach(rd);
+	shmreader_detach(rd);
 	free(base);
 }
 

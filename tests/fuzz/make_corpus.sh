@@ -1,5 +1,5 @@
 #!/bin/bash
-# Seed corpus for fuzz_report: small real record files made by vnoise-guest (root) or, without root, none.
+# Seed corpus for fuzz_recfile: small real record files made by vnoise-guest (root) or, without root, none.
 set -u
 out=$1
 vg=$2

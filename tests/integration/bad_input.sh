@@ -59,7 +59,7 @@ kh_progs() {
 	local out _
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		if out=$(bpftool prog show 2>/dev/null); then
-			printf '%s\n' "$out" | grep -c ' name kh_'
+			printf '%s\n' "$out" | grep -c ' name ktrace_'
 			return 0
 		fi
 		sleep 0.05

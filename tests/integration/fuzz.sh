@@ -21,10 +21,10 @@ fuzz() {
 }
 
 # Record files: a corpus of real recordings made by vnoise-guest
-make -s -C "$ROOT" build-fuzz/fuzz_report >"$TMP/build.log" 2>&1 || fail "cannot build the fuzz target: $(tail -5 "$TMP/build.log")"
+make -s -C "$ROOT" build-fuzz/fuzz_recfile >"$TMP/build.log" 2>&1 || fail "cannot build the fuzz target: $(tail -5 "$TMP/build.log")"
 "$ROOT/tests/fuzz/make_corpus.sh" "$TMP/corpus" "$VG"
 cd "$TMP" || exit 1
-fuzz fuzz_report "$secs" "$TMP/corpus" -max_len=65536
+fuzz fuzz_recfile "$secs" "$TMP/corpus" -max_len=65536
 
 # QGA: framer + dispatcher fed in random chunks, hostile replies through the host parser
 mkdir -p "$TMP/corpus_qga"
@@ -36,7 +36,7 @@ fuzz fuzz_qga "$qsecs" "$TMP/corpus_qga" -max_len=70000 -dict="$ROOT/tests/fuzz/
 fuzz fuzz_shm "$qsecs" "$TMP/corpus_shm" -max_len=20000
 
 # UDP report datagrams (raw, and re-sealed so the field checks are reached) and a hostile interval pipeline
-fuzz fuzz_vnreport "$qsecs" "$TMP/corpus_vnreport" -max_len=40000
+fuzz fuzz_datagram "$qsecs" "$TMP/corpus_datagram" -max_len=40000
 
 # The collector's engine under a program of raw datagrams, authentic ones from a malicious node, ticks
 fuzz fuzz_collect "$qsecs" "$TMP/corpus_collect" -max_len=20000

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nodesim: a simulated cluster node for the collector's tests and benchmark (issue 7). It uses the real node
- * module (shared/vnnode): registers, sends one report per interval over UDP, takes the collector's SAMPLE
+ * module (shared/node): registers, sends one report per interval over UDP, takes the collector's SAMPLE
  * commands. Each interval it does a fixed amount of CPU work and reports the CPU time it took as the
  * compute time of its ranks (CPU time, so that sharing the CPU with the other simulated nodes does not
  * change it), plus noise of known size by class (a seeded generator). While sampled it reports in detail
@@ -21,9 +21,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "keyfile.h"
-#include "parse.h"
-#include "vnnode.h"
+#include "format/keyfile.h"
+#include "util/parse.h"
+#include "cluster/node.h"
 
 static uint64_t clk(clockid_t id)
 {
@@ -98,8 +98,8 @@ int main(int argc, char **argv)
 	int ranks = 4, c;
 	double slow = 0;
 	struct keyfile kf;
-	struct vnnode_cfg cfg = { 0 };
-	struct vnnode n;
+	struct node_cfg cfg = { 0 };
+	struct node n;
 	struct dropper d = { 0 };
 	char err[256];
 	struct vn_report_rec rec[64 * 8];
@@ -168,16 +168,16 @@ int main(int argc, char **argv)
 	}
 	rng_state = seed * 0x9e3779b97f4a7c15ull + node_id + 1;
 	cfg.node_id = node_id;
-	cfg.job_id = vnreport_job_id(job);
+	cfg.job_id = datagram_job_id(job);
 	cfg.keys = &kf;
-	if (vnnode_open(&n, &cfg, err, sizeof(err))) {
+	if (node_open(&n, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "nodesim: %s\n", err);
 		return 1;
 	}
 	d.fd = n.fd;
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
-	if (vnnode_hello(&n, clk(CLOCK_REALTIME)))
+	if (node_hello(&n, clk(CLOCK_REALTIME)))
 		fprintf(stderr, "nodesim %" PRIu64 ": hello not sent\n", node_id);
 	d.every = drop_every;
 	n.xmit = drop_xmit;
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	/* forged reports: right format, MAC made with a key the collector does not have */
 	for (uint64_t f = 0; f < forge; f++) {
 		struct keyfile bad = kf;
-		struct vnnode fake = n;
+		struct node fake = n;
 
 		bad.bytes[0][0] ^= 0x5a;
 		bad.keys[0].key = bad.bytes[0]; /* the copy's keys still point at kf's bytes */
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		memset(rec, 0, sizeof(rec[0]));
 		rec[0].kind = VN_REPORT_REC_RANK;
 		rec[0].noise_ns = 1000000000;
-		if (vnnode_send(&fake, VN_REPORT_COUNTERS, 0, 0, 0, rec, 1, clk(CLOCK_REALTIME)))
+		if (node_send(&fake, VN_REPORT_COUNTERS, 0, 0, 0, rec, 1, clk(CLOCK_REALTIME)))
 			fprintf(stderr, "nodesim: forged datagram not sent\n");
 	}
 
@@ -207,11 +207,11 @@ int main(int argc, char **argv)
 		size_t nr = 0;
 		int sampled;
 
-		vnnode_poll(&n, now);
-		sampled = vnnode_sampled(&n, now);
+		node_poll(&n, now);
+		sampled = node_sampled(&n, now);
 		if (now - last_hello > 1000000000ull) {
 			last_hello = now;
-			if (vnnode_hello(&n, start_rt))
+			if (node_hello(&n, start_rt))
 				fprintf(stderr, "nodesim %" PRIu64 ": hello not sent\n", node_id);
 		}
 		work = flood ? 0 : work_us * 1000 * (sampled && slow > 0 ? 1 + slow / 100 : 1);
@@ -260,8 +260,8 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		if (vnnode_send(&n, sampled ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, iv, start_rt,
-				clk(CLOCK_REALTIME), rec, nr, clk(CLOCK_REALTIME)) &&
+		if (node_send(&n, sampled ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, iv, start_rt,
+			      clk(CLOCK_REALTIME), rec, nr, clk(CLOCK_REALTIME)) &&
 		    !d.every)
 			fprintf(stderr,
 				"nodesim %" PRIu64 ": interval %" PRIu64 " not sent whole\n",
@@ -279,11 +279,11 @@ int main(int argc, char **argv)
 				ts = (struct timespec){ 0, 2000000 };
 			nanosleep(&ts, NULL);
 			now = clk(CLOCK_MONOTONIC);
-			vnnode_poll(&n, now);
+			node_poll(&n, now);
 		}
 	}
 	n.xmit = NULL; /* a last HELLO, never dropped, shows the collector any loss at the tail */
-	if (vnnode_hello(&n, clk(CLOCK_REALTIME)))
+	if (node_hello(&n, clk(CLOCK_REALTIME)))
 		fprintf(stderr, "nodesim %" PRIu64 ": last hello not sent\n", node_id);
 	printf("{\"node\":%" PRIu64 ",\"session\":%" PRIu64 ",\"datagrams\":%" PRIu64
 	       ",\"send_errors\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"forged\":%" PRIu64
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	       n.st.records, n.st.class_ns[VN_CLASS_IRQ], n.st.class_ns[VN_CLASS_SOFTIRQ],
 	       n.st.class_ns[VN_CLASS_THREAD], n.st.cmds, n.st.leases, n.st.cmds_bad,
 	       n.st.cmds_foreign, n.st.cmds_replayed);
-	vnnode_close(&n);
+	node_close(&n);
 	keyfile_clear(&kf);
 	return 0;
 }

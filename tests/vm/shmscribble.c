@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "../shm_hostile.h"
-#include "monotime.h"
+#include "shm_hostile.h"
+#include "util/monotime.h"
 
 /* Record t: a gap or an event with plausible current timestamps. */
 static int put_live(struct shm_writer *w, uint32_t ring, uint64_t t)
@@ -38,14 +38,14 @@ static int put_live(struct shm_writer *w, uint32_t ring, uint64_t t)
 
 		if (e.cls == VN_CLASS_THREAD)
 			snprintf(e.comm, sizeof(e.comm), "scribble%u", (unsigned int)(t % 7));
-		return shmw_put_event(w, ring, &e);
+		return shmwriter_put_event(w, ring, &e);
 	}
 	struct vn_sample s = { .start_ns = n - 5000 - t % 100000,
 			       .end_ns = n,
 			       .cpu = (uint16_t)ring,
 			       .kind = VN_SAMPLE_GAP };
 
-	return shmw_put_sample(w, ring, &s);
+	return shmwriter_put_sample(w, ring, &s);
 }
 
 int main(int argc, char **argv)
@@ -77,8 +77,8 @@ int main(int argc, char **argv)
 	h.reinit_every = 2000000;
 	h.put = put_live;
 	h.rng = argc == 4 ? strtoull(argv[3], NULL, 0) | 1 : 0x9e3779b97f4a7c15ull;
-	h.epoch = shmw_next_epoch(h.base, h.size, now_ns());
-	h.w = shmw_init(h.base, h.size, h.nrings, h.slots, h.epoch);
+	h.epoch = shmwriter_next_epoch(h.base, h.size, now_ns());
+	h.w = shmwriter_init(h.base, h.size, h.nrings, h.slots, h.epoch);
 	if (!h.w) {
 		perror("shmscribble: shmw_init");
 		return 1;
@@ -91,8 +91,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 1000; i++)
 			if (hostile_step(&h))
 				break;
-		if (h.w && shmw_mailbox_poll(h.w, &seq, &sent) == 1)
-			shmw_mailbox_reply(h.w, seq, sent, now_ns());
+		if (h.w && shmwriter_mailbox_poll(h.w, &seq, &sent) == 1)
+			shmwriter_mailbox_reply(h.w, seq, sent, now_ns());
 		if (h.errors > 100)
 			break;
 		usleep(100); /* leave the reader some CPU on a 2-core machine */
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	printf("shmscribble: %llu ops, %llu clean re-initialisations, %llu errors\n",
 	       (unsigned long long)h.ops, (unsigned long long)h.reinits,
 	       (unsigned long long)h.errors);
-	shmw_free(h.w);
+	shmwriter_free(h.w);
 	munmap(h.base, h.size);
 	return h.errors ? 1 : 0;
 }

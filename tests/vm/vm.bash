@@ -326,7 +326,7 @@ vm_wait_ready() {
 
 # vm_agent_running [TIMEOUT_S]: wait until the guest's `vnoise-guest agent` measures and has published (its
 # __com.vnoise_status through libvirt's agent channel says running, published > 0). Start loads after it:
-# the agent attaches its eBPF programs at start (live kernel text patching, see guest/khelper.c).
+# the agent attaches its eBPF programs at start (live kernel text patching, see guest/bpf/ktrace.c).
 vm_agent_running() {
 	local timeout=${1:-60} out deadline
 	deadline=$(($(date +%s) + timeout))

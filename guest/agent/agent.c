@@ -1,0 +1,861 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent: `vnoise-guest agent` — answers the QEMU guest agent wire protocol (guest/agent/qga) on the virtio-serial
+ * port org.qemu.guest_agent.0 (libvirt's: plain guest-sync) and on vnoise's own port org.vnoise.0
+ * (guest-sync-delimited with 0xFF is safe there). Survives the host side going away: while no host client is
+ * connected the port reports POLLHUP and reads return 0, so the agent drops any partial request and polls
+ * again every 100 ms. `agent --probe` prints the channel's devices.
+ *
+ * Shared memory (protocol/shm.h): the agent maps the ivshmem BAR2, lays out a new epoch (one ring per possible
+ * CPU), and a worker thread runs the measure engine (guest/measure/measure/measure/measure.c) with a tap that publishes every sample
+ * and kernel-helper event into its CPU's ring within AGENT_DRAIN_NS. A clock thread answers the host's clock
+ * exchanges through the mailbox and beats the status. __com.vnoise_start / __com.vnoise_stop start and stop
+ * the measurement; on exit the status says "stopped" and the next agent starts a new epoch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent/agent.h"
+#include "agent/guestdev.h"
+#include "util/log.h"
+#include "measure/measure.h"
+#include "measure/params.h"
+#include "util/parse.h"
+#include "agent/qga.h"
+#include "channel/shmring.h"
+#include "util/monotime.h"
+
+#define AGENT_VERSION "vnoise-guest 0.4"
+#define WRITE_WAIT_MS 1000
+#define CLOCK_POLL_NS 5000000ULL /* clock thread: mailbox poll interval outside the spin windows */
+#define HEARTBEAT_NS 100000000ULL /* status heartbeat */
+#define AGENT_DRAIN_NS 2000000ULL /* measurement drain -> shared memory (latency budget 10 ms) */
+#define HORIZON_MARGIN_NS 200000ULL
+/*
+ * While the measurement attaches or detaches its eBPF programs (live patching of kernel text with int3), the
+ * clock thread sleeps in QUIET_POLL_NS steps instead of waking every millisecond: under QEMU TCG a vCPU that
+ * keeps running the patched code paths (timer interrupt, context switch) can loop on the int3 while the
+ * patching vCPU waits for it in the sync IPI, and the guest locks up (seen: soft lockup at agent start).
+ */
+#define QUIET_POLL_NS 20000000L
+
+static const char usage[] =
+    "usage: vnoise-guest agent [--idle] [--duration S] [measure options] | agent --probe\n"
+    "  answers the guest agent protocol on org.qemu.guest_agent.0 and org.vnoise.0, measures noise "
+    "and\n"
+    "  publishes it into the ivshmem region for vnoise-host (ring N = CPU N), answers its clock "
+    "exchanges\n"
+    "  -c, --cpus L  measure these CPUs from the start (without it the agent waits for "
+    "__com.vnoise_start,\n"
+    "                which then measures every CPU)\n"
+    "  --idle        do not measure until __com.vnoise_start (the ports and the clock are served "
+    "anyway)\n"
+    "  --duration S  stop after S seconds (default: until SIGINT/SIGTERM)\n"
+    "  --probe       print the channel's devices (ivshmem BAR2, virtio-serial ports) and exit\n"
+    "  measure options: -T/--threshold US, -P/--priority, -H/--helper,\n"
+    "                   --no-hcall, -p/--period, -r/--runtime (see 'vnoise-guest measure "
+    "--help')\n";
+
+struct port {
+	const char *name;
+	char path[256];
+	int fd;
+	bool hup; /* no host client at the last poll */
+	struct qga_agent *qa;
+	uint64_t replies, write_drops;
+};
+
+struct agent {
+	struct port ports[2];
+	uint64_t start_ns;
+	uint64_t requests;
+	/* shared memory */
+	char shm_path[512];
+	void *shm;
+	size_t shm_size;
+	struct shm_writer *w;
+	uint32_t nrings;
+	uint64_t epoch;
+	uint64_t unplaced; /* records for a CPU without a ring */
+	/* measurement (worker thread), started and stopped by the main thread only */
+	struct measure_params mp;
+	struct measure_tap tap;
+	pthread_t worker;
+	bool worker_on;
+	int worker_stop; /* atomic */
+	int worker_rc; /* atomic: measure_run's exit code, -1 while running */
+	uint32_t state; /* atomic: enum vn_shm_agent_state */
+	uint64_t runs;
+	/* clock thread: owns status and mailbox */
+	pthread_t clock;
+	bool clock_on;
+	int clock_stop; /* atomic */
+	int clock_quiet; /* atomic: the kernel helper is being attached or detached: keep this vCPU quiet */
+	uint64_t exchanges; /* atomic */
+	uint8_t boot_id[16];
+	uint32_t ncpus;
+};
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void print_port(const char *name)
+{
+	char path[256];
+
+	if (guestdev_find_port(NULL, NULL, name, path, sizeof(path)))
+		printf("port %s: absent\n", name);
+	else
+		printf("port %s: %s\n", name, path);
+}
+
+static int probe(void)
+{
+	char path[512];
+	uint64_t size = 0;
+
+	print_port("org.qemu.guest_agent.0");
+	print_port("org.vnoise.0");
+	if (guestdev_find_ivshmem(NULL, path, sizeof(path), &size)) {
+		printf("ivshmem: absent\n");
+		log_err("no ivshmem-plain device (PCI 1af4:1110) in this guest");
+		return EXIT_ENV;
+	}
+	printf("ivshmem: %s %" PRIu64 "\n", path, size);
+	return EXIT_OK;
+}
+
+/* ---- shared memory: the region, the measurement tap, the clock thread ---- */
+
+static void read_boot_id(uint8_t out[16])
+{
+	char buf[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int i = 0;
+	const char *c;
+
+	memset(out, 0, 16);
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f))
+		for (c = buf; *c && i < 32; c++) {
+			int v = *c >= '0' && *c <= '9'	 ? *c - '0'
+				: *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
+							 : -1;
+
+			if (v < 0)
+				continue;
+			out[i / 2] = (uint8_t)(out[i / 2] | (i % 2 ? v : v << 4));
+			i++;
+		}
+	fclose(f);
+}
+
+static uint32_t possible_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n < 1 ? 1 : n > (long)VN_SHM_MAX_RINGS ? VN_SHM_MAX_RINGS : (uint32_t)n;
+}
+
+/* Map BAR2 and lay out a new epoch: one ring per possible CPU, as many slots as fit. */
+static int shm_open_region(struct agent *ag)
+{
+	struct timespec rt;
+	uint64_t size = 0;
+	uint32_t slots;
+	int fd, rc;
+
+	rc = guestdev_find_ivshmem(NULL, ag->shm_path, sizeof(ag->shm_path), &size);
+	if (rc)
+		return rc;
+	if (!size || size & (size - 1) || size > (1ULL << 34))
+		return -EINVAL;
+	fd = open(ag->shm_path, O_RDWR | O_SYNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ag->shm = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (ag->shm == MAP_FAILED) {
+		ag->shm = NULL;
+		return -errno;
+	}
+	ag->shm_size = (size_t)size;
+	ag->nrings = possible_cpus();
+	slots = shmwriter_fit_slots(ag->shm_size, ag->nrings);
+	if (!slots)
+		return -ENOSPC;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ag->epoch = shmwriter_next_epoch(
+	    ag->shm, ag->shm_size, (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec);
+	ag->w = shmwriter_init(ag->shm, ag->shm_size, ag->nrings, slots, ag->epoch);
+	if (!ag->w)
+		return -errno;
+	log_info("agent: shared memory %s: %zu bytes, %u rings of %u records, epoch %" PRIu64,
+		 ag->shm_path, ag->shm_size, ag->nrings, slots, ag->epoch);
+	return 0;
+}
+
+static void put_status(struct agent *ag, uint64_t t)
+{
+	struct vn_shm_status st = { 0 };
+
+	st.agent_state = __atomic_load_n(&ag->state, __ATOMIC_ACQUIRE);
+	st.guest_ncpus = ag->ncpus;
+	memcpy(st.boot_id, ag->boot_id, sizeof(st.boot_id));
+	st.agent_start_ns = ag->start_ns;
+	st.heartbeat_ns = t;
+	shmwriter_set_status(ag->w, &st);
+}
+
+/*
+ * Clock thread: answers the host's clock exchanges as soon as it sees them (the guest stamp must fall between
+ * the host's send and receive, so the answer's delay is the exchange's error bound) and beats the status.
+ * Waking from a sleep is slow and irregular under TCG (0.2-0.5 ms late on average, up to 4 ms), so the
+ * thread spins in a window around the next request's predicted arrival (the host sends on the
+ * VN_SHM_CLOCK_GRID_NS grid), opened earlier by the wake-up lateness it keeps measuring (EWMA + 2
+ * deviations), and polls every CLOCK_POLL_NS otherwise (before the first request, and when a request comes
+ * off the grid). Under TCG that spin costs a few percent of one vCPU; with prompt wake-ups it shrinks.
+ */
+#define WIN_BEFORE_NS 300000LL /* covers a late wake-up (~100-200 us under TCG) */
+#define WIN_AFTER_NS 500000LL /* covers the host's own wake-up jitter */
+#define EARLY_MAX_NS \
+	3000000ULL /* the window opens earlier by the usual wake-up lateness, at most this */
+#define JIT_MAX_NS 3000000LL /* and closes later by the host's usual lateness, at most this */
+#define LAG_KEEP 16 /* answers over which the smallest guest - host_send is kept */
+
+struct clock_pred {
+	int64_t lag
+	    [LAG_KEEP]; /* guest_ns - host_send_ns of recent answers: offset + our answer delay */
+	unsigned int n, next;
+	uint64_t last_send;
+	double jit_avg,
+	    jit_dev; /* EWMA of how long after its grid point the host sends, and deviation */
+};
+
+static void pred_add(struct clock_pred *p, uint64_t guest_ns, uint64_t host_send_ns)
+{
+	double j = (double)(host_send_ns % VN_SHM_CLOCK_GRID_NS);
+
+	if (j > VN_SHM_CLOCK_GRID_NS / 2) /* off the grid (e.g. the first request): no phase */
+		j = p->jit_avg;
+	p->lag[p->next] = (int64_t)(guest_ns - host_send_ns);
+	p->next = (p->next + 1) % LAG_KEEP;
+	if (p->n < LAG_KEEP)
+		p->n++;
+	p->last_send = host_send_ns;
+	p->jit_dev += ((j > p->jit_avg ? j - p->jit_avg : p->jit_avg - j) - p->jit_dev) / 8;
+	p->jit_avg += (j - p->jit_avg) / 8;
+}
+
+/*
+ * The next request's window in guest time after guest time t: [*open, *close); returns 0 without a
+ * prediction. Arrival = next grid point + the host's usual lateness + offset (smallest lag seen).
+ */
+static int pred_window(const struct clock_pred *p, uint64_t t, uint64_t early, uint64_t *open,
+		       uint64_t *close)
+{
+	int64_t lag = INT64_MAX, lo, hi;
+	uint64_t g;
+	unsigned int i;
+
+	if (!p->n)
+		return 0;
+	for (i = 0; i < p->n; i++)
+		if (p->lag[i] < lag)
+			lag = p->lag[i];
+	lo = (int64_t)(p->jit_avg - 2 * p->jit_dev);
+	hi = (int64_t)(p->jit_avg + 2 * p->jit_dev);
+	lo = lo < 0 ? 0 : lo;
+	hi = hi > JIT_MAX_NS ? JIT_MAX_NS : hi;
+	g = (p->last_send / VN_SHM_CLOCK_GRID_NS + 1) * VN_SHM_CLOCK_GRID_NS;
+	while ((int64_t)(g + (uint64_t)lag) + hi + WIN_AFTER_NS < (int64_t)t)
+		g += VN_SHM_CLOCK_GRID_NS;
+	*open = g + (uint64_t)lag + (uint64_t)lo - (uint64_t)WIN_BEFORE_NS - early;
+	*close = g + (uint64_t)lag + (uint64_t)hi + (uint64_t)WIN_AFTER_NS;
+	return 1;
+}
+
+/* Run the clock thread on one CPU the samplers leave alone (the highest), so the host knows which vCPU
+ * answers; with every CPU measured it stays unpinned. */
+static void pin_clock_thread(struct agent *ag)
+{
+	cpu_set_t set;
+	bool measured[VN_SHM_MAX_RINGS] = { false };
+	int i;
+
+	if (ag->mp.cpus_all || !ag->mp.ncpus)
+		return;
+	for (i = 0; i < ag->mp.ncpus; i++)
+		if (ag->mp.cpus[i] >= 0 && ag->mp.cpus[i] < (int)VN_SHM_MAX_RINGS)
+			measured[ag->mp.cpus[i]] = true;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (i = (int)ag->nrings - 1; i >= 0; i--)
+		if (CPU_ISSET(i, &set) && !measured[i]) {
+			CPU_ZERO(&set);
+			CPU_SET(i, &set);
+			(void)sched_setaffinity(0, sizeof(set), &set);
+			return;
+		}
+}
+
+static void *clock_main(void *arg)
+{
+	struct agent *ag = arg;
+	struct clock_pred pred = { 0 };
+	uint64_t next_beat = 0, seq, sent, t, wopen, wclose;
+	uint64_t in_win = 0, answers = 0, wakes = 0, late_sum = 0, late_max = 0, want = 0;
+	double late_avg = 0,
+	       late_dev = 0; /* EWMA of how late window wake-ups are, and its deviation */
+	uint64_t early = 0; /* how much earlier than the window to wake up */
+	int rc, spinning = 0;
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time (no 50 us slack) */
+	pin_clock_thread(ag);
+	while (!__atomic_load_n(&ag->clock_stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&ag->clock_quiet, __ATOMIC_ACQUIRE)) {
+			struct timespec q = { 0, QUIET_POLL_NS };
+
+			nanosleep(&q, NULL);
+			continue;
+		}
+		rc = shmwriter_mailbox_poll(ag->w, &seq, &sent);
+		if (rc == 1) {
+			t = now_ns();
+			shmwriter_mailbox_reply_cpu(ag->w, seq, sent, t, (uint32_t)sched_getcpu());
+			answers++;
+			in_win += spinning;
+			pred_add(&pred, t, sent);
+			__atomic_add_fetch(&ag->exchanges, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (rc == -EAGAIN)
+			continue;
+		t = now_ns();
+		if (t >= next_beat) {
+			put_status(ag, t);
+			next_beat = t + HEARTBEAT_NS;
+		}
+		if (want) {
+			double l = t > want ? (double)(t - want) : 0.0;
+
+			wakes++;
+			late_sum += (uint64_t)l;
+			if ((uint64_t)l > late_max)
+				late_max = (uint64_t)l;
+			late_dev += ((l > late_avg ? l - late_avg : late_avg - l) - late_dev) / 8;
+			late_avg += (l - late_avg) / 8;
+			early = (uint64_t)(late_avg + 2 * late_dev);
+			if (early > EARLY_MAX_NS)
+				early = EARLY_MAX_NS;
+			want = 0;
+		}
+		if (!pred_window(&pred, t, early, &wopen, &wclose))
+			wopen = wclose = 0;
+		spinning = wclose && t >= wopen;
+		if (spinning)
+			continue; /* inside the window: spin */
+		{
+			uint64_t d = CLOCK_POLL_NS;
+			struct timespec ts;
+
+			if (wclose && wopen - t < d) {
+				d = wopen - t;
+				want = wopen;
+			}
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)d;
+			nanosleep(&ts, NULL);
+		}
+	}
+	put_status(ag, now_ns());
+	log_debug(
+	    "agent: clock: %llu answers, %llu while spinning; window wake-ups late by %.1f us on "
+	    "average, %.1f us at most",
+	    (unsigned long long)answers, (unsigned long long)in_win,
+	    wakes ? (double)late_sum / 1e3 / (double)wakes : 0.0, (double)late_max / 1e3);
+	return NULL;
+}
+
+static void tap_sample(void *ctx, const struct vn_sample *s)
+{
+	struct agent *ag = ctx;
+
+	if (s->cpu >= ag->nrings || shmwriter_put_sample(ag->w, s->cpu, s))
+		ag->unplaced++;
+}
+
+static void tap_event(void *ctx, const struct vn_event *e)
+{
+	struct agent *ag = ctx;
+
+	if (e->cpu >= ag->nrings || shmwriter_put_event(ag->w, e->cpu, e))
+		ag->unplaced++;
+}
+
+/* After a drain: records that ended before drained_ns are all published (200 us for a sampler caught
+ * between reading the clock and pushing its record). */
+static void tap_tick(void *ctx, uint64_t drained_ns)
+{
+	struct agent *ag = ctx;
+	uint32_t r;
+
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE); /* attached, samplers running */
+	if (drained_ns <= HORIZON_MARGIN_NS)
+		return;
+	for (r = 0; r < ag->nrings; r++)
+		shmwriter_set_horizon(ag->w, r, drained_ns - HORIZON_MARGIN_NS);
+}
+
+/* Lost before publishing: a sampler ring (that CPU's ring) or the BPF ring buffer (counted on ring 0). */
+static void tap_lost(void *ctx, int cpu, uint64_t n)
+{
+	struct agent *ag = ctx;
+
+	shmwriter_add_dropped(ag->w, cpu >= 0 && (uint32_t)cpu < ag->nrings ? (uint32_t)cpu : 0, n);
+}
+
+static void *worker_main(void *arg)
+{
+	struct agent *ag = arg;
+	int rc = measure_run(&ag->mp);
+
+	if (rc != EXIT_OK)
+		log_err("agent: measuring stopped (exit code %d)", rc);
+	__atomic_store_n(&ag->worker_rc, rc, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE); /* detached */
+	return NULL;
+}
+
+static int worker_start(struct agent *ag)
+{
+	int rc;
+
+	if (ag->worker_on && __atomic_load_n(&ag->worker_rc, __ATOMIC_ACQUIRE) < 0)
+		return 0; /* running */
+	if (ag->worker_on) {
+		pthread_join(ag->worker, NULL);
+		ag->worker_on = false;
+	}
+	__atomic_store_n(&ag->worker_stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->worker_rc, -1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->clock_quiet, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->state, VN_SHM_AGENT_RUNNING, __ATOMIC_RELEASE);
+	rc = pthread_create(&ag->worker, NULL, worker_main, ag);
+	if (rc) {
+		__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
+		__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE);
+		return -rc;
+	}
+	ag->worker_on = true;
+	ag->runs++;
+	return 0;
+}
+
+static void worker_stop(struct agent *ag)
+{
+	if (!ag->worker_on)
+		return;
+	__atomic_store_n(&ag->clock_quiet, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ag->worker_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ag->worker, NULL);
+	__atomic_store_n(&ag->clock_quiet, 0, __ATOMIC_RELEASE);
+	ag->worker_on = false;
+	__atomic_store_n(&ag->state, VN_SHM_AGENT_PAUSED, __ATOMIC_RELEASE);
+}
+
+static const char *state_name(uint32_t st)
+{
+	static const char *const n[] = { "init", "running", "paused", "stopped" };
+
+	return st < VN_SHM_AGENT_MAX ? n[st] : "?";
+}
+
+static void json_channel(struct agent *ag, struct json_writer *w)
+{
+	uint32_t st = __atomic_load_n(&ag->state, __ATOMIC_ACQUIRE);
+	uint32_t r;
+	uint64_t pub = 0;
+
+	json_kv_str(w, "state", state_name(st));
+	if (!ag->w) {
+		json_key(w, "epoch");
+		json_null(w);
+		return;
+	}
+	for (r = 0; r < ag->nrings; r++)
+		pub += shmwriter_head(ag->w, r);
+	json_kv_u64(w, "epoch", ag->epoch);
+	json_kv_u64(w, "rings", ag->nrings);
+	json_kv_u64(w, "published", pub);
+	json_kv_u64(w, "clock_exchanges", __atomic_load_n(&ag->exchanges, __ATOMIC_RELAXED));
+	json_kv_u64(w, "measure_runs", ag->runs);
+	if (ag->worker_on && __atomic_load_n(&ag->worker_rc, __ATOMIC_ACQUIRE) > 0)
+		json_kv_u64(w, "measure_exit_code",
+			    (uint64_t)__atomic_load_n(&ag->worker_rc, __ATOMIC_ACQUIRE));
+}
+
+/* __com.vnoise_start: (re)start measuring and publishing. */
+static int cmd_start(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+{
+	struct agent *ag = ctx;
+	int rc;
+
+	(void)args;
+	if (!ag->w) {
+		snprintf(err, QGA_DESC_MAX, "no shared-memory channel in this guest");
+		return -ENODEV;
+	}
+	rc = worker_start(ag);
+	if (rc)
+		return rc;
+	json_obj_begin(w);
+	json_channel(ag, w);
+	json_obj_end(w);
+	return 0;
+}
+
+/* __com.vnoise_stop: stop measuring (the samplers and the kernel helper go away); the channel stays. */
+static int cmd_stop(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+{
+	struct agent *ag = ctx;
+
+	(void)args;
+	(void)err;
+	worker_stop(ag);
+	json_obj_begin(w);
+	json_channel(ag, w);
+	json_obj_end(w);
+	return 0;
+}
+
+/* Write a whole reply to a non-blocking port, waiting up to WRITE_WAIT_MS for room; else drop it. */
+static int emit(void *ctx, const char *reply, size_t len)
+{
+	struct port *p = ctx;
+	uint64_t deadline = now_ns() + WRITE_WAIT_MS * 1000000ULL;
+
+	while (len) {
+		ssize_t n = write(p->fd, reply, len);
+
+		if (n > 0) {
+			reply += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			p->write_drops++;
+			return -errno;
+		}
+		if (now_ns() > deadline) {
+			p->write_drops++;
+			return -ETIMEDOUT;
+		}
+		struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+
+		(void)poll(&pfd, 1, 50);
+	}
+	p->replies++;
+	return 0;
+}
+
+/* __com.vnoise_status: who is answering and since when. */
+static int cmd_status(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+{
+	struct agent *ag = ctx;
+	char path[512];
+	uint64_t size = 0;
+	int i;
+
+	(void)args;
+	(void)err;
+	json_obj_begin(w);
+	json_kv_str(w, "version", AGENT_VERSION);
+	json_kv_u64(w, "uptime_ns", now_ns() - ag->start_ns);
+	json_kv_u64(w, "requests", ag->requests);
+	if (guestdev_find_ivshmem(NULL, path, sizeof(path), &size) == 0) {
+		json_kv_str(w, "ivshmem", path);
+		json_kv_u64(w, "ivshmem_bytes", size);
+	} else {
+		json_key(w, "ivshmem");
+		json_null(w);
+	}
+	json_channel(ag, w);
+	json_key(w, "ports");
+	json_arr_begin(w);
+	for (i = 0; i < 2; i++) {
+		const struct port *p = &ag->ports[i];
+
+		json_obj_begin(w);
+		json_kv_str(w, "name", p->name);
+		json_kv_bool(w, "open", p->fd >= 0);
+		json_kv_u64(w, "replies", p->replies);
+		json_kv_u64(w, "write_drops", p->write_drops);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+	return 0;
+}
+
+static int port_open(struct agent *ag, struct port *p)
+{
+	const struct qga_command cmds[] = { { "__com.vnoise_status", cmd_status, ag },
+					    { "__com.vnoise_start", cmd_start, ag },
+					    { "__com.vnoise_stop", cmd_stop, ag } };
+
+	p->fd = -1;
+	if (guestdev_find_port(NULL, NULL, p->name, p->path, sizeof(p->path)))
+		return -ENOENT;
+	p->fd = open(p->path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (p->fd < 0)
+		return -errno;
+	p->qa = qga_agent_new(AGENT_VERSION);
+	if (!p->qa || qga_agent_register(p->qa, cmds, sizeof(cmds) / sizeof(cmds[0])))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Read what a port has and answer it; a hang-up (no host client) drops any half-read request. */
+static void port_service(struct agent *ag, struct port *p, short revents)
+{
+	char buf[4096];
+	ssize_t r;
+
+	if (revents & POLLIN) {
+		r = read(p->fd, buf, sizeof(buf));
+		if (r > 0) {
+			p->hup = false;
+			ag->requests++;
+			if (qga_agent_feed(p->qa, buf, (size_t)r, emit, p))
+				log_debug("agent: %s: reply dropped", p->name);
+			return;
+		}
+		if (r == 0) /* no host client: read returns 0 (REFERENCE.md §3) */
+			revents |= POLLHUP;
+	}
+	if (revents & (POLLHUP | POLLERR)) {
+		if (!p->hup)
+			qga_agent_reset(p->qa);
+		p->hup = true;
+	}
+}
+
+/*
+ * One round: wait up to 100 ms on the ports that have a host client; a hung-up port reports POLLHUP at once,
+ * so those are only checked without waiting, once per round.
+ */
+static void serve_once(struct agent *ag)
+{
+	struct pollfd pfd[2];
+	struct port *map[2];
+	int n = 0, i;
+
+	for (i = 0; i < 2; i++) {
+		if (ag->ports[i].fd < 0 || ag->ports[i].hup)
+			continue;
+		pfd[n].fd = ag->ports[i].fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		map[n++] = &ag->ports[i];
+	}
+	if (poll(n ? pfd : NULL, (nfds_t)n, 100) > 0)
+		for (i = 0; i < n; i++)
+			port_service(ag, map[i], pfd[i].revents);
+	for (i = 0; i < 2; i++) {
+		struct pollfd one = { .fd = ag->ports[i].fd, .events = POLLIN };
+
+		if (ag->ports[i].fd < 0 || !ag->ports[i].hup)
+			continue;
+		if (poll(&one, 1, 0) > 0)
+			port_service(ag, &ag->ports[i], one.revents);
+	}
+}
+
+static bool cpus_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-c") || !strncmp(argv[i], "--cpus", 6) ||
+		    (!strncmp(argv[i], "-c", 2) && argv[i][2]))
+			return true;
+	return false;
+}
+
+/* Split argv into the agent's own options and measure options (parsed by params_parse as "measure"). */
+static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duration_ns, bool *idle)
+{
+	char **mv = calloc((size_t)argc + 2, sizeof(*mv));
+	char err[256];
+	int i, mc = 0, rc;
+
+	if (!mv)
+		return EXIT_FAIL;
+	mv[mc++] = "measure";
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--idle")) {
+			*idle = true;
+		} else if (!strcmp(argv[i], "--duration")) {
+			if (i + 1 >= argc ||
+			    parse_duration(argv[i + 1], 1000000000ULL, duration_ns) ||
+			    !*duration_ns) {
+				log_err("invalid --duration '%s' (see 'vnoise-guest agent --help')",
+					i + 1 < argc ? argv[i + 1] : "");
+				free(mv);
+				return EXIT_USAGE;
+			}
+			i++;
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output") ||
+			   !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j") ||
+			   !strncmp(argv[i], "--stop", 6) || !strcmp(argv[i], "-d") ||
+			   !strcmp(argv[i], "--probe")) {
+			log_err("agent: option '%s' does not apply here (see 'vnoise-guest agent "
+				"--help')",
+				argv[i]);
+			free(mv);
+			return EXIT_USAGE;
+		} else {
+			mv[mc++] = argv[i];
+		}
+	}
+	rc = params_parse(mc, mv, &ag->mp, err, sizeof(err));
+	free(mv);
+	if (rc < 0) {
+		log_err("agent: %s", err);
+		return EXIT_USAGE;
+	}
+	if (rc == 1) {
+		fputs(usage, stdout);
+		return -1;
+	}
+	return 0;
+}
+
+int agent_main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct agent *ag = calloc(1, sizeof(*ag));
+	uint64_t duration_ns = 0, end_ns = 0;
+	bool idle = false;
+	int i, opened = 0, ret = EXIT_FAIL, rc;
+
+	if (!ag) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	ag->ports[0] = (struct port){ .name = "org.qemu.guest_agent.0", .fd = -1 };
+	ag->ports[1] = (struct port){ .name = "org.vnoise.0", .fd = -1 };
+	if (argc == 2 && !strcmp(argv[1], "--probe")) {
+		free(ag);
+		return probe();
+	}
+	rc = parse_args(ag, argc, argv, &duration_ns, &idle);
+	if (rc) {
+		free(ag);
+		return rc < 0 ? EXIT_OK : rc;
+	}
+	if (ag->mp.verbose)
+		log_set_verbosity(ag->mp.verbose);
+	if (ag->mp.cpus_all && !cpus_given(argc, argv))
+		idle = true; /* a daemon does not take every CPU unless asked */
+	ag->mp.quiet = 1;
+	ag->tap = (struct measure_tap){ .sample = tap_sample,
+					.event = tap_event,
+					.lost = tap_lost,
+					.tick = tap_tick,
+					.ctx = ag,
+					.stop = &ag->worker_stop,
+					.poll_ns = AGENT_DRAIN_NS };
+	ag->mp.tap = &ag->tap;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ag->start_ns = now_ns();
+	ag->ncpus = possible_cpus();
+	read_boot_id(ag->boot_id);
+	if (duration_ns)
+		end_ns = ag->start_ns + duration_ns;
+	for (i = 0; i < 2; i++) {
+		rc = port_open(ag, &ag->ports[i]);
+		if (rc == 0) {
+			opened++;
+			log_info("agent: serving %s on %s", ag->ports[i].name, ag->ports[i].path);
+		} else if (rc != -ENOENT) {
+			log_err("agent: cannot open %s (%s): %s", ag->ports[i].name,
+				ag->ports[i].path, strerror(-rc));
+			goto out;
+		}
+	}
+	rc = shm_open_region(ag);
+	if (rc == -ENOENT) {
+		log_warn("agent: no ivshmem-plain device (PCI 1af4:1110): serving the ports only");
+	} else if (rc) {
+		log_err("agent: cannot use the shared memory %s: %s", ag->shm_path, strerror(-rc));
+		ret = rc == -EACCES || rc == -EPERM ? EXIT_ENV : EXIT_FAIL;
+		goto out;
+	} else {
+		put_status(ag, now_ns());
+		if (pthread_create(&ag->clock, NULL, clock_main, ag)) {
+			log_err("agent: cannot start the clock thread");
+			goto out;
+		}
+		ag->clock_on = true;
+		if (!idle && (rc = worker_start(ag))) {
+			log_err("agent: cannot start measuring: %s", strerror(-rc));
+			goto out;
+		}
+	}
+	if (!opened && !ag->w) {
+		log_err("agent: no virtio-serial port org.qemu.guest_agent.0 or org.vnoise.0 here");
+		ret = EXIT_ENV;
+		goto out;
+	}
+	while (!g_stop && (!end_ns || now_ns() < end_ns)) {
+		if (opened)
+			serve_once(ag);
+		else
+			usleep(100000);
+	}
+	ret = EXIT_OK;
+out:
+	worker_stop(ag);
+	if (ag->clock_on) {
+		__atomic_store_n(&ag->state, VN_SHM_AGENT_STOPPED, __ATOMIC_RELEASE);
+		__atomic_store_n(&ag->clock_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(ag->clock, NULL);
+	}
+	if (ag->unplaced)
+		log_warn("agent: %" PRIu64 " records had no ring and were not published",
+			 ag->unplaced);
+	shmwriter_free(ag->w);
+	if (ag->shm)
+		munmap(ag->shm, ag->shm_size);
+	for (i = 0; i < 2; i++) {
+		if (ag->ports[i].fd >= 0)
+			close(ag->ports[i].fd);
+		qga_agent_free(ag->ports[i].qa);
+	}
+	free(ag);
+	return ret;
+}

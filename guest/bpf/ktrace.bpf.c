@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnoise kernel helper: net-duration interference events on the monitored CPUs (osnoise semantics, seed 002).
+ *
+ * Every event source (threads via sched_switch, device IRQs, x86 vector handlers, softirqs, KVM hypercall
+ * wrappers, NMIs) opens a frame on a per-CPU nesting stack at entry and closes it at exit. At exit the frame's
+ * net time is its wall time minus the wall time of the frames nested in it minus the hypervisor steal that
+ * happened inside it (the KVM steal clock, read from the per-CPU steal_time area). The record names its parent
+ * so user space can split any window exactly. Steal that happens while the CPU runs the sampler (no frame
+ * open) is reported as an observation when the next frame opens. Records go to a ring buffer without wake-ups;
+ * user space drains it on a timer. Only CPUs flagged in `monitored` emit anything.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bpf/ktrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#ifndef KTRACE_STEAL
+#define KTRACE_STEAL 1
+#endif
+
+const volatile struct ktrace_config cfg = { .ring_order = 12 };
+
+/* Sampler tids (set by user space) and per-CPU nesting state; the only .bss variable. */
+struct ktrace_shared kh;
+
+/*
+ * Per-CPU single-producer rings of records in one mmapable array (slot = ring_slot[cpu] << ring_order); the
+ * loader sizes it. Cheaper than a BPF ring buffer (no lock, no reservation header) and never wakes anyone.
+ * Programs on one CPU can nest (an IRQ inside a softirq program, an NMI anywhere), so positions are taken
+ * with an atomic add and each slot carries its sequence, written last.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct ktrace_slot);
+	__uint(max_entries, 1);
+} evring SEC(".maps");
+
+/*
+ * Steal clock. KTRACE_STEAL 1: the KVM steal_time area itself (exact at any instant; needs the per-CPU symbol in
+ * kallsyms). KTRACE_STEAL 2: the runqueue's copy (rq->prev_steal_time_rq), refreshed only when the scheduler
+ * updates the rq clock, so it lags; then steal is only reported as observations over wide windows (see
+ * steal_observe) and not subtracted inside frames. KTRACE_STEAL 0: no steal clock.
+ */
+#if KTRACE_STEAL == 1
+extern struct kvm_steal_time steal_time __ksym;
+
+static __always_inline __u64 steal_now(void)
+{
+	struct kvm_steal_time *st = bpf_this_cpu_ptr(&steal_time);
+
+	return st->steal;
+}
+#define frame_steal() steal_now()
+#elif KTRACE_STEAL == 2
+static __always_inline __u64 steal_now(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct cfs_rq *cr = t->se.cfs_rq; /* BTF pointer walks: plain loads, no helper calls */
+
+	return cr ? cr->rq->prev_steal_time_rq : 0;
+}
+#define frame_steal() 0
+#else
+static __always_inline __u64 steal_now(void)
+{
+	return 0;
+}
+#define frame_steal() 0
+#endif
+
+static __always_inline struct ktrace_cpu *cpu_state(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu >= KTRACE_MAX_CPUS || !cfg.monitored[cpu & (KTRACE_MAX_CPUS - 1)])
+		return 0;
+	return &kh.cpus[cpu & (KTRACE_MAX_CPUS - 1)];
+}
+
+/*
+ * Frame i of the CPU's stack, or NULL past its end. The barrier keeps the compiler from dropping the check as
+ * redundant, so older verifiers (6.1) see the bound on the very register used for the index.
+ */
+static __always_inline struct ktrace_frame *frame_at(struct ktrace_cpu *s, __u32 i)
+{
+	asm volatile("" : "+r"(i));
+	if (i >= KTRACE_MAX_DEPTH)
+		return 0;
+	return &s->f[i];
+}
+
+static __always_inline __u32 sat32(__u64 v, __u8 *flags)
+{
+	if (v > 0xffffffffULL) {
+		*flags |= VN_EVF_TRUNCATED;
+		return 0xffffffffU;
+	}
+	return (__u32)v;
+}
+
+static __always_inline struct ktrace_slot *ev_reserve(struct ktrace_cpu *s, __u32 cpu, __u64 *pos)
+{
+	__u64 size = 1ULL << cfg.ring_order, h = s->head;
+	struct ktrace_slot *sl;
+	__u32 idx;
+
+	if (h - kh.tail[cpu & (KTRACE_MAX_CPUS - 1)] >= size) {
+		s->dropped++;
+		return 0;
+	}
+	h = __sync_fetch_and_add(&s->head, 1);
+	idx = (cfg.ring_slot[cpu & (KTRACE_MAX_CPUS - 1)] << cfg.ring_order) +
+	      (__u32)(h & (size - 1));
+	sl = bpf_map_lookup_elem(&evring, &idx);
+	if (!sl) {
+		s->dropped++;
+		return 0;
+	}
+	s->events++;
+	*pos = h;
+	return sl;
+}
+
+static __always_inline void ev_submit(struct ktrace_slot *sl, __u64 pos)
+{
+	asm volatile("" ::: "memory"); /* record before sequence; x86 keeps store order */
+	sl->seq = pos + 1;
+}
+
+/* Report delta ns of steal that happened somewhere in [start, now). */
+static __always_inline void steal_emit(struct ktrace_cpu *s, __u64 start, __u64 now, __u64 delta)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ktrace_slot *sl;
+	struct vn_event *e;
+	__u64 pos;
+	__u8 fl = 0;
+
+	sl = ev_reserve(s, cpu, &pos);
+	if (!sl)
+		return;
+	e = &sl->e;
+	e->start_ns = start;
+	e->end_ns = now;
+	e->net_ns = sat32(delta, &fl);
+	e->steal_ns = 0;
+	e->id = 0;
+	e->parent_id = 0;
+	e->cpu = cpu;
+	e->cls = VN_CLASS_STEAL;
+	e->parent_cls = VN_CLASS_NONE;
+	e->depth = 0;
+	e->flags = fl;
+	e->pad[0] = e->pad[1] = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	ev_submit(sl, pos);
+}
+
+/* Exact steal clock: report the steal that happened at base level since the CPU last got there. */
+static __always_inline void base_leave(struct ktrace_cpu *s, __u64 now, __u64 st)
+{
+	if (KTRACE_STEAL == 1 && st > s->base_steal && s->base_ns)
+		steal_emit(s, s->base_ns, now, st - s->base_steal);
+}
+
+/*
+ * Lagging steal clock: the value read now reflects steal up to the rq clock update before it, which happened
+ * after the reading that preceded the previous change. So a change is reported over [that reading, now).
+ */
+static __always_inline void steal_observe(struct ktrace_cpu *s, __u64 now)
+{
+	__u64 st;
+
+	if (KTRACE_STEAL != 2)
+		return;
+	st = steal_now();
+	if (!st)
+		return;
+	if (s->obs_steal && st > s->obs_steal)
+		steal_emit(s, s->obs_pre_ns, now, st - s->obs_steal);
+	if (st != s->obs_steal || !s->obs_pre_ns)
+		s->obs_pre_ns = s->obs_last_ns ? s->obs_last_ns : now;
+	s->obs_steal = st;
+	s->obs_last_ns = now;
+}
+
+/* Open a frame at now; st is the exact steal clock (KTRACE_STEAL 1) or 0. */
+static __always_inline void frame_push(struct ktrace_cpu *s, __u8 cls, __u32 id, __u64 now,
+				       __u64 st)
+{
+	__u32 d = s->depth;
+	struct ktrace_frame *f;
+
+	if (d == 0)
+		base_leave(s, now, st);
+	s->depth = d + 1;
+	f = frame_at(s, d);
+	if (!f) {
+		s->desync++;
+		return;
+	}
+	f->start_ns = now;
+	f->child_ns = 0;
+	f->steal0_ns = st;
+	f->steal_child = 0;
+	f->id = id;
+	f->cls = cls;
+}
+
+/* Close the top frame, which must be of class cls; comm is the thread's name for THREAD frames. */
+static __always_inline void frame_pop(struct ktrace_cpu *s, __u32 cpu, __u8 cls, const char *comm,
+				      __u64 now, __u64 st)
+{
+	struct ktrace_slot *sl;
+	__u64 pos;
+	__u64 wall, stolen, own, net;
+	__u32 d = s->depth;
+	struct ktrace_frame *f, *p;
+	struct vn_event *e;
+	__u8 fl = 0;
+
+	if (d == 0) {
+		s->desync++; /* exit of something that began before we attached */
+		return;
+	}
+	if (d > KTRACE_MAX_DEPTH) {
+		s->depth = d - 1;
+		return;
+	}
+	f = frame_at(s, d - 1);
+	if (!f)
+		return;
+	if (f->cls != cls) {
+		s->desync++;
+		s->depth = 0;
+		s->base_ns = now;
+		s->base_steal = st;
+		return;
+	}
+	wall = now - f->start_ns;
+	stolen = st - f->steal0_ns;
+	own = stolen > f->steal_child ? stolen - f->steal_child : 0;
+	net = wall > f->child_ns + own ? wall - f->child_ns - own : 0;
+
+	sl = ev_reserve(s, cpu, &pos);
+	if (sl) {
+		e = &sl->e;
+		e->start_ns = f->start_ns;
+		e->end_ns = now;
+		e->net_ns = sat32(net, &fl);
+		e->steal_ns = sat32(own, &fl);
+		e->id = f->id;
+		e->cpu = cpu;
+		e->cls = cls;
+		e->depth = d - 1;
+		e->pad[0] = e->pad[1] = 0;
+		p = d >= 2 ? frame_at(s, d - 2) : 0;
+		if (p) {
+			e->parent_cls = p->cls;
+			e->parent_id = p->id;
+		} else {
+			e->parent_cls = VN_CLASS_NONE;
+			e->parent_id = 0;
+		}
+		if (comm)
+			__builtin_memcpy(e->comm, comm, VN_COMM_LEN);
+		else
+			__builtin_memset(e->comm, 0, sizeof(e->comm));
+		e->flags = fl;
+		ev_submit(sl, pos);
+	}
+	p = d >= 2 ? frame_at(s, d - 2) : 0;
+	if (p) {
+		p->child_ns += wall;
+		p->steal_child += stolen;
+	}
+	s->depth = d - 1;
+	if (d == 1) {
+		s->base_ns = now;
+		s->base_steal = st;
+	}
+}
+
+static __always_inline int on_enter(__u8 cls, __u32 id)
+{
+	struct ktrace_cpu *s = cpu_state();
+	__u64 now;
+
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	steal_observe(s, now);
+	frame_push(s, cls, id, now, frame_steal());
+	return 0;
+}
+
+static __always_inline int on_exit(__u8 cls)
+{
+	struct ktrace_cpu *s = cpu_state();
+	__u64 now;
+
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	steal_observe(s, now);
+	frame_pop(s, bpf_get_smp_processor_id(), cls, 0, now, frame_steal());
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ktrace_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (KTRACE_MAX_CPUS - 1);
+	struct ktrace_cpu *s = cpu_state();
+	char comm[VN_COMM_LEN];
+	__u64 now, st;
+	__u32 pid;
+
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = frame_steal();
+	steal_observe(s, now);
+	if (s->depth) {
+		/*
+		 * The open frame must be prev's. Some kernels do not emit every switch (idle->task on
+		 * CPU1 of the 6.18 Firecracker kernel, REFERENCE.md §6): then the frame belongs to a task
+		 * whose switch-out was not seen, its end is unknown, and it is dropped, not misattributed.
+		 */
+		if (s->depth == 1 && s->f[0].cls == VN_CLASS_THREAD &&
+		    s->f[0].id == (__u32)prev->pid) {
+			__builtin_memcpy(comm, prev->comm, VN_COMM_LEN);
+			frame_pop(s, cpu, VN_CLASS_THREAD, comm, now, st);
+		} else {
+			s->desync++;
+			s->depth = 0;
+			s->base_ns = now;
+			s->base_steal = st;
+		}
+	}
+	pid = next->pid;
+	if (pid == 0 || pid == kh.sampler_tid[cpu]) {
+		if (!s->base_ns) {
+			s->base_ns = now;
+			s->base_steal = st;
+		}
+		return 0;
+	}
+	frame_push(s, VN_CLASS_THREAD, pid, now, st);
+	return 0;
+}
+
+SEC("tp_btf/nmi_handler")
+int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ktrace_cpu *s = cpu_state();
+	struct ktrace_slot *sl;
+	struct ktrace_frame *pf;
+	struct vn_event *e;
+	__u64 now, delta, pos;
+	__u32 d;
+	__u8 fl = 0;
+
+	if (!s || delta_ns <= 0)
+		return 0;
+	now = bpf_ktime_get_ns();
+	delta = delta_ns;
+	d = s->depth;
+	sl = ev_reserve(s, cpu, &pos);
+	if (sl) {
+		e = &sl->e;
+		e->start_ns = now - delta;
+		e->end_ns = now;
+		e->net_ns = sat32(delta, &fl);
+		e->steal_ns = 0;
+		e->id = 0;
+		e->cpu = cpu;
+		e->cls = VN_CLASS_NMI;
+		e->depth = d < 255 ? d : 255;
+		e->flags = fl;
+		e->pad[0] = e->pad[1] = 0;
+		e->parent_cls = VN_CLASS_NONE;
+		e->parent_id = 0;
+		pf = d >= 1 ? frame_at(s, d - 1) : 0;
+		if (pf) {
+			e->parent_cls = pf->cls;
+			e->parent_id = pf->id;
+		}
+		__builtin_memset(e->comm, 0, sizeof(e->comm));
+		ev_submit(sl, pos);
+	}
+	pf = d >= 1 ? frame_at(s, d - 1) : 0;
+	if (pf)
+		pf->child_ns += delta;
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(ktrace_irq_entry, int irq)
+{
+	return on_enter(VN_CLASS_IRQ, (__u32)irq);
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(ktrace_irq_exit, int irq)
+{
+	return on_exit(VN_CLASS_IRQ);
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(ktrace_softirq_entry, unsigned int vec)
+{
+	return on_enter(VN_CLASS_SOFTIRQ, vec);
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(ktrace_softirq_exit, unsigned int vec)
+{
+	return on_exit(VN_CLASS_SOFTIRQ);
+}
+
+/* x86 vector handlers: irq_handler_entry does not see them (LAPIC timer, IPIs). */
+#define KTRACE_VECTOR(tp, v)                                      \
+	SEC("tp_btf/" #tp "_entry")                               \
+	int BPF_PROG(ktrace_##tp##_entry, int vector)             \
+	{                                                         \
+		return on_enter(VN_CLASS_IRQ, VN_VEC_BASE + (v)); \
+	}                                                         \
+	SEC("tp_btf/" #tp "_exit")                                \
+	int BPF_PROG(ktrace_##tp##_exit, int vector)              \
+	{                                                         \
+		return on_exit(VN_CLASS_IRQ);                     \
+	}
+
+KTRACE_VECTOR(local_timer, VN_VEC_LOCAL_TIMER)
+KTRACE_VECTOR(reschedule, VN_VEC_RESCHEDULE)
+KTRACE_VECTOR(call_function, VN_VEC_CALL_FUNCTION)
+KTRACE_VECTOR(call_function_single, VN_VEC_CALL_FUNCTION_SINGLE)
+KTRACE_VECTOR(irq_work, VN_VEC_IRQ_WORK)
+KTRACE_VECTOR(x86_platform_ipi, VN_VEC_X86_PLATFORM_IPI)
+KTRACE_VECTOR(spurious_apic, VN_VEC_SPURIOUS_APIC)
+KTRACE_VECTOR(error_apic, VN_VEC_ERROR_APIC)
+KTRACE_VECTOR(thermal_apic, VN_VEC_THERMAL_APIC)
+
+/* KVM hypercall wrappers of the guest kernel; the loader disables those this kernel lacks. */
+#define KTRACE_HCALL(fn, id)                           \
+	SEC("fentry/" #fn)                             \
+	int BPF_PROG(ktrace_hc_##fn##_entry)           \
+	{                                              \
+		return on_enter(VN_CLASS_HCALL, (id)); \
+	}                                              \
+	SEC("fexit/" #fn)                              \
+	int BPF_PROG(ktrace_hc_##fn##_exit)            \
+	{                                              \
+		return on_exit(VN_CLASS_HCALL);        \
+	}
+
+KTRACE_HCALL(kvm_send_ipi_mask, VN_HCALL_SEND_IPI_MASK)
+KTRACE_HCALL(kvm_send_ipi_mask_allbutself, VN_HCALL_SEND_IPI_MASK_ALLBUTSELF)
+KTRACE_HCALL(__send_ipi_mask, VN_HCALL_SEND_IPI_MASK_RAW)
+KTRACE_HCALL(kvm_kick_cpu, VN_HCALL_KICK_CPU)
+KTRACE_HCALL(kvm_flush_tlb_multi, VN_HCALL_FLUSH_TLB_MULTI)
+KTRACE_HCALL(kvm_sched_yield, VN_HCALL_SCHED_YIELD)
+KTRACE_HCALL(kvm_smp_send_call_func_ipi, VN_HCALL_SMP_SEND_CALL_FUNC_IPI)
+KTRACE_HCALL(kvm_wait, VN_HCALL_WAIT)

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Types shared by the eBPF kernel helper (ktrace.bpf.c) and its loader (ktrace.c): the per-CPU nesting
+ * state kept in the program's .bss. Types only (STYLE.md 2).
+ */
+#ifndef VNOISE_GUEST_BPF_KTRACE_H
+#define VNOISE_GUEST_BPF_KTRACE_H
+
+#include "noise.h"
+
+#define KTRACE_MAX_CPUS 256 /* power of two: index masks keep the verifier happy */
+#define KTRACE_MAX_DEPTH 8 /* thread < softirq < irq < hypercall < nmi needs 5 */
+
+/* One open event on a CPU's nesting stack. */
+struct ktrace_frame {
+	__u64 start_ns; /* entry time */
+	__u64 child_ns; /* wall time of the events nested in this one */
+	__u64 steal0_ns; /* steal clock at entry */
+	__u64 steal_child; /* steal that happened inside nested events */
+	__u32 id;
+	__u8 cls;
+	__u8 pad[3];
+};
+
+/* Per-CPU state; written only by programs running on that CPU. Counters are read by user space. */
+struct ktrace_cpu {
+	__u32 depth; /* open frames; may exceed KTRACE_MAX_DEPTH (those are not stored) */
+	__u32 pad;
+	__u64 base_ns; /* when the CPU last returned to base level (sampler or idle) */
+	__u64 base_steal; /* steal clock then */
+	__u64 obs_steal; /* lagging steal clock (KTRACE_STEAL 2): last value seen */
+	__u64 obs_last_ns; /* ... when it was last read */
+	__u64 obs_pre_ns; /* ... the reading before the last change */
+	__u64 head; /* next ring position (taken with an atomic add) */
+	__u64 events; /* records written to the ring */
+	__u64 dropped; /* records lost: ring buffer full */
+	__u64 desync; /* exits without a matching entry, overflowing stacks */
+	struct ktrace_frame f[KTRACE_MAX_DEPTH];
+};
+
+/* Settings, the helper's whole .rodata: written by the loader before load, constant afterwards. */
+struct ktrace_config {
+	__u8 monitored[KTRACE_MAX_CPUS]; /* 1: this CPU emits records */
+	__u32 ring_slot[KTRACE_MAX_CPUS]; /* index of the CPU's ring in evring */
+	__u32 ring_order; /* records per ring: 1 << ring_order */
+	__u32 pad;
+};
+
+/* One ring slot: the record and its sequence (position + 1), written after the record. */
+struct ktrace_slot {
+	__u64 seq;
+	struct vn_event e;
+};
+_Static_assert(sizeof(struct ktrace_slot) == 64, "one cache line per slot");
+
+/* The helper's whole .bss: user space maps it (sampler_tid and tail are written there, counters read). */
+struct ktrace_shared {
+	__u64 tail[KTRACE_MAX_CPUS]; /* per CPU: ring position user space has consumed up to */
+	__u32 sampler_tid[KTRACE_MAX_CPUS]; /* while this tid runs on the CPU it is at base level */
+	struct ktrace_cpu cpus[KTRACE_MAX_CPUS];
+};
+
+#endif

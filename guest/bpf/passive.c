@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* passive: loads the passive kernel helper from its skeleton (guest/bpf/passive_loader.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "bpf/ktrace_loader.h"
+#include "util/log.h"
+#include "bpf/passive.h"
+#include "bpf/passive_loader.h"
+#include "passive.skel.h"
+
+struct passive {
+	struct passive_bpf *skel;
+	struct vn_tgt *tgt; /* mmapped pv_tgt */
+	size_t tgt_len;
+	int used[VN_TGT_MAX]; /* tgid (or 1 for cgroup/CPU targets) holding each index; 0: free */
+	int ncpu; /* indexes 0..ncpu-1 belong to CPU mode */
+};
+
+static int pv_is_optional(const char *sec)
+{
+	return strcmp(sec, "tp_btf/sched_switch") && strcmp(sec, "tp_btf/irq_handler_entry") &&
+	       strcmp(sec, "tp_btf/irq_handler_exit") && strcmp(sec, "tp_btf/softirq_entry") &&
+	       strcmp(sec, "tp_btf/softirq_exit");
+}
+
+static int pv_load(struct passive *pv, const struct passive_opts *o, const char **why)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct bpf_program *prog;
+	int i, err;
+
+	if (!vmlinux) {
+		*why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
+		return -ENOENT;
+	}
+	pv->skel = passive_bpf__open();
+	if (!pv->skel) {
+		btf__free(vmlinux);
+		*why = "cannot open the passive kernel helper";
+		return -errno ? -errno : -EINVAL;
+	}
+	for (i = 0; i < o->ncpus; i++) {
+		if (o->cpus[i] < 0 || o->cpus[i] >= PV_MAX_CPUS || o->cpus[i] >= VN_TGT_MAX) {
+			btf__free(vmlinux);
+			*why = "CPU number beyond the passive helper's limit (256)";
+			return -ERANGE;
+		}
+		pv->skel->rodata->cfg.cpu_slot[o->cpus[i]] = (__u32)i + 1;
+		pv->used[i] = 1;
+	}
+	pv->ncpu = o->ncpus;
+	pv->skel->rodata->cfg.ncgroups = o->cgroups ? 1 : 0;
+	bpf_object__for_each_program(prog, pv->skel->obj)
+	{
+		const char *sec = bpf_program__section_name(prog);
+
+		if (!ktrace_has_target(vmlinux, sec)) {
+			if (!pv_is_optional(sec)) {
+				btf__free(vmlinux);
+				*why = "kernel lacks a required tracepoint";
+				return -ENOTSUP;
+			}
+			bpf_program__set_autoload(prog, false);
+		}
+	}
+	btf__free(vmlinux);
+	err = passive_bpf__load(pv->skel);
+	if (err) {
+		*why = err == -EPERM
+			   ? "not permitted to load eBPF (need root or CAP_BPF+CAP_PERFMON)"
+			   : "the kernel refused the passive helper's eBPF programs";
+		return err;
+	}
+	err = passive_bpf__attach(pv->skel);
+	if (err) {
+		*why = "cannot attach the passive helper";
+		return err;
+	}
+	pv->tgt_len = ((size_t)VN_TGT_MAX * sizeof(struct vn_tgt) + 4095) & ~(size_t)4095;
+	pv->tgt =
+	    mmap(NULL, pv->tgt_len, PROT_READ, MAP_SHARED, bpf_map__fd(pv->skel->maps.pv_tgt), 0);
+	if (pv->tgt == MAP_FAILED) {
+		pv->tgt = NULL;
+		*why = "cannot map the target counters";
+		return -errno;
+	}
+	return 0;
+}
+
+int passive_open(struct passive **out, const struct passive_opts *o, const char **why)
+{
+	struct passive *pv = calloc(1, sizeof(*pv));
+	int err;
+
+	*out = NULL;
+	*why = "";
+	if (!pv)
+		return -ENOMEM;
+	err = pv_load(pv, o, why);
+	if (err) {
+		passive_close(pv);
+		return err;
+	}
+	*out = pv;
+	return 0;
+}
+
+/* A free index, its counters cleared (the array is not writable through the mapping: use the syscall). */
+static int pv_take(struct passive *pv, int owner)
+{
+	static const struct vn_tgt zero;
+	__u32 i;
+
+	for (i = (__u32)pv->ncpu; i < VN_TGT_MAX; i++) {
+		if (pv->used[i])
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(pv->skel->maps.pv_tgt), &i, &zero, BPF_ANY))
+			return -errno;
+		pv->used[i] = owner;
+		return (int)i;
+	}
+	return -ENOSPC;
+}
+
+int passive_add_pid(struct passive *pv, int tgid)
+{
+	__u32 key = (__u32)tgid, idx;
+	int i;
+
+	if (tgid <= 0)
+		return -EINVAL;
+	i = pv_take(pv, tgid);
+	if (i < 0)
+		return i;
+	idx = (__u32)i;
+	if (bpf_map_update_elem(bpf_map__fd(pv->skel->maps.pv_tgid), &key, &idx, BPF_NOEXIST)) {
+		pv->used[i] = 0;
+		return -errno;
+	}
+	return i;
+}
+
+void passive_del_pid(struct passive *pv, int tgid)
+{
+	__u32 key = (__u32)tgid, idx;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(pv->skel->maps.pv_tgid), &key, &idx)) {
+		bpf_map_delete_elem(bpf_map__fd(pv->skel->maps.pv_tgid), &key);
+		if (idx < VN_TGT_MAX)
+			pv->used[idx] = 0;
+	}
+}
+
+int passive_add_cgroup(struct passive *pv, uint64_t cgid)
+{
+	__u64 key = cgid;
+	__u32 idx;
+	int i = pv_take(pv, 1);
+
+	if (i < 0)
+		return i;
+	idx = (__u32)i;
+	if (bpf_map_update_elem(bpf_map__fd(pv->skel->maps.pv_cgrp), &key, &idx, BPF_NOEXIST)) {
+		pv->used[i] = 0;
+		return -errno;
+	}
+	return i;
+}
+
+const struct vn_tgt *passive_tgt(const struct passive *pv, int idx)
+{
+	if (!pv->tgt || idx < 0 || idx >= VN_TGT_MAX)
+		return NULL;
+	return &pv->tgt[idx];
+}
+
+int passive_tgt_fd(const struct passive *pv)
+{
+	return bpf_map__fd(pv->skel->maps.pv_tgt);
+}
+
+size_t passive_tgt_size(const struct passive *pv)
+{
+	return pv->tgt_len;
+}
+
+void passive_set_detail(struct passive *pv, int on)
+{
+	__atomic_store_n(&pv->skel->data->pv_detail, on ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
+uint64_t passive_runs(const struct passive *pv)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < PV_MAX_CPUS; i++)
+		n += __atomic_load_n(&pv->skel->bss->pv_cpus[i].runs, __ATOMIC_RELAXED);
+	return n;
+}
+
+void passive_close(struct passive *pv)
+{
+	if (!pv)
+		return;
+	if (pv->tgt)
+		munmap(pv->tgt, pv->tgt_len);
+	passive_bpf__destroy(pv->skel);
+	free(pv);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Types shared by the passive kernel helper (passive.bpf.c) and its loader (passive.c): settings and the
+ * per-CPU state in the program's .bss. Types only (STYLE.md 2). The per-target counters are struct vn_tgt
+ * (protocol/app.h).
+ */
+#ifndef VNOISE_GUEST_BPF_PASSIVE_H
+#define VNOISE_GUEST_BPF_PASSIVE_H
+
+#include "app.h"
+
+#define PV_MAX_CPUS 256 /* power of two: index masks keep the verifier happy */
+#define PV_MAX_DEPTH 8 /* softirq < irq < nmi nesting */
+
+/* Settings, the helper's whole .rodata: written by the loader before load. */
+struct pv_config {
+	__u32
+	    cpu_slot[PV_MAX_CPUS]; /* CPU mode: target index + 1 of the CPU's user tasks; 0: none */
+	__u32 ncgroups; /* cgroup targets present: look tasks' cgroup ids up */
+	__u32 pad;
+};
+
+struct pv_frame {
+	__u64 start_ns;
+	__u64 child_ns; /* wall time of the frames nested in this one */
+	__u32 id;
+	__u8 cls;
+	__u8 pad[3];
+};
+
+/* Per-CPU state; written only by programs running on that CPU. */
+struct pv_cpu {
+	__u32 tgt; /* target index + 1 of the task on the CPU; 0: none */
+	__u32 cur_pid; /* the task on the CPU as last seen (switch or interrupt) */
+	__u32 depth; /* open interrupt frames (may exceed PV_MAX_DEPTH: those are not stored) */
+	__u32 pad;
+	__u64 in_ns; /* when that target's run began */
+	__u64 steal0; /* runqueue steal clock at the last reading */
+	__u64 runs; /* target runs closed (statistics) */
+	__u32 wait_tgt; /* target index + 1 of a preempted target waiting for this CPU; 0: none */
+	__u32 wait_pid; /* ... its thread */
+	__u64 seg_ns; /* the last switch on this CPU */
+	struct pv_frame f[PV_MAX_DEPTH];
+};
+
+#endif

@@ -1,4 +1,0 @@
-// SPDX-License-Identifier: GPL-2.0
-/* The kernel helper built without the KVM steal clock, for kernels that have no steal_time (not a KVM guest). */
-#define KH_STEAL 0
-#include "khelper.bpf.c"

@@ -1,0 +1,758 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnoise-guest mpi [options] -- mpirun ...: runs an MPI job with libvnoise-preload.so and the interval
+ * pipeline (issue 5). It loads the passive kernel helper, creates the node-local pipeline (a memfd holding a
+ * struct vn_pipe, protocol/app.h) and a registration socket in a private directory, and starts the command
+ * with LD_PRELOAD and VNOISE_SOCK set. Each rank registers after MPI_Init: it becomes a target of the helper
+ * and receives the pipeline and its noise counters (SCM_RIGHTS). The ranks filter and report the intervals
+ * themselves; when the job ends this process filters and reports the intervals still in the pipeline, prints
+ * a summary on stderr and exits with the job's status. Signals are forwarded to the job; the socket and its
+ * directory are removed on every exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "mpi/pipeline.h"
+#include "cluster/node_send.h"
+#include "format/keyfile.h"
+#include "util/log.h"
+#include "measure/measure.h"
+#include "attrib/merge.h"
+#include "util/monotime.h"
+#include "monitor/monitor.h"
+#include "util/parse.h"
+#include "bpf/passive_loader.h"
+#include "cluster/node.h"
+
+#define MPI_MAX_CLIENTS (VN_PIPE_RANKS + 8)
+
+struct mpi_client {
+	int fd;
+	int pid;
+	int rank;
+	int tgt; /* helper target index, -1: none */
+	struct vn_tgt last; /* counters when the rank left */
+	int left;
+};
+
+struct mpi_ctx {
+	struct vn_pipe *p;
+	int pipe_fd;
+	struct passive *pv;
+	struct mpi_client c[MPI_MAX_CLIENTS];
+	int nc;
+	int registered, refused;
+	char dir[32], sock[64];
+	uint32_t
+	    out; /* enum vn_pipe_out: our own copy, the pipeline's can be rewritten by a rank */
+	int out_fd; /* flush output */
+	int udp_fd;
+	struct sockaddr_storage udp_addr;
+	socklen_t udp_len;
+	/* --collector: the node end of the cluster reports (HELLO, SAMPLE commands) */
+	struct node node;
+	struct keyfile keys;
+	int collector;
+	int detail; /* the kernel helper tracks causes now */
+	uint64_t last_hello_ns;
+};
+
+static const char mpi_usage[] =
+    "usage: vnoise-guest mpi [options] -- COMMAND [ARGS...]   (e.g. -- mpirun -np 4 ./app)\n"
+    "Runs COMMAND with libvnoise-preload.so: the ranks time their MPI calls, and the time between "
+    "two\n"
+    "collectives (a computation interval) is compared across ranks with the noise that hit each "
+    "rank\n"
+    "(passive kernel helper, needs root). Delayed ranks are reported as noise (with the cause), "
+    "imbalance\n"
+    "or unexplained, one JSON line (schema vnoise.interval/1) per interval that has one.\n"
+    "  -j, --job NAME          job name in the reports (default: mpi)\n"
+    "  -D, --delay-pct X       a rank is delayed when its compute time exceeds the fastest rank's "
+    "by more\n"
+    "                          than X%% (default 10)\n"
+    "  -m, --min-noise T       noise of a class below T in an interval does not count (default 0; "
+    "us)\n"
+    "  -C, --classes LIST      classes that count as noise: nmi,irq,softirq,thread,hcall,steal "
+    "(default all)\n"
+    "  -a, --all               report every interval, not only those with a delayed rank\n"
+    "  -o, --out FILE          append the reports to FILE (default: stdout)\n"
+    "  -u, --udp ADDR:PORT     send each report as one UDP datagram (numeric address, [v6]:port)\n"
+    "  -c, --collector ADDR:PORT  report every interval to a vnoise-host collector as "
+    "authenticated\n"
+    "                          datagrams; the collector's round-robin sampling turns detailed\n"
+    "                          tracing (causes) on and off (needs --key-file)\n"
+    "  -k, --key-file FILE     the key shared with the collector (lines 'ID HEX', mode 600)\n"
+    "      --node-id N         this node's id in the reports (default: from the host name)\n"
+    "  -s, --stats FILE        per-thread statistics of the MPI and pthread calls, one JSON line "
+    "per thread\n"
+    "                          (vnoise.app/1; %%p = pid); default: none unless $VNOISE_PRELOAD_OUT "
+    "is set\n"
+    "      --no-helper         no kernel helper: no noise figures (imbalance only; no root "
+    "needed)\n"
+    "      --preload PATH      the preload library (default: libvnoise-preload.so beside this "
+    "program)\n";
+
+static int parse_classes(const char *s, uint32_t *mask)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int c, found = 0;
+
+		for (c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++) {
+			if (!strcmp(tok, merge_class_name(c))) {
+				*mask |= 1u << c;
+				found = 1;
+			}
+		}
+		if (!found)
+			return -1;
+	}
+	return *mask ? 0 : -1;
+}
+
+/* The preload library beside /proc/self/exe, or $VNOISE_PRELOAD. */
+static int find_preload(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+	const char *env = getenv("VNOISE_PRELOAD");
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(out, len, "%s/libvnoise-preload.so", dirname(exe));
+	return access(out, R_OK);
+}
+
+static void reply(int fd, int status, int tgt, const struct mpi_ctx *m)
+{
+	struct vn_reg_rep rep = { .magic = VN_REG_MAGIC, .status = status };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &rep, sizeof(rep) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fds[2];
+
+	if (!status) {
+		struct cmsghdr *cm;
+
+		rep.nfds = tgt >= 0 ? 2 : 1;
+		rep.tgt = tgt >= 0 ? (uint32_t)tgt : 0;
+		rep.pipe_size = sizeof(struct vn_pipe);
+		rep.tgt_size = tgt >= 0 ? passive_tgt_size(m->pv) : 0;
+		fds[0] = m->pipe_fd;
+		fds[1] = tgt >= 0 ? passive_tgt_fd(m->pv) : -1;
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(rep.nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(rep.nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, rep.nfds * sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
+		log_debug("registration reply: %s", strerror(errno));
+}
+
+/* A rank connects: check what it says (it is not trusted), make it a target, hand out the descriptors. */
+static void accept_rank(struct mpi_ctx *m, int lfd)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct vn_reg_req req;
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	struct mpi_client *c;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), tgt = -1, i;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	if (m->nc >= MPI_MAX_CLIENTS) {
+		m->refused++;
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recv(fd, &req, sizeof(req), MSG_WAITALL);
+	if (n == (ssize_t)sizeof(req) && req.magic == VN_REG_MAGIC && req.size > VN_PIPE_RANKS) {
+		if (!m->refused++)
+			log_warn("the job has %d ranks: vnoise tracks at most %d per node, the "
+				 "ranks run untracked",
+				 req.size, VN_PIPE_RANKS);
+		reply(fd, -E2BIG, -1, m);
+		close(fd);
+		return;
+	}
+	if (n != (ssize_t)sizeof(req) || req.magic != VN_REG_MAGIC || req.version != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || (int)req.pid != cr.pid ||
+	    req.size < 1 || req.size > VN_PIPE_RANKS || req.rank < 0 || req.rank >= req.size ||
+	    (m->p->h.nranks && (__u32)req.size != m->p->h.nranks)) {
+		log_warn("refused a registration (pid %d): malformed or inconsistent request",
+			 n == (ssize_t)sizeof(req) ? (int)req.pid : -1);
+		reply(fd, -EINVAL, -1, m);
+		m->refused++;
+		close(fd);
+		return;
+	}
+	for (i = 0; i < m->nc; i++) {
+		if (!m->c[i].left && m->c[i].rank == req.rank) {
+			log_warn("refused pid %d: rank %d is registered already", cr.pid, req.rank);
+			reply(fd, -EEXIST, -1, m);
+			m->refused++;
+			close(fd);
+			return;
+		}
+	}
+	if (m->pv) {
+		tgt = passive_add_pid(m->pv, cr.pid);
+		if (tgt < 0)
+			log_warn("rank %d (pid %d): no noise counters: %s", req.rank, cr.pid,
+				 strerror(-tgt));
+	}
+	if (!m->p->h.nranks)
+		__atomic_store_n(&m->p->h.nranks, (__u32)req.size, __ATOMIC_RELEASE);
+	reply(fd, 0, tgt, m);
+	c = &m->c[m->nc++];
+	c->fd = fd;
+	c->pid = cr.pid;
+	c->rank = req.rank;
+	c->tgt = tgt;
+	m->registered++;
+	log_debug("rank %d registered (pid %d, target %d)", req.rank, cr.pid, tgt);
+}
+
+static void rank_left(struct mpi_ctx *m, struct mpi_client *c)
+{
+	if (c->tgt >= 0) {
+		c->last = *passive_tgt(m->pv, c->tgt);
+		passive_del_pid(m->pv, c->pid);
+	}
+	close(c->fd);
+	c->fd = -1;
+	c->left = 1;
+}
+
+static void out_line(struct mpi_ctx *m, const char *buf, int n)
+{
+	ssize_t w;
+
+	if (m->out == VN_PIPE_OUT_UDP)
+		w = sendto(m->udp_fd, buf, (size_t)n - 1, 0, (struct sockaddr *)&m->udp_addr,
+			   m->udp_len) == n - 1
+			? n
+			: -1;
+	else
+		w = write(m->out_fd, buf, (size_t)n);
+	if (w == n)
+		__atomic_add_fetch(&m->p->h.reported, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&m->p->h.out_errors, 1, __ATOMIC_RELAXED);
+}
+
+/* After the job: filter and report what the ranks left in the pipeline, oldest first. */
+static void flush(struct mpi_ctx *m)
+{
+	static char buf[65536];
+	uint64_t ids[VN_PIPE_SLOTS];
+	int k, n = 0;
+
+	for (k = 0; k < VN_PIPE_SLOTS; k++) {
+		uint64_t t = __atomic_load_n(&m->p->slot[k].ticket, __ATOMIC_ACQUIRE);
+
+		if (t >> 16)
+			ids[n++] = (t >> 16) - 1;
+	}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && ids[j] < ids[j - 1]; j--) {
+			uint64_t x = ids[j];
+
+			ids[j] = ids[j - 1];
+			ids[j - 1] = x;
+		}
+	for (k = 0; k < n; k++) {
+		struct vn_pipe_slot *s = pipeline_slot(m->p, ids[k]);
+		int len;
+
+		if (s->state == VN_PIPE_TRACKED &&
+		    (m->p->h.nranks == 0 || (s->ticket & 0xffff) >= m->p->h.nranks))
+			pipeline_filter(m->p, ids[k]);
+		if (!pipeline_take_report(m->p, ids[k]))
+			continue;
+		if (m->out == VN_PIPE_OUT_REPORT) {
+			if (!node_send_report(m->p, ids[k], m->node.fd))
+				__atomic_add_fetch(&m->p->h.reported, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		len = pipeline_json(m->p, ids[k], buf, sizeof(buf));
+		if (len > 0 && m->out != VN_PIPE_OUT_NONE)
+			out_line(m, buf, len);
+		else
+			__atomic_add_fetch(&m->p->h.out_errors, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void summary(struct mpi_ctx *m)
+{
+	const struct vn_pipe_hdr *h = &m->p->h;
+	char nm[64];
+
+	log_info(
+	    "job '%s': %d rank%s registered, %d refused; intervals filtered %llu, reported %llu, "
+	    "quiet %llu, overrun %llu, output errors %llu, calls of unregistered ranks %llu; "
+	    "filter %.0f ns/interval, report %.0f ns/report",
+	    h->job, m->registered, m->registered == 1 ? "" : "s", m->refused,
+	    (unsigned long long)h->intervals, (unsigned long long)h->reported,
+	    (unsigned long long)h->quiet, (unsigned long long)h->overrun,
+	    (unsigned long long)h->out_errors, (unsigned long long)h->unregistered,
+	    h->intervals ? (double)h->filter_ns / (double)h->intervals : 0.0,
+	    h->reported ? (double)h->report_ns / (double)h->reported : 0.0);
+	if (m->collector)
+		log_info("collector: %llu report datagrams sent, %llu HELLOs; %llu SAMPLE commands "
+			 "taken "
+			 "(%llu leases), %llu rejected (%llu forged, %llu for another node, %llu "
+			 "replayed)",
+			 (unsigned long long)h->dgrams, (unsigned long long)m->node.st.datagrams,
+			 (unsigned long long)m->node.st.cmds, (unsigned long long)m->node.st.leases,
+			 (unsigned long long)(m->node.st.cmds_bad + m->node.st.cmds_foreign +
+					      m->node.st.cmds_replayed),
+			 (unsigned long long)m->node.st.cmds_bad,
+			 (unsigned long long)m->node.st.cmds_foreign,
+			 (unsigned long long)m->node.st.cmds_replayed);
+	for (int i = 0; i < m->nc; i++) {
+		const struct mpi_client *c = &m->c[i];
+		const struct vn_tgt *t = &c->last;
+		int best = -1;
+
+		if (c->tgt < 0)
+			continue;
+		if (!c->left)
+			t = passive_tgt(m->pv, c->tgt);
+		for (int k = 0; k < VN_TGT_CAUSES; k++)
+			if (t->cause[k].cls != VN_CLASS_NONE &&
+			    (best < 0 || t->cause[k].ns > t->cause[best].ns))
+				best = k;
+		log_info(
+		    "rank %d (pid %d): run %.1f ms, noise %.1f us (thread %.1f, irq %.1f, softirq "
+		    "%.1f, nmi %.1f, steal %.1f), largest cause %s",
+		    c->rank, c->pid, t->run_ns / 1e6, monitor_noise_total(t) / 1e3,
+		    t->ns[VN_CLASS_THREAD] / 1e3, t->ns[VN_CLASS_IRQ] / 1e3,
+		    t->ns[VN_CLASS_SOFTIRQ] / 1e3, t->ns[VN_CLASS_NMI] / 1e3,
+		    t->ns[VN_CLASS_STEAL] / 1e3,
+		    best >= 0 ? monitor_cause_name(&t->cause[best], nm, sizeof(nm)) : "none");
+	}
+}
+
+/*
+ * --collector: take SAMPLE commands, publish the lease to the reporters, turn the helper's cause tracking
+ * on while sampled, and say HELLO every second (registration and liveness). Returns the poll timeout (ms).
+ */
+static int node_tick(struct mpi_ctx *m)
+{
+	uint64_t now = now_ns(), until;
+	int on;
+
+	if (!m->collector)
+		return -1;
+	if (node_poll(&m->node, now) > 0) {
+		if (__atomic_load_n(&m->p->h.sample_until_ns, __ATOMIC_RELAXED) <= now)
+			__atomic_store_n(&m->p->h.sample_from_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->p->h.sample_until_ns, m->node.lease_end_ns, __ATOMIC_RELAXED);
+	}
+	on = node_sampled(&m->node, now);
+	if (on != m->detail && m->pv) {
+		passive_set_detail(m->pv, on);
+		log_debug("collector sampling %s", on ? "on" : "off");
+	}
+	m->detail = on;
+	if (now - m->last_hello_ns >= 1000000000ull) {
+		m->last_hello_ns = now;
+		/* one sequence space with the ranks' reports: the collector sees every gap */
+		m->node.seq = __atomic_fetch_add(&m->p->h.seq, 1, __ATOMIC_RELAXED);
+		if (node_hello(&m->node, now_rt_ns()))
+			log_debug("HELLO to the collector not sent");
+	}
+	until = on ? m->node.lease_end_ns - now : 1000000000ull;
+	return (int)(until / 1000000 + 1 < 1000 ? until / 1000000 + 1 : 1000);
+}
+
+static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
+{
+	struct pollfd pf[3 + MPI_MAX_CLIENTS];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	sigset_t set, old;
+	int lfd, sfd, status = 0, done = 0;
+	pid_t child;
+
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", m->sock);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 64)) {
+		log_err("registration socket %s: %s", m->sock, strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return EXIT_FAIL;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	child = fork();
+	if (child < 0) {
+		log_err("fork: %s", strerror(errno));
+		close(lfd);
+		return EXIT_FAIL;
+	}
+	if (child == 0) {
+		const char *lp = getenv("LD_PRELOAD");
+		char env[PATH_MAX * 2];
+
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		snprintf(env, sizeof(env), "%s%s%s", preload, lp && *lp ? " " : "", lp ? lp : "");
+		setenv("LD_PRELOAD", env, 1);
+		setenv("VNOISE_SOCK", m->sock, 1);
+		if (!getenv("VNOISE_PRELOAD_OUT"))
+			setenv("VNOISE_PRELOAD_STATS", "0", 1);
+		execvp(cmd[0], cmd);
+		log_err("cannot run '%s': %s", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	while (!done) {
+		int np = 0;
+
+		pf[np++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pf[np++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (int i = 0; i < m->nc; i++)
+			pf[np++] = (struct pollfd){ .fd = m->c[i].fd, .events = POLLIN };
+		/* the collector's socket last: not counted among the clients below */
+		pf[np] = (struct pollfd){ .fd = m->collector ? m->node.fd : -1, .events = POLLIN };
+		if (poll(pf, (nfds_t)np + 1, node_tick(m)) < 0 && errno != EINTR)
+			break;
+		node_tick(m);
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					if (waitpid(child, &status, WNOHANG) == child)
+						done = 1;
+				} else {
+					kill(child, (int)si.ssi_signo); /* the job decides */
+				}
+				if (done)
+					break;
+			}
+		}
+		if (pf[1].revents & POLLIN)
+			accept_rank(m, lfd);
+		/* only the clients polled this round: one accepted just now has no entry yet */
+		for (int i = 0; i < np - 2; i++) {
+			char b[64];
+			ssize_t r;
+
+			if (m->c[i].fd < 0 || !(pf[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			/* a rank says nothing after registering: EOF means it is gone, bytes are dropped */
+			r = recv(m->c[i].fd, b, sizeof(b), MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+				rank_left(m, &m->c[i]);
+		}
+	}
+	for (int i = 0; i < m->nc; i++)
+		if (!m->c[i].left)
+			rank_left(m, &m->c[i]);
+	close(lfd);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAIL;
+}
+
+int mpi_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "job", required_argument, 0, 'j' },
+		{ "delay-pct", required_argument, 0, 'D' },
+		{ "min-noise", required_argument, 0, 'm' },
+		{ "min-delay", required_argument, 0, 'M' },
+		{ "classes", required_argument, 0, 'C' },
+		{ "all", no_argument, 0, 'a' },
+		{ "out", required_argument, 0, 'o' },
+		{ "udp", required_argument, 0, 'u' },
+		{ "collector", required_argument, 0, 'c' },
+		{ "key-file", required_argument, 0, 'k' },
+		{ "node-id", required_argument, 0, 'I' },
+		{ "no-helper", no_argument, 0, 'N' },
+		{ "preload", required_argument, 0, 'L' },
+		{ "stats", required_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct mpi_ctx *m;
+	double pct = 10.0;
+	uint64_t min_noise = 0, min_delay = 10000;
+	uint32_t mask = 0, flags = 0;
+	const char *job = NULL, *out = NULL, *udp = NULL, *preload_opt = NULL, *why;
+	const char *collector = NULL, *keypath = NULL;
+	uint64_t node_id = 0;
+	int have_node_id = 0;
+	char kerr[256];
+	char preload[PATH_MAX];
+	int opt, helper = 1, rc, err;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+j:D:m:M:C:ao:u:c:k:s:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			job = optarg;
+			break;
+		case 'c':
+			collector = optarg;
+			break;
+		case 'k':
+			keypath = optarg;
+			break;
+		case 'I':
+			if (parse_u64(optarg, &node_id)) {
+				log_err("--node-id: '%s' is not a number", optarg);
+				return EXIT_USAGE;
+			}
+			have_node_id = 1;
+			break;
+		case 'D':
+			if (parse_double(optarg, &pct) || pct < 0 || pct > 10000) {
+				log_err("--delay-pct: '%s' is not a percentage (0-10000)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (parse_duration(optarg, 1000ULL, &min_noise)) {
+				log_err("--min-noise: bad duration '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'M':
+			if (parse_duration(optarg, 1000ULL, &min_delay) || min_delay > UINT32_MAX) {
+				log_err("--min-delay: bad duration '%s' (at most 4s)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			if (parse_classes(optarg, &mask)) {
+				log_err(
+				    "--classes: bad list '%s' (nmi,irq,softirq,thread,hcall,steal)",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			flags |= VN_PIPE_F_ALL;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'u':
+			udp = optarg;
+			break;
+		case 's':
+			setenv("VNOISE_PRELOAD_OUT", optarg,
+			       1); /* inherited by the job only: we load no preload */
+			break;
+		case 'N':
+			helper = 0;
+			break;
+		case 'L':
+			preload_opt = optarg;
+			break;
+		case 'h':
+			fputs(mpi_usage, stdout);
+			return EXIT_OK;
+		default:
+			log_err("bad option (see 'vnoise-guest mpi --help')");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		log_err("no command: vnoise-guest mpi [options] -- mpirun ... (see --help)");
+		return EXIT_USAGE;
+	}
+	if (out && udp) {
+		log_err("--out and --udp exclude each other");
+		return EXIT_USAGE;
+	}
+	if (collector && (out || udp)) {
+		log_err("--collector excludes --out and --udp");
+		return EXIT_USAGE;
+	}
+	if (!collector != !keypath) {
+		log_err(collector ? "--collector needs --key-file"
+				  : "--key-file goes with --collector");
+		return EXIT_USAGE;
+	}
+	if (!mask)
+		for (int c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++)
+			mask |= 1u << c;
+	if (preload_opt) {
+		snprintf(preload, sizeof(preload), "%s", preload_opt);
+		if (access(preload, R_OK)) {
+			log_err("--preload: cannot read '%s'", preload);
+			return EXIT_USAGE;
+		}
+	} else if (find_preload(preload, sizeof(preload))) {
+		log_err("libvnoise-preload.so not found beside vnoise-guest (give --preload PATH)");
+		return EXIT_ENV;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return EXIT_FAIL;
+	m->out_fd = 1;
+	m->udp_fd = -1;
+	m->node.fd = -1;
+	if (collector) {
+		struct node_cfg nc = { 0 };
+		char host[256] = "";
+
+		if (parse_sockaddr(collector, 1, &nc.collector, &nc.collector_len)) {
+			log_err("--collector: '%s' is not a numeric ADDR:PORT", collector);
+			free(m);
+			return EXIT_USAGE;
+		}
+		if (keyfile_load(keypath, &m->keys, kerr, sizeof(kerr))) {
+			log_err("%s", kerr);
+			free(m);
+			return EXIT_USAGE;
+		}
+		if (!have_node_id) {
+			gethostname(host, sizeof(host) - 1);
+			node_id = datagram_job_id(host); /* a stable hash of the host name */
+		}
+		nc.node_id = node_id;
+		nc.job_id = datagram_job_id(job ? job : "mpi");
+		nc.keys = &m->keys;
+		if (node_open(&m->node, &nc, kerr, sizeof(kerr))) {
+			log_err("--collector %s: %s", collector, kerr);
+			keyfile_clear(&m->keys);
+			free(m);
+			return EXIT_FAIL;
+		}
+		m->collector = 1;
+		flags |= VN_PIPE_F_ALL; /* the collector gets every interval */
+	}
+	if (udp) {
+		if (parse_sockaddr(udp, 1, &m->udp_addr, &m->udp_len)) {
+			log_err("--udp: '%s' is not a numeric ADDR:PORT", udp);
+			free(m);
+			return EXIT_USAGE;
+		}
+		m->udp_fd = socket(m->udp_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	if (out) {
+		m->out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (m->out_fd < 0) {
+			log_err("--out: cannot open '%s': %s", out, strerror(errno));
+			free(m);
+			return EXIT_USAGE;
+		}
+	}
+	if (helper) {
+		struct passive_opts po = { 0 };
+
+		err = passive_open(&m->pv, &po, &why);
+		if (err) {
+			log_err("passive kernel helper: %s (or run with --no-helper)", why);
+			node_close(&m->node);
+			keyfile_clear(&m->keys);
+			free(m);
+			return err == -EPERM ? EXIT_ENV : EXIT_FAIL;
+		}
+		m->detail = 1;
+	}
+	m->pipe_fd = memfd_create("vnoise-pipe", MFD_CLOEXEC);
+	if (m->pipe_fd < 0 || ftruncate(m->pipe_fd, sizeof(struct vn_pipe)) ||
+	    (m->p = mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED,
+			 m->pipe_fd, 0)) == MAP_FAILED) {
+		log_err("interval pipeline: %s", strerror(errno));
+		passive_close(m->pv);
+		free(m);
+		return EXIT_FAIL;
+	}
+	if (!job)
+		job = "mpi";
+	pipeline_init(m->p, job, pct, min_noise, mask, flags);
+	m->p->h.min_delay_ns = (uint32_t)min_delay;
+	m->out = collector ? VN_PIPE_OUT_REPORT
+		 : udp	   ? VN_PIPE_OUT_UDP
+		 : out	   ? VN_PIPE_OUT_FILE
+			   : VN_PIPE_OUT_STDOUT;
+	m->p->h.out = m->out;
+	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s",
+		 collector ? collector
+		 : udp	   ? udp
+		 : out	   ? out
+			   : "");
+	if (collector) {
+		const struct datagram_key *k = &m->keys.keys[0];
+
+		m->p->h.node_id = m->node.cfg.node_id;
+		m->p->h.session_id = m->node.cfg.session_id;
+		m->p->h.job_id = m->node.cfg.job_id;
+		m->p->h.key_id = k->id;
+		m->p->h.key_len = (uint16_t)k->len;
+		memcpy(m->p->h.key, k->key, k->len);
+		node_tick(m); /* first HELLO; cause tracking off until the collector samples us */
+	}
+	snprintf(m->dir, sizeof(m->dir), "/tmp/vnoise-mpi.XXXXXX");
+	if (!mkdtemp(m->dir)) {
+		log_err("cannot create a private directory: %s", strerror(errno));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	snprintf(m->sock, sizeof(m->sock), "%s/reg.sock", m->dir);
+	rc = run_job(m, argv + optind, preload);
+	flush(m);
+	summary(m);
+	unlink(m->sock);
+	rmdir(m->dir);
+out:
+	munmap(m->p, sizeof(struct vn_pipe));
+	close(m->pipe_fd);
+	passive_close(m->pv);
+	if (m->out_fd > 2)
+		close(m->out_fd);
+	if (m->udp_fd >= 0)
+		close(m->udp_fd);
+	node_close(&m->node);
+	keyfile_clear(&m->keys);
+	free(m);
+	return rc;
+}

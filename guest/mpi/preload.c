@@ -1,0 +1,1203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvnoise-preload.so: LD_PRELOAD interposition of a program's synchronisation calls (issue 5): the pthread
+ * calls and the MPI calls (PMPI wrappers). Each wrapped call is timed around the real function and counted in
+ * a per-thread table (guest/mpi/mpi/appstat: count, total, min, max, caller PC and argument of the last call). Hot
+ * path: two clock reads, a TLS table, no lock, no allocation, no syscall beyond the clock.
+ *
+ * The library does not link libmpi (non-MPI programs load it too): the PMPI_* functions are found with
+ * dlsym() when the program calls MPI_Init (or any wrapped MPI call first), and MPI_COMM_WORLD, a data symbol
+ * in Open MPI, is looked up the same way.
+ *
+ * Output: when a thread ends (its TLS destructor) and at exit, one JSON line per thread (schema vnoise.app/1,
+ * protocol/README.md; "rank" is the MPI_COMM_WORLD rank after MPI_Init, else -1) is appended to
+ * $VNOISE_PRELOAD_OUT (a "%p" in it becomes the pid), or written to stderr when that is unset; nothing when no
+ * wrapped call was made. Output is written with one write() per line so that threads and processes appending
+ * to the same file do not interleave.
+ *
+ * Per-call trace: with $VNOISE_PRELOAD_TRACE set ("%p" as above), every wrapped call appends a struct
+ * vn_app_call to a per-thread buffer of TRACE_RECS records, written to that file (O_APPEND) with one write()
+ * when full, when the thread ends and at exit. Unset, the cost is one predictable branch per call.
+ *
+ * MPI ranks started by `vnoise-guest mpi` ($VNOISE_SOCK) register after MPI_Init and take part in the
+ * interval pipeline (protocol/app.h, shared/pipeline): the thread that called MPI_Init closes an interval on
+ * entry of each collective (and of MPI_Wait/MPI_Waitall with $VNOISE_MPI_WAIT=1), writes its record into the
+ * shared pipeline, filters or reports older intervals when its arrival order says so, and starts the next
+ * interval when the call returns.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <mpi.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "mpi/appstat.h"
+#include "mpi/pipeline.h"
+#include "cluster/node_send.h"
+#include "util/monotime.h"
+#include "monitor/tgtdiff.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define PC() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+/* the library is built with hidden visibility: only the wrappers interpose */
+#define VN_EXPORT __attribute__((visibility("default")))
+
+struct tstat {
+	struct appstat st;
+	int used;
+};
+
+static __thread struct tstat t_stat;
+static pthread_key_t g_key;
+static int g_key_ok;
+static int g_rank = -1; /* MPI_COMM_WORLD rank once MPI_Init returned */
+static uint32_t g_pid; /* cached for the trace records; refreshed in a forked child */
+
+static int (*real_barrier_wait)(pthread_barrier_t *);
+static int (*real_mutex_lock)(pthread_mutex_t *);
+static int (*real_mutex_unlock)(pthread_mutex_t *);
+static int (*real_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static int (*real_join)(pthread_t, void **);
+
+/* One diagnostic line on stderr with one write(), so that ranks sharing a terminal do not interleave. */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0) {
+		/* stderr is all we have */
+	}
+}
+
+/* $NAME with its "%p" replaced by pid into path; 0, or -1 when unset or too long. */
+static int env_path(const char *name, char *path, size_t len)
+{
+	const char *v = getenv(name), *p;
+	int n;
+
+	if (!v || !*v)
+		return -1;
+	p = strstr(v, "%p");
+	if (p)
+		n = snprintf(path, len, "%.*s%d%s", (int)(p - v), v, (int)getpid(), p + 2);
+	else
+		n = snprintf(path, len, "%s", v);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static void emit(const struct appstat *s)
+{
+	char buf[4096], path[512], comm[17] = "";
+	int n, fd = 2, close_fd = 0;
+
+	if (getenv("VNOISE_PRELOAD_STATS") && !strcmp(getenv("VNOISE_PRELOAD_STATS"), "0"))
+		return; /* vnoise-guest mpi without --stats */
+	prctl(PR_GET_NAME, comm, 0, 0, 0);
+	n = appstat_json(s, (int)getpid(), (int)gettid(), g_rank, comm, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	if (getenv("VNOISE_PRELOAD_OUT") && *getenv("VNOISE_PRELOAD_OUT")) {
+		if (env_path("VNOISE_PRELOAD_OUT", path, sizeof(path)) < 0)
+			return;
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return;
+		close_fd = 1;
+	}
+	if (write(fd, buf, (size_t)n) != n) {
+		/* nothing to do: the program's own stderr or file is all we have */
+	}
+	if (close_fd)
+		close(fd);
+}
+
+/*
+ * Trace buffers. A thread gets one on its first traced call from a pool that is never unmapped, so that the
+ * exit handler can flush the buffers of threads still running without racing an munmap (records being added
+ * meanwhile may be lost or written twice: best effort at exit only). Threads beyond the pool get a private
+ * buffer, unmapped at thread end and not flushed at exit if still running.
+ */
+#define TRACE_RECS 1024
+#define TRACE_POOL 256
+
+struct tbuf {
+	uint32_t n; /* records held */
+	int slot; /* index in g_pool, -1: private */
+	struct vn_app_call rec[TRACE_RECS];
+};
+
+static int
+    g_trace; /* $VNOISE_PRELOAD_TRACE set and its file open: the one branch of the hot path */
+static int g_trace_fd = -1; /* -1 in a forked child until its first flush (atomic) */
+static int g_trace_perpid; /* the path has "%p": a forked child writes its own file */
+static uint64_t g_trace_lost; /* records not written (atomic) */
+static struct tbuf *g_pool[TRACE_POOL];
+static int g_pool_busy[TRACE_POOL]; /* 1 while a thread owns g_pool[i] (atomic) */
+static __thread struct tbuf *t_buf;
+static __thread uint32_t t_tid;
+
+static int trace_file(void)
+{
+	char path[512];
+
+	if (env_path("VNOISE_PRELOAD_TRACE", path, sizeof(path)) < 0)
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+/* At start: a bad path is said once, and tracing stays off. */
+static void trace_open(void)
+{
+	const char *v = getenv("VNOISE_PRELOAD_TRACE");
+
+	if (!v || !*v)
+		return;
+	g_trace_perpid = strstr(v, "%p") != NULL;
+	g_trace_fd = trace_file();
+	if (g_trace_fd < 0) {
+		say("libvnoise-preload: trace off: %s: %s", v, strerror(errno));
+		return;
+	}
+	g_trace = 1;
+}
+
+/* The file, opened on first use in a forked child (most children exec or _exit before writing any). */
+static int trace_fd(void)
+{
+	int fd = __atomic_load_n(&g_trace_fd, __ATOMIC_ACQUIRE), none = -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = trace_file();
+	if (fd >= 0 && !__atomic_compare_exchange_n(&g_trace_fd, &none, fd, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE)) {
+		close(fd); /* another thread opened it first */
+		fd = none;
+	}
+	return fd;
+}
+
+static void trace_flush(struct tbuf *b)
+{
+	size_t len;
+	uint32_t n = b->n;
+	int fd;
+
+	if (!n)
+		return;
+	len = (size_t)n * sizeof(b->rec[0]);
+	fd = trace_fd();
+	if (fd < 0 || write(fd, b->rec, len) != (ssize_t)len)
+		__atomic_fetch_add(&g_trace_lost, n, __ATOMIC_RELAXED);
+	b->n = 0;
+}
+
+static struct tbuf *trace_buf_get(void)
+{
+	struct tbuf *b;
+
+	for (int i = 0; i < TRACE_POOL; i++) {
+		int free_slot = 0;
+
+		if (!__atomic_compare_exchange_n(&g_pool_busy[i], &free_slot, 1, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		b = __atomic_load_n(&g_pool[i], __ATOMIC_ACQUIRE);
+		if (!b) {
+			b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (b == MAP_FAILED) {
+				__atomic_store_n(&g_pool_busy[i], 0, __ATOMIC_RELEASE);
+				return NULL;
+			}
+			b->slot = i;
+			__atomic_store_n(&g_pool[i], b, __ATOMIC_RELEASE);
+		}
+		b->n = 0;
+		return b;
+	}
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED)
+		return NULL;
+	b->slot = -1;
+	return b;
+}
+
+static void trace_buf_put(struct tbuf *b)
+{
+	trace_flush(b);
+	if (b->slot >= 0)
+		__atomic_store_n(&g_pool_busy[b->slot], 0, __ATOMIC_RELEASE);
+	else
+		munmap(b, sizeof(*b));
+}
+
+/* Out of line: only reached with tracing on. */
+static __attribute__((noinline)) void trace_add(uint32_t ev, uint32_t cpu, uint64_t t0, uint64_t t1,
+						uint64_t pc, uint64_t arg)
+{
+	struct tbuf *b = t_buf;
+	struct vn_app_call *c;
+
+	if (!b) {
+		b = t_buf = trace_buf_get();
+		if (!b) {
+			__atomic_fetch_add(&g_trace_lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	if (!t_tid)
+		t_tid = (uint32_t)gettid();
+	c = &b->rec[b->n];
+	c->start_ns = t0;
+	c->dur_ns = t1 - t0;
+	c->pc = pc;
+	c->arg = arg;
+	c->ev = ev;
+	c->cpu = cpu;
+	c->pid = g_pid;
+	c->tid = t_tid;
+	c->rank = g_rank;
+	c->pad = 0;
+	if (++b->n == TRACE_RECS)
+		trace_flush(b);
+}
+
+/* TLS destructor: the thread's line and the rest of its trace. */
+static void thread_end(void *arg)
+{
+	struct tstat *t = arg;
+
+	if (t && t->used) {
+		emit(&t->st);
+		t->used = 0;
+	}
+	if (t_buf) {
+		trace_buf_put(t_buf);
+		t_buf = NULL;
+	}
+}
+
+static void *must(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f) {
+		static const char msg[] = "libvnoise-preload: a pthread function is missing\n";
+
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+		}
+		abort();
+	}
+	return f;
+}
+
+static void at_fork_child(void);
+
+__attribute__((constructor)) static void init(void)
+{
+	static int done;
+
+	real_barrier_wait = must("pthread_barrier_wait");
+	real_mutex_lock = must("pthread_mutex_lock");
+	real_mutex_unlock = must("pthread_mutex_unlock");
+	real_cond_wait = must("pthread_cond_wait");
+	real_join = must("pthread_join");
+	if (done) /* reached again through a wrapper called before the constructor ran */
+		return;
+	done = 1;
+	g_pid = (uint32_t)getpid();
+	g_key_ok = pthread_key_create(&g_key, thread_end) == 0;
+	trace_open();
+	pthread_atfork(NULL, NULL, at_fork_child);
+}
+
+__attribute__((destructor)) static void fini(void)
+{
+	uint64_t lost;
+
+	thread_end(&t_stat); /* the thread that runs exit() */
+	for (int i = 0; i < TRACE_POOL; i++) /* threads still running */
+		if (__atomic_load_n(&g_pool_busy[i], __ATOMIC_ACQUIRE) && g_pool[i])
+			trace_flush(g_pool[i]);
+	lost = __atomic_load_n(&g_trace_lost, __ATOMIC_RELAXED);
+	if (lost)
+		say("libvnoise-preload: pid %u: %llu trace records lost", g_pid,
+		    (unsigned long long)lost);
+}
+
+/* Entry and exit of a wrapped call: the clock, and the CPU at entry only when tracing. */
+struct call {
+	uint64_t t0;
+	uint32_t cpu;
+};
+
+static inline __attribute__((always_inline)) void call_begin(struct call *c)
+{
+	c->cpu = 0;
+	if (unlikely(g_trace))
+		c->cpu = (uint32_t)sched_getcpu();
+	c->t0 = now_ns();
+}
+
+static inline __attribute__((always_inline)) void call_end(const struct call *c, uint32_t ev,
+							   uint64_t t1, uint64_t pc, uint64_t arg)
+{
+	struct tstat *t = &t_stat;
+
+	if (unlikely(!t->used)) {
+		t->used = 1;
+		if (g_key_ok)
+			pthread_setspecific(g_key, t);
+	}
+	appstat_add(&t->st, ev, t1 - c->t0, pc, arg);
+	if (unlikely(g_trace))
+		trace_add(ev, c->cpu, c->t0, t1, pc, arg);
+}
+
+VN_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	struct call c;
+	int rc;
+
+	if (!real_barrier_wait)
+		init();
+	call_begin(&c);
+	rc = real_barrier_wait(b);
+	call_end(&c, VN_APP_PTHREAD_BARRIER_WAIT, now_ns(), PC(), (uint64_t)(uintptr_t)b);
+	return rc;
+}
+
+VN_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	struct call c;
+	int rc;
+
+	if (!real_mutex_lock) /* called while the dynamic linker resolves us: no-op is not safe, resolve */
+		real_mutex_lock = must("pthread_mutex_lock");
+	call_begin(&c);
+	rc = real_mutex_lock(m);
+	call_end(&c, VN_APP_PTHREAD_MUTEX_LOCK, now_ns(), PC(), (uint64_t)(uintptr_t)m);
+	return rc;
+}
+
+VN_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	struct call c;
+	int rc;
+
+	if (!real_mutex_unlock)
+		real_mutex_unlock = must("pthread_mutex_unlock");
+	call_begin(&c);
+	rc = real_mutex_unlock(m);
+	call_end(&c, VN_APP_PTHREAD_MUTEX_UNLOCK, now_ns(), PC(), (uint64_t)(uintptr_t)m);
+	return rc;
+}
+
+VN_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+	struct call c;
+	int rc;
+
+	if (!real_cond_wait)
+		init();
+	call_begin(&c);
+	rc = real_cond_wait(cv, m);
+	call_end(&c, VN_APP_PTHREAD_COND_WAIT, now_ns(), PC(), (uint64_t)(uintptr_t)cv);
+	return rc;
+}
+
+VN_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+	struct call c;
+	int rc;
+
+	if (!real_join)
+		init();
+	call_begin(&c);
+	rc = real_join(th, ret);
+	call_end(&c, VN_APP_PTHREAD_JOIN, now_ns(), PC(), (uint64_t)th);
+	return rc;
+}
+
+/*
+ * The real MPI functions, typed after mpi.h's own prototypes. Found lazily: in the global scope after us
+ * (RTLD_NEXT, else RTLD_DEFAULT: we define no PMPI_* ourselves), else in a libmpi the program dlopen()ed
+ * locally.
+ */
+static struct {
+	__typeof__(PMPI_Init) *init;
+	__typeof__(PMPI_Init_thread) *init_thread;
+	__typeof__(PMPI_Finalize) *finalize;
+	__typeof__(PMPI_Barrier) *barrier;
+	__typeof__(PMPI_Allreduce) *allreduce;
+	__typeof__(PMPI_Alltoall) *alltoall;
+	__typeof__(PMPI_Reduce) *reduce;
+	__typeof__(PMPI_Bcast) *bcast;
+	__typeof__(PMPI_Allgather) *allgather;
+	__typeof__(PMPI_Wait) *wait;
+	__typeof__(PMPI_Waitall) *waitall;
+	__typeof__(PMPI_Type_size) *type_size;
+	__typeof__(PMPI_Comm_rank) *comm_rank;
+	__typeof__(PMPI_Comm_size) *comm_size;
+	MPI_Comm world;
+} mpi;
+static int mpi_ok; /* every pointer above is set (release/acquire) */
+
+static void *mpi_sym(const char *name, int data)
+{
+	static const char *const libs[] = { "libmpi.so.40", "libmpi.so" };
+	/*
+	 * A variable may have been copied into the executable (copy relocation), and then every user, libmpi
+	 * included, uses that copy: the global lookup finds it first. Functions: the next definition after us.
+	 */
+	void *f = dlsym(data ? RTLD_DEFAULT : RTLD_NEXT, name);
+
+	if (!f && !data)
+		f = dlsym(RTLD_DEFAULT, name);
+	for (size_t i = 0; !f && i < sizeof(libs) / sizeof(libs[0]); i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (h) {
+			f = dlsym(h, name);
+			dlclose(h); /* NOLOAD took a reference; the program still holds its own */
+		}
+	}
+	if (!f) {
+		say("libvnoise-preload: %s not found: the program calls MPI without libmpi", name);
+		abort();
+	}
+	return f;
+}
+
+/* Idempotent: concurrent first calls store the same values. */
+static __attribute__((noinline)) void mpi_resolve(void)
+{
+	mpi.init = mpi_sym("PMPI_Init", 0);
+	mpi.init_thread = mpi_sym("PMPI_Init_thread", 0);
+	mpi.finalize = mpi_sym("PMPI_Finalize", 0);
+	mpi.barrier = mpi_sym("PMPI_Barrier", 0);
+	mpi.allreduce = mpi_sym("PMPI_Allreduce", 0);
+	mpi.alltoall = mpi_sym("PMPI_Alltoall", 0);
+	mpi.reduce = mpi_sym("PMPI_Reduce", 0);
+	mpi.bcast = mpi_sym("PMPI_Bcast", 0);
+	mpi.allgather = mpi_sym("PMPI_Allgather", 0);
+	mpi.wait = mpi_sym("PMPI_Wait", 0);
+	mpi.waitall = mpi_sym("PMPI_Waitall", 0);
+	mpi.type_size = mpi_sym("PMPI_Type_size", 0);
+	mpi.comm_rank = mpi_sym("PMPI_Comm_rank", 0);
+	mpi.comm_size = mpi_sym("PMPI_Comm_size", 0);
+#ifdef OPEN_MPI
+	/* MPI_COMM_WORLD is the address of a libmpi variable: naming it would make us link libmpi */
+	mpi.world = (MPI_Comm)mpi_sym("ompi_mpi_comm_world", 1);
+#else
+	mpi.world = MPI_COMM_WORLD;
+#endif
+	__atomic_store_n(&mpi_ok, 1, __ATOMIC_RELEASE);
+}
+
+/* Message bytes of a successful call (the datatype is then valid), 0 when unknown. */
+static inline uint64_t mpi_bytes(int rc, int count, MPI_Datatype type)
+{
+	int sz;
+
+	if (rc != MPI_SUCCESS || count <= 0 || mpi.type_size(type, &sz) != MPI_SUCCESS || sz < 0)
+		return 0;
+	return (uint64_t)count * (uint64_t)sz;
+}
+
+/*
+ * Interval tracking, in a registered rank, by the thread that called MPI_Init (t_iv): other threads' MPI
+ * calls only count stats. Everything below the registration is on the hot path of a closing call: no
+ * allocation, no lock, no stdio.
+ */
+enum { IV_OFF = 0, IV_TRACKED = 1, IV_UNREGISTERED = 2 };
+
+static struct {
+	struct vn_pipe *p;
+	const struct vn_tgt *live; /* the rank's counters, updated by the kernel; NULL: no array */
+	struct vn_tgt snap; /* live at the start of the current interval */
+	uint64_t n; /* current interval */
+	uint64_t start_ns;
+	uint64_t instr; /* instruction counter at the start, VN_PIPE_NO_INSTR without a PMU */
+	uint32_t rank;
+	int wait_closes; /* $VNOISE_MPI_WAIT=1 */
+	int done; /* MPI_Finalize was called */
+	int perf_fd;
+	int sock; /* registration socket, kept open: its end tells the monitor the rank left */
+	uint32_t out; /* enum vn_pipe_out */
+	int out_fd;
+	struct sockaddr_storage sa; /* VN_PIPE_OUT_UDP */
+	socklen_t salen;
+} g_iv = { .perf_fd = -1, .sock = -1, .out_fd = -1 };
+static __thread int t_iv; /* IV_* for this thread */
+
+static uint64_t instr_read(void)
+{
+	uint64_t v;
+
+	if (g_iv.perf_fd < 0 || read(g_iv.perf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		return VN_PIPE_NO_INSTR;
+	return v;
+}
+
+static inline int iv_closes(uint32_t ev)
+{
+	return ev < VN_APP_MPI_WAIT || g_iv.wait_closes;
+}
+
+/* Start interval g_iv.n at t (exit of the call that closed the previous one). */
+static void iv_open(uint64_t t)
+{
+	if (t_iv != IV_TRACKED)
+		return;
+	g_iv.start_ns = t;
+	if (g_iv.live)
+		memcpy(&g_iv.snap, g_iv.live, sizeof(g_iv.snap));
+	if (g_iv.perf_fd >= 0)
+		g_iv.instr = instr_read();
+}
+
+/* Formats and writes or sends the report of interval n; counts it. */
+static void iv_report(struct vn_pipe *p, uint64_t n)
+{
+	static char buf[65536];
+	uint64_t t0 = now_ns();
+	int len, ok = 0;
+
+	if (g_iv.out == VN_PIPE_OUT_NONE)
+		return;
+	if (g_iv.out ==
+	    VN_PIPE_OUT_REPORT) { /* datagrams to the collector: node_send counts errors */
+		if (!node_send_report(p, n, g_iv.out_fd))
+			__atomic_fetch_add(&p->h.reported, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->h.report_ns, now_ns() - t0, __ATOMIC_RELAXED);
+		return;
+	}
+	len = pipeline_json(p, n, buf, sizeof(buf));
+	if (len > 0 && g_iv.out == VN_PIPE_OUT_UDP) {
+		size_t dlen = (size_t)len - (buf[len - 1] == '\n'); /* one datagram, no newline */
+
+		ok = sendto(g_iv.out_fd, buf, dlen, MSG_DONTWAIT | MSG_NOSIGNAL,
+			    (struct sockaddr *)&g_iv.sa, g_iv.salen) == (ssize_t)dlen;
+	} else if (len > 0) {
+		ok = write(g_iv.out_fd, buf, (size_t)len) == len;
+	}
+	__atomic_fetch_add(ok ? &p->h.reported : &p->h.out_errors, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->h.report_ns, now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+/* The rank's noise since the snapshot into r, with the cause that grew most. */
+static void iv_noise(struct vn_pipe_iv *r)
+{
+	const struct vn_tgt_cause *best = NULL;
+	uint64_t best_ns = 0;
+	struct vn_tgt now;
+
+	if (!g_iv.live) {
+		memset(r->noise_ns, 0, sizeof(r->noise_ns));
+		r->cause_ns = 0;
+		r->cause_id = 0;
+		r->cause_cls = VN_CLASS_NONE;
+		memset(r->cause_comm, 0, sizeof(r->cause_comm));
+		return;
+	}
+	/* plain loads of counters the kernel updates meanwhile: a torn read only moves noise between intervals */
+	memcpy(&now, g_iv.live, sizeof(now));
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		r->noise_ns[c] = now.ns[c] > g_iv.snap.ns[c] ? now.ns[c] - g_iv.snap.ns[c] : 0;
+	for (int i = 0; i < VN_TGT_CAUSES; i++) {
+		const struct vn_tgt_cause *l = &now.cause[i];
+		uint64_t grew = tgt_cause_grew(l, &g_iv.snap.cause[i]);
+
+		if (grew > best_ns) {
+			best_ns = grew;
+			best = l;
+		}
+	}
+	r->cause_ns = best_ns;
+	r->cause_id = best ? best->id : 0;
+	r->cause_cls = best ? best->cls : VN_CLASS_NONE;
+	if (best)
+		memcpy(r->cause_comm, best->comm, sizeof(r->cause_comm));
+	else
+		memset(r->cause_comm, 0, sizeof(r->cause_comm));
+}
+
+/*
+ * Close interval g_iv.n at end (entry of the closing call ev): write the rank's record, take a ticket, and do
+ * the pipeline's work that the arrival order gives this rank.
+ */
+static __attribute__((noinline)) void iv_close(uint32_t ev, uint64_t end)
+{
+	struct vn_pipe *p = g_iv.p;
+	uint64_t n = g_iv.n, instr;
+	struct vn_pipe_iv *r;
+	int t;
+
+	if (g_iv.done)
+		return;
+	if (t_iv == IV_UNREGISTERED) {
+		__atomic_fetch_add(&p->h.unregistered, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	r = &pipeline_slot(p, n)->r[g_iv.rank];
+	r->start_ns = g_iv.start_ns;
+	r->end_ns = end;
+	iv_noise(r);
+	instr = g_iv.perf_fd >= 0 ? instr_read() : VN_PIPE_NO_INSTR;
+	r->instructions = instr == VN_PIPE_NO_INSTR || g_iv.instr == VN_PIPE_NO_INSTR
+			      ? VN_PIPE_NO_INSTR
+			      : instr - g_iv.instr;
+	r->verdict = VN_VERDICT_NONE;
+	r->delay_ns = 0;
+	r->ev = (uint16_t)ev;
+	r->cpu = (uint32_t)sched_getcpu();
+	r->pid = g_pid;
+	r->interval = n + 1;
+	t = pipeline_arrive(p, n);
+	/*
+	 * The second rank to arrive filters while it waits; with fewer than 3 ranks the second is the last, whose
+	 * work would delay everyone, so the first (which also reports) does it.
+	 */
+	if (n >= 1 && t == (__atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED) >= 3 ? 1 : 0)) {
+		uint64_t t0 = now_ns();
+
+		pipeline_filter(p, n - 1);
+		__atomic_fetch_add(&p->h.filter_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	}
+	if (t == 0 && n >= 2 && pipeline_take_report(p, n - 2))
+		iv_report(p, n - 2);
+	g_iv.n = n + 1;
+}
+
+/* Entry and exit of a wrapped MPI call. */
+static inline __attribute__((always_inline)) void mpi_begin(struct call *c, uint32_t ev)
+{
+	if (unlikely(!__atomic_load_n(&mpi_ok, __ATOMIC_ACQUIRE)))
+		mpi_resolve();
+	if (unlikely(t_iv) && iv_closes(ev))
+		iv_close(ev, now_ns());
+	call_begin(c);
+}
+
+static inline __attribute__((always_inline)) void mpi_end(const struct call *c, uint32_t ev,
+							  uint64_t t1, uint64_t pc, uint64_t arg)
+{
+	call_end(c, ev, t1, pc, arg);
+	if (unlikely(t_iv) && iv_closes(ev))
+		iv_open(t1);
+}
+
+/* Registration: connect, send the request, receive the reply and its descriptors. */
+static int reg_exchange(const char *path, int rank, int size, struct vn_reg_rep *rep, int *fds,
+			int *nfds, char *why, size_t wlen)
+{
+	struct vn_reg_req req = { VN_REG_MAGIC, 1, rank, size, g_pid, 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 10, 0 }; /* a stuck monitor must not hang MPI_Init forever */
+	union {
+		char b[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = { rep, sizeof(*rep) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cb.b,
+			     .msg_controllen = sizeof(cb.b) };
+	size_t got = 0;
+	ssize_t k;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, wlen, "socket path too long: %s", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, wlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	g_iv.sock = fd;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(why, wlen, "connect %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		snprintf(why, wlen, "send to %s: %s", path, strerror(errno));
+		return -1;
+	}
+	memset(rep, 0, sizeof(*rep));
+	do
+		k = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (k < 0 && errno == EINTR);
+	if (k > 0) {
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			size_t nf;
+
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+				continue;
+			nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < nf; i++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (*nfds < 2)
+					fds[(*nfds)++] = f;
+				else
+					close(f);
+			}
+		}
+		got = (size_t)k;
+	}
+	while (k > 0 &&
+	       got < sizeof(*rep)) { /* a stream may split the reply; fds come with its start */
+		k = recv(fd, (char *)rep + got, sizeof(*rep) - got, 0);
+		if (k > 0)
+			got += (size_t)k;
+	}
+	if (k < 0) {
+		snprintf(why, wlen, "no reply from %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (got < sizeof(*rep)) {
+		snprintf(why, wlen, "short reply from %s (%zu bytes)", path, got);
+		return -1;
+	}
+	if (mh.msg_flags & MSG_CTRUNC) {
+		snprintf(why, wlen, "reply carried too many descriptors");
+		return -1;
+	}
+	return 0;
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT", numeric only, into g_iv.sa and a datagram socket. */
+static int out_udp(const char *spec, char *why, size_t wlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV },
+			*ai = NULL;
+	char host[256];
+	const char *port;
+	size_t hl;
+	int rc;
+
+	if (spec[0] == '[') {
+		const char *e = strchr(spec, ']');
+
+		if (!e || e[1] != ':')
+			goto bad;
+		hl = (size_t)(e - spec - 1);
+		memcpy(host, spec + 1, hl);
+		port = e + 2;
+	} else {
+		const char *e = strrchr(spec, ':');
+
+		if (!e ||
+		    memchr(spec, ':', (size_t)(e - spec))) /* a bare IPv6 address needs brackets */
+			goto bad;
+		hl = (size_t)(e - spec);
+		memcpy(host, spec, hl);
+		port = e + 1;
+	}
+	host[hl] = 0;
+	if (!hl || !*port)
+		goto bad;
+	rc = getaddrinfo(host, port, &hints, &ai);
+	if (rc) {
+		snprintf(why, wlen, "UDP output %s: %s", spec, gai_strerror(rc));
+		return -1;
+	}
+	g_iv.out_fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (g_iv.out_fd < 0 || ai->ai_addrlen > sizeof(g_iv.sa)) {
+		snprintf(why, wlen, "UDP output %s: socket: %s", spec, strerror(errno));
+		freeaddrinfo(ai);
+		return -1;
+	}
+	memcpy(&g_iv.sa, ai->ai_addr, ai->ai_addrlen);
+	g_iv.salen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+bad:
+	snprintf(why, wlen, "UDP output '%s' is not ADDR:PORT or [ADDR6]:PORT", spec);
+	return -1;
+}
+
+/* The report output named by the pipe header (read once: other ranks may write the pipe meanwhile). */
+static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
+{
+	char path[sizeof(h->out_path)];
+
+	g_iv.out = h->out;
+	memcpy(path, h->out_path, sizeof(path));
+	if ((g_iv.out == VN_PIPE_OUT_FILE || g_iv.out == VN_PIPE_OUT_UDP ||
+	     g_iv.out == VN_PIPE_OUT_REPORT) &&
+	    (!memchr(path, 0, sizeof(path)) || !path[0])) {
+		snprintf(why, wlen, "output path in the pipeline is empty or not terminated");
+		return -1;
+	}
+	switch (g_iv.out) {
+	case VN_PIPE_OUT_NONE:
+		return 0;
+	case VN_PIPE_OUT_STDOUT:
+		g_iv.out_fd = 1;
+		return 0;
+	case VN_PIPE_OUT_FILE:
+		g_iv.out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (g_iv.out_fd < 0) {
+			snprintf(why, wlen, "output %s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	case VN_PIPE_OUT_UDP:
+		return out_udp(path, why, wlen);
+	case VN_PIPE_OUT_REPORT: /* connected: only the collector's replies (none) come back */
+		if (out_udp(path, why, wlen))
+			return -1;
+		if (connect(g_iv.out_fd, (struct sockaddr *)&g_iv.sa, g_iv.salen)) {
+			snprintf(why, wlen, "collector %s: connect: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(why, wlen, "unknown output kind %u in the pipeline", g_iv.out);
+	return -1;
+}
+
+static int perf_instr_open(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	/* no PMU (ENOENT in most VMs) or not allowed: instructions stay unknown, no syscall per interval */
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * After MPI_Init: register with the monitor named by $VNOISE_SOCK and start interval 0 on this thread. On
+ * failure one line on stderr and the rank runs untracked; with a valid pipeline but a refused or unusable
+ * registration, the rank still counts its synchronisation calls in h.unregistered.
+ */
+static void iv_register(int rank, int size)
+{
+	const char *path = getenv("VNOISE_SOCK");
+	struct vn_reg_rep rep;
+	struct stat st;
+	void *pm = MAP_FAILED, *tm = MAP_FAILED;
+	char why[400] = "";
+	int fds[2] = { -1, -1 }, nfds = 0, ok = 0;
+
+	if (!path || !*path)
+		return;
+	if (reg_exchange(path, rank, size, &rep, fds, &nfds, why, sizeof(why)) < 0)
+		goto out;
+	if (rep.magic != VN_REG_MAGIC) {
+		snprintf(why, sizeof(why), "bad reply magic 0x%x", rep.magic);
+		goto out;
+	}
+	if (nfds < 1 || (rep.nfds != 1 && rep.nfds != 2) || (int)rep.nfds != nfds) {
+		snprintf(why, sizeof(why), "reply announces %u descriptors, %d received", rep.nfds,
+			 nfds);
+		if (rep.status)
+			snprintf(why, sizeof(why), "refused by the monitor: %s",
+				 strerror(-rep.status));
+		goto out;
+	}
+	if (rep.pipe_size < sizeof(struct vn_pipe) || fstat(fds[0], &st) < 0 ||
+	    (uint64_t)st.st_size < rep.pipe_size) { /* a short memfd would SIGBUS us later */
+		snprintf(why, sizeof(why), "pipeline size %llu is too small",
+			 (unsigned long long)rep.pipe_size);
+		goto out;
+	}
+	pm = mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (pm == MAP_FAILED) {
+		snprintf(why, sizeof(why), "mmap pipeline: %s", strerror(errno));
+		goto out;
+	}
+	if (((struct vn_pipe *)pm)->h.magic != VN_PIPE_MAGIC ||
+	    ((struct vn_pipe *)pm)->h.version != VN_PIPE_VERSION) {
+		snprintf(why, sizeof(why), "pipeline magic 0x%x version %u, want 0x%x %u",
+			 ((struct vn_pipe *)pm)->h.magic, ((struct vn_pipe *)pm)->h.version,
+			 VN_PIPE_MAGIC, VN_PIPE_VERSION);
+		munmap(pm, sizeof(struct vn_pipe));
+		pm = MAP_FAILED;
+		goto out;
+	}
+	g_iv.p = pm; /* from here a failure leaves the rank counting in h.unregistered */
+	if (rep.status) {
+		snprintf(why, sizeof(why), "refused by the monitor: %s", strerror(-rep.status));
+		goto out;
+	}
+	if (rank < 0 || rank >= VN_PIPE_RANKS) {
+		snprintf(why, sizeof(why), "rank %d beyond the pipeline's %d", rank, VN_PIPE_RANKS);
+		goto out;
+	}
+	if (nfds == 2) {
+		if (rep.tgt >= VN_TGT_MAX || rep.tgt_size < sizeof(struct vn_tgt) ||
+		    rep.tgt_size / sizeof(struct vn_tgt) <= rep.tgt) {
+			snprintf(why, sizeof(why), "target %u outside an array of %llu bytes",
+				 rep.tgt, (unsigned long long)rep.tgt_size);
+			goto out;
+		}
+		tm = mmap(NULL, rep.tgt_size, PROT_READ, MAP_SHARED, fds[1], 0);
+		if (tm == MAP_FAILED) {
+			snprintf(why, sizeof(why), "mmap targets: %s", strerror(errno));
+			goto out;
+		}
+		g_iv.live = (const struct vn_tgt *)tm + rep.tgt;
+	}
+	if (out_setup(&g_iv.p->h, why, sizeof(why)) < 0)
+		goto out;
+	g_iv.perf_fd = perf_instr_open();
+	g_iv.rank = (uint32_t)rank;
+	g_iv.wait_closes = getenv("VNOISE_MPI_WAIT") && !strcmp(getenv("VNOISE_MPI_WAIT"), "1");
+	g_iv.n = 0;
+	ok = 1;
+out:
+	for (int i = 0; i < 2; i++) /* the mappings stay valid without the descriptors */
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (ok) {
+		struct timespec nap = { 0, 1000 };
+
+		t_iv = IV_TRACKED;
+		/*
+		 * The kernel helper learns that a task is a target when it is switched in. A rank pinned to
+		 * its CPU that busy-polls never is: leave the CPU once, now that we are a target.
+		 */
+		if (g_iv.live)
+			nanosleep(&nap, NULL);
+		return;
+	}
+	say("libvnoise-preload: rank %d: not tracked: %s", rank, why);
+	if (g_iv.live) {
+		munmap(tm, rep.tgt_size);
+		g_iv.live = NULL;
+	}
+	if (g_iv.out_fd > 2)
+		close(g_iv.out_fd);
+	g_iv.out_fd = -1;
+	if (g_iv.p) {
+		t_iv = IV_UNREGISTERED;
+		return; /* the socket stays open: the monitor knows the rank */
+	}
+	if (g_iv.sock >= 0)
+		close(g_iv.sock);
+	g_iv.sock = -1;
+}
+
+static void mpi_started(void)
+{
+	static int done;
+	int rank = -1, size = 0;
+
+	if (done) /* MPI_Init_thread reached through MPI_Init, or twice by mistake */
+		return;
+	done = 1;
+	if (mpi.comm_rank(mpi.world, &rank) != MPI_SUCCESS ||
+	    mpi.comm_size(mpi.world, &size) != MPI_SUCCESS)
+		return;
+	g_rank = rank;
+	iv_register(rank, size);
+	iv_open(now_ns()); /* interval 0 */
+}
+
+/* A forked child is not the rank: fresh stats, no pipeline, its own trace file. */
+static void at_fork_child(void)
+{
+	g_pid = (uint32_t)getpid();
+	t_tid = 0;
+	memset(&t_stat.st, 0, sizeof(t_stat.st));
+	if (t_buf)
+		t_buf->n = 0;
+	g_trace_lost = 0;
+	if (g_trace && g_trace_perpid) {
+		close(g_trace_fd);
+		g_trace_fd = -1;
+	}
+	g_rank = -1;
+	t_iv = IV_OFF;
+	g_iv.done = 1;
+	if (g_iv.sock >= 0)
+		close(g_iv.sock);
+	if (g_iv.perf_fd >= 0)
+		close(g_iv.perf_fd);
+	if (g_iv.out_fd > 2)
+		close(g_iv.out_fd);
+	g_iv.sock = g_iv.perf_fd = g_iv.out_fd = -1;
+}
+
+VN_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+	int rc;
+
+	if (!__atomic_load_n(&mpi_ok, __ATOMIC_ACQUIRE))
+		mpi_resolve();
+	rc = mpi.init(argc, argv);
+	if (rc == MPI_SUCCESS)
+		mpi_started();
+	return rc;
+}
+
+VN_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	int rc;
+
+	if (!__atomic_load_n(&mpi_ok, __ATOMIC_ACQUIRE))
+		mpi_resolve();
+	rc = mpi.init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		mpi_started();
+	return rc;
+}
+
+VN_EXPORT int MPI_Finalize(void)
+{
+	if (!__atomic_load_n(&mpi_ok, __ATOMIC_ACQUIRE))
+		mpi_resolve();
+	/* the last intervals stay in the pipeline: vnoise-guest flushes them after the job */
+	g_iv.done = 1;
+	t_iv = IV_OFF;
+	return mpi.finalize();
+}
+
+VN_EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+	struct call c;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_BARRIER);
+	rc = mpi.barrier(comm);
+	mpi_end(&c, VN_APP_MPI_BARRIER, now_ns(), PC(), 0);
+	return rc;
+}
+
+VN_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+			    MPI_Op op, MPI_Comm comm)
+{
+	struct call c;
+	uint64_t t1;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_ALLREDUCE);
+	rc = mpi.allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+	t1 = now_ns();
+	mpi_end(&c, VN_APP_MPI_ALLREDUCE, t1, PC(), mpi_bytes(rc, count, datatype));
+	return rc;
+}
+
+VN_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct call c;
+	uint64_t t1, bytes;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_ALLTOALL);
+	rc = mpi.alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	t1 = now_ns();
+	/* in place, the send count and type are ignored (and may be invalid): the receive side says it */
+	bytes = sendbuf == MPI_IN_PLACE ? mpi_bytes(rc, recvcount, recvtype)
+					: mpi_bytes(rc, sendcount, sendtype);
+	mpi_end(&c, VN_APP_MPI_ALLTOALL, t1, PC(), bytes);
+	return rc;
+}
+
+VN_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+			 MPI_Op op, int root, MPI_Comm comm)
+{
+	struct call c;
+	uint64_t t1;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_REDUCE);
+	rc = mpi.reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+	t1 = now_ns();
+	mpi_end(&c, VN_APP_MPI_REDUCE, t1, PC(), mpi_bytes(rc, count, datatype));
+	return rc;
+}
+
+VN_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	struct call c;
+	uint64_t t1;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_BCAST);
+	rc = mpi.bcast(buffer, count, datatype, root, comm);
+	t1 = now_ns();
+	mpi_end(&c, VN_APP_MPI_BCAST, t1, PC(), mpi_bytes(rc, count, datatype));
+	return rc;
+}
+
+VN_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+			    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct call c;
+	uint64_t t1, bytes;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_ALLGATHER);
+	rc = mpi.allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	t1 = now_ns();
+	bytes = sendbuf == MPI_IN_PLACE ? mpi_bytes(rc, recvcount, recvtype)
+					: mpi_bytes(rc, sendcount, sendtype);
+	mpi_end(&c, VN_APP_MPI_ALLGATHER, t1, PC(), bytes);
+	return rc;
+}
+
+VN_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	struct call c;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_WAIT);
+	rc = mpi.wait(request, status);
+	mpi_end(&c, VN_APP_MPI_WAIT, now_ns(), PC(), (uint64_t)(uintptr_t)request);
+	return rc;
+}
+
+VN_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[],
+			  MPI_Status array_of_statuses[])
+{
+	struct call c;
+	int rc;
+
+	mpi_begin(&c, VN_APP_MPI_WAITALL);
+	rc = mpi.waitall(count, array_of_requests, array_of_statuses);
+	mpi_end(&c, VN_APP_MPI_WAITALL, now_ns(), PC(), (uint64_t)(uintptr_t)array_of_requests);
+	return rc;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clusteragg: the cluster collector's engine (issue 7), without sockets or threads so that a live listener, a
+ * replayed capture and the unit tests drive the same code. It validates report datagrams (shared/datagram),
+ * counts every one it drops by reason, keeps per node the sequence accounting (lost, duplicated, replayed),
+ * totals by class and source, a noise timeline and the temporal variation between intervals, and per job the
+ * spatial variation between nodes and the slow-node ranking. It also runs round-robin sampling (seed 001):
+ * per job it picks the nodes to trace in detail in each slot and sends them SAMPLE commands through a
+ * callback, and takes out of the rotation a node whose interval compute time rises while sampled.
+ *
+ * Not thread-safe: the caller serialises calls on one struct clusteragg (collect.c holds a mutex).
+ * Memory is bounded by cfg.max_nodes; all of it belongs to the store.
+ */
+#ifndef VNOISE_HOST_COLLECT_CLUSTERAGG_H
+#define VNOISE_HOST_COLLECT_CLUSTERAGG_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include "util/bufout.h"
+#include "format/keyfile.h"
+#include "format/datagram.h"
+
+/* Why a datagram was dropped (or not): indexes of clusteragg_stats.dgrams[]. */
+enum clusteragg_res {
+	CS_OK = 0, /* used */
+	CS_NOT_REPORT, /* -ENOMSG: stray traffic */
+	CS_VERSION, /* -EPROTO */
+	CS_MALFORMED, /* -EBADMSG */
+	CS_UNKNOWN_KEY, /* -ENOKEY */
+	CS_BAD_MAC, /* -EKEYREJECTED: failed authentication */
+	CS_DUP, /* authentic, already seen (network duplicate or replay) */
+	CS_STALE, /* authentic, too old to tell (older session, or behind the replay window) */
+	CS_WRONG_KIND, /* authentic, but a kind a collector does not take (a SAMPLE command) */
+	CS_TOO_MANY_NODES, /* authentic, a new node beyond cfg.max_nodes */
+	CS_RES_MAX,
+};
+const char *clusteragg_res_name(int res); /* "ok", "not-report", ..., stable (metric labels) */
+
+struct clusteragg_cfg {
+	const struct keyfile *keys; /* not owned; commands are sealed with keys->keys[0] */
+	uint64_t slot_ns; /* round-robin slot; 0: no rotation (every node reports counters only) */
+	unsigned sample_nodes; /* nodes sampled per slot and job (>= 1) */
+	unsigned wait_nodes; /* a job's rotation starts once it has this many live nodes (>= 1) */
+	uint64_t max_slots; /* a job stops rotating after this many slots; 0: never */
+	double
+	    exclude_ratio; /* out of the rotation when sampled compute > (1 + ratio) x unsampled */
+	unsigned exclude_min; /* intervals needed on each side before judging (>= 1) */
+	unsigned max_nodes; /* bound on nodes kept */
+	/* Send a command datagram; 0 or -errno (counted). Called from clusteragg_tick(). */
+	int (*send)(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
+		    size_t len);
+	void *send_ctx;
+	/* Job names to show for job ids (job_id = datagram_job_id(name)); not owned; may be NULL. */
+	const char *const *job_names;
+	size_t njob_names;
+	/* One line about a node registering, restarting, being excluded (no newline); may be NULL. */
+	void (*event)(void *ctx, const char *line);
+	void *event_ctx;
+};
+
+struct clusteragg_stats {
+	uint64_t dgrams[CS_RES_MAX]; /* datagrams by result */
+	uint64_t received; /* all datagrams given to clusteragg_ingest() */
+	uint64_t lost; /* sum over nodes: sequence numbers never received */
+	uint64_t cmds_sent, cmd_errors; /* SAMPLE commands */
+	uint64_t nodes, jobs;
+};
+
+struct clusteragg;
+
+/* NULL and errno (ENOMEM, EINVAL for a bad cfg). */
+struct clusteragg *clusteragg_new(const struct clusteragg_cfg *cfg);
+void clusteragg_free(struct clusteragg *cs); /* NULL ok */
+
+/*
+ * One datagram (untrusted: every byte is checked) that arrived from src at the collector's CLOCK_REALTIME
+ * now_ns. Returns the enum clusteragg_res it was counted under (CS_OK: used).
+ */
+int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
+		      const struct sockaddr *src, socklen_t srclen, uint64_t now_ns);
+
+/* Drive the rotation at now_ns (CLOCK_REALTIME): call often (every few ms); cheap when nothing is due. */
+void clusteragg_tick(struct clusteragg *cs, uint64_t now_ns);
+
+/* Counters so far. */
+void clusteragg_stats(const struct clusteragg *cs, struct clusteragg_stats *st);
+
+/*
+ * Close every interval still open for the spatial statistics (the end of a run, or of a replay): later
+ * reports of those intervals count per node but no longer between nodes.
+ */
+void clusteragg_close_all(struct clusteragg *cs);
+
+/* Prometheus exposition of everything (metric names in README.md). 0 or -ENOSPC (o full). */
+int clusteragg_render_prom(const struct clusteragg *cs, struct bufout *o);
+/* The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0). */
+void clusteragg_report(const struct clusteragg *cs, FILE *f, int json);
+/* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
+void clusteragg_status(const struct clusteragg *cs, char *buf, size_t len);
+
+#endif

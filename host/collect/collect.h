@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collect: `vnoise-host collect`, the cluster collector (issue 7). It receives the nodes' UDP reports on a
+ * loopback address unless told otherwise, feeds them to the engine (clusteragg.h), keeps every accepted datagram
+ * in a local store (a capture file it reloads at start), runs round-robin sampling over the nodes of each
+ * job, optionally serves Prometheus /metrics and writes what it received as a capture (--pcap-out); or it
+ * replays a capture (--pcap-in) through the same engine and prints the same report.
+ */
+#ifndef VNOISE_HOST_COLLECT_COLLECT_H
+#define VNOISE_HOST_COLLECT_COLLECT_H
+
+#include <stdint.h>
+
+#define COLLECT_DEFAULT_LISTEN "127.0.0.1:7361"
+#define COLLECT_DEFAULT_STORE "vnoise-collect.pcap"
+
+struct collect_opts {
+	const char *listen; /* ADDR:PORT, port 0 picks a free one */
+	const char *key_file; /* required */
+	const char *metrics; /* ADDR:PORT of /metrics, NULL: off */
+	const char *store; /* NULL: no store */
+	const char *pcap_out, *pcap_in;
+	uint64_t slot_ns; /* 0: no rotation */
+	unsigned sample_nodes, wait_nodes, exclude_min, max_nodes;
+	uint64_t max_slots;
+	double exclude_pct;
+	uint64_t duration_ns, period_ns; /* 0: until a signal / no status lines */
+	int json, verbose, quiet;
+	const char *jobs[16]; /* --job NAME: names shown for these jobs' ids */
+	unsigned njobs;
+};
+
+/*
+ * Parse the options after "collect" (argv[0] is "collect"). 0, 1 for --help, or -EINVAL with a one-line
+ * reason in err. Pure: no file is opened.
+ */
+int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+const char *collect_usage(void);
+/* Run the collector; returns the exit status (shared/cli/exitcode.h). */
+int collect_main(int argc, char **argv);
+
+#endif

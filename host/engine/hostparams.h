@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostparams: command line of vnoise-host (top, record, report, list), parsed by one pure function into a
+ * struct (STYLE.md 9). Times are stored in ns; a time without a unit is in seconds here (host periods are
+ * seconds long), "500ms", "2s", "1m" take units.
+ */
+#ifndef VNOISE_HOST_ENGINE_HOSTPARAMS_H
+#define VNOISE_HOST_ENGINE_HOSTPARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOSTPARAMS_MAX_DOMAINS 16
+
+enum host_cmd { HCMD_TOP, HCMD_RECORD, HCMD_REPORT, HCMD_LIST };
+
+struct host_params {
+	enum host_cmd cmd;
+	const char *uri; /* --connect, default qemu:///system */
+	const char *
+	    domains[HOSTPARAMS_MAX_DOMAINS]; /* --domain, repeatable; none = every running domain */
+	int ndomains;
+	uint64_t period_ns; /* default 1 s */
+	uint64_t duration_ns; /* 0 = until SIGINT/SIGTERM (top, record) */
+	int json;
+	int top_n; /* preemptors / exits / irqs listed per vCPU, default 5 */
+	int no_dispatch; /* counters only: no host tracing */
+	int no_irqs; /* dispatch log without the host IRQ aggregates */
+	int qmp; /* map vCPU threads with QMP query-cpus-fast (taints the domain) */
+	int guest; /* --guest: the combined guest + host view over the shared-memory channel */
+	int flows; /* --flows: capture on each domain's taps, flows per period (top, record; root) */
+	int flows_top; /* --flows-top N: flows listed per domain and direction, default 10 */
+	int quiet;
+	int verbose;
+	const char *output; /* record -o FILE */
+	const char *input; /* report FILE */
+};
+
+/*
+ * Parse argv (argv[0] is the command: "top", "record", "report", "list"). Returns 0, 1 for --help, or
+ * -EINVAL with a one-line message in err.
+ */
+int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
+/* Usage text (all commands). */
+const char *hostparams_usage(void);
+
+#endif

@@ -1,0 +1,1272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * monitor: the live engine of vnoise-host (see monitor.h). One main thread does everything but libvirt's
+ * event loop: every tick (at most 100 ms) it drains the dispatch log and handles lifecycle events and
+ * reconnection; every period it reads the counters and emits one vn_host_period per vCPU.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <libvirt/virterror.h>
+#include "schedlog/schedlog_loader.h"
+#include "cli/exitcode.h"
+#include "engine/hostagg.h"
+#include "views/hostrec.h"
+#include "views/hostview.h"
+#include "match/matchview.h"
+#include "util/log.h"
+#include "engine/live.h"
+#include "match/guestchan.h"
+#include "procfs/procstat.h"
+#include "format/recfile.h"
+#include "libvirt/session.h"
+#include "net/tapflow.h"
+#include "libvirt/vmap.h"
+#include "util/monotime.h"
+
+#define TICK_NS 100000000ULL
+#define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
+#define BACKOFF_MIN_NS 250000000ULL
+#define BACKOFF_MAX_NS 5000000000ULL
+#define MAX_SLOTS SCHEDLOG_MAX_SLOTS
+#define MON_MAX_TAPS 8 /* tap devices captured per domain (--flows) */
+#define TAP_RETRY_NS 2000000000ULL /* a tap whose capture failed is opened again this often */
+
+/* Per vCPU, what the dispatch log added during the current period. */
+struct pacc {
+	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
+	uint32_t cpu;
+};
+
+/* --flows: the capture on one tap device of a domain. */
+struct mtap {
+	char name[VN_HOST_COMM_LEN]; /* from the live XML */
+	struct tapflow *tf; /* NULL: not open (failed; retried every TAP_RETRY_NS) */
+	uint64_t retry_ns;
+	bool warned; /* the failure was logged once */
+};
+
+struct mdom {
+	bool used; /* this index is bound to a domain (by UUID) */
+	bool running; /* mapped and being monitored */
+	bool pending; /* started but its threads were not found yet: retry */
+	uint64_t pending_since_ns;
+	struct vmap_dom m;
+	struct vmap_vcpu_ctr base[VN_HOST_MAX_VCPUS]; /* counters at the last period end */
+	struct vmap_vcpu_ctr now[VN_HOST_MAX_VCPUS]; /* counters read at this period end */
+	struct pacc acc[VN_HOST_MAX_VCPUS];
+	int slot[VN_HOST_MAX_VCPUS]; /* dispatch slot, -1 none */
+	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
+	bool gone_in_period; /* stopped during the current period */
+	struct guestchan *gc; /* --guest: the domain's channel (NULL: none) */
+	struct mtap taps[MON_MAX_TAPS]; /* --flows */
+	int ntaps;
+};
+
+struct vec {
+	void *p;
+	size_t n, cap, esz;
+};
+
+struct mon {
+	const struct host_params *p;
+	struct sess *s;
+	struct schedlog *dl;
+	struct hostagg *total, *cur;
+	struct recfile_writer *w;
+	struct mdom dom[VN_HOST_MAX_DOMAINS];
+	struct {
+		int dom;
+		uint32_t vcpu;
+	} slots[MAX_SLOTS];
+	struct vec outs, runs, aggs;
+	/* --flows: the period's vn_host_flow and vn_host_tap records */
+	struct vec flows, tapstats;
+	struct procstat_irqnames *irqnames; /* host /proc/interrupts, read once */
+	uint64_t start_ns, period_start_ns;
+	uint64_t backoff_ns, next_retry_ns;
+	bool lost_logged;
+	int wrerr; /* first record-file error */
+	uint64_t drops_seen;
+	char prog_names[SCHEDLOG_MAX_PROGS][40];
+	uint64_t prog_cnt[SCHEDLOG_MAX_PROGS], prog_ns[SCHEDLOG_MAX_PROGS];
+	char domtext[16384];
+};
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static int vec_push(struct vec *v, const void *e)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 256;
+		void *np = realloc(v->p, nc * v->esz);
+
+		if (!np)
+			return -ENOMEM;
+		v->p = np;
+		v->cap = nc;
+	}
+	memcpy((char *)v->p + v->n * v->esz, e, v->esz);
+	v->n++;
+	return 0;
+}
+
+static void rec_chunk(struct mon *mo, uint16_t type, const void *pl, size_t len)
+{
+	int rc;
+
+	if (!mo->w || mo->wrerr || !len)
+		return;
+	rc = recwriter_chunk(mo->w, type, pl, (uint32_t)len);
+	if (rc) {
+		mo->wrerr = rc;
+		log_err("%s: %s: recording stops here", mo->p->output, strerror(-rc));
+	}
+}
+
+/* ---- slots: dispatch slot <-> (domain, vCPU) ---- */
+
+static int slot_alloc(struct mon *mo, int dom, uint32_t vcpu)
+{
+	int i;
+
+	for (i = 0; i < MAX_SLOTS; i++)
+		if (mo->slots[i].dom < 0) {
+			mo->slots[i].dom = dom;
+			mo->slots[i].vcpu = vcpu;
+			return i;
+		}
+	return -ENOSPC;
+}
+
+/* ---- dispatch log records -> per-period buffers, engine ---- */
+
+static void on_out(void *ctx, const struct outlog_out *o)
+{
+	struct mon *mo = ctx;
+	struct vn_host_out r = { 0 };
+	struct pacc *a;
+	uint64_t len;
+
+	if (o->slot >= MAX_SLOTS || mo->slots[o->slot].dom < 0)
+		return;
+	r.start_ns = o->start_ns;
+	r.end_ns = o->end_ns;
+	r.wake_ns = o->wake_ns;
+	r.dom = (uint32_t)mo->slots[o->slot].dom;
+	r.vcpu = mo->slots[o->slot].vcpu;
+	r.cpu = o->cpu;
+	r.state = o->state;
+	r.flags = (uint8_t)((o->split ? VN_HO_SPLIT : 0) | (o->cont ? VN_HO_CONT : 0) |
+			    (o->guessed ? VN_HO_GUESSED : 0));
+	len = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+	a = &mo->dom[r.dom].acc[r.vcpu];
+	a->out_ns += len;
+	if (!o->cont)
+		a->out_periods++;
+	if (r.state == 'R')
+		a->out_r_ns += len;
+	else
+		a->out_s_ns += len;
+	a->wait_ns += o->run_delay_ns;
+	a->cpu = r.cpu;
+	if (mo->dom[r.dom].gc)
+		guestchan_host_out(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, (char)r.state);
+	if (vec_push(&mo->outs, &r))
+		log_warn("out of memory: an out interval was not recorded");
+}
+
+static void on_run(void *ctx, const struct outlog_run *o)
+{
+	struct mon *mo = ctx;
+	struct vn_host_run r = { 0 };
+
+	if (o->slot >= MAX_SLOTS || mo->slots[o->slot].dom < 0)
+		return;
+	r.start_ns = o->start_ns;
+	r.end_ns = o->end_ns;
+	r.out_start_ns = o->out_start_ns;
+	r.dom = (uint32_t)mo->slots[o->slot].dom;
+	r.vcpu = mo->slots[o->slot].vcpu;
+	r.pid = o->pid;
+	r.cpu = o->cpu;
+	memcpy(r.comm, o->comm, VN_HOST_COMM_LEN);
+	if (mo->dom[r.dom].gc)
+		guestchan_host_run(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, r.pid, o->comm,
+				   o->idle);
+	if (o->idle)
+		mo->dom[r.dom].acc[r.vcpu].idle_ns +=
+		    r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+	if (vec_push(&mo->runs, &r))
+		log_warn("out of memory: a run segment was not recorded");
+}
+
+/* ---- domains ---- */
+
+static int dom_find(struct mon *mo, const char *uuid)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].used && !strcmp(mo->dom[i].m.uuid, uuid))
+			return i;
+	return -1;
+}
+
+static int dom_new(struct mon *mo, const char *uuid, const char *name)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (!mo->dom[i].used) {
+			memset(&mo->dom[i], 0, sizeof(mo->dom[i]));
+			mo->dom[i].used = true;
+			snprintf(mo->dom[i].m.uuid, sizeof(mo->dom[i].m.uuid), "%s", uuid);
+			snprintf(mo->dom[i].m.name, sizeof(mo->dom[i].m.name), "%s", name);
+			for (uint32_t v = 0; v < VN_HOST_MAX_VCPUS; v++)
+				mo->dom[i].slot[v] = -1;
+			return i;
+		}
+	log_warn("more than %u domains: %s is not monitored", VN_HOST_MAX_DOMAINS, name);
+	return -1;
+}
+
+static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
+{
+	struct mdom *d = &mo->dom[i];
+	int n = hostrec_domain_text(mo->domtext, sizeof(mo->domtext), (uint32_t)i, &d->m, event, t);
+
+	if (n < 0) {
+		log_warn("domain %s: binding text too long", d->m.name);
+		return;
+	}
+	if (hostrec_domain_apply(mo->total, mo->domtext, (size_t)n) ||
+	    hostrec_domain_apply(mo->cur, mo->domtext, (size_t)n))
+		log_warn("domain %s: cannot bind it in the views", d->m.name);
+	rec_chunk(mo, VN_CHUNK_HOST_DOMAIN, mo->domtext, (size_t)n);
+}
+
+static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out);
+static void name_irq(struct mon *mo, uint32_t irq);
+
+/* ---- --flows: captures on the domains' tap devices ---- */
+
+/* Open (again) the capture of tap k of domain d; a failure is logged once per tap and retried later. */
+static void tap_open(struct mdom *d, struct mtap *k, uint64_t t)
+{
+	char why[320];
+
+	k->tf = tapflow_open(k->name, why, sizeof(why));
+	if (k->tf) {
+		if (k->warned)
+			log_info("domain %s: capturing on tap %s again", d->m.name, k->name);
+		else
+			log_info("domain %s: capturing on tap %s", d->m.name, k->name);
+		k->warned = false;
+		return;
+	}
+	k->retry_ns = t + TAP_RETRY_NS;
+	if (!k->warned)
+		log_warn("domain %s: no flows from tap %s: %s (retrying)", d->m.name, k->name, why);
+	k->warned = true;
+}
+
+/* The taps of the domain's live XML ("vnet0,vnet3"), opened. */
+static void taps_open(struct mdom *d, uint64_t t)
+{
+	char list[sizeof(d->m.taps)], *tok, *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", d->m.taps);
+	d->ntaps = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct mtap *k;
+
+		if (d->ntaps == MON_MAX_TAPS) {
+			log_warn("domain %s: more than %d taps: %s and later ones not captured",
+				 d->m.name, MON_MAX_TAPS, tok);
+			break;
+		}
+		k = &d->taps[d->ntaps++];
+		memset(k, 0, sizeof(*k));
+		snprintf(k->name, sizeof(k->name), "%.*s", (int)sizeof(k->name) - 1, tok);
+		tap_open(d, k, t);
+	}
+	if (!d->ntaps)
+		log_warn("domain %s has no tap device: no flows", d->m.name);
+}
+
+static void taps_close(struct mdom *d)
+{
+	for (int k = 0; k < d->ntaps; k++)
+		tapflow_close(d->taps[k].tf);
+	d->ntaps = 0;
+}
+
+/* Every tick: read what the captures hold (frames stamped before t count in the current period); reopen
+ * failed ones of running domains. */
+static void taps_poll(struct mon *mo, uint64_t t)
+{
+	char why[320];
+
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+
+		for (int k = 0; k < d->ntaps; k++) {
+			struct mtap *m = &d->taps[k];
+
+			if (m->tf && !tapflow_failed(m->tf) &&
+			    tapflow_poll(m->tf, t, why, sizeof(why)) < 0) {
+				/* a tap that went away: its domain is stopping (the lifecycle event
+				 * may come a little later); anything else is a failure */
+				if (!if_nametoindex(m->name)) {
+					log_debug("domain %s: tap %s went away", d->m.name,
+						  m->name);
+				} else if (d->running) {
+					log_warn(
+					    "domain %s: capture on tap %s failed: %s (retrying)",
+					    d->m.name, m->name, why);
+					m->warned = true;
+				}
+			} else if (!m->tf && d->running && t >= m->retry_ns) {
+				tap_open(d, m, t);
+			}
+		}
+	}
+}
+
+/* End the period [start, t) of domain i's captures: their flows and totals into the period's records. A
+ * capture that failed is closed after its counts are taken (reopened by taps_poll). */
+static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
+{
+	struct mdom *d = &mo->dom[i];
+
+	for (int k = 0; k < d->ntaps; k++) {
+		struct mtap *m = &d->taps[k];
+		struct vn_host_tap ts = { .start_ns = start, .end_ns = t, .dom = (uint32_t)i };
+		uint64_t drops[VN_HF_NDIR];
+		const struct tapflow_tab *tab;
+		uint32_t r;
+
+		memcpy(ts.tap, m->name, sizeof(ts.tap));
+		if (!m->tf) {
+			ts.state = VN_HT_FAILED;
+			if (vec_push(&mo->tapstats, &ts))
+				log_warn("out of memory: a tap record was lost");
+			continue;
+		}
+		tab = tapflow_cut(m->tf, t, drops);
+		/* the device went away (the domain stopped): the capture ended, it did not fail */
+		ts.state =
+		    tapflow_failed(m->tf) && if_nametoindex(m->name) ? VN_HT_FAILED : VN_HT_OK;
+		for (unsigned dir = 0; dir < VN_HF_NDIR; dir++) {
+			ts.packets[dir] = tab->packets[dir];
+			ts.bytes[dir] = tab->bytes[dir];
+			ts.dropped[dir] = drops[dir];
+			ts.overflow[dir] = tab->other[dir].packets;
+		}
+		ts.truncated = tab->truncated;
+		ts.flows = tab->n;
+		for (r = 0; r < tab->n + VN_HF_NDIR; r++) {
+			struct vn_host_flow f = r < tab->n ? tab->flow[r] : tab->other[r - tab->n];
+
+			if (!f.packets)
+				continue;
+			f.start_ns = start;
+			f.end_ns = t;
+			f.dom = (uint32_t)i;
+			memcpy(f.tap, m->name, sizeof(f.tap));
+			if (vec_push(&mo->flows, &f)) {
+				log_warn("out of memory: flow records were lost");
+				break;
+			}
+		}
+		if (vec_push(&mo->tapstats, &ts))
+			log_warn("out of memory: a tap record was lost");
+		if (tapflow_failed(m->tf)) {
+			tapflow_close(m->tf);
+			m->tf = NULL;
+			m->retry_ns = t + TAP_RETRY_NS;
+		}
+	}
+}
+
+/* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
+/* --guest: map the domain's channel (a domain without one is shown from the host side only). */
+static void guest_open(struct mon *mo, struct mdom *d, uint32_t i)
+{
+	char why[256];
+
+	guestchan_close(d->gc);
+	d->gc = NULL;
+	if (!d->m.shmem[0]) {
+		log_warn("domain %s has no ivshmem device: no guest channel, host view only",
+			 d->m.name);
+		return;
+	}
+	d->gc = guestchan_open(d->m.shmem, i, d->m.nvcpus, why, sizeof(why));
+	if (!d->gc)
+		log_warn("domain %s: guest channel: %s: host view only", d->m.name, why);
+	else {
+		guestchan_set_tids(d->gc, d->m.tids, d->m.nvcpus);
+		log_info("domain %s: guest channel /dev/shm/%s", d->m.name, d->m.shmem);
+	}
+}
+
+static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
+{
+	struct mdom *d = &mo->dom[i];
+	char msg[256];
+	uint32_t v;
+	int rc;
+
+	if (d->ntaps) {
+		/* the taps of an earlier run of the domain that stopped in this period: its last
+		 * counts, then closed (the new run may have other tap names) */
+		uint64_t t = now_ns();
+
+		taps_cut(mo, i, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
+			 t);
+		taps_close(d);
+	}
+	rc = vmap_map(dom, mo->p->qmp, &d->m, msg, sizeof(msg));
+	if (rc)
+		return rc == -ENOENT || rc == -ESRCH ? -ENOENT : (log_warn("%s", msg), rc);
+	d->running = true;
+	d->pending = false;
+	d->map_ns = now_ns();
+	memset(d->acc, 0, sizeof(d->acc));
+	for (v = 0; v < d->m.nvcpus; v++) {
+		d->acc[v].cpu = ~0u;
+		if (!mo->dl || !d->m.tids[v])
+			continue;
+		if (d->slot[v] < 0)
+			d->slot[v] = slot_alloc(mo, i, v);
+		if (d->slot[v] < 0) {
+			log_warn("domain %s vCPU %u: no dispatch slot left", d->m.name, v);
+			continue;
+		}
+		rc = schedlog_add(mo->dl, d->m.tids[v], (uint32_t)d->slot[v]);
+		if (rc)
+			log_warn("domain %s vCPU %u: dispatch log: %s", d->m.name, v,
+				 strerror(-rc));
+	}
+	{
+		struct vmap_vcpu_ctr *base = d->base;
+
+		read_counters(mo, &i, 1, &base);
+	}
+	dom_binding(mo, i, event, d->map_ns);
+	log_info("monitoring %s: %u vCPUs, qemu pid %d, %s (%s)", d->m.name, d->m.nvcpus,
+		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
+	if (mo->p->guest)
+		guest_open(mo, d, (uint32_t)i);
+	if (mo->p->flows && mo->p->cmd != HCMD_LIST)
+		taps_open(d, d->map_ns);
+	return 0;
+}
+
+static void dom_detach(struct mon *mo, int i, const char *event)
+{
+	struct mdom *d = &mo->dom[i];
+	uint32_t v;
+
+	if (!d->running)
+		return;
+	for (v = 0; v < d->m.nvcpus; v++)
+		if (mo->dl && d->m.tids[v] && d->slot[v] >= 0)
+			(void)schedlog_del(mo->dl, d->m.tids[v]);
+	d->running = false;
+	d->gone_in_period = true;
+	dom_binding(mo, i, event, now_ns());
+	log_info("domain %s %s", d->m.name, event);
+}
+
+/* Whether a domain of that name is to be monitored. */
+static bool wanted(const struct mon *mo, const char *name)
+{
+	int i;
+
+	if (!mo->p->ndomains)
+		return true;
+	for (i = 0; i < mo->p->ndomains; i++)
+		if (!strcmp(mo->p->domains[i], name))
+			return true;
+	return false;
+}
+
+static void dom_start_by_ptr(struct mon *mo, virDomainPtr dom, const char *event)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	const char *name = virDomainGetName(dom);
+	int i, rc;
+
+	if (!name || virDomainGetUUIDString(dom, uuid) < 0 || !wanted(mo, name))
+		return;
+	i = dom_find(mo, uuid);
+	if (i < 0)
+		i = dom_new(mo, uuid, name);
+	if (i < 0)
+		return;
+	if (mo->dom[i].running)
+		dom_detach(mo, i, "stopped");
+	rc = dom_attach(mo, i, dom, event);
+	if (rc == -ENOENT && !mo->dom[i].pending) {
+		mo->dom[i].pending = true;
+		mo->dom[i].pending_since_ns = now_ns();
+	}
+}
+
+/* Retry domains whose threads were not there yet (QEMU names them as it creates them). */
+static void retry_pending(struct mon *mo)
+{
+	virConnectPtr c = session_conn(mo->s);
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		virDomainPtr dom;
+
+		if (!d->used || !d->pending)
+			continue;
+		dom = virDomainLookupByUUIDString(c, d->m.uuid);
+		if (!dom) {
+			d->pending = false;
+			continue;
+		}
+		if (dom_attach(mo, i, dom, "started") == -ENOENT &&
+		    now_ns() - d->pending_since_ns > 10000000000ULL) {
+			log_warn("domain %s: vCPU threads not found after 10 s; not monitored",
+				 d->m.name);
+			d->pending = false;
+		}
+		virDomainFree(dom);
+	}
+}
+
+/* Attach every wanted running domain not yet monitored (start, and after a reconnect). */
+static int scan_domains(struct mon *mo, const char *event)
+{
+	virConnectPtr c = session_conn(mo->s);
+	virDomainPtr *doms = NULL;
+	int n, i;
+
+	if (!c)
+		return -ENOTCONN;
+	n = virConnectListAllDomains(c, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (n < 0)
+		return -EIO;
+	/* domains we follow that are no longer active stopped while we could not hear it */
+	for (int k = 0; k < (int)VN_HOST_MAX_DOMAINS; k++) {
+		bool active = false;
+
+		if (!mo->dom[k].used || !mo->dom[k].running)
+			continue;
+		for (i = 0; i < n && !active; i++) {
+			char uuid[VIR_UUID_STRING_BUFLEN];
+
+			active = virDomainGetUUIDString(doms[i], uuid) == 0 &&
+				 !strcmp(uuid, mo->dom[k].m.uuid);
+		}
+		if (!active)
+			dom_detach(mo, k, "stopped");
+	}
+	for (i = 0; i < n; i++) {
+		char uuid[VIR_UUID_STRING_BUFLEN];
+		int k;
+
+		if (virDomainGetUUIDString(doms[i], uuid) == 0) {
+			k = dom_find(mo, uuid);
+			if (k >= 0 && mo->dom[k].running) {
+				/* still the same QEMU process? (libvirtd restarts leave QEMU running) */
+				struct vmap_dom m;
+				char msg[256];
+
+				if (vmap_map(doms[i], mo->p->qmp, &m, msg, sizeof(msg)) == 0 &&
+				    m.qemu_pid == mo->dom[k].m.qemu_pid) {
+					dom_binding(mo, k, event, now_ns());
+					virDomainFree(doms[i]);
+					continue;
+				}
+				dom_detach(mo, k, "stopped");
+			}
+		}
+		dom_start_by_ptr(mo, doms[i], event);
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+	return 0;
+}
+
+static void handle_events(struct mon *mo)
+{
+	struct session_event ev[32];
+	virConnectPtr c;
+	int n, i, k;
+
+	while ((n = session_take_events(mo->s, ev, 32)) > 0) {
+		for (i = 0; i < n; i++) {
+			k = dom_find(mo, ev[i].uuid);
+			if (ev[i].type == SESSION_EV_STOPPED) {
+				if (k >= 0) {
+					mo->dom[k].pending = false;
+					dom_detach(mo, k, "stopped");
+				}
+			} else if (ev[i].type == SESSION_EV_STARTED) {
+				virDomainPtr dom;
+
+				c = session_conn(mo->s);
+				if (!c)
+					continue;
+				dom = virDomainLookupByUUIDString(c, ev[i].uuid);
+				if (!dom)
+					continue;
+				dom_start_by_ptr(mo, dom, "started");
+				virDomainFree(dom);
+			}
+		}
+	}
+}
+
+static void handle_connection(struct mon *mo, uint64_t t)
+{
+	if (!session_lost(mo->s))
+		return;
+	if (!mo->lost_logged) {
+		log_warn("libvirt connection lost; reconnecting (the dispatch log goes on)");
+		mo->lost_logged = true;
+		mo->backoff_ns = BACKOFF_MIN_NS;
+		mo->next_retry_ns = t;
+	}
+	if (t < mo->next_retry_ns)
+		return;
+	if (session_reconnect(mo->s)) {
+		mo->next_retry_ns = t + mo->backoff_ns;
+		mo->backoff_ns =
+		    mo->backoff_ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : mo->backoff_ns * 2;
+		return;
+	}
+	mo->lost_logged = false;
+	log_info("libvirt connection re-established");
+	if (scan_domains(mo, "reconnected"))
+		log_warn("after reconnecting: cannot list domains: %s", session_last_error());
+}
+
+/* ---- counters and periods ---- */
+
+/*
+ * Counters of the domains idx[0..n-1] into out[k] (VN_HOST_MAX_VCPUS entries each): schedstat per vCPU, then
+ * one libvirt call for all of them.
+ */
+static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out)
+{
+	const char *uuids[VN_HOST_MAX_DOMAINS];
+	uint32_t nvcpus[VN_HOST_MAX_DOMAINS];
+	virConnectPtr c = session_conn(mo->s);
+	int k;
+
+	for (k = 0; k < n; k++) {
+		struct mdom *d = &mo->dom[idx[k]];
+		uint32_t v;
+
+		memset(out[k], 0, sizeof(*out[k]) * VN_HOST_MAX_VCPUS);
+		for (v = 0; v < d->m.nvcpus; v++)
+			if (d->m.tids[v])
+				(void)vmap_schedstat(d->m.qemu_pid, d->m.tids[v], &out[k][v]);
+		uuids[k] = d->m.uuid;
+		nvcpus[k] = d->m.nvcpus;
+	}
+	if (c && n && vmap_libvirt_stats(c, uuids, nvcpus, out, n))
+		log_debug("libvirt stats: %s", session_last_error());
+}
+
+/* Delta of one counter; the baseline only moves on a good read so a missed read is caught up later. */
+static uint64_t delta(uint64_t now, uint64_t *base)
+{
+	uint64_t d = now >= *base ? now - *base : 0;
+
+	*base = now;
+	return d;
+}
+
+/* --guest: each channel's records of the period, into both engines and the file. */
+static void guest_period(struct mon *mo, uint64_t t)
+{
+	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
+	static struct vn_host_msrc src[8192];
+	struct vn_host_chan ch;
+	size_t n, k;
+	uint32_t v, nv;
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+
+		if (!d->gc)
+			continue;
+		n = sizeof(src) / sizeof(src[0]);
+		nv = guestchan_nvcpus(d->gc);
+		guestchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
+		for (v = 0; v < nv; v++) {
+			(void)hostagg_match(mo->total, &ms[v]);
+			(void)hostagg_match(mo->cur, &ms[v]);
+		}
+		for (k = 0; k < n; k++) {
+			(void)hostagg_msrc(mo->total, &src[k]);
+			(void)hostagg_msrc(mo->cur, &src[k]);
+		}
+		(void)hostagg_chan(mo->total, &ch);
+		(void)hostagg_chan(mo->cur, &ch);
+		rec_chunk(mo, VN_CHUNK_HOST_MATCH, ms, nv * sizeof(ms[0]));
+		rec_chunk(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
+		rec_chunk(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+		if (!d->running) {
+			guestchan_close(d->gc);
+			d->gc = NULL;
+		}
+	}
+}
+
+static void end_period(struct mon *mo, uint64_t t)
+{
+	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
+	int idx[VN_HOST_MAX_DOMAINS], nrun = 0;
+	struct vec periods = { .esz = sizeof(struct vn_host_period) };
+	int i;
+	size_t k;
+
+	if (mo->dl) {
+		if (schedlog_poll(mo->dl, t) < 0)
+			log_warn("dispatch log: read error");
+		schedlog_cut(mo->dl, t);
+	}
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].gc)
+			guestchan_tick(mo->dom[i].gc, t,
+				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		if (mo->dom[i].used && mo->dom[i].running) {
+			idx[nrun] = i;
+			outs[nrun++] = mo->dom[i].now;
+		} else {
+			memset(mo->dom[i].now, 0, sizeof(mo->dom[i].now));
+		}
+	}
+	read_counters(mo, idx, nrun, outs);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		struct vmap_vcpu_ctr *now = d->now;
+		uint32_t v;
+
+		if (!d->used || (!d->running && !d->gone_in_period))
+			continue;
+		for (v = 0; v < d->m.nvcpus; v++) {
+			struct vn_host_period pr = { 0 };
+			struct pacc *a = &d->acc[v];
+
+			if (!d->m.tids[v])
+				continue;
+			pr.start_ns =
+			    mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns;
+			pr.end_ns = t;
+			pr.dom = (uint32_t)i;
+			pr.vcpu = v;
+			pr.tid = d->m.tids[v];
+			pr.cpu = a->cpu;
+			if (now[v].lv_ok && d->base[v].lv_ok) {
+				pr.steal_ns = delta(now[v].delay_ns, &d->base[v].delay_ns);
+				pr.cpu_ns = delta(now[v].time_ns, &d->base[v].time_ns);
+				pr.flags |= VN_HP_LIBVIRT;
+			} else if (now[v].lv_ok) {
+				d->base[v].delay_ns = now[v].delay_ns;
+				d->base[v].time_ns = now[v].time_ns;
+				d->base[v].lv_ok = true;
+			}
+			if (now[v].ss_ok && d->base[v].ss_ok) {
+				pr.exec_ns = delta(now[v].exec_ns, &d->base[v].exec_ns);
+				pr.run_delay_ns =
+				    delta(now[v].run_delay_ns, &d->base[v].run_delay_ns);
+				pr.pcount = delta(now[v].pcount, &d->base[v].pcount);
+				pr.flags |= VN_HP_SCHEDSTAT;
+			} else if (now[v].ss_ok) {
+				d->base[v].exec_ns = now[v].exec_ns;
+				d->base[v].run_delay_ns = now[v].run_delay_ns;
+				d->base[v].pcount = now[v].pcount;
+				d->base[v].ss_ok = true;
+			}
+			if (mo->dl && d->slot[v] >= 0) {
+				pr.out_ns = a->out_ns;
+				pr.out_periods = a->out_periods;
+				pr.out_r_ns = a->out_r_ns;
+				pr.out_s_ns = a->out_s_ns;
+				pr.idle_ns = a->idle_ns;
+				pr.wait_ns = a->wait_ns;
+				pr.flags |= VN_HP_DISPATCH;
+				if (d->slot[v] >= 0) {
+					struct schedlog_agg ag[64];
+					int na = schedlog_take_aggs(mo->dl, (uint32_t)d->slot[v],
+								    ag, 64);
+
+					for (int j = 0; j < na; j++) {
+						struct vn_host_agg g = {
+							.start_ns = pr.start_ns,
+							.end_ns = t,
+							.dom = (uint32_t)i,
+							.vcpu = v,
+							.kind = ag[j].kind,
+							.isa = ag[j].isa,
+							.id = ag[j].id,
+							.count = ag[j].count,
+							.total_ns = ag[j].total_ns,
+							.max_ns = ag[j].max_ns,
+						};
+
+						if (vec_push(&mo->aggs, &g))
+							log_warn("out of memory: aggregate lost");
+						if (d->gc)
+							guestchan_host_agg(d->gc, v, g.kind, g.id,
+									   "", g.total_ns);
+					}
+				}
+			}
+			if (pr.start_ns != mo->period_start_ns || !d->running)
+				pr.flags |= VN_HP_PARTIAL;
+			memset(a, 0, sizeof(*a));
+			a->cpu = pr.cpu;
+			if (vec_push(&periods, &pr))
+				log_warn("out of memory: a period record was lost");
+		}
+		if (d->ntaps) {
+			taps_cut(mo, i,
+				 mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
+				 t);
+			if (!d->running)
+				taps_close(d);
+		}
+		d->gone_in_period = false;
+		if (d->running)
+			d->map_ns = 0;
+	}
+	/* feed the engines, write the chunks */
+	for (k = 0; k < periods.n; k++) {
+		const struct vn_host_period *pr = (const struct vn_host_period *)periods.p + k;
+
+		(void)hostagg_period(mo->total, pr);
+		(void)hostagg_period(mo->cur, pr);
+	}
+	for (k = 0; k < mo->outs.n; k++) {
+		(void)hostagg_out(mo->total, (const struct vn_host_out *)mo->outs.p + k);
+		(void)hostagg_out(mo->cur, (const struct vn_host_out *)mo->outs.p + k);
+	}
+	for (k = 0; k < mo->runs.n; k++) {
+		(void)hostagg_run(mo->total, (const struct vn_host_run *)mo->runs.p + k);
+		(void)hostagg_run(mo->cur, (const struct vn_host_run *)mo->runs.p + k);
+	}
+	for (k = 0; k < mo->aggs.n; k++) {
+		const struct vn_host_agg *g = (const struct vn_host_agg *)mo->aggs.p + k;
+
+		if (g->kind == VN_HA_IRQ && !hostagg_irq_name(mo->total, g->id))
+			name_irq(mo, g->id);
+		(void)hostagg_agg(mo->total, (const struct vn_host_agg *)mo->aggs.p + k);
+		(void)hostagg_agg(mo->cur, (const struct vn_host_agg *)mo->aggs.p + k);
+	}
+	rec_chunk(mo, VN_CHUNK_HOST_PERIOD, periods.p, periods.n * periods.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_OUT, mo->outs.p, mo->outs.n * mo->outs.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_RUN, mo->runs.p, mo->runs.n * mo->runs.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_AGG, mo->aggs.p, mo->aggs.n * mo->aggs.esz);
+	for (k = 0; k < mo->flows.n; k++) {
+		(void)hostagg_flow(mo->total, (const struct vn_host_flow *)mo->flows.p + k);
+		(void)hostagg_flow(mo->cur, (const struct vn_host_flow *)mo->flows.p + k);
+	}
+	for (k = 0; k < mo->tapstats.n; k++) {
+		(void)hostagg_tap(mo->total, (const struct vn_host_tap *)mo->tapstats.p + k);
+		(void)hostagg_tap(mo->cur, (const struct vn_host_tap *)mo->tapstats.p + k);
+	}
+	rec_chunk(mo, VN_CHUNK_HOST_FLOW, mo->flows.p, mo->flows.n * mo->flows.esz);
+	rec_chunk(mo, VN_CHUNK_HOST_TAP, mo->tapstats.p, mo->tapstats.n * mo->tapstats.esz);
+	guest_period(mo, t);
+	free(periods.p);
+	mo->outs.n = mo->runs.n = mo->aggs.n = mo->flows.n = mo->tapstats.n = 0;
+	mo->period_start_ns = t;
+}
+
+/* Name a host IRQ seen for the first time: in both engines and, as irq.<n>=<name>, in the file. */
+static void name_irq(struct mon *mo, uint32_t irq)
+{
+	const char *n;
+	char buf[64];
+	int len;
+
+	if (!mo->irqnames)
+		mo->irqnames = procstat_irqnames_read();
+	n = mo->irqnames ? procstat_irq_name(mo->irqnames, irq) : NULL;
+	if (!n || hostagg_set_irq_name(mo->total, irq, n))
+		return;
+	(void)hostagg_set_irq_name(mo->cur, irq, n);
+	len = snprintf(buf, sizeof(buf), "irq.%u=%.40s\n", irq, n);
+	if (len > 0 && (size_t)len < sizeof(buf))
+		rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)len);
+}
+
+static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, uint64_t end)
+{
+	memset(in, 0, sizeof(*in));
+	in->source = "live";
+	in->start_ns = start;
+	in->end_ns = end;
+	in->period_ns = mo->p->period_ns;
+	in->dispatch = mo->dl ? "bpf" : "off";
+	in->irqs = mo->dl && !mo->p->no_irqs;
+	in->kvm = mo->dl && schedlog_kvm_attached(mo->dl);
+	in->top_n = mo->p->top_n;
+	in->flows_top = mo->p->flows_top;
+	in->events_dropped = session_events_dropped(mo->s);
+	in->reconnects = session_reconnects(mo->s);
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			in->self_cpu_ns =
+			    (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	}
+	if (mo->dl) {
+		struct schedlog_stats st;
+
+		schedlog_get_stats(mo->dl, &st);
+		in->schedlog_drops = st.dropped;
+		in->schedlog_anomalies = st.anomalies;
+		in->bpf_events = st.bpf_events;
+		in->bpf_run_ns = st.bpf_run_ns;
+		for (int k = 0; k < st.nprogs && k < SCHEDLOG_MAX_PROGS; k++) {
+			memcpy(mo->prog_names[k], st.progs[k].name, sizeof(mo->prog_names[k]));
+			mo->prog_names[k][sizeof(mo->prog_names[k]) - 1] = 0;
+			mo->prog_cnt[k] = st.progs[k].run_cnt;
+			mo->prog_ns[k] = st.progs[k].run_time_ns;
+		}
+		in->nprogs = st.nprogs < SCHEDLOG_MAX_PROGS ? st.nprogs : SCHEDLOG_MAX_PROGS;
+		in->prog_names = (const char(*)[40])mo->prog_names;
+		in->prog_cnt = mo->prog_cnt;
+		in->prog_ns = mo->prog_ns;
+	}
+}
+
+static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
+{
+	struct hostview_info in;
+	char buf[512];
+	int n;
+
+	fill_info(mo, &in, mo->start_ns, t);
+	n = snprintf(buf, sizeof(buf),
+		     "end_ns=%" PRIu64 "\ndispatch_dropped=%" PRIu64 "\ndispatch_anomalies=%" PRIu64
+		     "\nevents_dropped=%" PRIu64 "\nreconnects=%u\nbpf_events=%" PRIu64
+		     "\nbpf_run_ns=%" PRIu64 "\n",
+		     t, in.schedlog_drops, in.schedlog_anomalies, in.events_dropped, in.reconnects,
+		     in.bpf_events, in.bpf_run_ns);
+	if (type == VN_CHUNK_END) {
+		if (mo->w) {
+			int rc = recwriter_close(mo->w, buf);
+
+			mo->w = NULL;
+			if (rc && !mo->wrerr)
+				mo->wrerr = rc;
+		}
+		return;
+	}
+	rec_chunk(mo, type, buf, (size_t)n);
+}
+
+static void show_period(struct mon *mo, uint64_t start, uint64_t t)
+{
+	struct hostview_info in;
+
+	fill_info(mo, &in, start, t);
+	if (mo->p->json) {
+		if (mo->p->guest ? matchview_json(stdout, mo->cur, &in)
+				 : hostview_json(stdout, mo->cur, &in))
+			log_warn("cannot write to stdout");
+	} else {
+		if (isatty(STDOUT_FILENO))
+			fputs("\033[H\033[2J", stdout);
+		if (mo->p->guest)
+			matchview_text(stdout, mo->cur, &in);
+		else
+			hostview_text(stdout, mo->cur, &in);
+		fflush(stdout);
+	}
+}
+
+static void write_meta(struct mon *mo)
+{
+	struct utsname u;
+	char buf[1024];
+	int n;
+
+	uname(&u);
+	n = snprintf(buf, sizeof(buf),
+		     "tool=vnoise-host\nformat=vnoise.host-record/1\nstart_ns=%" PRIu64
+		     "\nperiod_ns=%" PRIu64
+		     "\ndispatch=%s\nirqs=%d\nkvm=%d\nhostname=%s\nkernel=%s\n"
+		     "uri=%s\n",
+		     mo->start_ns, mo->p->period_ns, mo->dl ? "bpf" : "off",
+		     mo->dl && !mo->p->no_irqs, mo->dl && schedlog_kvm_attached(mo->dl), u.nodename,
+		     u.release, mo->p->uri ? mo->p->uri : "qemu:///system");
+	rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)n);
+}
+
+/* `list`: the mapping of every selected running domain. */
+static void list_domains(struct mon *mo)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct mdom *d = &mo->dom[i];
+		uint32_t v;
+
+		if (!d->used || !d->running)
+			continue;
+		printf("%s uuid=%s virt=%s qemu_pid=%d emulator_tid=%u tids=%s shmem=%s", d->m.name,
+		       d->m.uuid, d->m.virt, (int)d->m.qemu_pid, d->m.emulator_tid, d->m.tid_source,
+		       d->m.shmem[0] ? d->m.shmem : "-");
+		if (d->m.shmem_size)
+			printf(" shmem_size=%" PRIu64, d->m.shmem_size);
+		printf(" taps=%s\n", d->m.taps[0] ? d->m.taps : "-");
+		for (v = 0; v < d->m.nvcpus; v++)
+			printf("  vcpu %u tid %u\n", v, d->m.tids[v]);
+		for (v = 0; v < d->m.niothreads; v++)
+			printf("  iothread tid %u\n", d->m.iothreads[v]);
+	}
+}
+
+static int check_domains(struct mon *mo)
+{
+	virConnectPtr c = session_conn(mo->s);
+	int i;
+
+	for (i = 0; i < mo->p->ndomains; i++) {
+		virDomainPtr dom = virDomainLookupByName(c, mo->p->domains[i]);
+
+		if (!dom) {
+			virErrorPtr e = virGetLastError();
+
+			if (e && e->code == VIR_ERR_NO_DOMAIN) {
+				log_err("domain '%s' not found at %s", mo->p->domains[i],
+					mo->p->uri ? mo->p->uri : "qemu:///system");
+				return EXIT_NODOMAIN;
+			}
+			log_err("domain '%s': %s", mo->p->domains[i], session_last_error());
+			return EXIT_FAIL;
+		}
+		if (virDomainIsActive(dom) != 1)
+			log_info("domain '%s' is not running: waiting for it to start",
+				 mo->p->domains[i]);
+		virDomainFree(dom);
+	}
+	return EXIT_OK;
+}
+
+int live_run(const struct host_params *p)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct mon *mo = NULL;
+	enum session_fail why;
+	char msg[512];
+	uint64_t t, next_period, end_ns = 0, last_show, tick = p->guest ? GUEST_TICK_NS : TICK_NS;
+	int ret = EXIT_FAIL, rc, i;
+
+	mo = calloc(1, sizeof(*mo));
+	if (!mo) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	mo->p = p;
+	mo->outs.esz = sizeof(struct vn_host_out);
+	mo->runs.esz = sizeof(struct vn_host_run);
+	mo->aggs.esz = sizeof(struct vn_host_agg);
+	mo->flows.esz = sizeof(struct vn_host_flow);
+	mo->tapstats.esz = sizeof(struct vn_host_tap);
+	for (i = 0; i < MAX_SLOTS; i++)
+		mo->slots[i].dom = -1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	mo->s = session_open(p->uri, &why, msg, sizeof(msg));
+	if (!mo->s) {
+		const char *uri = p->uri ? p->uri : "qemu:///system";
+
+		if (why == SESSION_DENIED) {
+			log_err("no permission to use libvirt at %s: %s", uri, msg);
+			ret = EXIT_DENIED;
+		} else if (why == SESSION_UNREACHABLE) {
+			log_err("libvirt unreachable at %s: %s", uri, msg);
+			ret = EXIT_UNREACHABLE;
+		} else {
+			log_err("cannot connect to libvirt at %s: %s", uri, msg);
+		}
+		goto out;
+	}
+	ret = check_domains(mo);
+	if (ret)
+		goto out;
+	if (p->flows && p->cmd != HCMD_LIST && geteuid() != 0) {
+		log_err("--flows captures on the domains' tap devices and needs root");
+		ret = EXIT_DENIED;
+		goto out;
+	}
+	ret = EXIT_FAIL;
+	mo->total = hostagg_new();
+	mo->cur = hostagg_new();
+	if (!mo->total || !mo->cur) {
+		log_err("out of memory");
+		goto out;
+	}
+	if (!p->no_dispatch && p->cmd != HCMD_LIST) {
+		struct schedlog_opts o = { .want_irqs = !p->no_irqs, .want_kvm = true };
+
+		if (geteuid() != 0) {
+			log_err("host tracing (the dispatch log) needs root; run as root or use "
+				"--no-dispatch");
+			ret = EXIT_DENIED;
+			goto out;
+		}
+		mo->dl = schedlog_open(&o, msg, sizeof(msg));
+		if (!mo->dl) {
+			log_err("cannot start the dispatch log: %s", msg);
+			ret = errno == EPERM || errno == EACCES ? EXIT_DENIED : EXIT_FAIL;
+			goto out;
+		}
+		outlog_set_callbacks(schedlog_outlog(mo->dl), on_out, on_run, mo);
+	}
+	if (p->output) {
+		mo->w = recwriter_open(p->output);
+		if (!mo->w) {
+			log_err("cannot create %s: %s", p->output, strerror(errno));
+			goto out;
+		}
+	}
+	mo->start_ns = mo->period_start_ns = now_ns();
+	write_meta(mo);
+	if (scan_domains(mo, "mapped")) {
+		log_err("cannot list domains: %s", session_last_error());
+		goto out;
+	}
+	if (p->cmd == HCMD_LIST) {
+		list_domains(mo);
+		ret = EXIT_OK;
+		goto out;
+	}
+	if (p->duration_ns)
+		end_ns = mo->start_ns + p->duration_ns;
+	next_period = mo->start_ns + p->period_ns;
+	last_show = mo->start_ns;
+	while (!g_stop) {
+		struct timespec ts;
+		uint64_t wake;
+
+		t = now_ns();
+		wake =
+		    (t / tick + 1) * tick; /* on a grid: clock exchanges go out on the 50 ms grid */
+		if (wake > next_period)
+			wake = next_period;
+		if (end_ns && wake > end_ns)
+			wake = end_ns;
+		if (wake > t) {
+			ts.tv_sec = (time_t)(wake / 1000000000ULL);
+			ts.tv_nsec = (long)(wake % 1000000000ULL);
+			rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			if (rc == EINTR)
+				continue;
+		}
+		t = now_ns();
+		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+			if (mo->dom[i].gc)
+				guestchan_clock(mo->dom[i].gc, t);
+		handle_connection(mo, t);
+		handle_events(mo);
+		retry_pending(mo);
+		if (mo->dl && schedlog_poll(mo->dl, t) < 0)
+			log_warn("dispatch log: read error");
+		taps_poll(mo, t);
+		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+			if (mo->dom[i].gc)
+				guestchan_tick(mo->dom[i].gc, t,
+					       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl))
+						      : t);
+		if (t >= next_period || (end_ns && t >= end_ns)) {
+			end_period(mo, t);
+			write_stats(mo, VN_CHUNK_STATS, t);
+			if (p->cmd == HCMD_TOP)
+				show_period(mo, last_show, t);
+			hostagg_reset(mo->cur);
+			last_show = t;
+			while (next_period <= t)
+				next_period += p->period_ns;
+		}
+		if (end_ns && t >= end_ns)
+			break;
+	}
+	t = now_ns();
+	if (t > mo->period_start_ns + 1000000ULL)
+		end_period(mo, t);
+	{
+		struct hostview_info in;
+
+		fill_info(mo, &in, mo->start_ns, t);
+		write_stats(mo, VN_CHUNK_END, t);
+		if (p->cmd == HCMD_RECORD && !p->quiet) {
+			if (p->json) {
+				if (p->guest ? matchview_json(stdout, mo->total, &in)
+					     : hostview_json(stdout, mo->total, &in))
+					log_warn("cannot write to stdout");
+			} else if (p->guest) {
+				matchview_text(stdout, mo->total, &in);
+			} else {
+				hostview_text(stdout, mo->total, &in);
+			}
+		} else if (p->cmd == HCMD_TOP && p->json) {
+			/* JSON lines were written per period */
+		}
+		if (in.schedlog_drops)
+			log_warn("%" PRIu64 " dispatch records were lost (ring full)",
+				 in.schedlog_drops);
+	}
+	ret = mo->wrerr ? EXIT_FAIL : EXIT_OK;
+out:
+	if (mo->w)
+		recwriter_abort(mo->w);
+	schedlog_close(mo->dl);
+	session_close(mo->s);
+	hostagg_free(mo->total);
+	hostagg_free(mo->cur);
+	procstat_irqnames_free(mo->irqnames);
+	free(mo->outs.p);
+	free(mo->runs.p);
+	free(mo->aggs.p);
+	free(mo->flows.p);
+	free(mo->tapstats.p);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		guestchan_close(mo->dom[i].gc);
+		taps_close(&mo->dom[i]);
+	}
+	free(mo);
+	return ret;
+}

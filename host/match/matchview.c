@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * matchview: text and JSON views of the combined guest + host picture (see matchview.h).
+ */
+#include <string.h>
+#include "util/json.h"
+#include "attrib/merge.h"
+#include "match/matchview.h"
+
+#define MV_MAX_LIST 1000
+#define BIG_GAP_NS 1000000ULL
+#define LL(x) ((unsigned long long)(x))
+
+static const char *const hclass_names[VN_HH_MAX] = { "host_preempt", "host_wait", "vmexit",
+						     "host_irq" };
+static const char *const chan_states[] = { "absent", "waiting", "ok", "corrupt" };
+static const char *const agent_states[] = { "init", "running", "paused", "stopped" };
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+const char *matchview_source_name(const struct hostagg_msrc *s, char *buf, size_t len)
+{
+	struct merge_source ms = { .cls = s->cls, .id = s->id };
+
+	if (s->kind == VN_MS_HOST) {
+		const char *h = s->cls < VN_HH_MAX ? hclass_names[s->cls] : "host?";
+
+		switch (s->cls) {
+		case VN_HH_PREEMPT:
+			snprintf(buf, len, "%s:%s[%u]", h, s->comm, s->id);
+			break;
+		case VN_HH_WAIT:
+			snprintf(buf, len, "%s:%c", h,
+				 s->id >= 32 && s->id < 127 ? (char)s->id : '?');
+			break;
+		default:
+			if (s->comm[0])
+				snprintf(buf, len, "%s:%s", h, s->comm);
+			else
+				snprintf(buf, len, "%s:%u", h, s->id);
+		}
+		return buf;
+	}
+	memcpy(ms.comm, s->comm, sizeof(ms.comm));
+	ms.comm[VN_COMM_LEN - 1] = 0;
+	return merge_source_name(&ms, NULL, NULL, buf, len);
+}
+
+static uint64_t sum8(const __u64 *v, int n)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += v[i];
+	return t;
+}
+
+static uint64_t span_of(const struct hostagg_match *m)
+{
+	return m->sum.end_ns > m->sum.start_ns ? m->sum.end_ns - m->sum.start_ns : 0;
+}
+
+static void text_sources(FILE *f, const struct hostagg_vcpu *v, uint8_t kind, const char *label,
+			 uint64_t span, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)top), k;
+	char name[96];
+
+	fprintf(f, "        %-11s", label);
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s%s %.2f%% (%llu)", k ? ", " : " ",
+			matchview_source_name(s[k], name, sizeof(name)), pct(s[k]->total_ns, span),
+			LL(s[k]->count));
+	fprintf(f, "%s\n", n ? "" : " -");
+}
+
+static void text_clock(FILE *f, const struct vn_host_chan *c)
+{
+	fprintf(f, "  channel %s", c->state < 4 ? chan_states[c->state] : "?");
+	if (c->epoch)
+		fprintf(f, " (epoch %llu, agent %s)", LL(c->epoch),
+			c->agent_state < 4 ? agent_states[c->agent_state] : "unknown");
+	if (c->clock_uncertainty_ns != UINT64_MAX)
+		fprintf(f, ", clock offset %+.3f ms +- %.1f us (min rtt %.1f us, %llu exchanges)",
+			(double)c->clock_offset_ns / 1e6, (double)c->clock_uncertainty_ns / 1e3,
+			(double)c->clock_min_rtt_ns / 1e3, LL(c->clock_exchanges));
+	else
+		fprintf(f, ", clock not aligned yet");
+	fprintf(f, "\n  records %llu", LL(c->records));
+	if (c->lost || c->missed || c->torn || c->invalid || c->corrupt || c->guest_dropped ||
+	    c->unsynced || c->late || c->match_dropped)
+		fprintf(
+		    f,
+		    ", LOST %llu (overrun) + %llu (in the guest) + %llu (before the clock) + %llu "
+		    "(late) + %llu (matcher full); missed %llu at attach, torn %llu, invalid %llu, "
+		    "corrupt %llu times",
+		    LL(c->lost), LL(c->guest_dropped), LL(c->unsynced), LL(c->late),
+		    LL(c->match_dropped), LL(c->missed), LL(c->torn), LL(c->invalid),
+		    LL(c->corrupt));
+	fprintf(f, ", epochs %llu\n", LL(c->epochs));
+}
+
+/* The guest's network noise of a domain, summed over its vCPUs (combined view: net of hypervisor time). */
+struct guest_net {
+	uint64_t rx_ns, rx_count, tx_ns, tx_count; /* softirq NET_RX, NET_TX */
+	uint64_t softirq_ns, irq_ns; /* the classes */
+	uint64_t dev_ns, dev_count; /* device IRQs (not x86 vectors) */
+	uint64_t src_dropped; /* sources the tables had no room for */
+	uint32_t vcpus; /* vCPUs with combined-view data */
+};
+
+#define SOFTIRQ_NET_TX 2
+#define SOFTIRQ_NET_RX 3
+
+static void guest_net_sum(const struct hostagg_domain *d, struct guest_net *g)
+{
+	uint32_t j;
+
+	memset(g, 0, sizeof(*g));
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_match *m = &d->vcpus[j].match;
+
+		if (!m->seen)
+			continue;
+		g->vcpus++;
+		g->softirq_ns += m->sum.guest_ns[VN_CLASS_SOFTIRQ];
+		g->irq_ns += m->sum.guest_ns[VN_CLASS_IRQ];
+		g->src_dropped += m->src_dropped;
+		g->rx_ns += m->softirq_ns[SOFTIRQ_NET_RX];
+		g->rx_count += m->softirq_count[SOFTIRQ_NET_RX];
+		g->tx_ns += m->softirq_ns[SOFTIRQ_NET_TX];
+		g->tx_count += m->softirq_count[SOFTIRQ_NET_TX];
+		g->dev_ns += m->devirq_ns;
+		g->dev_count += m->devirq_count;
+	}
+}
+
+#define DEV_IRQ_NOTE                                                                             \
+	"the channel carries guest IRQ numbers, not their names: virtio-net's queue interrupts " \
+	"are among the device IRQs"
+
+/* With --flows: the guest's network noise next to the domain's flows. */
+static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	struct guest_net g;
+	char name[96];
+	uint32_t j, k, n;
+
+	if (!d->net)
+		return;
+	guest_net_sum(d, &g);
+	fprintf(
+	    f,
+	    "  guest network noise (matched gaps, net of hypervisor time): softirq:NET_RX %.3f ms "
+	    "in %llu gaps, NET_TX %.3f ms in %llu; softirq class %.3f ms, irq class %.3f ms, "
+	    "device IRQs %.3f ms in %llu gaps\n",
+	    (double)g.rx_ns / 1e6, LL(g.rx_count), (double)g.tx_ns / 1e6, LL(g.tx_count),
+	    (double)g.softirq_ns / 1e6, (double)g.irq_ns / 1e6, (double)g.dev_ns / 1e6,
+	    LL(g.dev_count));
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_vcpu *v = &d->vcpus[j];
+		bool any = false;
+
+		if (!v->match.seen)
+			continue;
+		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		for (k = 0; k < n; k++) {
+			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
+				continue;
+			if (!any)
+				fprintf(f, "    guest device IRQs on vCPU %u:", j);
+			fprintf(f, "%s %s %.3f ms (%llu)", any ? "," : "",
+				matchview_source_name(s[k], name, sizeof(name)),
+				(double)s[k]->total_ns / 1e6, LL(s[k]->count));
+			any = true;
+		}
+		if (any)
+			fputc('\n', f);
+	}
+	fprintf(f, "    (%s)\n", DEV_IRQ_NOTE);
+}
+
+static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	struct guest_net g;
+	char name[96];
+	uint32_t j, k, n;
+
+	if (!d->net)
+		return;
+	guest_net_sum(d, &g);
+	json_key(w, "guest_net");
+	json_obj_begin(w);
+	json_kv_u64(w, "vcpus", g.vcpus);
+	json_kv_u64(w, "net_rx_ns", g.rx_ns);
+	json_kv_u64(w, "net_rx_count", g.rx_count);
+	json_kv_u64(w, "net_tx_ns", g.tx_ns);
+	json_kv_u64(w, "net_tx_count", g.tx_count);
+	json_kv_u64(w, "softirq_ns", g.softirq_ns);
+	json_kv_u64(w, "irq_ns", g.irq_ns);
+	json_kv_u64(w, "device_irq_ns", g.dev_ns);
+	json_kv_u64(w, "device_irq_count", g.dev_count);
+	json_kv_u64(w, "sources_dropped", g.src_dropped);
+	json_key(w, "device_irqs");
+	json_arr_begin(w);
+	for (j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_vcpu *v = &d->vcpus[j];
+
+		if (!v->match.seen)
+			continue;
+		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		for (k = 0; k < n; k++) {
+			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
+				continue;
+			json_obj_begin(w);
+			json_kv_u64(w, "vcpu", j);
+			json_kv_str(w, "source", matchview_source_name(s[k], name, sizeof(name)));
+			json_kv_u64(w, "irq", s[k]->id);
+			json_kv_u64(w, "total_ns", s[k]->total_ns);
+			json_kv_u64(w, "count", s[k]->count);
+			json_obj_end(w);
+		}
+	}
+	json_arr_end(w);
+	json_kv_str(w, "note", DEV_IRQ_NOTE);
+	json_obj_end(w);
+}
+
+void matchview_text(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+{
+	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+	int top = in->top_n > MV_MAX_LIST ? MV_MAX_LIST : in->top_n;
+	uint32_t i, j;
+	int ndom = 0;
+
+	fprintf(f, "vnoise-host %s --guest: %.1f s, period %.3g s, dispatch log %s\n", in->source,
+		(double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch);
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		const struct hostagg_domain *d = &a->dom[i];
+
+		if (!d->seen)
+			continue;
+		ndom++;
+		fprintf(f, "domain %s (%s, %s)\n", d->name[0] ? d->name : "?",
+			d->virt[0] ? d->virt : "?", d->running ? "running" : "stopped");
+		if (!d->chan_seen) {
+			fprintf(f, "  no guest channel\n");
+			hostview_flows_text(f, d, in);
+			continue;
+		}
+		text_clock(f, &d->chan);
+		fprintf(f, "  %4s %8s %7s %7s %7s %7s %15s %13s\n", "vCPU", "gaps", "noise%",
+			"guest%", "hyper%", "hw%", "gaps>1ms: host", "latency ms");
+		for (j = 0; j < d->nvcpus; j++) {
+			const struct hostagg_vcpu *v = &d->vcpus[j];
+			const struct hostagg_match *m = &v->match;
+			uint64_t vs = span_of(m);
+
+			if (!m->seen || !m->sum.gaps)
+				continue;
+			fprintf(
+			    f,
+			    "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %6llu/%-6llu %2s %5.1f/%-6.1f\n",
+			    j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
+			    pct(sum8(m->sum.guest_ns, 8), vs),
+			    pct(sum8(m->sum.host_ns, VN_HH_MAX), vs), pct(m->sum.residual_ns, vs),
+			    LL(m->sum.big_matched), LL(m->sum.big_gaps), "",
+			    m->sum.latency_gaps
+				? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
+				: 0.0,
+			    (double)m->sum.latency_max_ns / 1e6);
+			text_sources(f, v, VN_MS_HOST, "hypervisor:", vs, top);
+			text_sources(f, v, VN_MS_GUEST, "guest:", vs, top);
+			fprintf(
+			    f,
+			    "        guest-only view (the same gaps as the guest alone explains "
+			    "them): unexplained %.2f%%\n",
+			    pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
+			text_sources(f, v, VN_MS_GONLY, "guest-only:", vs, top);
+		}
+		text_guest_net(f, d, top);
+		hostview_flows_text(f, d, in);
+	}
+	if (!ndom)
+		fprintf(f, "no domain monitored\n");
+}
+
+static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
+{
+	bool host = x->kind == VN_MS_HOST;
+	char name[96];
+
+	json_obj_begin(w);
+	json_kv_str(w, "source", matchview_source_name(x, name, sizeof(name)));
+	json_kv_str(w, "kind", host ? "hypervisor" : "guest");
+	json_kv_str(w, "class",
+		    host ? (x->cls < VN_HH_MAX ? hclass_names[x->cls] : "?")
+			 : merge_class_name(x->cls));
+	json_kv_u64(w, "id", x->id);
+	json_kv_str(w, "comm", x->comm);
+	json_kv_u64(w, "total_ns", x->total_ns);
+	json_kv_u64(w, "count", x->count);
+	json_kv_u64(w, "max_ns", x->max_ns);
+	json_obj_end(w);
+}
+
+static void json_sources(struct json_writer *w, const struct hostagg_vcpu *v, uint8_t kind, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)top), k;
+
+	json_arr_begin(w);
+	for (k = 0; k < n; k++)
+		json_source(w, s[k]);
+	json_arr_end(w);
+}
+
+static void json_guest_classes(struct json_writer *w, const __u64 *ns, bool all)
+{
+	json_obj_begin(w);
+	for (int c = 1; c < VN_CLASS_MAX; c++) {
+		if (!all && (c == VN_CLASS_STEAL || c == VN_CLASS_UNEXPLAINED))
+			continue;
+		json_kv_u64(w, merge_class_name(c), ns[c]);
+	}
+	json_obj_end(w);
+}
+
+static void json_chan(struct json_writer *w, const struct vn_host_chan *c)
+{
+	json_key(w, "channel");
+	json_obj_begin(w);
+	json_kv_str(w, "state", c->state < 4 ? chan_states[c->state] : "?");
+	json_kv_u64(w, "epoch", c->epoch);
+	json_kv_str(w, "agent_state",
+		    c->agent_state < 4 ? agent_states[c->agent_state] : "unknown");
+	json_kv_u64(w, "rings", c->rings);
+	json_kv_u64(w, "records", c->records);
+	json_kv_u64(w, "lost", c->lost);
+	json_kv_u64(w, "missed", c->missed);
+	json_kv_u64(w, "torn", c->torn);
+	json_kv_u64(w, "invalid", c->invalid);
+	json_kv_u64(w, "corrupt", c->corrupt);
+	json_kv_u64(w, "epochs", c->epochs);
+	json_kv_u64(w, "guest_dropped", c->guest_dropped);
+	json_kv_u64(w, "unsynced", c->unsynced);
+	json_kv_u64(w, "late", c->late);
+	json_kv_u64(w, "match_dropped", c->match_dropped);
+	json_obj_end(w);
+	json_key(w, "clock");
+	json_obj_begin(w);
+	json_kv_bool(w, "aligned", c->clock_uncertainty_ns != UINT64_MAX);
+	json_kv_i64(w, "offset_ns", c->clock_offset_ns);
+	json_key(w, "uncertainty_ns");
+	if (c->clock_uncertainty_ns == UINT64_MAX)
+		json_null(w);
+	else
+		json_u64(w, c->clock_uncertainty_ns);
+	json_kv_u64(w, "min_rtt_ns", c->clock_min_rtt_ns);
+	json_kv_u64(w, "exchanges", c->clock_exchanges);
+	json_kv_u64(w, "rejected", c->clock_rejected);
+	json_obj_end(w);
+}
+
+static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vcpu *v, int top)
+{
+	const struct hostagg_match *m = &v->match;
+	const struct vn_host_match *s = &m->sum;
+
+	json_obj_begin(w);
+	json_kv_u64(w, "vcpu", j);
+	json_kv_u64(w, "span_ns", span_of(m));
+	json_kv_u64(w, "periods", m->periods);
+	json_kv_u64(w, "gaps", s->gaps);
+	json_kv_u64(w, "gap_ns", s->gap_ns);
+	json_kv_u64(w, "max_gap_ns", s->max_gap_ns);
+	json_kv_u64(w, "runtime_ns", s->runtime_ns);
+	json_key(w, "guest");
+	json_guest_classes(w, s->guest_ns, false);
+	json_key(w, "hypervisor");
+	json_obj_begin(w);
+	for (int h = 0; h < VN_HH_MAX; h++)
+		json_kv_u64(w, hclass_names[h], s->host_ns[h]);
+	json_obj_end(w);
+	json_kv_u64(w, "residual_ns", s->residual_ns);
+	json_kv_u64(w, "reduced_ns", s->reduced_ns);
+	json_key(w, "big_gaps");
+	json_obj_begin(w);
+	json_kv_u64(w, "threshold_ns", BIG_GAP_NS);
+	json_kv_u64(w, "count", s->big_gaps);
+	json_kv_u64(w, "matched", s->big_matched);
+	json_kv_u64(w, "guest", s->big_guest);
+	json_kv_u64(w, "explained", s->big_explained);
+	json_obj_end(w);
+	json_key(w, "latency");
+	json_obj_begin(w);
+	json_kv_u64(w, "gaps", s->latency_gaps);
+	json_kv_u64(w, "avg_ns", s->latency_gaps ? s->latency_sum_ns / s->latency_gaps : 0);
+	json_kv_u64(w, "max_ns", s->latency_max_ns);
+	json_obj_end(w);
+	json_kv_u64(w, "uncertainty_max_ns", s->uncertainty_max_ns);
+	json_key(w, "sources");
+	{
+		/* hypervisor and guest sources in one list, each ordered by total */
+		const struct hostagg_msrc *hs[MV_MAX_LIST], *gs[MV_MAX_LIST];
+		uint32_t nh = hostagg_msrc_sorted(v, VN_MS_HOST, hs, (uint32_t)top);
+		uint32_t ng = hostagg_msrc_sorted(v, VN_MS_GUEST, gs, (uint32_t)top);
+		uint32_t a = 0, b = 0;
+
+		json_arr_begin(w);
+		while (a < nh || b < ng)
+			json_source(w, b >= ng || (a < nh && hs[a]->total_ns >= gs[b]->total_ns)
+					   ? hs[a++]
+					   : gs[b++]);
+		json_arr_end(w);
+	}
+	json_key(w, "guest_only");
+	json_obj_begin(w);
+	json_kv_u64(w, "gaps", s->gonly_gaps);
+	json_kv_u64(w, "gap_ns", s->gonly_gap_ns);
+	json_key(w, "classes");
+	json_guest_classes(w, s->gonly_ns, true);
+	json_key(w, "sources");
+	json_sources(w, v, VN_MS_GONLY, top);
+	json_obj_end(w);
+	json_obj_end(w);
+}
+
+int matchview_json(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+{
+	int top = in->top_n > MV_MAX_LIST ? MV_MAX_LIST : in->top_n;
+	struct json_writer w;
+	uint32_t i, j;
+
+	hostview_json_head(&w, f, "vnoise.match/1", in);
+	json_kv_str(&w, "dispatch", in->dispatch);
+	json_kv_u64(&w, "dispatch_dropped", in->schedlog_drops);
+	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);
+	json_key(&w, "domains");
+	json_arr_begin(&w);
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		const struct hostagg_domain *d = &a->dom[i];
+
+		if (!d->seen)
+			continue;
+		json_obj_begin(&w);
+		json_kv_str(&w, "name", d->name);
+		json_kv_str(&w, "uuid", d->uuid);
+		json_kv_str(&w, "virt", d->virt);
+		json_kv_bool(&w, "running", d->running);
+		if (d->chan_seen) {
+			json_chan(&w, &d->chan);
+		} else {
+			json_key(&w, "channel");
+			json_null(&w);
+		}
+		json_key(&w, "vcpus");
+		json_arr_begin(&w);
+		for (j = 0; j < d->nvcpus; j++)
+			if (d->vcpus[j].match.seen)
+				json_vcpu(&w, j, &d->vcpus[j], top);
+		json_arr_end(&w);
+		json_guest_net(&w, d, MV_MAX_LIST);
+		hostview_flows_json(&w, d, in);
+		json_obj_end(&w);
+	}
+	json_arr_end(&w);
+	json_obj_end(&w);
+	return json_finish(&w);
+}

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostview: text and JSON views of vnoise-host's engine (see hostview.h).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "views/hostview.h"
+#include "util/json.h"
+#include "attrib/merge.h"
+#include "net/tapflow.h"
+
+#define HV_MAX_LIST 1000
+
+static const char *const dir_names[VN_HF_NDIR] = { "to_guest", "from_guest" };
+static const char *const dir_labels[VN_HF_NDIR] = { "into guest", "from guest" };
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static double per_s(uint64_t n, uint64_t span_ns)
+{
+	return span_ns ? (double)n * 1e9 / (double)span_ns : 0.0;
+}
+
+static const char *kind_name(uint16_t kind)
+{
+	switch (kind) {
+	case VN_HA_IRQ:
+		return "irq";
+	case VN_HA_SOFTIRQ:
+		return "softirq";
+	case VN_HA_VECTOR:
+		return "vector";
+	case VN_HA_EXIT:
+		return "exit";
+	default:
+		return "?";
+	}
+}
+
+static void agg_label(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
+		      size_t len)
+{
+	const char *n;
+
+	switch (e->kind) {
+	case VN_HA_IRQ:
+		n = hostagg_irq_name(a, e->id);
+		if (n)
+			snprintf(buf, len, "%u:%s", e->id, n);
+		else
+			snprintf(buf, len, "%u", e->id);
+		break;
+	case VN_HA_SOFTIRQ:
+		snprintf(buf, len, "%s", merge_softirq_name(e->id));
+		break;
+	case VN_HA_VECTOR:
+		snprintf(buf, len, "%s", merge_vector_name(e->id));
+		break;
+	case VN_HA_EXIT:
+		n = hostagg_exit_name(e->isa, e->id);
+		if (n)
+			snprintf(buf, len, "%s", n);
+		else
+			snprintf(buf, len, "%s_%u", e->isa == 2 ? "SVM" : "VMX", e->id);
+		break;
+	default:
+		snprintf(buf, len, "%u", e->id);
+		break;
+	}
+}
+
+static uint64_t vcpu_span(const struct hostagg_vcpu *v, const struct hostview_info *in)
+{
+	if (v->periods && v->last_ns > v->first_ns)
+		return v->last_ns - v->first_ns;
+	return in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+}
+
+static const char *exits_note(const struct hostagg_domain *d, const struct hostview_info *in)
+{
+	if (!strcmp(d->virt, "qemu"))
+		return "TCG domain: no VM exits (QEMU emulates the CPU in its vCPU threads)";
+	if (!in->kvm)
+		return "VM-exit tracing off";
+	return NULL;
+}
+
+static bool has_flows(const struct hostagg_domain *d)
+{
+	return d->net && (d->net->ntaps || d->net->nflows || d->net->other[0].packets ||
+			  d->net->other[1].packets);
+}
+
+void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
+	const struct hostagg_net *n = d->net;
+	uint32_t i, k, cnt;
+	unsigned dir;
+
+	if (!has_flows(d))
+		return;
+	for (i = 0; i < n->ntaps; i++) {
+		const struct hostagg_tap *t = &n->tap[i];
+
+		fprintf(f,
+			"  tap %s: into guest %" PRIu64 " pkts %" PRIu64 " B, from guest %" PRIu64
+			" pkts %" PRIu64 " B",
+			t->tap, t->packets[0], t->bytes[0], t->packets[1], t->bytes[1]);
+		if (t->dropped[0] || t->dropped[1])
+			fprintf(f, ", capture DROPPED %" PRIu64 " into / %" PRIu64 " from guest",
+				t->dropped[0], t->dropped[1]);
+		if (t->overflow[0] || t->overflow[1])
+			fprintf(f, ", %" PRIu64 " frames in other flows (flow table full)",
+				t->overflow[0] + t->overflow[1]);
+		if (t->truncated)
+			fprintf(f, ", %" PRIu64 " frames with cut headers", t->truncated);
+		if (t->failed)
+			fprintf(f, ", capture FAILED in %u of %u periods", t->failed, t->periods);
+		fputc('\n', f);
+	}
+	if (n->taps_dropped)
+		fprintf(f, "  (%" PRIu64 " tap records of further taps not shown)\n",
+			n->taps_dropped);
+	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
+		if (!cnt && !n->other[dir].packets)
+			continue;
+		fprintf(f, "    flows %s (bytes, packets):\n", dir_labels[dir]);
+		for (k = 0; k < cnt; k++) {
+			char lbl[160];
+
+			fprintf(f, "      %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
+				(unsigned long long)fl[k]->packets,
+				tapflow_label(fl[k], lbl, sizeof(lbl)));
+			if (n->ntaps > 1)
+				fprintf(f, " (%.16s)", fl[k]->tap);
+			fputc('\n', f);
+		}
+		if (n->other[dir].packets)
+			fprintf(f, "      %12llu %9llu  other flows (tables full)\n",
+				(unsigned long long)n->other[dir].bytes,
+				(unsigned long long)n->other[dir].packets);
+	}
+}
+
+static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
+{
+	char buf[INET6_ADDRSTRLEN + 24];
+
+	json_obj_begin(w);
+	json_kv_str(w, "dir", x->dir < VN_HF_NDIR ? dir_names[x->dir] : "?");
+	json_kv_str(w, "kind", x->kind == VN_HF_OTHER ? "other_flows" : "flow");
+	json_key(w, "tap");
+	json_strn(w, x->tap, strnlen(x->tap, sizeof(x->tap)));
+	json_kv_str(w, "proto", tapflow_proto_name(x, buf, sizeof(buf)));
+	json_kv_u64(w, "ethertype", x->ethertype);
+	json_kv_u64(w, "ip", x->ipver);
+	json_kv_u64(w, "ipproto", x->proto);
+	json_kv_str(w, "src", tapflow_addr(x, 0, buf, sizeof(buf)));
+	json_kv_u64(w, "sport", x->sport);
+	json_kv_str(w, "dst", tapflow_addr(x, 1, buf, sizeof(buf)));
+	json_kv_u64(w, "dport", x->dport);
+	json_kv_bool(w, "fragments", x->flags & VN_HF_FRAG);
+	json_kv_bool(w, "truncated", x->flags & VN_HF_TRUNC);
+	json_kv_u64(w, "packets", x->packets);
+	json_kv_u64(w, "bytes", x->bytes);
+	json_obj_end(w);
+}
+
+void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
+			 const struct hostview_info *in)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
+	const struct hostagg_net *n = d->net;
+	uint32_t i, k, cnt;
+	unsigned dir;
+
+	if (!has_flows(d))
+		return;
+	json_key(w, "capture");
+	json_obj_begin(w);
+	json_key(w, "taps");
+	json_arr_begin(w);
+	for (i = 0; i < n->ntaps; i++) {
+		const struct hostagg_tap *t = &n->tap[i];
+
+		json_obj_begin(w);
+		json_kv_str(w, "tap", t->tap);
+		json_kv_u64(w, "periods", t->periods);
+		json_kv_u64(w, "failed_periods", t->failed);
+		for (dir = 0; dir < VN_HF_NDIR; dir++) {
+			json_key(w, dir_names[dir]);
+			json_obj_begin(w);
+			json_kv_u64(w, "packets", t->packets[dir]);
+			json_kv_u64(w, "bytes", t->bytes[dir]);
+			json_kv_u64(w, "dropped", t->dropped[dir]);
+			json_kv_u64(w, "overflow", t->overflow[dir]);
+			json_obj_end(w);
+		}
+		json_kv_u64(w, "truncated", t->truncated);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_kv_u64(w, "flows_dropped", n->flows_dropped);
+	json_kv_u64(w, "taps_dropped", n->taps_dropped);
+	json_obj_end(w);
+	json_key(w, "flows");
+	json_arr_begin(w);
+	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
+		for (k = 0; k < cnt; k++)
+			json_flow(w, fl[k]);
+		if (n->other[dir].packets)
+			json_flow(w, &n->other[dir]);
+	}
+	json_arr_end(w);
+}
+
+void hostview_text(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+{
+	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+	const struct hostagg_preempt *pre[HV_MAX_LIST];
+	const struct hostagg_aggent *ag[HV_MAX_LIST];
+	int top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n;
+	uint32_t i, j, k, n;
+	int ndom = 0;
+
+	fprintf(f, "vnoise-host %s: %.1f s, period %.3g s, dispatch log %s%s%s", in->source,
+		(double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch,
+		strcmp(in->dispatch, "off") ? (in->irqs ? ", host irqs" : ", no host irqs") : "",
+		in->kvm ? ", kvm exits" : "");
+	if (in->schedlog_drops || in->events_dropped)
+		fprintf(f, ", LOST %" PRIu64 " dispatch records, %" PRIu64 " lifecycle events",
+			in->schedlog_drops, in->events_dropped);
+	if (in->reconnects)
+		fprintf(f, ", %u libvirt reconnects", in->reconnects);
+	fputc('\n', f);
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		const struct hostagg_domain *d = &a->dom[i];
+		const char *note;
+
+		if (!d->seen)
+			continue;
+		ndom++;
+		fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
+			d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
+			d->starts > 1 ? ", restarted" : "");
+		fprintf(f, "  %4s %8s %4s %7s %7s %7s %8s %9s  %s\n", "vCPU", "tid", "pCPU",
+			"steal%", "out%", "outR%", "out/s", "maxout_us",
+			"top preemptors (share of out-time)");
+		for (j = 0; j < d->nvcpus; j++) {
+			const struct hostagg_vcpu *v = &d->vcpus[j];
+			uint64_t vs = vcpu_span(v, in);
+
+			if (!v->seen)
+				continue;
+			fprintf(f, "  %4u %8u ", j, v->tid);
+			if (v->cpu == ~0u)
+				fprintf(f, "%4s", "-");
+			else
+				fprintf(f, "%4u", v->cpu);
+			fprintf(f, " %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f  ",
+				pct(v->exec_ns, vs), pct(v->steal_ns, vs), pct(v->out_ns, vs),
+				pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
+				per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
+			n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
+			for (k = 0; k < n; k++)
+				fprintf(f, "%s%.16s[%u] %.1f%% (%" PRIu64 ")", k ? ", " : "",
+					pre[k]->comm, pre[k]->pid, pct(pre[k]->total_ns, v->out_ns),
+					pre[k]->count);
+			if (v->idle_ns)
+				fprintf(f, "%sidle %.1f%%", n ? ", " : "",
+					pct(v->idle_ns, v->out_ns));
+			if (!n && !v->idle_ns)
+				fputc('-', f);
+			fputc('\n', f);
+			n = hostagg_agg_sorted(v, VN_HA_EXIT, ag, (uint32_t)top);
+			if (n) {
+				fprintf(f, "       exits/s:");
+				for (k = 0; k < n; k++) {
+					char lbl[48];
+
+					agg_label(a, ag[k], lbl, sizeof(lbl));
+					fprintf(f, " %s %.0f (avg %.1f us)", lbl,
+						per_s(ag[k]->count, vs),
+						ag[k]->count ? (double)ag[k]->total_ns / 1e3 /
+								   (double)ag[k]->count
+							     : 0.0);
+				}
+				fputc('\n', f);
+			}
+			for (uint16_t kind = VN_HA_IRQ; kind <= VN_HA_VECTOR; kind++) {
+				n = hostagg_agg_sorted(v, kind, ag, (uint32_t)top);
+				if (!n)
+					continue;
+				fprintf(f, "       host %s:", kind_name(kind));
+				for (k = 0; k < n; k++) {
+					char lbl[48];
+
+					agg_label(a, ag[k], lbl, sizeof(lbl));
+					fprintf(f, " %s %.0f/s %.3f%%", lbl,
+						per_s(ag[k]->count, vs), pct(ag[k]->total_ns, vs));
+				}
+				fputc('\n', f);
+			}
+		}
+		note = exits_note(d, in);
+		if (note)
+			fprintf(f, "  exits: %s\n", note);
+		hostview_flows_text(f, d, in);
+	}
+	if (!ndom)
+		fprintf(f, "no domain monitored\n");
+}
+
+static void json_aggs(struct json_writer *w, const struct hostagg *a, const struct hostagg_vcpu *v,
+		      uint16_t kind, int top)
+{
+	const struct hostagg_aggent *ag[HV_MAX_LIST];
+	uint32_t n = hostagg_agg_sorted(v, kind, ag, (uint32_t)top), k;
+
+	for (k = 0; k < n; k++) {
+		char lbl[48];
+
+		agg_label(a, ag[k], lbl, sizeof(lbl));
+		json_obj_begin(w);
+		if (kind == VN_HA_EXIT) {
+			json_kv_str(w, "reason", lbl);
+			json_kv_str(w, "isa", ag[k]->isa == 2 ? "svm" : "vmx");
+		} else {
+			json_kv_str(w, "kind", kind_name(kind));
+			json_kv_str(w, "name", lbl);
+		}
+		json_kv_u64(w, "id", ag[k]->id);
+		json_kv_u64(w, "count", ag[k]->count);
+		json_kv_u64(w, "total_ns", ag[k]->total_ns);
+		json_kv_u64(w, "max_ns", ag[k]->max_ns);
+		json_obj_end(w);
+	}
+}
+
+void hostview_json_head(struct json_writer *w, FILE *f, const char *schema,
+			const struct hostview_info *in)
+{
+	json_init(w, f, 0);
+	json_obj_begin(w);
+	json_kv_str(w, "schema", schema);
+	json_kv_str(w, "source", in->source);
+	json_kv_u64(w, "start_ns", in->start_ns);
+	json_kv_u64(w, "end_ns", in->end_ns);
+	json_kv_u64(w, "duration_ns", in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
+	json_kv_u64(w, "period_ns", in->period_ns);
+}
+
+int hostview_json(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+{
+	const struct hostagg_preempt *pre[HV_MAX_LIST];
+	int top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n;
+	struct json_writer w;
+	uint32_t i, j, k, n;
+
+	hostview_json_head(&w, f, "vnoise.host/1", in);
+	json_key(&w, "dispatch");
+	json_obj_begin(&w);
+	json_kv_str(&w, "mode", in->dispatch);
+	json_kv_bool(&w, "host_irqs", in->irqs);
+	json_kv_bool(&w, "kvm_exits", in->kvm);
+	json_kv_u64(&w, "dropped", in->schedlog_drops);
+	json_kv_u64(&w, "anomalies", in->schedlog_anomalies);
+	json_kv_u64(&w, "bpf_events", in->bpf_events);
+	json_kv_u64(&w, "bpf_run_ns", in->bpf_run_ns);
+	json_key(&w, "programs");
+	json_arr_begin(&w);
+	for (int pi = 0; pi < in->nprogs; pi++) {
+		json_obj_begin(&w);
+		json_kv_str(&w, "name", in->prog_names[pi]);
+		json_kv_u64(&w, "run_cnt", in->prog_cnt[pi]);
+		json_kv_u64(&w, "run_time_ns", in->prog_ns[pi]);
+		json_obj_end(&w);
+	}
+	json_arr_end(&w);
+	json_obj_end(&w);
+	json_kv_u64(&w, "lifecycle_events_dropped", in->events_dropped);
+	json_kv_u64(&w, "reconnects", in->reconnects);
+	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);
+	json_kv_u64(&w, "bad_records", a->bad_records);
+	json_key(&w, "domains");
+	json_arr_begin(&w);
+	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		const struct hostagg_domain *d = &a->dom[i];
+		const char *note;
+
+		if (!d->seen)
+			continue;
+		json_obj_begin(&w);
+		json_kv_str(&w, "name", d->name);
+		json_kv_str(&w, "uuid", d->uuid);
+		json_kv_str(&w, "virt", d->virt);
+		json_kv_u64(&w, "qemu_pid", d->qemu_pid);
+		json_kv_bool(&w, "running", d->running);
+		json_kv_u64(&w, "starts", d->starts);
+		json_kv_u64(&w, "stops", d->stops);
+		note = exits_note(d, in);
+		if (note)
+			json_kv_str(&w, "exits_note", note);
+		json_key(&w, "vcpus");
+		json_arr_begin(&w);
+		for (j = 0; j < d->nvcpus; j++) {
+			const struct hostagg_vcpu *v = &d->vcpus[j];
+
+			if (!v->seen)
+				continue;
+			json_obj_begin(&w);
+			json_kv_u64(&w, "vcpu", j);
+			json_kv_u64(&w, "tid", v->tid);
+			if (v->cpu == ~0u)
+				json_kv_i64(&w, "cpu", -1);
+			else
+				json_kv_u64(&w, "cpu", v->cpu);
+			json_kv_u64(&w, "span_ns", vcpu_span(v, in));
+			json_kv_u64(&w, "periods", v->periods);
+			json_kv_u64(&w, "steal_ns", v->steal_ns);
+			json_kv_u64(&w, "cpu_ns", v->cpu_ns);
+			json_kv_u64(&w, "schedstat_exec_ns", v->exec_ns);
+			json_kv_u64(&w, "schedstat_run_delay_ns", v->run_delay_ns);
+			json_kv_u64(&w, "schedstat_pcount", v->pcount);
+			json_kv_u64(&w, "out_ns", v->out_ns);
+			json_kv_u64(&w, "out_periods", v->out_periods);
+			json_kv_u64(&w, "out_preempted_ns", v->out_r_ns);
+			json_kv_u64(&w, "out_blocked_ns", v->out_s_ns);
+			json_kv_u64(&w, "out_max_ns", v->max_out_ns);
+			json_kv_u64(&w, "wait_ns", v->wait_ns);
+			json_kv_u64(&w, "idle_ns", v->idle_ns);
+			json_key(&w, "preemptors");
+			json_arr_begin(&w);
+			n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
+			for (k = 0; k < n; k++) {
+				json_obj_begin(&w);
+				json_kv_str(&w, "comm", pre[k]->comm);
+				json_kv_u64(&w, "pid", pre[k]->pid);
+				json_kv_u64(&w, "total_ns", pre[k]->total_ns);
+				json_kv_u64(&w, "count", pre[k]->count);
+				json_obj_end(&w);
+			}
+			json_arr_end(&w);
+			json_key(&w, "exits");
+			json_arr_begin(&w);
+			json_aggs(&w, a, v, VN_HA_EXIT, top);
+			json_arr_end(&w);
+			json_key(&w, "host_irqs");
+			json_arr_begin(&w);
+			json_aggs(&w, a, v, VN_HA_IRQ, top);
+			json_aggs(&w, a, v, VN_HA_SOFTIRQ, top);
+			json_aggs(&w, a, v, VN_HA_VECTOR, top);
+			json_arr_end(&w);
+			json_obj_end(&w);
+		}
+		json_arr_end(&w);
+		hostview_flows_json(&w, d, in);
+		json_obj_end(&w);
+	}
+	json_arr_end(&w);
+	json_obj_end(&w);
+	return json_finish(&w);
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shmring: both ends of the shared-memory channel of protocol/shm.h, in plain C (no libvirt, no libbpf).
+ *
+ * Guest side (shmwriter_*): lays out a region and publishes records into per-vCPU single-producer rings. The hot
+ * path (shmwriter_put) takes no lock, makes no syscall and never waits: when the consumer is slow the producer
+ * overwrites the oldest records, and the consumer detects and counts the loss. One thread per ring may call
+ * shmwriter_put concurrently with other rings' producers; status, summaries and the mailbox are written by one
+ * thread at a time (the agent's control thread).
+ *
+ * Host side (shmreader_*): reads a region mapped from /dev/shm as hostile memory. It bounds every access by its
+ * own mapping size (never by what the header says), copies before it validates, reads each ring's head once
+ * per poll, masks indices, bounds the work of every call and never writes anything but the mailbox's host
+ * part. A state machine follows the guest: WAITING (epoch 0, nothing to read yet), OK, CORRUPT (invalid
+ * header, geometry changed under the same epoch, or a producer counter moving backwards); it recovers when a
+ * valid header with a new epoch appears. One reader is used by one thread at a time.
+ *
+ * Not handled here: SIGBUS when the backing file shrinks under the mapping (the caller maps a file it sized
+ * itself, and guards reads if others can truncate it).
+ */
+#ifndef VNOISE_CHANNEL_SHMRING_H
+#define VNOISE_CHANNEL_SHMRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "shm.h"
+
+/* ---- guest side: producer ---- */
+
+struct shm_writer;
+
+/* Bytes of region the layout needs for nrings x slots_per_ring; 0 when the geometry is out of range. */
+size_t shmwriter_region_bytes(uint32_t nrings, uint32_t slots_per_ring);
+
+/* Largest power-of-two slots_per_ring whose layout fits in size bytes (capped at VN_SHM_MAX_SLOTS); 0 if
+ * none fits or nrings is out of range. */
+uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings);
+
+/*
+ * The epoch a new agent should use on the region at base: the region's epoch + 1 when it holds a vnoise
+ * header with a non-zero epoch, else fallback (e.g. CLOCK_REALTIME ns), never 0. Reads only the header.
+ */
+uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback);
+
+/*
+ * Lay out the region [base, base + size) (size a power of two, base 64-byte aligned) with nrings rings of
+ * slots_per_ring slots and publish it under epoch (non-zero, new): epoch is stored 0 first, every byte of
+ * the layout except the host's mailbox part is zeroed, the header is written, and epoch is stored last with
+ * release ordering. Returns the writer (owned by the caller, shmwriter_free) or NULL with errno (EINVAL: bad
+ * geometry, size or epoch; ENOSPC: the layout does not fit; ENOMEM).
+ */
+struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint32_t slots_per_ring,
+				  uint64_t epoch) __attribute__((warn_unused_result));
+
+/* Free the writer; the region is left as it is. Accepts NULL. */
+void shmwriter_free(struct shm_writer *w);
+
+/*
+ * Publish one record in ring: type VN_SHM_REC_SAMPLE with rec a struct vn_sample, or VN_SHM_REC_EVENT with
+ * rec a struct vn_event. Padding is zeroed and comm NUL-terminated on the way. Never blocks: a full ring's
+ * oldest record is overwritten. Returns 0, or -EINVAL for a bad ring or type (a bad type with a valid ring
+ * is counted in the ring's dropped). One producer thread per ring.
+ */
+int shmwriter_put(struct shm_writer *w, uint32_t ring, uint16_t type, const void *rec)
+    __attribute__((warn_unused_result));
+
+__attribute__((warn_unused_result)) static inline int
+shmwriter_put_sample(struct shm_writer *w, uint32_t ring, const struct vn_sample *s)
+{
+	return shmwriter_put(w, ring, VN_SHM_REC_SAMPLE, s);
+}
+
+__attribute__((warn_unused_result)) static inline int
+shmwriter_put_event(struct shm_writer *w, uint32_t ring, const struct vn_event *e)
+{
+	return shmwriter_put(w, ring, VN_SHM_REC_EVENT, e);
+}
+
+/* Add n records the guest lost before publishing (e.g. BPF ring buffer drops) to ring's dropped counter.
+ * Called by the ring's producer thread. */
+void shmwriter_add_dropped(struct shm_writer *w, uint32_t ring, uint64_t n);
+
+/* Declare that every record of ring ending at or before guest time t_ns has been published (stored after
+ * the records' head; a t_ns below the previous one is ignored). Called by the ring's producer thread. */
+void shmwriter_set_horizon(struct shm_writer *w, uint32_t ring, uint64_t t_ns);
+
+/* Records published in ring so far this epoch (the ring's head). */
+uint64_t shmwriter_head(const struct shm_writer *w, uint32_t ring);
+
+/* Write the guest status (st->seq is ignored; the writer stamps it). */
+void shmwriter_set_status(struct shm_writer *w, const struct vn_shm_status *st);
+
+/*
+ * Write interval summary s (s->seq ignored) into entry s->interval_id % VN_SHM_SUMMARIES. Returns 0, or
+ * -EINVAL when s is not a valid non-EMPTY entry (shmreader_summary_valid; reserved bytes are zeroed first).
+ */
+int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
+    __attribute__((warn_unused_result));
+
+/*
+ * Look for a clock-sync request from the host. Returns 1 with *req_seq and *host_send_ns when there is one
+ * this writer has not answered yet, 0 when there is none, -EAGAIN when the host was writing it (try again).
+ */
+int shmwriter_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
+    __attribute__((warn_unused_result));
+
+/* Answer request (req_seq, host_send_ns) with guest_ns, the guest CLOCK_MONOTONIC read while answering,
+ * and the guest CPU the answering thread runs on (VN_SHM_CPU_UNKNOWN: not said). */
+void shmwriter_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
+				 uint64_t guest_ns, uint32_t cpu);
+static inline void shmwriter_mailbox_reply(struct shm_writer *w, uint64_t req_seq,
+					   uint64_t host_send_ns, uint64_t guest_ns)
+{
+	shmwriter_mailbox_reply_cpu(w, req_seq, host_send_ns, guest_ns, VN_SHM_CPU_UNKNOWN);
+}
+
+/* ---- host side: consumer ---- */
+
+struct shm_reader;
+
+enum shmreader_state {
+	SHMREADER_WAITING = 0, /* epoch 0 or header being rewritten: nothing to read yet */
+	SHMREADER_OK = 1, /* attached to a valid epoch */
+	SHMREADER_CORRUPT = 2, /* stopped reading; waits for a valid header with a new epoch */
+};
+
+/* Counters since shmreader_attach(). All only grow (saturating). */
+struct shmreader_stats {
+	uint64_t records; /* records delivered to callbacks: complete, consistent, valid */
+	uint64_t lost; /* records the producer lapped before the host read them (overrun, with the
+			  1/8-ring margin skipped along), or published but unread when their epoch ended */
+	uint64_t missed; /* overwritten (or in the margin) when the host attached to their epoch */
+	uint64_t retries; /* copies repeated because the guest changed the bytes during the copy */
+	uint64_t torn; /* slots still inconsistent after the retries: skipped (record lost) */
+	uint64_t stale; /* slots holding an older lap than the head claims: skipped */
+	uint64_t invalid; /* consistent slots whose content failed validation: skipped */
+	uint64_t corrupt; /* times the channel went CORRUPT */
+	uint64_t epochs; /* epochs attached (the first one included) */
+	uint64_t producer_dropped; /* sum of the rings' dropped counters: lost inside the guest */
+	uint64_t status_invalid; /* shmreader_status() reads that found an invalid status */
+	uint64_t mailbox_invalid; /* shmreader_mailbox_reply() reads that found an invalid answer */
+	uint64_t summary_invalid; /* shmreader_summary() reads that found an invalid entry */
+};
+
+/* One ring as the reader sees it. */
+struct shmreader_ring_info {
+	uint64_t tail; /* next position the reader will read */
+	uint64_t head; /* producer head at the last poll */
+	uint64_t dropped; /* producer's dropped counter at the last poll */
+	uint64_t horizon_ns; /* producer's horizon at the last poll (guest time, 0: none yet) */
+};
+
+/* A record as delivered: a validated private copy, valid during the callback only. pos is its position in
+ * the ring (0, 1, 2, ... within the epoch). */
+typedef void (*shmreader_cb)(void *ctx, uint32_t ring, uint64_t pos, const struct vn_shm_slot *rec);
+
+/*
+ * Start reading the region mapped at base (64-byte aligned, the host's own mapping) of mapped_size bytes
+ * (>= VN_SHM_HEADER_SIZE). Looks at the header once (see shmreader_check). Returns the reader (owned by the
+ * caller, shmreader_detach) or NULL with errno (EINVAL, ENOMEM). The mapping must outlive the reader.
+ */
+struct shm_reader *shmreader_attach(const void *base, size_t mapped_size)
+    __attribute__((warn_unused_result));
+
+/* Free the reader; the region is not touched. Accepts NULL. */
+void shmreader_detach(struct shm_reader *rd);
+
+/*
+ * Re-examine the header and follow the guest: epoch 0 -> WAITING; a new epoch with a valid header -> OK
+ * (rings restart at the records still in them); an invalid header, or geometry bytes that changed under the
+ * same epoch -> CORRUPT (counted once per entry into CORRUPT). Bounded work. Returns the state.
+ */
+enum shmreader_state shmreader_check(struct shm_reader *rd);
+
+enum shmreader_state shmreader_state(const struct shm_reader *rd);
+const char *shmreader_state_name(enum shmreader_state s); /* "waiting", "ok", "corrupt" */
+
+/* Why the channel last went CORRUPT (one line), or "" if it never did. Valid until the next call. */
+const char *shmreader_error(const struct shm_reader *rd);
+
+/* Copy of the validated header of the attached epoch. Returns 0 or -ENOTCONN (not OK). */
+int shmreader_header(const struct shm_reader *rd, struct vn_shm_header *out)
+    __attribute__((warn_unused_result));
+
+/* Number of rings of the attached epoch (0 when not OK). */
+uint32_t shmreader_nrings(const struct shm_reader *rd);
+
+/*
+ * Read ring: calls shmreader_check(), reads the ring's head once; if the producer lapped the reader, resumes 7/8 of
+ * a ring behind the head (not on the slot the producer overwrites next) and counts what it skipped as lost;
+ * then copies and validates slot by slot from the tail, calling cb for each valid record in ring order.
+ * Visits at most max_records slots (delivered or skipped) and retries a slot that changes under the copy a
+ * bounded number of times. Returns the number of records delivered (>= 0),
+ * -EAGAIN (WAITING), -EPROTO (CORRUPT, also when found during this call: records delivered before were
+ * passed to cb and counted) or -EINVAL (ring >= shmreader_nrings(), cb NULL). cb must not call back into rd.
+ */
+int shmreader_poll(struct shm_reader *rd, uint32_t ring, shmreader_cb cb, void *ctx,
+		   uint32_t max_records) __attribute__((warn_unused_result));
+
+void shmreader_stats(const struct shm_reader *rd, struct shmreader_stats *out);
+
+/* Returns 0 or -EINVAL (ring out of range for the attached epoch, or not OK). */
+int shmreader_ring_info(const struct shm_reader *rd, uint32_t ring, struct shmreader_ring_info *out)
+    __attribute__((warn_unused_result));
+
+/* Copy and validate the guest status. Returns 0, -EAGAIN (being written), -EBADMSG (invalid, counted) or
+ * -ENOTCONN (not OK). */
+int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
+    __attribute__((warn_unused_result));
+
+/*
+ * Post a clock-sync request stamped host_send_ns (host CLOCK_MONOTONIC). base_rw is the same mapping as
+ * the attach base, writable; only struct vn_shm_mbox_host (offset 192, 64 bytes) is written. The previous
+ * request, if unanswered, is abandoned. Returns 0 with *req_seq, -EINVAL (base_rw is not the attached
+ * base) or -ENOTCONN (not OK).
+ */
+int shmreader_mailbox_send(struct shm_reader *rd, void *base_rw, uint64_t host_send_ns,
+			   uint64_t *req_seq) __attribute__((warn_unused_result));
+
+/* The guest's answer to the outstanding request. */
+struct shmreader_clock_reply {
+	uint64_t req_seq;
+	uint64_t host_send_ns; /* as sent */
+	uint64_t guest_ns; /* guest CLOCK_MONOTONIC when it answered */
+	uint32_t
+	    cpu; /* guest CPU of the answering thread (< VN_SHM_MAX_GUEST_CPUS), or VN_SHM_CPU_UNKNOWN */
+};
+
+/*
+ * Look for the answer to the outstanding request. Returns 1 once with *out when it is there (the caller
+ * stamps host_recv_ns right away), 0 when not yet (or an answer to some other request), -EAGAIN when the
+ * guest was writing, -EBADMSG for an invalid answer (counted), -ENOTCONN when not OK or nothing outstanding.
+ */
+int shmreader_mailbox_reply(struct shm_reader *rd, struct shmreader_clock_reply *out)
+    __attribute__((warn_unused_result));
+
+/*
+ * Copy and validate summary entry idx (< VN_SHM_SUMMARIES). Returns 0, -ENODATA (EMPTY), -EAGAIN (being
+ * written), -EBADMSG (invalid, counted), -EINVAL (idx) or -ENOTCONN (not OK).
+ */
+int shmreader_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary *out)
+    __attribute__((warn_unused_result));
+
+/* The valid entry with phase >= min_phase and the greatest interval_id. Returns 0, -ENODATA or -ENOTCONN. */
+int shmreader_summary_latest(struct shm_reader *rd, uint32_t min_phase, struct vn_shm_summary *out)
+    __attribute__((warn_unused_result));
+
+/* ---- validation (pure functions on copies; used by the reader, tests and fuzzers) ---- */
+
+/*
+ * Check a header copy against the host's mapping size: magic, version, sizes, geometry ranges, power-of-two
+ * counts, 64-byte aligned areas inside min(mapped_size, region_size) that overlap neither each other nor the
+ * header, reserved bytes zero, epoch non-zero. Returns 0 or -EBADMSG with a one-line reason in why.
+ */
+int shmreader_header_valid(const struct vn_shm_header *h, size_t mapped_size, char *why,
+			   size_t why_len) __attribute__((warn_unused_result));
+
+/* Check a slot copy's record (type, padding, times ordered, spans and lengths sane, classes known, comm
+ * terminated). Returns 0 or -EBADMSG. The seq word is not looked at. */
+int shmreader_record_valid(const struct vn_shm_slot *s) __attribute__((warn_unused_result));
+
+/* Check a summary copy that sits in entry idx. Returns 0 or -EBADMSG (EMPTY is valid). */
+int shmreader_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
+    __attribute__((warn_unused_result));
+
+#endif

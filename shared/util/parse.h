@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parse: strict number helpers (STYLE.md 9). Every function rejects empty strings, signs where not allowed,
+ * trailing junk and overflow, and returns 0 or -EINVAL / -ERANGE. Pure; no locale.
+ */
+#ifndef VNOISE_UTIL_PARSE_H
+#define VNOISE_UTIL_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+int parse_u64(const char *s, uint64_t *out) __attribute__((warn_unused_result));
+/* Integer in [min, max]. */
+int parse_int(const char *s, int min, int max, int *out) __attribute__((warn_unused_result));
+/* Finite non-negative decimal number ("0.1", "5", "1e-3"). */
+int parse_double(const char *s, double *out) __attribute__((warn_unused_result));
+/*
+ * Duration to ns: a non-negative number with an optional unit ns, us, ms, s, m, h; without a unit the number
+ * is in def_unit_ns (e.g. 1000 for microseconds). "1.5ms" is allowed; the result must fit in uint64.
+ */
+int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+    __attribute__((warn_unused_result));
+/*
+ * CPU list "0,2-4,7" into cpus[] (sorted, duplicates removed), at most max entries, each < limit.
+ * Returns 0, -EINVAL (syntax), -ERANGE (a CPU >= limit or too many).
+ */
+int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
+    __attribute__((warn_unused_result));
+/*
+ * "1.2.3.4:PORT" or "[::1]:PORT" into *ss and *len: numeric addresses only (no resolver: the guest binary is
+ * static), port in [min_port, 65535] (min_port 0 lets a listener pick a free port). 0 or -EINVAL.
+ */
+int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, socklen_t *len)
+    __attribute__((warn_unused_result));
+/* "ADDR:PORT" / "[ADDR6]:PORT" of an IPv4 or IPv6 socket address into buf; returns buf. */
+const char *parse_sockaddr_fmt(const struct sockaddr *sa, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the collector's engine (host/clusteragg) driven by the node module (shared/node), with the
+ * network replaced by arrays: totals of many nodes equal what the nodes sent, every kind of bad datagram is
+ * counted under its own reason, losses and duplicates, the round-robin rotation (fair share, commands the
+ * nodes accept, the end after max_slots), taking a node that slows down while sampled out of the rotation,
+ * the slow-node ranking and spatial variation, commands replayed/forged/for another node, the exposition.
+ * The same paths run for real over UDP in tests/integration/cluster.sh.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collect/clusteragg.h"
+#include "format/keyfile.h"
+#include "cluster/node.h"
+
+#define MAXD 4096
+
+struct wire {
+	uint8_t d[MAXD][VN_REPORT_MAX_LEN];
+	size_t len[MAXD];
+	size_t n;
+};
+
+static struct wire *up; /* node -> collector */
+static struct wire *down; /* collector -> nodes */
+static struct sockaddr_in down_to[MAXD];
+static struct keyfile kf, otherkf;
+
+static ssize_t wire_xmit(void *ctx, const void *buf, size_t len)
+{
+	struct wire *w = ctx;
+
+	ck_assert_uint_lt(w->n, MAXD);
+	memcpy(w->d[w->n], buf, len);
+	w->len[w->n++] = len;
+	return (ssize_t)len;
+}
+
+static int wire_send(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
+		     size_t len)
+{
+	struct wire *w = ctx;
+
+	ck_assert_uint_eq(tolen, sizeof(struct sockaddr_in));
+	memcpy(&down_to[w->n], to, sizeof(down_to[0]));
+	return wire_xmit(ctx, buf, len) < 0 ? -EIO : 0;
+}
+
+static void setup(void)
+{
+	char err[128];
+
+	up = calloc(1, sizeof(*up));
+	down = calloc(1, sizeof(*down));
+	ck_assert_int_eq(
+	    keyfile_parse("3 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n",
+			  &kf, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(
+	    keyfile_parse("3 ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n",
+			  &otherkf, err, sizeof(err)),
+	    0);
+}
+
+static void teardown(void)
+{
+	free(up);
+	free(down);
+}
+
+static struct sockaddr_in node_addr(uint64_t id)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(20000 + id)) };
+
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	return a;
+}
+
+/* A node writing into up; session fixed so that tests are reproducible. */
+static void node_init(struct node *n, uint64_t id, const char *job)
+{
+	memset(n, 0, sizeof(*n));
+	n->fd = -1;
+	n->cfg.node_id = id;
+	n->cfg.session_id = 1000 + id;
+	n->cfg.job_id = datagram_job_id(job);
+	n->cfg.keys = &kf;
+	n->xmit = wire_xmit;
+	n->xmit_ctx = up;
+}
+
+static struct clusteragg *store(uint64_t slot_ns, unsigned wait, uint64_t max_slots)
+{
+	struct clusteragg_cfg c = {
+		.keys = &kf,
+		.slot_ns = slot_ns,
+		.sample_nodes = 1,
+		.wait_nodes = wait,
+		.max_slots = max_slots,
+		.exclude_ratio = 0.2,
+		.exclude_min = 3,
+		.max_nodes = 64,
+		.send = wire_send,
+		.send_ctx = down,
+	};
+	struct clusteragg *cs = clusteragg_new(&c);
+
+	ck_assert_ptr_nonnull(cs);
+	return cs;
+}
+
+/* Deliver everything on up to cs (at time t), from each datagram's node address; returns CS_OK count. */
+static unsigned deliver(struct clusteragg *cs, uint64_t t)
+{
+	unsigned ok = 0;
+
+	for (size_t i = 0; i < up->n; i++) {
+		const struct vn_report_hdr *h = (const void *)up->d[i];
+		struct sockaddr_in a = node_addr(up->len[i] >= 32 ? h->node_id : 0);
+
+		ok += clusteragg_ingest(cs, up->d[i], up->len[i], (struct sockaddr *)&a, sizeof(a),
+					t) == CS_OK;
+	}
+	up->n = 0;
+	return ok;
+}
+
+/* One interval of a node: nranks summary records with compute, and per-class records. */
+static void send_iv(struct node *n, uint64_t iv, int nranks, uint64_t compute, uint64_t noise,
+		    int sampled)
+{
+	struct vn_report_rec r[64 * 3] = { 0 };
+	size_t k = 0;
+
+	for (int i = 0; i < nranks; i++) {
+		r[k] = (struct vn_report_rec){ .noise_ns = noise,
+					       .compute_ns = compute,
+					       .count = 1,
+					       .id = (uint32_t)i,
+					       .kind = VN_REPORT_REC_RANK };
+		k++;
+		r[k] = (struct vn_report_rec){ .noise_ns = noise,
+					       .count = 1,
+					       .id = (uint32_t)i,
+					       .kind = VN_REPORT_REC_RANK,
+					       .cls = VN_CLASS_IRQ };
+		k++;
+		if (sampled) {
+			r[k] = r[k - 1];
+			r[k].src_kind = VN_REPORT_SRC_IRQ;
+			r[k].src_id = 11;
+			strcpy(r[k].name, "virtio\"0\\in\n");
+			k++;
+		}
+	}
+	ck_assert_int_eq(node_send(n, sampled ? VN_REPORT_INTERVAL : VN_REPORT_COUNTERS, iv,
+				   1000 + iv, 2000 + iv, r, k, 3000 + iv),
+			 0);
+}
+
+static char *render(struct clusteragg *cs)
+{
+	static char buf[1 << 20];
+	struct bufout o = { buf, sizeof(buf), 0, 0 };
+
+	ck_assert_int_eq(clusteragg_render_prom(cs, &o), 0);
+	return buf;
+}
+
+static char *report(struct clusteragg *cs)
+{
+	static char buf[1 << 20];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	clusteragg_report(cs, f, 1);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_totals_and_parts)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node n[3];
+	struct clusteragg_stats st;
+	uint64_t sent = 0;
+	char *js, want[128];
+
+	for (int i = 0; i < 3; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "job-a");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	}
+	for (uint64_t iv = 0; iv < 10; iv++)
+		for (int i = 0; i < 3; i++) /* 20 ranks = 40 records: 2 datagrams per interval */
+			send_iv(&n[i], iv, 20, 1000 * (uint64_t)(i + 1), 10 + iv, 0);
+	for (int i = 0; i < 3; i++)
+		sent += n[i].st.datagrams;
+	ck_assert_uint_eq(sent, 3 + 3 * 10 * 2);
+	ck_assert_uint_eq(deliver(cs, 5), sent);
+	clusteragg_close_all(cs);
+	clusteragg_stats(cs, &st);
+	ck_assert_uint_eq(st.nodes, 3);
+	ck_assert_uint_eq(st.jobs, 1);
+	ck_assert_uint_eq(st.lost, 0);
+	js = report(cs);
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want),
+			 "\"datagrams\":%" PRIu64 ",\"lost\":0,\"late\":0,\"duplicate\":0",
+			 n[i].st.datagrams);
+		ck_assert_ptr_nonnull(strstr(js, want));
+		snprintf(want, sizeof(want),
+			 "\"intervals\":{\"sampled\":0,\"counters\":10},\"noise_ns\":%" PRIu64
+			 ",\"compute_ns\":%" PRIu64,
+			 n[i].st.noise_ns, n[i].st.compute_ns);
+		ck_assert_msg(strstr(js, want), "missing %s in %.300s", want, js);
+	}
+	/* the node's compute per interval is its slowest rank: node 3 is 2000 ns behind node 1 */
+	ck_assert_ptr_nonnull(
+	    strstr(js, "\"ranking\":[{\"node\":3,\"mean_delay_ns\":2000,\"slowest\":10"));
+	clusteragg_free(cs);
+}
+END_TEST
+
+START_TEST(test_bad_datagrams)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node n, forger;
+	struct clusteragg_stats st;
+	struct sockaddr_in a = node_addr(1);
+	uint8_t junk[100] = "hello there";
+
+	node_init(&n, 1, "job");
+	ck_assert_int_eq(node_hello(&n, 1), 0);
+	send_iv(&n, 0, 2, 100, 10, 0);
+	/* a duplicate of the interval, a forged one, one made with an unknown key id */
+	memcpy(up->d[up->n], up->d[up->n - 1], up->len[up->n - 1]);
+	up->len[up->n] = up->len[up->n - 1];
+	up->n++;
+	forger = n;
+	forger.cfg.keys = &otherkf;
+	send_iv(&forger, 1, 2, 100, 10, 0);
+	((struct vn_report_hdr *)up->d[up->n - 1])->key_id = 99;
+	send_iv(&forger, 2, 2, 100, 10, 0);
+	ck_assert_uint_eq(deliver(cs, 5), 2);
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, junk, sizeof(junk), (struct sockaddr *)&a, sizeof(a), 6),
+	    CS_NOT_REPORT);
+	memcpy(junk, up->d, 4); /* right magic, then garbage */
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, junk, sizeof(junk), (struct sockaddr *)&a, sizeof(a), 6),
+	    CS_VERSION);
+	clusteragg_stats(cs, &st);
+	ck_assert_uint_eq(st.received, 7);
+	ck_assert_uint_eq(st.dgrams[CS_OK], 2);
+	ck_assert_uint_eq(st.dgrams[CS_DUP], 1);
+	ck_assert_uint_eq(st.dgrams[CS_BAD_MAC], 1);
+	ck_assert_uint_eq(st.dgrams[CS_UNKNOWN_KEY], 1);
+	ck_assert_uint_eq(st.dgrams[CS_NOT_REPORT], 1);
+	ck_assert_uint_eq(st.dgrams[CS_VERSION], 1);
+	/* the forged datagrams' seq (2, 3) were never used by the node, so nothing is lost yet */
+	ck_assert_uint_eq(st.lost, 0);
+	/* the node loses two datagrams: counted once the next one arrives */
+	send_iv(&n, 1, 2, 100, 10, 0);
+	send_iv(&n, 2, 2, 100, 10, 0);
+	up->n = 0;
+	send_iv(&n, 3, 2, 100, 10, 0);
+	deliver(cs, 7);
+	clusteragg_stats(cs, &st);
+	ck_assert_uint_eq(st.lost, 2);
+	clusteragg_free(cs);
+}
+END_TEST
+
+START_TEST(test_too_many_nodes)
+{
+	struct clusteragg_cfg c = {
+		.keys = &kf, .max_nodes = 2, .send = wire_send, .send_ctx = down
+	};
+	struct clusteragg *cs = clusteragg_new(&c);
+	struct node n;
+	struct clusteragg_stats st;
+
+	ck_assert_ptr_nonnull(cs);
+	for (int i = 0; i < 5; i++) {
+		node_init(&n, (uint64_t)i + 1, "job");
+		ck_assert_int_eq(node_hello(&n, 1), 0);
+	}
+	ck_assert_uint_eq(deliver(cs, 1), 2);
+	clusteragg_stats(cs, &st);
+	ck_assert_uint_eq(st.dgrams[CS_TOO_MANY_NODES], 3);
+	clusteragg_free(cs);
+}
+END_TEST
+
+/* Hand every command on down to the node it is for; count the accepted ones. */
+static int take_commands(struct node *n, int nn, uint64_t mono)
+{
+	int ok = 0;
+
+	for (size_t i = 0; i < down->n; i++) {
+		int id = ntohs(down_to[i].sin_port) - 20000;
+
+		ck_assert_int_ge(id, 1);
+		ck_assert_int_le(id, nn);
+		ok += node_cmd(&n[id - 1], down->d[i], down->len[i], mono) == 0;
+	}
+	down->n = 0;
+	return ok;
+}
+
+START_TEST(test_rotation_fair)
+{
+	const uint64_t slot = 1000000000ull, t0 = 10 * slot;
+	struct clusteragg *cs = store(slot, 8, 32);
+	struct node n[8];
+	int cmds = 0;
+
+	for (int i = 0; i < 8; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "pool");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+		if (i == 6) { /* the rotation waits for 8 nodes */
+			deliver(cs, t0);
+			clusteragg_tick(cs, t0);
+			ck_assert_uint_eq(down->n, 0);
+		}
+	}
+	deliver(cs, t0);
+	for (uint64_t s = 0; s < 40; s++) {
+		uint64_t t = t0 + s * slot;
+
+		for (int i = 0; i < 8; i++) /* nodes stay alive */
+			ck_assert_int_eq(node_hello(&n[i], t), 0);
+		deliver(cs, t);
+		clusteragg_tick(cs, t);
+		cmds += take_commands(n, 8, t);
+		/* exactly one node sampled during slots 0..31, none after */
+		for (int i = 0, k = 0; i < 8; i++) {
+			k += node_sampled(&n[i], t);
+			if (i == 7)
+				ck_assert_int_eq(k, s < 32 ? 1 : 0);
+		}
+	}
+	ck_assert_int_eq(cmds, 32);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_uint_eq(n[i].st.cmds, 4);
+		ck_assert_uint_eq(n[i].st.leases, 4);
+	}
+	ck_assert_ptr_nonnull(strstr(render(cs), "vnoise_node_sampled_slots_total{node=\"8\","));
+	clusteragg_free(cs);
+}
+END_TEST
+
+START_TEST(test_exclusion)
+{
+	const uint64_t slot = 1000000000ull, t0 = 10 * slot;
+	struct clusteragg *cs = store(slot, 4, 0);
+	struct node n[4];
+	uint64_t iv[4] = { 0 };
+	int samples[4] = { 0 };
+
+	for (int i = 0; i < 4; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "pool");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	}
+	deliver(cs, t0);
+	for (uint64_t s = 0; s < 16; s++) {
+		uint64_t t = t0 + s * slot;
+
+		for (int i = 0; i < 4; i++)
+			ck_assert_int_eq(node_hello(&n[i], t), 0);
+		deliver(cs, t);
+		clusteragg_tick(cs, t);
+		take_commands(n, 4, t);
+		/* 5 intervals per slot; node 3 takes 50% longer while sampled */
+		for (int k = 0; k < 5; k++)
+			for (int i = 0; i < 4; i++) {
+				int smp = node_sampled(&n[i], t + 1);
+
+				samples[i] += smp && k == 0;
+				send_iv(&n[i], iv[i]++, 1, i == 2 && smp ? 150000 : 100000 + k, 5,
+					smp);
+			}
+		deliver(cs, t + slot / 2);
+	}
+	/* node 3 was sampled once, then never again; the other three share the other slots */
+	ck_assert_int_eq(samples[2], 1);
+	ck_assert_int_eq(samples[0] + samples[1] + samples[3], 15);
+	ck_assert_ptr_nonnull(strstr(render(cs), "vnoise_node_excluded{node=\"3\",job=\""));
+	ck_assert_ptr_nonnull(strstr(report(cs), "\"node\":3,"));
+	ck_assert_msg(strstr(report(cs), "\"slots_sampled\":1,\"commands\":2,\"excluded\":true"),
+		      "%s", strstr(report(cs), "\"node\":3,"));
+	clusteragg_free(cs);
+}
+END_TEST
+
+/* One long stall in a sampled interval (a hypervisor preemption) does not take a node out: medians. */
+START_TEST(test_exclusion_ignores_one_stall)
+{
+	const uint64_t slot = 1000000000ull, t0 = 10 * slot;
+	struct clusteragg *cs = store(slot, 2, 0);
+	struct node n[2];
+	uint64_t iv[2] = { 0 };
+
+	for (int i = 0; i < 2; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "pool");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	}
+	deliver(cs, t0);
+	for (uint64_t s = 0; s < 6; s++) {
+		uint64_t t = t0 + s * slot;
+
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(node_hello(&n[i], t), 0);
+		deliver(cs, t);
+		clusteragg_tick(cs, t);
+		take_commands(n, 2, t);
+		for (int k = 0; k < 5; k++)
+			for (int i = 0; i < 2; i++) {
+				int smp = node_sampled(&n[i], t + 1);
+
+				send_iv(&n[i], iv[i]++, 1, smp && k == 2 ? 2000000 : 100000, 5,
+					smp);
+			}
+		deliver(cs, t + slot / 2);
+	}
+	ck_assert_ptr_null(strstr(report(cs), "\"excluded\":true"));
+	clusteragg_free(cs);
+}
+END_TEST
+
+START_TEST(test_commands_checked)
+{
+	const uint64_t slot = 1000000000ull;
+	struct clusteragg *cs = store(slot, 2, 0);
+	struct node n[2], other;
+	uint8_t saved[VN_REPORT_MAX_LEN];
+	size_t len;
+
+	for (int i = 0; i < 2; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "pool");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	}
+	deliver(cs, 5 * slot);
+	clusteragg_tick(cs, 5 * slot);
+	ck_assert_uint_eq(down->n, 1);
+	memcpy(saved, down->d[0], len = down->len[0]);
+	ck_assert_int_eq(ntohs(down_to[0].sin_port), 20001);
+	/* for node 1: node 2 refuses it; node 1 takes it once, then refuses the replay */
+	ck_assert_int_eq(node_cmd(&n[1], saved, len, 0), -ESRCH);
+	ck_assert_int_eq(node_cmd(&n[0], saved, len, 0), 0);
+	ck_assert(node_sampled(&n[0], slot - 1));
+	ck_assert(!node_sampled(&n[0], slot));
+	ck_assert_int_eq(node_cmd(&n[0], saved, len, 0), -EALREADY);
+	/* a restarted node 1 (new session) refuses the old session's command */
+	node_init(&other, 1, "pool");
+	other.cfg.session_id = 5555;
+	ck_assert_int_eq(node_cmd(&other, saved, len, 0), -ESRCH);
+	/* corrupted, or made with another key */
+	saved[40] ^= 1;
+	ck_assert_int_eq(node_cmd(&n[0], saved, len, 0), -EKEYREJECTED);
+	other = n[0];
+	other.cfg.keys = &otherkf;
+	saved[40] ^= 1;
+	ck_assert_int_eq(node_cmd(&other, saved, len, 0), -EKEYREJECTED);
+	ck_assert_uint_eq(n[0].st.cmds, 1);
+	ck_assert_uint_eq(n[0].st.cmds_replayed, 1);
+	ck_assert_uint_eq(n[0].st.cmds_bad, 1);
+	ck_assert_uint_eq(n[1].st.cmds_foreign, 1);
+	/* a command sent to the collector is authentic but not taken */
+	ck_assert_int_eq(clusteragg_ingest(cs, saved, len, NULL, 0, 6 * slot), CS_WRONG_KIND);
+	clusteragg_free(cs);
+}
+END_TEST
+
+START_TEST(test_exposition_escapes_sources)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node n;
+	char *p;
+
+	node_init(&n, 77, "job");
+	ck_assert_int_eq(node_hello(&n, 1), 0);
+	send_iv(&n, 0, 1, 100, 10, 1);
+	deliver(cs, 5);
+	p = render(cs);
+	ck_assert_msg(strstr(p, "source=\"virtio\\\"0\\\\in\\n\"} "), "%s", p);
+	ck_assert_ptr_nonnull(strstr(p, "vnoise_node_intervals_total{node=\"77\","));
+	ck_assert_ptr_nonnull(strstr(p, "mode=\"sampled\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(p, "vnoise_collect_datagrams_total{result=\"ok\"} 2\n"));
+	ck_assert_msg(strstr(report(cs), "\"name\":\"virtio\\\"0\\\\in\\u000a\""), "%s",
+		      report(cs));
+	clusteragg_free(cs);
+}
+END_TEST
+
+static Suite *clusteragg_suite(void)
+{
+	Suite *s = suite_create("clusteragg");
+	TCase *t = tcase_create("collector");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, test_totals_and_parts);
+	tcase_add_test(t, test_bad_datagrams);
+	tcase_add_test(t, test_too_many_nodes);
+	tcase_add_test(t, test_rotation_fair);
+	tcase_add_test(t, test_exclusion);
+	tcase_add_test(t, test_exclusion_ignores_one_stall);
+	tcase_add_test(t, test_commands_checked);
+	tcase_add_test(t, test_exposition_escapes_sources);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(clusteragg_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

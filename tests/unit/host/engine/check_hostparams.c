@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for host/engine/hostparams, the command line of vnoise-host (top, record, report, list): defaults,
+ * every option in its long and short form, time units (seconds when none), the repeatable --domain and its
+ * limit, the per-command rules (record needs -o, -o only for record, report FILE and the options that do not
+ * apply to it), --flows and --flows-top and their rules, the errors (-EINVAL and a one-line message naming the culprit), --help, and repeated calls in
+ * one process (getopt state is reset by hostparams_parse).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/hostparams.h"
+
+#define MS 1000000ULL
+#define S 1000000000ULL
+
+#define CLI_PARAMS struct host_params
+#define CLI_PARSE hostparams_parse
+#include "cli_check.h"
+
+static void check_defaults(enum host_cmd cmd)
+{
+	int i;
+
+	ck_assert_int_eq(P.cmd, cmd);
+	ck_assert_ptr_null(P.uri);
+	ck_assert_int_eq(P.ndomains, 0);
+	for (i = 0; i < HOSTPARAMS_MAX_DOMAINS; i++)
+		ck_assert_ptr_null(P.domains[i]);
+	ck_assert_uint_eq(P.period_ns, 1 * S);
+	ck_assert_uint_eq(P.duration_ns, 0);
+	ck_assert_int_eq(P.json, 0);
+	ck_assert_int_eq(P.top_n, 5);
+	ck_assert_int_eq(P.no_dispatch, 0);
+	ck_assert_int_eq(P.no_irqs, 0);
+	ck_assert_int_eq(P.qmp, 0);
+	ck_assert_int_eq(P.flows, 0);
+	ck_assert_int_eq(P.flows_top, 10);
+	ck_assert_int_eq(P.quiet, 0);
+	ck_assert_int_eq(P.verbose, 0);
+}
+
+/* ---- commands and defaults ---- */
+
+START_TEST(test_defaults)
+{
+	OK("top");
+	check_defaults(HCMD_TOP);
+	ck_assert_ptr_null(P.output);
+	ck_assert_ptr_null(P.input);
+	OK("list");
+	check_defaults(HCMD_LIST);
+	ck_assert_ptr_null(P.output);
+	OK("record", "-o", "host.vnr");
+	check_defaults(HCMD_RECORD);
+	ck_assert_str_eq(P.output, "host.vnr");
+	ck_assert_ptr_null(P.input);
+	OK("report", "host.vnr");
+	check_defaults(HCMD_REPORT);
+	ck_assert_str_eq(P.input, "host.vnr");
+	ck_assert_ptr_null(P.output);
+}
+END_TEST
+
+START_TEST(test_defaults_reset)
+{
+	/* a parse starts from the defaults, whatever the struct held */
+	memset(&P, 0xa5, sizeof(P));
+	ck_assert_int_eq(hostparams_parse(1, (char *[]){ "top", NULL }, &P, err, sizeof(err)), 0);
+	check_defaults(HCMD_TOP);
+	ck_assert_ptr_null(P.output);
+	ck_assert_ptr_null(P.input);
+}
+END_TEST
+
+START_TEST(test_unknown_command)
+{
+	FAILS("stat", "stat");
+	FAILS("top record report list", "TOP");
+	FAILS("unknown command", "");
+	FAILS("unknown command '--help'", "--help");
+	memset(err, 0, sizeof(err));
+	ck_assert_int_eq(hostparams_parse(0, (char *[]){ NULL }, &P, err, sizeof(err)), -EINVAL);
+	check_message("command");
+}
+END_TEST
+
+/* ---- options ---- */
+
+START_TEST(test_connect)
+{
+	OK("top", "-c", "qemu+ssh://root@h1/system");
+	ck_assert_str_eq(P.uri, "qemu+ssh://root@h1/system");
+	OK("list", "--connect", "qemu:///session");
+	ck_assert_str_eq(P.uri, "qemu:///session");
+	OK("record", "--connect=test:///default", "-o", "f");
+	ck_assert_str_eq(P.uri, "test:///default");
+	FAILS("--connect", "top", "--connect", "");
+	FAILS("--connect", "top", "--connect=");
+	FAILS("--connect", "top", "-c", "");
+}
+END_TEST
+
+START_TEST(test_domain)
+{
+	OK("top", "-D", "vm1");
+	ck_assert_int_eq(P.ndomains, 1);
+	ck_assert_str_eq(P.domains[0], "vm1");
+	OK("top", "--domain", "a", "-D", "b", "--domain=c");
+	ck_assert_int_eq(P.ndomains, 3);
+	ck_assert_str_eq(P.domains[0], "a");
+	ck_assert_str_eq(P.domains[1], "b");
+	ck_assert_str_eq(P.domains[2], "c");
+	ck_assert_ptr_null(P.domains[3]);
+	FAILS("--domain", "top", "--domain", "");
+	FAILS("--domain", "top", "-D", "");
+}
+END_TEST
+
+START_TEST(test_domain_limit)
+{
+	char *argv[2 * HOSTPARAMS_MAX_DOMAINS + 6];
+	char names[HOSTPARAMS_MAX_DOMAINS + 1][16];
+	int argc = 0, i;
+
+	argv[argc++] = "record";
+	argv[argc++] = "-o";
+	argv[argc++] = "x.vnr";
+	for (i = 0; i < HOSTPARAMS_MAX_DOMAINS; i++) {
+		snprintf(names[i], sizeof(names[i]), "vm%d", i);
+		argv[argc++] = "-D";
+		argv[argc++] = names[i];
+	}
+	argv[argc] = NULL;
+	ck_assert_msg(hostparams_parse(argc, argv, &P, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(P.ndomains, HOSTPARAMS_MAX_DOMAINS);
+	for (i = 0; i < HOSTPARAMS_MAX_DOMAINS; i++)
+		ck_assert_str_eq(P.domains[i], names[i]);
+
+	/* one more */
+	snprintf(names[i], sizeof(names[i]), "vm%d", i);
+	argv[argc++] = "--domain";
+	argv[argc++] = names[i];
+	argv[argc] = NULL;
+	memset(err, 0, sizeof(err));
+	ck_assert_int_eq(hostparams_parse(argc, argv, &P, err, sizeof(err)), -EINVAL);
+	check_message("--domain 16");
+}
+END_TEST
+
+START_TEST(test_domain_name_length)
+{
+	char name[130];
+
+	memset(name, 'd', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	/* 128 characters: too long */
+	name[128] = 0;
+	FAILS("--domain", "top", "--domain", name);
+	/* 127: the longest */
+	name[127] = 0;
+	OK("top", "--domain", name);
+	ck_assert_uint_eq(strlen(P.domains[0]), 127);
+}
+END_TEST
+
+START_TEST(test_period)
+{
+	OK("top", "-p", "2");
+	ck_assert_uint_eq(P.period_ns, 2 * S);
+	OK("top", "--period", "500ms");
+	ck_assert_uint_eq(P.period_ns, 500 * MS);
+	OK("top", "--period=1.5");
+	ck_assert_uint_eq(P.period_ns, 1500 * MS);
+	OK("top", "-p", "2s");
+	ck_assert_uint_eq(P.period_ns, 2 * S);
+	OK("top", "-p", "1m");
+	ck_assert_uint_eq(P.period_ns, 60 * S);
+	/* the bounds: 10 ms .. 1 h */
+	OK("top", "-p", "10ms");
+	ck_assert_uint_eq(P.period_ns, 10 * MS);
+	OK("top", "-p", "1h");
+	ck_assert_uint_eq(P.period_ns, 3600 * S);
+	OK("list", "-p", "0.01");
+	ck_assert_uint_eq(P.period_ns, 10 * MS);
+	FAILS("--period '9ms'", "top", "-p", "9ms");
+	FAILS("--period", "top", "-p", "0");
+	FAILS("--period", "top", "-p", "3601");
+	FAILS("--period", "top", "-p", "3600000000001ns");
+	FAILS("--period", "top", "-p", "61m");
+	FAILS("--period 'abc'", "top", "--period", "abc");
+	FAILS("--period", "top", "-p", "-1");
+	FAILS("--period", "top", "-p", "");
+	FAILS("--period", "top", "-p", "1 s");
+	FAILS("--period", "top", "-p", "1sec");
+	FAILS("--period", "top", "-p", "5x");
+}
+END_TEST
+
+START_TEST(test_duration)
+{
+	OK("top", "-d", "10");
+	ck_assert_uint_eq(P.duration_ns, 10 * S);
+	OK("record", "-o", "f", "--duration", "500ms");
+	ck_assert_uint_eq(P.duration_ns, 500 * MS);
+	OK("top", "--duration=2m");
+	ck_assert_uint_eq(P.duration_ns, 120 * S);
+	OK("top", "-d", "1ns");
+	ck_assert_uint_eq(P.duration_ns, 1);
+	/* 31 days is the most */
+	OK("top", "-d", "744h");
+	ck_assert_uint_eq(P.duration_ns, 744ULL * 3600 * S);
+	FAILS("--duration", "top", "-d", "745h");
+	FAILS("--duration '0'", "top", "-d", "0");
+	FAILS("--duration", "top", "-d", "0ms");
+	FAILS("--duration", "top", "-d", "-5");
+	FAILS("--duration 'soon'", "top", "--duration", "soon");
+	FAILS("--duration", "top", "-d", "");
+	FAILS("--duration", "top", "-d", "99999999999999999999");
+}
+END_TEST
+
+START_TEST(test_top)
+{
+	OK("top", "-n", "3");
+	ck_assert_int_eq(P.top_n, 3);
+	OK("top", "--top", "1");
+	ck_assert_int_eq(P.top_n, 1);
+	OK("report", "f", "--top=1000");
+	ck_assert_int_eq(P.top_n, 1000);
+	FAILS("--top '0'", "top", "-n", "0");
+	FAILS("--top '1001'", "top", "-n", "1001");
+	FAILS("--top", "top", "-n", "-1");
+	FAILS("--top", "top", "-n", "x");
+	FAILS("--top", "top", "-n", "5ms");
+	FAILS("--top", "top", "--top", "");
+}
+END_TEST
+
+START_TEST(test_flags)
+{
+	OK("top", "-j", "-q", "-v");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.quiet, 1);
+	ck_assert_int_eq(P.verbose, 1);
+	ck_assert_int_eq(P.no_dispatch, 0);
+	OK("top", "--json", "--quiet", "--verbose", "--verbose", "-v");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.verbose, 3);
+	OK("top", "-jvv");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.verbose, 2);
+	OK("top", "--no-dispatch");
+	ck_assert_int_eq(P.no_dispatch, 1);
+	ck_assert_int_eq(P.no_irqs, 0);
+	ck_assert_int_eq(P.qmp, 0);
+	OK("record", "-o", "f", "--no-irqs");
+	ck_assert_int_eq(P.no_irqs, 1);
+	ck_assert_int_eq(P.no_dispatch, 0);
+	OK("list", "--qmp");
+	ck_assert_int_eq(P.qmp, 1);
+	OK("top", "-D", "a");
+	ck_assert_int_eq(P.guest, 0);
+	OK("top", "--guest", "-D", "a");
+	ck_assert_int_eq(P.guest, 1);
+	OK("record", "-g", "-o", "f");
+	ck_assert_int_eq(P.guest, 1);
+	OK("report", "f", "--guest", "--json");
+	ck_assert_int_eq(P.guest, 1);
+	ck_assert_int_eq(P.json, 1);
+	FAILS("--guest is for top, record and report", "list", "--guest");
+	/* flags take no value */
+	FAILS("--json", "top", "--json=1");
+}
+END_TEST
+
+START_TEST(test_flows)
+{
+	OK("top", "--flows");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.flows_top, 10);
+	ck_assert_int_eq(P.guest, 0);
+	OK("record", "-o", "f", "--flows", "--guest", "--json");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.guest, 1);
+	OK("top", "--flows", "--flows-top", "3");
+	ck_assert_int_eq(P.flows_top, 3);
+	OK("record", "--flows-top=1000", "-o", "f", "--flows");
+	ck_assert_int_eq(P.flows_top, 1000);
+	ck_assert_int_eq(P.flows, 1);
+	OK("top", "--flows", "--flows-top", "1");
+	ck_assert_int_eq(P.flows_top, 1);
+	/* --flows is independent of the dispatch log and of -n */
+	OK("top", "--flows", "--no-dispatch", "-n", "2");
+	ck_assert_int_eq(P.flows, 1);
+	ck_assert_int_eq(P.no_dispatch, 1);
+	ck_assert_int_eq(P.top_n, 2);
+	ck_assert_int_eq(P.flows_top, 10);
+	/* report shows what was recorded: --flows-top limits it, --flows does not apply */
+	OK("report", "f.vnr", "--flows-top", "4");
+	ck_assert_int_eq(P.flows_top, 4);
+	ck_assert_int_eq(P.flows, 0);
+	FAILS("report --flows", "report", "f.vnr", "--flows");
+	FAILS("--flows --flows-top top record", "list", "--flows");
+	FAILS("--flows --flows-top top record", "list", "--flows-top", "3");
+	FAILS("--flows-top needs --flows", "top", "--flows-top", "3");
+	FAILS("--flows-top needs --flows", "record", "-o", "f", "--flows-top", "3");
+	FAILS("--flows-top '0'", "top", "--flows", "--flows-top", "0");
+	FAILS("--flows-top '1001'", "top", "--flows", "--flows-top", "1001");
+	FAILS("--flows-top", "top", "--flows", "--flows-top", "x");
+	FAILS("--flows-top", "top", "--flows", "--flows-top", "");
+	FAILS("'--flows-top' needs a value", "top", "--flows", "--flows-top");
+	FAILS("--flows", "top", "--flows=1");
+}
+END_TEST
+
+START_TEST(test_all_options_together)
+{
+	OK("record", "-c", "qemu:///system", "-D", "a", "--domain", "b", "-p", "250ms", "-d", "30",
+	   "-o", "out.vnr", "-j", "-n", "7", "--no-irqs", "--qmp", "-q", "-v");
+	ck_assert_int_eq(P.cmd, HCMD_RECORD);
+	ck_assert_str_eq(P.uri, "qemu:///system");
+	ck_assert_int_eq(P.ndomains, 2);
+	ck_assert_str_eq(P.domains[1], "b");
+	ck_assert_uint_eq(P.period_ns, 250 * MS);
+	ck_assert_uint_eq(P.duration_ns, 30 * S);
+	ck_assert_str_eq(P.output, "out.vnr");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.top_n, 7);
+	ck_assert_int_eq(P.no_dispatch, 0);
+	ck_assert_int_eq(P.no_irqs, 1);
+	ck_assert_int_eq(P.qmp, 1);
+	ck_assert_int_eq(P.quiet, 1);
+	ck_assert_int_eq(P.verbose, 1);
+	ck_assert_ptr_null(P.input);
+}
+END_TEST
+
+/* ---- per-command rules ---- */
+
+START_TEST(test_output_rules)
+{
+	OK("record", "--output", "a.vnr");
+	ck_assert_str_eq(P.output, "a.vnr");
+	OK("record", "--output=b.vnr");
+	ck_assert_str_eq(P.output, "b.vnr");
+	FAILS("record -o", "record");
+	FAILS("record -o", "record", "-j", "-D", "x");
+	FAILS("--output", "record", "-o", "");
+	FAILS("-o record", "top", "-o", "x.vnr");
+	FAILS("-o record", "list", "--output", "x.vnr");
+	FAILS("-o record", "report", "f.vnr", "-o", "x.vnr");
+}
+END_TEST
+
+START_TEST(test_report_file)
+{
+	OK("report", "f.vnr", "--json", "-n", "3");
+	ck_assert_str_eq(P.input, "f.vnr");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.top_n, 3);
+	/* options before FILE, and around it */
+	OK("report", "--json", "-n", "4", "g.vnr");
+	ck_assert_str_eq(P.input, "g.vnr");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.top_n, 4);
+	OK("report", "-n", "2", "h.vnr", "-j", "-v");
+	ck_assert_str_eq(P.input, "h.vnr");
+	ck_assert_int_eq(P.top_n, 2);
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.verbose, 1);
+	OK("report", "/tmp/dir with space/r.vnr", "-q");
+	ck_assert_str_eq(P.input, "/tmp/dir with space/r.vnr");
+	ck_assert_int_eq(P.quiet, 1);
+	/* "--" ends the options: a FILE that looks like one, and nothing after it */
+	OK("report", "--", "-odd.vnr");
+	ck_assert_str_eq(P.input, "-odd.vnr");
+	OK("report", "-j", "--", "--json");
+	ck_assert_str_eq(P.input, "--json");
+	ck_assert_int_eq(P.json, 1);
+	OK("report", "f.vnr", "--");
+	ck_assert_str_eq(P.input, "f.vnr");
+	FAILS("unexpected '--json'", "report", "--", "f.vnr", "--json");
+	FAILS("unexpected 'g.vnr'", "report", "f.vnr", "--", "g.vnr");
+	/* the value of an option is not the FILE */
+	FAILS("report FILE", "report", "-n", "3");
+	FAILS("report FILE", "report");
+	FAILS("unexpected 'b.vnr'", "report", "a.vnr", "b.vnr");
+	FAILS("unexpected 'b.vnr'", "report", "-j", "a.vnr", "-n", "2", "b.vnr");
+}
+END_TEST
+
+START_TEST(test_report_options)
+{
+	/* the live-only options do not apply to a file */
+	FAILS("--connect", "report", "f.vnr", "--connect", "qemu:///system");
+	FAILS("--connect", "report", "-c", "qemu:///system", "f.vnr");
+	FAILS("--domain", "report", "f.vnr", "-D", "vm1");
+	FAILS("--duration", "report", "f.vnr", "-d", "5");
+	FAILS("--no-dispatch", "report", "f.vnr", "--no-dispatch");
+	FAILS("--qmp", "report", "--qmp", "f.vnr");
+	/* a missing FILE is named before them */
+	FAILS("report FILE", "report", "--connect", "qemu:///system");
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_unknown_option)
+{
+	FAILS("unknown option '--bogus'", "top", "--bogus");
+	FAILS("unknown option '-x'", "top", "-x");
+	FAILS("unknown option '--bogus=1'", "list", "--bogus=1");
+	FAILS("unknown option '--bogus'", "report", "f.vnr", "--bogus");
+	FAILS("unknown option '--bogus'", "record", "-o", "f", "-j", "--bogus", "-q");
+	/* -x inside a group: the message names the group */
+	FAILS("unknown option -jx", "top", "-jx");
+	/* --no is ambiguous (--no-dispatch, --no-irqs) */
+	FAILS("option --no", "top", "--no");
+}
+END_TEST
+
+START_TEST(test_missing_value)
+{
+	FAILS("'--period' needs a value", "top", "--period");
+	FAILS("'-p' needs a value", "top", "-p");
+	FAILS("'-o' needs a value", "record", "-o");
+	FAILS("'--output' needs a value", "record", "--output");
+	FAILS("'--domain' needs a value", "top", "-j", "--domain");
+	FAILS("'-n' needs a value", "report", "f.vnr", "-n");
+	FAILS("'--connect' needs a value", "list", "--connect");
+	FAILS("'-d' needs a value", "top", "-q", "-d");
+}
+END_TEST
+
+START_TEST(test_unexpected_argument)
+{
+	FAILS("unexpected argument 'extra'", "top", "extra");
+	FAILS("unexpected argument 'extra'", "top", "-j", "extra", "-q");
+	FAILS("unexpected argument 'x.vnr'", "record", "x.vnr");
+	FAILS("unexpected argument 'vm1'", "list", "vm1");
+	FAILS("unexpected argument 'x'", "top", "--", "x");
+	/* options after an unexpected argument are not parsed as options */
+	FAILS("unexpected argument 'extra'", "top", "extra", "--bogus");
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	ck_assert_int_eq(parse("top", "--help", NULL), 1);
+	ck_assert_int_eq(parse("top", "-h", NULL), 1);
+	/* no -o needed for help, no FILE for report */
+	ck_assert_int_eq(parse("record", "-h", NULL), 1);
+	ck_assert_int_eq(parse("report", "--help", NULL), 1);
+	ck_assert_int_eq(parse("report", "a.vnr", "--help", NULL), 1);
+	ck_assert_int_eq(parse("list", "-v", "--help", NULL), 1);
+	ck_assert_int_eq(parse("top", "-jh", NULL), 1);
+	/* an earlier error wins */
+	FAILS("--bogus", "top", "--bogus", "--help");
+	FAILS("--period", "top", "-p", "x", "--help");
+	/* the usage names every command and option */
+	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "record"));
+	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "report FILE"));
+	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--no-dispatch"));
+	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--qmp"));
+	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--domain"));
+}
+END_TEST
+
+START_TEST(test_small_error_buffer)
+{
+	char small[8];
+
+	memset(small, 'Z', sizeof(small));
+	ck_assert_int_eq(
+	    hostparams_parse(2, (char *[]){ "top", "--bogus", NULL }, &P, small, sizeof(small)),
+	    -EINVAL);
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+	ck_assert_int_eq(hostparams_parse(2, (char *[]){ "top", "--bogus", NULL }, &P, small, 0),
+			 -EINVAL);
+}
+END_TEST
+
+START_TEST(test_repeated_calls)
+{
+	/* getopt state does not leak from one parse into the next, even after an error in a group */
+	FAILS("unknown option", "top", "-jx");
+	OK("top", "-v");
+	ck_assert_int_eq(P.json, 0);
+	ck_assert_int_eq(P.verbose, 1);
+	ck_assert_int_eq(parse("top", "-vh", NULL), 1);
+	OK("report", "a.vnr");
+	ck_assert_str_eq(P.input, "a.vnr");
+	ck_assert_int_eq(P.verbose, 0);
+	OK("report", "-j", "b.vnr");
+	ck_assert_str_eq(P.input, "b.vnr");
+	FAILS("needs a value", "top", "-p");
+	OK("top", "-p", "3");
+	ck_assert_uint_eq(P.period_ns, 3 * S);
+	OK("list");
+	check_defaults(HCMD_LIST);
+}
+END_TEST
+
+static Suite *hostparams_suite(void)
+{
+	Suite *s = suite_create("hostparams");
+	TCase *tc;
+
+	tc = tcase_create("commands");
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_defaults_reset);
+	tcase_add_test(tc, test_unknown_command);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("options");
+	tcase_add_test(tc, test_connect);
+	tcase_add_test(tc, test_domain);
+	tcase_add_test(tc, test_domain_limit);
+	tcase_add_test(tc, test_domain_name_length);
+	tcase_add_test(tc, test_period);
+	tcase_add_test(tc, test_duration);
+	tcase_add_test(tc, test_top);
+	tcase_add_test(tc, test_flags);
+	tcase_add_test(tc, test_flows);
+	tcase_add_test(tc, test_all_options_together);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rules");
+	tcase_add_test(tc, test_output_rules);
+	tcase_add_test(tc, test_report_file);
+	tcase_add_test(tc, test_report_options);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_unknown_option);
+	tcase_add_test(tc, test_missing_value);
+	tcase_add_test(tc, test_unexpected_argument);
+	tcase_add_test(tc, test_small_error_buffer);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("help");
+	tcase_add_test(tc, test_help);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("repeated");
+	tcase_add_test(tc, test_repeated_calls);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(hostparams_suite());
+	int failed;
+
+	/* no fork: repeated calls in one process are part of what is tested */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
