@@ -46,7 +46,7 @@ LIB_SRCS := $(call srcs,shared)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libvnoise.a
 # guest/: vnoise-guest (static) = guest/main.c + libvnoise-guest.a; the preload library is built apart.
-PRELOAD_SRC := guest/mpi/mpi/preload.c
+PRELOAD_SRC := guest/mpi/preload.c
 GUEST_SRCS := $(filter-out $(PRELOAD_SRC),$(call srcs,guest))
 GUEST_OBJS := $(GUEST_SRCS:%.c=$(BUILD)/%.o)
 GUEST_LIB := $(BUILD)/libvnoise-guest.a
@@ -136,9 +136,9 @@ $(BUILD)/vnoise-host: $(BUILD)/host/main.o $(HOST_LIB) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_HOST)
 
-# The LD_PRELOAD library (guest/mpi/mpi/preload.c): position independent, with the sources it needs; only
+# The LD_PRELOAD library (guest/mpi/preload.c): position independent, with the sources it needs; only
 # the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
-PRELOAD_DEPS := guest/mpi/mpi/appstat.c guest/mpi/mpi/pipeline.c guest/cluster/node_send.c guest/cluster/node.c \
+PRELOAD_DEPS := guest/mpi/appstat.c guest/mpi/pipeline.c guest/cluster/node_send.c guest/cluster/node.c \
 		shared/attrib/merge.c shared/util/bufout.c shared/format/datagram.c shared/util/sha256.c \
 		shared/util/sha256_shani.c
 $(PRELOAD): CFLAGS += -Iguest $(shell pkg-config --cflags ompi-c)
@@ -247,9 +247,9 @@ check: all $(UNIT_BINS) $(SAN_HOST)
 FUZZ_DIR := build-fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_datagram fuzz_collect
-$(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA := -Iguest guest/agent/agent/agent/qga.c
-$(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/mpi/pipeline.c guest/mpi/mpi/appstat.c
-$(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/collect/collect/clusteragg.c host/export/promfmt.c
+$(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA := -Iguest guest/agent/qga.c
+$(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
+$(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/export/promfmt.c
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS) $(GUEST_SRCS) $(HOST_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)

@@ -7,7 +7,7 @@
  * again every 100 ms. `agent --probe` prints the channel's devices.
  *
  * Shared memory (protocol/shm.h): the agent maps the ivshmem BAR2, lays out a new epoch (one ring per possible
- * CPU), and a worker thread runs the measure engine (guest/measure/measure/measure/measure.c) with a tap that publishes every sample
+ * CPU), and a worker thread runs the measure engine (guest/measure/measure.c) with a tap that publishes every sample
  * and kernel-helper event into its CPU's ring within AGENT_DRAIN_NS. A clock thread answers the host's clock
  * exchanges through the mailbox and beats the status. __com.vnoise_start / __com.vnoise_stop start and stop
  * the measurement; on exit the status says "stopped" and the next agent starts a new epoch.

@@ -2,7 +2,7 @@
 /*
  * libvnoise-preload.so: LD_PRELOAD interposition of a program's synchronisation calls (issue 5): the pthread
  * calls and the MPI calls (PMPI wrappers). Each wrapped call is timed around the real function and counted in
- * a per-thread table (guest/mpi/mpi/appstat: count, total, min, max, caller PC and argument of the last call). Hot
+ * a per-thread table (guest/mpi/appstat: count, total, min, max, caller PC and argument of the last call). Hot
  * path: two clock reads, a TLS table, no lock, no allocation, no syscall beyond the clock.
  *
  * The library does not link libmpi (non-MPI programs load it too): the PMPI_* functions are found with

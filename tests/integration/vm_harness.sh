@@ -36,7 +36,7 @@ out=$(vm_exec 'for d in /sys/bus/pci/devices/*; do
 { [ "$(wc -l <<<"$out")" -eq 1 ] && [ "${out#* }" = 4194304 ]; } || fail "ivshmem 1af4:1110 BAR2: '$out'"
 ok "ivshmem at ${out% *}, resource2 4 MiB"
 { [ -f "$shm" ] && [ "$(stat -c %s "$shm")" -eq 4194304 ]; } || fail "$shm missing or not 4 MiB"
-# vnoise-guest's own device scan (guest/agent/agent/agent/guestdev) finds the same BAR2 and both channel ports
+# vnoise-guest's own device scan (guest/agent/guestdev) finds the same BAR2 and both channel ports
 probe=$(vm_exec '/bin/vnoise-guest agent --probe') || fail "agent --probe: $probe"
 grep -qx "ivshmem: /sys/bus/pci/devices/${out% *}/resource2 4194304" <<<"$probe" ||
 	fail "agent --probe did not find the ivshmem BAR2: $probe"

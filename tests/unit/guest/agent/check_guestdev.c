@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for guest/agent/agent/agent/guestdev: the sysfs scans for the ivshmem BAR2 and virtio-serial ports, against fake
+ * Unit tests for guest/agent/guestdev: the sysfs scans for the ivshmem BAR2 and virtio-serial ports, against fake
  * sysfs trees built in a temporary directory (the real path is exercised in the test VMs).
  */
 #include <check.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for guest/inject/inject/inject/injectopt: the pure `vnoise-guest inject` option parser. TCases: valid combinations
+ * Unit tests for guest/inject/injectopt: the pure `vnoise-guest inject` option parser. TCases: valid combinations
  * (values, "--x=v" form, defaults, description strings), mode rules (missing --cpu, no mode, both modes,
  * --spike without --every), strict numbers (junk, signs, overflow, decimals), ranges (level 0 and > 100,
  * spike >= period, fifo 1..99, comm length) and argv structure (unknown options, repeats, missing values).

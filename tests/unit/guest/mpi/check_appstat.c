@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * appstat: per-thread call statistics and their JSON line (guest/mpi/mpi/appstat).
+ * appstat: per-thread call statistics and their JSON line (guest/mpi/appstat).
  */
 #include <check.h>
 #include <errno.h>

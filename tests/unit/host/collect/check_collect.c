@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for `vnoise-host collect`'s option parser (host/collect/collect/collect/collect.c): defaults, every option, rejects. */
+/* Unit tests for `vnoise-host collect`'s option parser (host/collect/collect.c): defaults, every option, rejects. */
 #include <check.h>
 #include <errno.h>
 #include <stdarg.h>
