@@ -36,11 +36,12 @@ enum vn_host_chunk_type {
 #define VN_HOST_COMM_LEN 16u
 
 /* vn_host_period.flags: which counters were read this period (a missing source leaves its fields 0). */
-#define VN_HP_LIBVIRT 0x1u /* steal_ns and cpu_ns from libvirt vcpu.N.delay / vcpu.N.time */
-#define VN_HP_SCHEDSTAT \
+#define VN_HOST_PERIOD_F_LIBVIRT \
+	0x1u /* steal_ns and cpu_ns from libvirt vcpu.N.delay / vcpu.N.time */
+#define VN_HOST_PERIOD_F_SCHEDSTAT \
 	0x2u /* exec_ns, run_delay_ns, pcount from /proc/<pid>/task/<tid>/schedstat */
-#define VN_HP_DISPATCH 0x4u /* out_* and idle_ns from the dispatch log */
-#define VN_HP_PARTIAL 0x8u /* the vCPU appeared or vanished inside this period */
+#define VN_HOST_PERIOD_F_SCHEDLOG 0x4u /* out_* and idle_ns from the dispatch log */
+#define VN_HOST_PERIOD_F_PARTIAL 0x8u /* the vCPU appeared or vanished inside this period */
 
 /*
  * One vCPU over one period [start_ns, end_ns). Counter fields are deltas over the period. out_ns is the time
@@ -68,7 +69,7 @@ struct vn_host_period {
 	__u64 out_s_ns;
 	__u64 idle_ns;
 	__u64 wait_ns;
-	__u32 flags; /* VN_HP_* */
+	__u32 flags; /* VN_HOST_PERIOD_F_* */
 	__u32 pad; /* 0 */
 };
 _Static_assert(sizeof(struct vn_host_period) == 128, "vn_host_period is ABI");
@@ -84,16 +85,16 @@ struct vn_host_out {
 	__u32 vcpu;
 	__u32 cpu; /* the pCPU it left */
 	__u8 state; /* 'R' preempted, 'S' sleeping, 'D' uninterruptible, '?' unknown */
-	__u8 flags; /* VN_HO_* */
+	__u8 flags; /* VN_HOST_OUT_F_* */
 	__u16 pad; /* 0 */
 	__u32 pad2; /* 0 */
 	__u32 pad3; /* 0 */
 };
 _Static_assert(sizeof(struct vn_host_out) == 48, "vn_host_out is ABI");
 
-#define VN_HO_SPLIT 0x1u /* cut at a period boundary; the rest follows in the next period */
-#define VN_HO_CONT 0x2u /* continues an interval cut at the previous period boundary */
-#define VN_HO_GUESSED 0x4u /* an edge was inferred (missing switch event), not seen */
+#define VN_HOST_OUT_F_SPLIT 0x1u /* cut at a period boundary; the rest follows in the next period */
+#define VN_HOST_OUT_F_CONT 0x2u /* continues an interval cut at the previous period boundary */
+#define VN_HOST_OUT_F_GUESSED 0x4u /* an edge was inferred (missing switch event), not seen */
 
 /* A host task's run on the pCPU a vCPU left, while that vCPU was out: [start_ns, end_ns). */
 struct vn_host_run {
@@ -112,10 +113,12 @@ _Static_assert(sizeof(struct vn_host_run) == 64, "vn_host_run is ABI");
 
 /* Aggregate kinds of vn_host_agg. */
 enum vn_host_agg_kind {
-	VN_HA_IRQ = 1, /* host hardirq while the vCPU ran; id = irq number */
-	VN_HA_SOFTIRQ = 2, /* host softirq while the vCPU ran; id = softirq vector */
-	VN_HA_VECTOR = 3, /* host x86 vector handler while the vCPU ran; id = VN_VEC_* of noise.h */
-	VN_HA_EXIT = 4, /* VM exit (kvm_exit -> kvm_entry); id = exit reason, isa = 1 VMX, 2 SVM */
+	VN_HOST_AGG_IRQ = 1, /* host hardirq while the vCPU ran; id = irq number */
+	VN_HOST_AGG_SOFTIRQ = 2, /* host softirq while the vCPU ran; id = softirq vector */
+	VN_HOST_AGG_VECTOR =
+	    3, /* host x86 vector handler while the vCPU ran; id = VN_VEC_* of noise.h */
+	VN_HOST_AGG_EXIT =
+	    4, /* VM exit (kvm_exit -> kvm_entry); id = exit reason, isa = 1 VMX, 2 SVM */
 };
 
 /* Count and duration of one kind/id for one vCPU over one period. */
@@ -125,7 +128,7 @@ struct vn_host_agg {
 	__u32 dom;
 	__u32 vcpu;
 	__u16 kind; /* enum vn_host_agg_kind */
-	__u16 isa; /* VN_HA_EXIT only */
+	__u16 isa; /* VN_HOST_AGG_EXIT only */
 	__u32 id;
 	__u64 count;
 	__u64 total_ns;
@@ -133,14 +136,17 @@ struct vn_host_agg {
 };
 _Static_assert(sizeof(struct vn_host_agg) == 56, "vn_host_agg is ABI");
 
-/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_MS_HOST (host/match/match.h). */
+/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_HOST_MSRC_HOST (host/match/match.h). */
 enum vn_host_hclass {
-	VN_HH_PREEMPT = 0, /* another host task ran on the pCPU the vCPU left: source = pid, comm */
-	VN_HH_WAIT =
+	VN_HOST_HCLASS_PREEMPT =
+	    0, /* another host task ran on the pCPU the vCPU left: source = pid, comm */
+	VN_HOST_HCLASS_WAIT =
 	    1, /* the vCPU thread was out and no host task ran for it: source = state char */
-	VN_HH_VMEXIT = 2, /* VM exits (per-period aggregate, apportioned): source = exit reason */
-	VN_HH_IRQ = 3, /* host IRQs while the vCPU ran (aggregate, apportioned): source = id */
-	VN_HH_MAX = 4,
+	VN_HOST_HCLASS_VMEXIT =
+	    2, /* VM exits (per-period aggregate, apportioned): source = exit reason */
+	VN_HOST_HCLASS_IRQ =
+	    3, /* host IRQs while the vCPU ran (aggregate, apportioned): source = id */
+	VN_HOST_HCLASS_MAX = 4,
 };
 
 /*
@@ -160,7 +166,7 @@ struct vn_host_match {
 	__u64 runtime_ns; /* guest sampler runtime */
 	__u64 guest_ns
 	    [8]; /* by enum vn_class (net of host out-time); NONE, STEAL, UNEXPLAINED are 0 */
-	__u64 host_ns[VN_HH_MAX]; /* by enum vn_host_hclass */
+	__u64 host_ns[VN_HOST_HCLASS_MAX]; /* by enum vn_host_hclass */
 	__u64 residual_ns; /* "hw": neither side explains it */
 	__u64 reduced_ns; /* guest event time that was host out-time, moved to its host cause */
 	__u64 big_gaps; /* gaps >= 1 ms */
@@ -179,11 +185,11 @@ struct vn_host_match {
 
 /* vn_host_msrc.kind */
 enum vn_host_msrc_kind {
-	VN_MS_GUEST =
+	VN_HOST_MSRC_GUEST =
 	    0, /* combined view, guest class (cls: enum vn_class; id, comm as in vn_event) */
-	VN_MS_HOST =
+	VN_HOST_MSRC_HOST =
 	    1, /* combined view, hypervisor class (cls: enum vn_host_hclass; id, comm: see there) */
-	VN_MS_GONLY = 2, /* guest-only view (cls: enum vn_class) */
+	VN_HOST_MSRC_GONLY = 2, /* guest-only view (cls: enum vn_class) */
 };
 
 /* One source's share of one vCPU's period (combined or guest-only view). */
@@ -203,10 +209,11 @@ struct vn_host_msrc {
 
 /* vn_host_chan.state */
 enum vn_host_chan_state {
-	VN_HC_ABSENT = 0, /* the domain has no ivshmem device, or its file could not be mapped */
-	VN_HC_WAITING = 1, /* mapped; no guest agent has laid out the region yet */
-	VN_HC_OK = 2, /* reading */
-	VN_HC_CORRUPT = 3, /* the region failed validation; waiting for a new epoch */
+	VN_HOST_CHAN_ABSENT =
+	    0, /* the domain has no ivshmem device, or its file could not be mapped */
+	VN_HOST_CHAN_WAITING = 1, /* mapped; no guest agent has laid out the region yet */
+	VN_HOST_CHAN_OK = 2, /* reading */
+	VN_HOST_CHAN_CORRUPT = 3, /* the region failed validation; waiting for a new epoch */
 };
 
 /* The shared-memory channel of one domain at the end of one period (counters are totals since mapping). */
@@ -251,15 +258,15 @@ _Static_assert(offsetof(struct vn_host_chan, clock_offset_ns) == 112, "vn_host_c
  * interrupts and NET_RX work. FROM_GUEST: the guest sent it (incoming, PCAP_D_IN, on the tap).
  */
 enum vn_host_flow_dir {
-	VN_HF_TO_GUEST = 0,
-	VN_HF_FROM_GUEST = 1,
-	VN_HF_NDIR = 2,
+	VN_HOST_FLOW_TO_GUEST = 0,
+	VN_HOST_FLOW_FROM_GUEST = 1,
+	VN_HOST_FLOW_NDIR = 2,
 };
 
 /* vn_host_flow.kind. OTHER: the frames of flows that found the period's table full, summed (key 0). */
 enum vn_host_flow_kind {
-	VN_HF_FLOW = 0,
-	VN_HF_OTHER = 1,
+	VN_HOST_FLOW_KIND_FLOW = 0,
+	VN_HOST_FLOW_KIND_OTHER = 1,
 };
 
 /*
@@ -267,8 +274,8 @@ enum vn_host_flow_kind {
  * fragments after the first (no transport header, ports 0). TRUNC: headers cut by the capture length or by a
  * length field that lies (the key holds what could be read).
  */
-#define VN_HF_FRAG 0x1u
-#define VN_HF_TRUNC 0x2u
+#define VN_HOST_FLOW_F_FRAG 0x1u
+#define VN_HOST_FLOW_F_TRUNC 0x2u
 
 /*
  * One flow on one tap of a domain over one period: a 5-tuple for IPv4/IPv6 (TCP, UDP: ports; ICMP and ICMPv6:
@@ -288,7 +295,7 @@ struct vn_host_flow {
 	__u16 ethertype; /* after up to two VLAN tags: 0x0800, 0x86dd, 0x0806 (ARP), ... */
 	__u16 sport; /* TCP/UDP source port; ICMP type */
 	__u16 dport; /* TCP/UDP destination port; ICMP code */
-	__u16 flags; /* VN_HF_FRAG, VN_HF_TRUNC */
+	__u16 flags; /* VN_HOST_FLOW_F_FRAG, VN_HOST_FLOW_F_TRUNC */
 	__u8 src[16];
 	__u8 dst[16];
 	char tap[VN_HOST_COMM_LEN]; /* the tap device (IFNAMSIZ), NUL-padded */
@@ -303,8 +310,8 @@ _Static_assert(offsetof(struct vn_host_flow, packets) == 80, "vn_host_flow is AB
 /* vn_host_tap.state. FAILED: the capture could not be opened or stopped working while the device was
  * still there (no permission, device down); a device that went away with its domain is not a failure. */
 enum vn_host_tap_state {
-	VN_HT_OK = 0,
-	VN_HT_FAILED = 1,
+	VN_HOST_TAP_OK = 0,
+	VN_HOST_TAP_FAILED = 1,
 };
 
 /* The capture on one tap of a domain over one period: totals by direction (enum vn_host_flow_dir). */
@@ -318,9 +325,10 @@ struct vn_host_tap {
 	__u64 bytes[2];
 	__u64 dropped
 	    [2]; /* frames the kernel dropped before the capture read them (pcap_stats ps_drop) */
-	__u64 overflow[2]; /* frames counted in the VN_HF_OTHER row: the flow table was full */
-	__u64 truncated; /* frames whose flow has VN_HF_TRUNC */
-	__u64 flows; /* flow rows of the period (VN_HF_FLOW records), both directions */
+	__u64 overflow
+	    [2]; /* frames counted in the VN_HOST_FLOW_KIND_OTHER row: the flow table was full */
+	__u64 truncated; /* frames whose flow has VN_HOST_FLOW_F_TRUNC */
+	__u64 flows; /* flow rows of the period (VN_HOST_FLOW_KIND_FLOW records), both directions */
 };
 _Static_assert(sizeof(struct vn_host_tap) == 120, "vn_host_tap is ABI");
 _Static_assert(offsetof(struct vn_host_tap, packets) == 40, "vn_host_tap is ABI");

@@ -223,18 +223,18 @@ int detect_main(int argc, char **argv)
 	struct nstats_summary s;
 	double *runs = NULL;
 	char msg[256];
-	int rank = 0, nranks = 1, ok = 1, ret = VNB_EXIT_FAIL;
+	int rank = 0, nranks = 1, ok = 1, ret = EXIT_FAIL;
 
 	log_set_prog("vnoise-bench detect");
 	if (detect_parse(argc, argv, &p, msg, sizeof(msg))) {
 		if (launcher_rank0())
 			log_err("%s", msg);
-		return VNB_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	if (p.help) {
 		if (launcher_rank0())
 			fputs(detect_usage, stdout);
-		return VNB_EXIT_OK;
+		return EXIT_OK;
 	}
 	MPI_UNTRACKED(MPI_Init(&argc, &argv));
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -294,7 +294,7 @@ int detect_main(int argc, char **argv)
 			print_text(&p, &s);
 		}
 	}
-	ret = VNB_EXIT_OK;
+	ret = EXIT_OK;
 out:
 	bufs_free(&b);
 	free(runs);

@@ -19,16 +19,16 @@ int main(int argc, char **argv)
 	log_set_prog("vnoise-bench");
 	if (argc < 2) {
 		log_err("no command (detect or sweep; see 'vnoise-bench --help')");
-		return VNB_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage, stdout);
-		return VNB_EXIT_OK;
+		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "detect"))
 		return detect_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))
 		return sweep_main(argc - 1, argv + 1, argv[0]);
 	log_err("unknown command '%s' (detect or sweep)", argv[1]);
-	return VNB_EXIT_USAGE;
+	return EXIT_USAGE;
 }

@@ -831,20 +831,20 @@ int sweep_main(int argc, char **argv, const char *argv0)
 	struct sigaction sa, old_int, old_term, old_hup;
 	char msg[256];
 	uint64_t t0 = now_ns();
-	int last, ret = VNB_EXIT_FAIL, sig_set = 0, err = 0;
+	int last, ret = EXIT_FAIL, sig_set = 0, err = 0;
 
 	log_set_prog("vnoise-bench sweep");
 	if (sweep_parse(argc, argv, &p, msg, sizeof(msg))) {
 		log_err("%s", msg);
-		return VNB_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	if (p.help) {
 		fputs(sweep_usage, stdout);
-		return VNB_EXIT_OK;
+		return EXIT_OK;
 	}
 	if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK")) {
 		log_err("run sweep without mpirun: it starts mpirun itself");
-		return VNB_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	memset(&sw, 0, sizeof(sw));
 	memset(&res, 0, sizeof(res));
@@ -856,13 +856,13 @@ int sweep_main(int argc, char **argv, const char *argv0)
 	sw.root = geteuid() == 0;
 	if (split_mpirun(&sw)) {
 		log_err("--mpirun: no command");
-		return VNB_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	child_init(&sw.inj, "vnoise-guest inject");
 	child_init(&sw.job, "mpirun");
 	child_init(&sw.mon, "vnoise-guest monitor");
 	if (find_tools(&sw))
-		return VNB_EXIT_FAIL;
+		return EXIT_FAIL;
 	sw.doc = qga_doc_new();
 	snprintf(sw.tmpdir, sizeof(sw.tmpdir), "/tmp/vnoise-bench.XXXXXX");
 	if (!sw.doc || !mkdtemp(sw.tmpdir)) {
@@ -932,7 +932,7 @@ int sweep_main(int argc, char **argv, const char *argv0)
 		log_err("writing the results failed");
 		goto out;
 	}
-	ret = VNB_EXIT_OK;
+	ret = EXIT_OK;
 out:
 	child_stop(&sw.inj, SIGINT, INJECT_STOP_MS);
 	child_stop(&sw.job, SIGTERM, 5000);

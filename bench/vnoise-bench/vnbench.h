@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include "lib/nstats.h"
 
-enum { VNB_EXIT_OK = 0, VNB_EXIT_FAIL = 1, VNB_EXIT_USAGE = 2 };
+#include "cli/exitcode.h"
 
 enum vnb_op { VNB_OP_BARRIER = 0, VNB_OP_ALLREDUCE = 1, VNB_OP_ALLTOALL = 2 };
 

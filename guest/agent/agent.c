@@ -135,7 +135,7 @@ static int probe(void)
 	if (guestdev_find_ivshmem(NULL, path, sizeof(path), &size)) {
 		printf("ivshmem: absent\n");
 		log_err("no ivshmem-plain device (PCI 1af4:1110) in this guest");
-		return EXIT_ENV;
+		return EXIT_CANNOT;
 	}
 	printf("ivshmem: %s %" PRIu64 "\n", path, size);
 	return EXIT_OK;
@@ -812,7 +812,7 @@ int agent_main(int argc, char **argv)
 		log_warn("agent: no ivshmem-plain device (PCI 1af4:1110): serving the ports only");
 	} else if (rc) {
 		log_err("agent: cannot use the shared memory %s: %s", ag->shm_path, strerror(-rc));
-		ret = rc == -EACCES || rc == -EPERM ? EXIT_ENV : EXIT_FAIL;
+		ret = rc == -EACCES || rc == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		goto out;
 	} else {
 		put_status(ag, now_ns());
@@ -828,7 +828,7 @@ int agent_main(int argc, char **argv)
 	}
 	if (!opened && !ag->w) {
 		log_err("agent: no virtio-serial port org.qemu.guest_agent.0 or org.vnoise.0 here");
-		ret = EXIT_ENV;
+		ret = EXIT_CANNOT;
 		goto out;
 	}
 	while (!g_stop && (!end_ns || now_ns() < end_ns)) {

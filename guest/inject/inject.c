@@ -31,7 +31,7 @@
 
 _Static_assert(INJECT_ARRAY_LEN % INJECT_CHUNK == 0, "chunks tile the array");
 
-enum { INJECT_EXIT_OK = 0, INJECT_EXIT_FAIL = 1, INJECT_EXIT_USAGE = 2 };
+#include "cli/exitcode.h"
 
 static volatile sig_atomic_t inject_stop;
 static volatile long long inject_sink; /* keeps the sums alive */
@@ -284,16 +284,16 @@ int inject_main(int argc, char **argv)
 	struct inject_result res = { 0 };
 	char msg[256], mode[64], policy[32];
 	size_t i;
-	int r, ret = INJECT_EXIT_FAIL;
+	int r, ret = EXIT_FAIL;
 
 	log_set_prog("vnoise-guest inject");
 	if (injectopt_parse(argc, argv, &p, msg, sizeof(msg))) {
 		log_err("%s", msg);
-		return INJECT_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	if (p.help) {
 		fputs(injectopt_usage(), stdout);
-		return INJECT_EXIT_OK;
+		return EXIT_OK;
 	}
 	if (p.quiet)
 		log_set_verbosity(-1);
@@ -310,8 +310,7 @@ int inject_main(int argc, char **argv)
 	r = inject_pin(&ctx, p.cpu);
 	if (r) {
 		/* A CPU that does not exist, is offline or outside our cpuset is a bad value. */
-		ret = r == -ENOENT || r == -ENODEV || r == -EINVAL ? INJECT_EXIT_USAGE
-								   : INJECT_EXIT_FAIL;
+		ret = r == -ENOENT || r == -ENODEV || r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto out;
 	}
 	if (p.fifo_prio && inject_set_fifo(&ctx, p.fifo_prio))
@@ -343,7 +342,7 @@ int inject_main(int argc, char **argv)
 	if (res.missed)
 		log_warn("%llu period start(s) skipped: the thread ran more than a period late",
 			 (unsigned long long)res.missed);
-	ret = INJECT_EXIT_OK;
+	ret = EXIT_OK;
 out:
 	inject_restore(&ctx);
 	return ret;

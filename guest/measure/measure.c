@@ -327,7 +327,7 @@ static int setup_cpus(struct run *r)
 			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", p->cpus[i]);
 			log_err("CPU %d is %s", p->cpus[i],
 				access(path, F_OK) ? "not present on this machine" : "offline");
-			return EXIT_ENV;
+			return EXIT_CANNOT;
 		}
 		r->v.cpus[i] = p->cpus[i];
 	}
@@ -365,7 +365,7 @@ static int start_helper(struct run *r)
 	if (geteuid() != 0) {
 		if (p->helper == HELPER_BPF) {
 			log_err("--helper bpf needs root (or CAP_BPF+CAP_PERFMON)");
-			return EXIT_ENV;
+			return EXIT_CANNOT;
 		}
 		log_warn("not root: no eBPF kernel helper; using the counters-only /proc fallback "
 			 "(kernel_helper \"proc\": no per-source durations)");
@@ -375,7 +375,7 @@ static int start_helper(struct run *r)
 	if (err) {
 		if (p->helper == HELPER_BPF) {
 			log_err("eBPF kernel helper unavailable: %s (%s)", why, strerror(-err));
-			return EXIT_ENV;
+			return EXIT_CANNOT;
 		}
 		log_warn("eBPF kernel helper unavailable: %s (%s); using the counters-only /proc "
 			 "fallback",
@@ -472,7 +472,7 @@ int measure_run(const struct measure_params *p)
 		if (err) {
 			log_err("CPU %d: cannot %s: %s", s->cpu,
 				s->err_what ? s->err_what : "start the sampler", strerror(-err));
-			rc = err == -EPERM ? EXIT_ENV : EXIT_FAIL;
+			rc = err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 			goto out;
 		}
 		ktrace_set_sampler(r.kh, s->cpu, s->tid);

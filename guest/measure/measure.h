@@ -7,19 +7,8 @@
 #ifndef VNOISE_GUEST_MEASURE_MEASURE_H
 #define VNOISE_GUEST_MEASURE_MEASURE_H
 
+#include "cli/exitcode.h"
 #include "measure/params.h"
-
-/* Exit codes of vnoise-guest (documented in README.md). */
-enum {
-	EXIT_OK = 0,
-	EXIT_FAIL = 1, /* the tool failed (resources, kernel refused, I/O) */
-	EXIT_USAGE = 2, /* invalid command line */
-	EXIT_STOPPED = 3, /* --stop-single / --stop-total threshold hit */
-	EXIT_ENV =
-	    4, /* the machine cannot do what was asked (offline CPU, --helper bpf without eBPF) */
-	EXIT_DAMAGED =
-	    5, /* report: the file was damaged or truncated; what could be read was reported */
-};
 
 int measure_run(const struct measure_params *p);
 int replay_run(const struct measure_params *p);

@@ -325,7 +325,7 @@ int monitor_main(int argc, char **argv)
 	err = passive_open(&pv, &po, &why);
 	if (err) {
 		log_err("passive kernel helper: %s", why);
-		return err == -EPERM ? EXIT_ENV : EXIT_FAIL;
+		return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 	}
 	for (int i = 0; i < nt; i++) {
 		t[i].idx = passive_add_pid(pv, t[i].pid);

@@ -630,7 +630,7 @@ int mpi_main(int argc, char **argv)
 		}
 	} else if (find_preload(preload, sizeof(preload))) {
 		log_err("libvnoise-preload.so not found beside vnoise-guest (give --preload PATH)");
-		return EXIT_ENV;
+		return EXIT_CANNOT;
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -693,7 +693,7 @@ int mpi_main(int argc, char **argv)
 			node_close(&m->node);
 			keyfile_clear(&m->keys);
 			free(m);
-			return err == -EPERM ? EXIT_ENV : EXIT_FAIL;
+			return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		}
 		m->detail = 1;
 	}

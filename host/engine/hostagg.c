@@ -173,9 +173,9 @@ int hostagg_out(struct hostagg *a, const struct vn_host_out *o)
 		return -EINVAL;
 	}
 	len = o->end_ns - o->start_ns;
-	if (o->flags & VN_HO_CONT)
+	if (o->flags & VN_HOST_OUT_F_CONT)
 		len += v->cur_out_ns;
-	v->cur_out_ns = (o->flags & VN_HO_SPLIT) ? len : 0;
+	v->cur_out_ns = (o->flags & VN_HOST_OUT_F_SPLIT) ? len : 0;
 	if (len > v->max_out_ns)
 		v->max_out_ns = len;
 	return 0;
@@ -279,7 +279,7 @@ int hostagg_match(struct hostagg *a, const struct vn_host_match *m)
 		t->guest_ns[i] += m->guest_ns[i];
 		t->gonly_ns[i] += m->gonly_ns[i];
 	}
-	for (i = 0; i < VN_HH_MAX; i++)
+	for (i = 0; i < VN_HOST_HCLASS_MAX; i++)
 		t->host_ns[i] += m->host_ns[i];
 	t->residual_ns += m->residual_ns;
 	t->reduced_ns += m->reduced_ns;
@@ -311,13 +311,14 @@ int hostagg_msrc(struct hostagg *a, const struct vn_host_msrc *s)
 	char comm[VN_HOST_COMM_LEN + 1];
 	uint32_t i;
 
-	if (!v || s->kind > VN_MS_GONLY)
+	if (!v || s->kind > VN_HOST_MSRC_GONLY)
 		return -EINVAL;
 	m = &v->match;
-	if (s->kind == VN_MS_GUEST && s->cls == VN_CLASS_SOFTIRQ && s->id < HOSTAGG_SOFTIRQS) {
+	if (s->kind == VN_HOST_MSRC_GUEST && s->cls == VN_CLASS_SOFTIRQ &&
+	    s->id < HOSTAGG_SOFTIRQS) {
 		m->softirq_ns[s->id] += s->total_ns;
 		m->softirq_count[s->id] += s->count;
-	} else if (s->kind == VN_MS_GUEST && s->cls == VN_CLASS_IRQ && s->id < VN_VEC_BASE) {
+	} else if (s->kind == VN_HOST_MSRC_GUEST && s->cls == VN_CLASS_IRQ && s->id < VN_VEC_BASE) {
 		m->devirq_ns += s->total_ns;
 		m->devirq_count += s->count;
 	}
@@ -415,14 +416,15 @@ int hostagg_flow(struct hostagg *a, const struct vn_host_flow *f)
 	uint32_t i;
 	int err;
 
-	if (f->dir >= VN_HF_NDIR || f->kind > VN_HF_OTHER || f->end_ns < f->start_ns) {
+	if (f->dir >= VN_HOST_FLOW_NDIR || f->kind > VN_HOST_FLOW_KIND_OTHER ||
+	    f->end_ns < f->start_ns) {
 		a->bad_records++;
 		return -EINVAL;
 	}
 	n = net_of(a, f->dom, &err);
 	if (!n)
 		return err;
-	if (f->kind == VN_HF_FLOW) {
+	if (f->kind == VN_HOST_FLOW_KIND_FLOW) {
 		for (i = 0; i < n->nflows && !r; i++)
 			if (flow_key_eq(&n->flow[i], f))
 				r = &n->flow[i];
@@ -438,7 +440,7 @@ int hostagg_flow(struct hostagg *a, const struct vn_host_flow *f)
 	}
 	if (!r) {
 		r = &n->other[f->dir];
-		r->kind = VN_HF_OTHER;
+		r->kind = VN_HOST_FLOW_KIND_OTHER;
 		r->dir = f->dir;
 		r->dom = f->dom;
 	}
@@ -456,7 +458,7 @@ int hostagg_tap(struct hostagg *a, const struct vn_host_tap *t)
 	uint32_t i;
 	int err;
 
-	if (t->end_ns < t->start_ns || t->state > VN_HT_FAILED) {
+	if (t->end_ns < t->start_ns || t->state > VN_HOST_TAP_FAILED) {
 		a->bad_records++;
 		return -EINVAL;
 	}
@@ -476,9 +478,9 @@ int hostagg_tap(struct hostagg *a, const struct vn_host_tap *t)
 		memcpy(e->tap, name, sizeof(name));
 	}
 	e->periods++;
-	if (t->state == VN_HT_FAILED)
+	if (t->state == VN_HOST_TAP_FAILED)
 		e->failed++;
-	for (i = 0; i < VN_HF_NDIR; i++) {
+	for (i = 0; i < VN_HOST_FLOW_NDIR; i++) {
 		e->packets[i] += t->packets[i];
 		e->bytes[i] += t->bytes[i];
 		e->dropped[i] += t->dropped[i];

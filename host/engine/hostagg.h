@@ -61,7 +61,7 @@ struct hostagg_match {
 	    src_dropped; /* source records that found the table full (their time is in the class) */
 	struct hostagg_msrc src[HOSTAGG_MAX_MSRC];
 	/* guest sources summed whatever room the table has (the --flows views show them): softirqs by
-	 * vector, device IRQs (id < VN_VEC_BASE) together; combined view (VN_MS_GUEST) */
+	 * vector, device IRQs (id < VN_VEC_BASE) together; combined view (VN_HOST_MSRC_GUEST) */
 	uint64_t softirq_ns[HOSTAGG_SOFTIRQS], softirq_count[HOSTAGG_SOFTIRQS];
 	uint64_t devirq_ns, devirq_count;
 };
@@ -71,7 +71,7 @@ struct hostagg_vcpu {
 	uint32_t tid; /* latest mapping */
 	uint32_t cpu; /* latest pCPU (~0u unknown) */
 	uint32_t periods;
-	uint32_t flags; /* OR of the periods' VN_HP_* */
+	uint32_t flags; /* OR of the periods' VN_HOST_PERIOD_F_* */
 	uint64_t first_ns, last_ns; /* span of the periods fed */
 	uint64_t steal_ns, cpu_ns, exec_ns, run_delay_ns, pcount;
 	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
@@ -93,8 +93,9 @@ struct hostagg_vcpu {
 struct hostagg_tap {
 	char tap[VN_HOST_COMM_LEN + 1];
 	uint32_t periods; /* periods reported */
-	uint32_t failed; /* periods in which the capture had failed (VN_HT_FAILED) */
-	uint64_t packets[VN_HF_NDIR], bytes[VN_HF_NDIR], dropped[VN_HF_NDIR], overflow[VN_HF_NDIR];
+	uint32_t failed; /* periods in which the capture had failed (VN_HOST_TAP_FAILED) */
+	uint64_t packets[VN_HOST_FLOW_NDIR], bytes[VN_HOST_FLOW_NDIR], dropped[VN_HOST_FLOW_NDIR],
+	    overflow[VN_HOST_FLOW_NDIR];
 	uint64_t truncated;
 };
 
@@ -103,8 +104,8 @@ struct hostagg_net {
 	uint32_t nflows;
 	struct vn_host_flow
 	    flow[HOSTAGG_MAX_FLOWS]; /* start_ns/end_ns: first period start, last end */
-	struct vn_host_flow
-	    other[VN_HF_NDIR]; /* kind VN_HF_OTHER, by direction: the periods' other-flows
+	struct vn_host_flow other
+	    [VN_HOST_FLOW_NDIR]; /* kind VN_HOST_FLOW_KIND_OTHER, by direction: the periods' other-flows
 						  rows and the flows this table had no room for */
 	uint64_t
 	    flows_dropped; /* flow records that found this table full (their counts are in other[]) */

@@ -171,8 +171,9 @@ static void on_out(void *ctx, const struct outlog_out *o)
 	r.vcpu = mo->slots[o->slot].vcpu;
 	r.cpu = o->cpu;
 	r.state = o->state;
-	r.flags = (uint8_t)((o->split ? VN_HO_SPLIT : 0) | (o->cont ? VN_HO_CONT : 0) |
-			    (o->guessed ? VN_HO_GUESSED : 0));
+	r.flags =
+	    (uint8_t)((o->split ? VN_HOST_OUT_F_SPLIT : 0) | (o->cont ? VN_HOST_OUT_F_CONT : 0) |
+		      (o->guessed ? VN_HOST_OUT_F_GUESSED : 0));
 	len = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
 	a = &mo->dom[r.dom].acc[r.vcpu];
 	a->out_ns += len;
@@ -357,22 +358,22 @@ static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
 	for (int k = 0; k < d->ntaps; k++) {
 		struct mtap *m = &d->taps[k];
 		struct vn_host_tap ts = { .start_ns = start, .end_ns = t, .dom = (uint32_t)i };
-		uint64_t drops[VN_HF_NDIR];
+		uint64_t drops[VN_HOST_FLOW_NDIR];
 		const struct tapflow_tab *tab;
 		uint32_t r;
 
 		memcpy(ts.tap, m->name, sizeof(ts.tap));
 		if (!m->tf) {
-			ts.state = VN_HT_FAILED;
+			ts.state = VN_HOST_TAP_FAILED;
 			if (vec_push(&mo->tapstats, &ts))
 				log_warn("out of memory: a tap record was lost");
 			continue;
 		}
 		tab = tapflow_cut(m->tf, t, drops);
 		/* the device went away (the domain stopped): the capture ended, it did not fail */
-		ts.state =
-		    tapflow_failed(m->tf) && if_nametoindex(m->name) ? VN_HT_FAILED : VN_HT_OK;
-		for (unsigned dir = 0; dir < VN_HF_NDIR; dir++) {
+		ts.state = tapflow_failed(m->tf) && if_nametoindex(m->name) ? VN_HOST_TAP_FAILED
+									    : VN_HOST_TAP_OK;
+		for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
 			ts.packets[dir] = tab->packets[dir];
 			ts.bytes[dir] = tab->bytes[dir];
 			ts.dropped[dir] = drops[dir];
@@ -380,7 +381,7 @@ static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
 		}
 		ts.truncated = tab->truncated;
 		ts.flows = tab->n;
-		for (r = 0; r < tab->n + VN_HF_NDIR; r++) {
+		for (r = 0; r < tab->n + VN_HOST_FLOW_NDIR; r++) {
 			struct vn_host_flow f = r < tab->n ? tab->flow[r] : tab->other[r - tab->n];
 
 			if (!f.packets)
@@ -791,7 +792,7 @@ static void end_period(struct mon *mo, uint64_t t)
 			if (now[v].lv_ok && d->base[v].lv_ok) {
 				pr.steal_ns = delta(now[v].delay_ns, &d->base[v].delay_ns);
 				pr.cpu_ns = delta(now[v].time_ns, &d->base[v].time_ns);
-				pr.flags |= VN_HP_LIBVIRT;
+				pr.flags |= VN_HOST_PERIOD_F_LIBVIRT;
 			} else if (now[v].lv_ok) {
 				d->base[v].delay_ns = now[v].delay_ns;
 				d->base[v].time_ns = now[v].time_ns;
@@ -802,7 +803,7 @@ static void end_period(struct mon *mo, uint64_t t)
 				pr.run_delay_ns =
 				    delta(now[v].run_delay_ns, &d->base[v].run_delay_ns);
 				pr.pcount = delta(now[v].pcount, &d->base[v].pcount);
-				pr.flags |= VN_HP_SCHEDSTAT;
+				pr.flags |= VN_HOST_PERIOD_F_SCHEDSTAT;
 			} else if (now[v].ss_ok) {
 				d->base[v].exec_ns = now[v].exec_ns;
 				d->base[v].run_delay_ns = now[v].run_delay_ns;
@@ -816,7 +817,7 @@ static void end_period(struct mon *mo, uint64_t t)
 				pr.out_s_ns = a->out_s_ns;
 				pr.idle_ns = a->idle_ns;
 				pr.wait_ns = a->wait_ns;
-				pr.flags |= VN_HP_DISPATCH;
+				pr.flags |= VN_HOST_PERIOD_F_SCHEDLOG;
 				if (d->slot[v] >= 0) {
 					struct schedlog_agg ag[64];
 					int na = schedlog_take_aggs(mo->dl, (uint32_t)d->slot[v],
@@ -845,7 +846,7 @@ static void end_period(struct mon *mo, uint64_t t)
 				}
 			}
 			if (pr.start_ns != mo->period_start_ns || !d->running)
-				pr.flags |= VN_HP_PARTIAL;
+				pr.flags |= VN_HOST_PERIOD_F_PARTIAL;
 			memset(a, 0, sizeof(*a));
 			a->cpu = pr.cpu;
 			if (vec_push(&periods, &pr))
@@ -880,7 +881,7 @@ static void end_period(struct mon *mo, uint64_t t)
 	for (k = 0; k < mo->aggs.n; k++) {
 		const struct vn_host_agg *g = (const struct vn_host_agg *)mo->aggs.p + k;
 
-		if (g->kind == VN_HA_IRQ && !hostagg_irq_name(mo->total, g->id))
+		if (g->kind == VN_HOST_AGG_IRQ && !hostagg_irq_name(mo->total, g->id))
 			name_irq(mo, g->id);
 		(void)hostagg_agg(mo->total, (const struct vn_host_agg *)mo->aggs.p + k);
 		(void)hostagg_agg(mo->cur, (const struct vn_host_agg *)mo->aggs.p + k);
@@ -1115,7 +1116,7 @@ int live_run(const struct host_params *p)
 
 		if (why == SESSION_DENIED) {
 			log_err("no permission to use libvirt at %s: %s", uri, msg);
-			ret = EXIT_DENIED;
+			ret = EXIT_CANNOT;
 		} else if (why == SESSION_UNREACHABLE) {
 			log_err("libvirt unreachable at %s: %s", uri, msg);
 			ret = EXIT_UNREACHABLE;
@@ -1129,7 +1130,7 @@ int live_run(const struct host_params *p)
 		goto out;
 	if (p->flows && p->cmd != HCMD_LIST && geteuid() != 0) {
 		log_err("--flows captures on the domains' tap devices and needs root");
-		ret = EXIT_DENIED;
+		ret = EXIT_CANNOT;
 		goto out;
 	}
 	ret = EXIT_FAIL;
@@ -1145,13 +1146,13 @@ int live_run(const struct host_params *p)
 		if (geteuid() != 0) {
 			log_err("host tracing (the dispatch log) needs root; run as root or use "
 				"--no-dispatch");
-			ret = EXIT_DENIED;
+			ret = EXIT_CANNOT;
 			goto out;
 		}
 		mo->dl = schedlog_open(&o, msg, sizeof(msg));
 		if (!mo->dl) {
 			log_err("cannot start the dispatch log: %s", msg);
-			ret = errno == EPERM || errno == EACCES ? EXIT_DENIED : EXIT_FAIL;
+			ret = errno == EPERM || errno == EACCES ? EXIT_CANNOT : EXIT_FAIL;
 			goto out;
 		}
 		outlog_set_callbacks(schedlog_outlog(mo->dl), on_out, on_run, mo);

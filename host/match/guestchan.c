@@ -103,7 +103,7 @@ static void on_gonly_gap(void *ctx, int cpu, uint64_t dur_ns, const uint64_t cla
 /* A matched gap: live latency (gap end -> matched), for gaps that ended after the epoch was attached. */
 static void on_matched_gap(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			   const uint64_t guest_ns[VN_CLASS_MAX],
-			   const uint64_t host_ns[MATCH_H_MAX], uint64_t residual_ns)
+			   const uint64_t host_ns[VN_HOST_HCLASS_MAX], uint64_t residual_ns)
 {
 	struct guestchan *gc = ctx;
 	struct gvcpu *v;
@@ -233,10 +233,11 @@ void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, 
 void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint32_t id,
 			const char *name, uint64_t total_ns)
 {
-	uint8_t h = kind == VN_HA_EXIT ? MATCH_H_VMEXIT : MATCH_H_IRQ;
+	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HOST_HCLASS_VMEXIT : VN_HOST_HCLASS_IRQ;
 
-	(void)match_add_agg(gc->m, vcpu, h, kind == VN_HA_EXIT ? id : (uint32_t)kind << 24 | id,
-			    name, total_ns);
+	(void)match_add_agg(gc->m, vcpu, h,
+			    kind == VN_HOST_AGG_EXIT ? id : (uint32_t)kind << 24 | id, name,
+			    total_ns);
 }
 
 /* ---- clock ---- */
@@ -493,7 +494,7 @@ static void gonly_sources(struct guestchan *gc, uint32_t vcpu, uint64_t start,
 			}
 		if (cur[k].total_ns <= pt)
 			continue;
-		s.kind = VN_MS_GONLY;
+		s.kind = VN_HOST_MSRC_GONLY;
 		s.cls = cur[k].cls;
 		s.id = cur[k].id;
 		memcpy(s.comm, cur[k].comm, VN_HOST_COMM_LEN);
@@ -535,7 +536,7 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 			o->runtime_ns = p->runtime_ns;
 			for (k = 0; k < VN_CLASS_MAX && k < 8; k++)
 				o->guest_ns[k] = p->guest_ns[k];
-			for (k = 0; k < MATCH_H_MAX && k < VN_HH_MAX; k++)
+			for (k = 0; k < VN_HOST_HCLASS_MAX; k++)
 				o->host_ns[k] = p->host_ns[k];
 			o->residual_ns = p->residual_ns;
 			o->reduced_ns = p->reduced_ns;
@@ -551,7 +552,8 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 							  .dom = gc->dom,
 							  .vcpu = i };
 
-				s.kind = ms_->kind == MATCH_K_HOST ? VN_MS_HOST : VN_MS_GUEST;
+				s.kind = ms_->kind == MATCH_K_HOST ? VN_HOST_MSRC_HOST
+								   : VN_HOST_MSRC_GUEST;
 				s.cls = ms_->cls;
 				s.id = ms_->id;
 				memcpy(s.comm, ms_->comm, VN_HOST_COMM_LEN);
@@ -583,13 +585,13 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 	ch->dom = gc->dom;
 	switch (shmreader_state(gc->rd)) {
 	case SHMREADER_OK:
-		ch->state = VN_HC_OK;
+		ch->state = VN_HOST_CHAN_OK;
 		break;
 	case SHMREADER_CORRUPT:
-		ch->state = VN_HC_CORRUPT;
+		ch->state = VN_HOST_CHAN_CORRUPT;
 		break;
 	default:
-		ch->state = VN_HC_WAITING;
+		ch->state = VN_HOST_CHAN_WAITING;
 	}
 	ch->epoch = gc->epoch;
 	ch->agent_state = shmreader_status(gc->rd, &gs) == 0 ? gs.agent_state : ~0u;

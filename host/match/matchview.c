@@ -11,8 +11,8 @@
 #define BIG_GAP_NS 1000000ULL
 #define LL(x) ((unsigned long long)(x))
 
-static const char *const hclass_names[VN_HH_MAX] = { "host_preempt", "host_wait", "vmexit",
-						     "host_irq" };
+static const char *const hclass_names[VN_HOST_HCLASS_MAX] = { "host_preempt", "host_wait", "vmexit",
+							      "host_irq" };
 static const char *const chan_states[] = { "absent", "waiting", "ok", "corrupt" };
 static const char *const agent_states[] = { "init", "running", "paused", "stopped" };
 
@@ -25,14 +25,14 @@ const char *matchview_source_name(const struct hostagg_msrc *s, char *buf, size_
 {
 	struct merge_source ms = { .cls = s->cls, .id = s->id };
 
-	if (s->kind == VN_MS_HOST) {
-		const char *h = s->cls < VN_HH_MAX ? hclass_names[s->cls] : "host?";
+	if (s->kind == VN_HOST_MSRC_HOST) {
+		const char *h = s->cls < VN_HOST_HCLASS_MAX ? hclass_names[s->cls] : "host?";
 
 		switch (s->cls) {
-		case VN_HH_PREEMPT:
+		case VN_HOST_HCLASS_PREEMPT:
 			snprintf(buf, len, "%s:%s[%u]", h, s->comm, s->id);
 			break;
-		case VN_HH_WAIT:
+		case VN_HOST_HCLASS_WAIT:
 			snprintf(buf, len, "%s:%c", h,
 				 s->id >= 32 && s->id < 127 ? (char)s->id : '?');
 			break;
@@ -168,7 +168,7 @@ static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
 
 		if (!v->match.seen)
 			continue;
-		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		n = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, s, (uint32_t)top);
 		for (k = 0; k < n; k++) {
 			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
 				continue;
@@ -214,7 +214,7 @@ static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d
 
 		if (!v->match.seen)
 			continue;
-		n = hostagg_msrc_sorted(v, VN_MS_GUEST, s, (uint32_t)top);
+		n = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, s, (uint32_t)top);
 		for (k = 0; k < n; k++) {
 			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
 				continue;
@@ -269,20 +269,21 @@ void matchview_text(FILE *f, const struct hostagg *a, const struct hostview_info
 			    "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %6llu/%-6llu %2s %5.1f/%-6.1f\n",
 			    j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
 			    pct(sum8(m->sum.guest_ns, 8), vs),
-			    pct(sum8(m->sum.host_ns, VN_HH_MAX), vs), pct(m->sum.residual_ns, vs),
-			    LL(m->sum.big_matched), LL(m->sum.big_gaps), "",
+			    pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs),
+			    pct(m->sum.residual_ns, vs), LL(m->sum.big_matched),
+			    LL(m->sum.big_gaps), "",
 			    m->sum.latency_gaps
 				? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
 				: 0.0,
 			    (double)m->sum.latency_max_ns / 1e6);
-			text_sources(f, v, VN_MS_HOST, "hypervisor:", vs, top);
-			text_sources(f, v, VN_MS_GUEST, "guest:", vs, top);
+			text_sources(f, v, VN_HOST_MSRC_HOST, "hypervisor:", vs, top);
+			text_sources(f, v, VN_HOST_MSRC_GUEST, "guest:", vs, top);
 			fprintf(
 			    f,
 			    "        guest-only view (the same gaps as the guest alone explains "
 			    "them): unexplained %.2f%%\n",
 			    pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
-			text_sources(f, v, VN_MS_GONLY, "guest-only:", vs, top);
+			text_sources(f, v, VN_HOST_MSRC_GONLY, "guest-only:", vs, top);
 		}
 		text_guest_net(f, d, top);
 		hostview_flows_text(f, d, in);
@@ -293,14 +294,14 @@ void matchview_text(FILE *f, const struct hostagg *a, const struct hostview_info
 
 static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
 {
-	bool host = x->kind == VN_MS_HOST;
+	bool host = x->kind == VN_HOST_MSRC_HOST;
 	char name[96];
 
 	json_obj_begin(w);
 	json_kv_str(w, "source", matchview_source_name(x, name, sizeof(name)));
 	json_kv_str(w, "kind", host ? "hypervisor" : "guest");
 	json_kv_str(w, "class",
-		    host ? (x->cls < VN_HH_MAX ? hclass_names[x->cls] : "?")
+		    host ? (x->cls < VN_HOST_HCLASS_MAX ? hclass_names[x->cls] : "?")
 			 : merge_class_name(x->cls));
 	json_kv_u64(w, "id", x->id);
 	json_kv_str(w, "comm", x->comm);
@@ -385,7 +386,7 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	json_guest_classes(w, s->guest_ns, false);
 	json_key(w, "hypervisor");
 	json_obj_begin(w);
-	for (int h = 0; h < VN_HH_MAX; h++)
+	for (int h = 0; h < VN_HOST_HCLASS_MAX; h++)
 		json_kv_u64(w, hclass_names[h], s->host_ns[h]);
 	json_obj_end(w);
 	json_kv_u64(w, "residual_ns", s->residual_ns);
@@ -409,8 +410,8 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	{
 		/* hypervisor and guest sources in one list, each ordered by total */
 		const struct hostagg_msrc *hs[MV_MAX_LIST], *gs[MV_MAX_LIST];
-		uint32_t nh = hostagg_msrc_sorted(v, VN_MS_HOST, hs, (uint32_t)top);
-		uint32_t ng = hostagg_msrc_sorted(v, VN_MS_GUEST, gs, (uint32_t)top);
+		uint32_t nh = hostagg_msrc_sorted(v, VN_HOST_MSRC_HOST, hs, (uint32_t)top);
+		uint32_t ng = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, gs, (uint32_t)top);
 		uint32_t a = 0, b = 0;
 
 		json_arr_begin(w);
@@ -427,7 +428,7 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	json_key(w, "classes");
 	json_guest_classes(w, s->gonly_ns, true);
 	json_key(w, "sources");
-	json_sources(w, v, VN_MS_GONLY, top);
+	json_sources(w, v, VN_HOST_MSRC_GONLY, top);
 	json_obj_end(w);
 	json_obj_end(w);
 }

@@ -62,7 +62,7 @@ static void l4_key(struct vn_host_flow *k, const uint8_t *l4, size_t avail, size
 	if (!need)
 		return;
 	if (need > avail || need > wire) {
-		k->flags |= VN_HF_TRUNC;
+		k->flags |= VN_HOST_FLOW_F_TRUNC;
 		return;
 	}
 	if (need == 4) {
@@ -79,7 +79,7 @@ static void ip4_key(struct vn_host_flow *k, const uint8_t *ip, size_t avail)
 	size_t ihl, tot;
 
 	if (avail < IP4_MIN || ip[0] >> 4 != 4 || (ip[0] & 15) < 5) {
-		k->flags |= VN_HF_TRUNC; /* cut, or not IPv4 inside: the ethertype alone */
+		k->flags |= VN_HOST_FLOW_F_TRUNC; /* cut, or not IPv4 inside: the ethertype alone */
 		return;
 	}
 	ihl = (size_t)(ip[0] & 15) * 4;
@@ -89,11 +89,11 @@ static void ip4_key(struct vn_host_flow *k, const uint8_t *ip, size_t avail)
 	memcpy(k->src, ip + 12, 4);
 	memcpy(k->dst, ip + 16, 4);
 	if (get16(ip + 6) & 0x1fff) {
-		k->flags |= VN_HF_FRAG; /* not the first fragment: no transport header */
+		k->flags |= VN_HOST_FLOW_F_FRAG; /* not the first fragment: no transport header */
 		return;
 	}
 	if (tot < ihl) {
-		k->flags |= VN_HF_TRUNC; /* a length that lies */
+		k->flags |= VN_HOST_FLOW_F_TRUNC; /* a length that lies */
 		return;
 	}
 	if (ihl > avail) {
@@ -111,7 +111,7 @@ static void ip6_key(struct vn_host_flow *k, const uint8_t *ip, size_t avail)
 	int i;
 
 	if (avail < IP6_LEN || ip[0] >> 4 != 6) {
-		k->flags |= VN_HF_TRUNC;
+		k->flags |= VN_HOST_FLOW_F_TRUNC;
 		return;
 	}
 	k->ipver = 6;
@@ -128,13 +128,13 @@ static void ip6_key(struct vn_host_flow *k, const uint8_t *ip, size_t avail)
 		if (nh != 0 && nh != 43 && nh != 44 && nh != 51 && nh != 60)
 			break; /* a transport (or unknown, or 59 no next header) */
 		if (i == IP6_MAX_EXT || off + 8 > avail || off + 8 > wire) {
-			k->flags |= VN_HF_TRUNC;
+			k->flags |= VN_HOST_FLOW_F_TRUNC;
 			return;
 		}
 		if (nh == 44) { /* fragment header: 8 bytes */
 			if (get16(h + 2) & 0xfff8) {
 				k->proto = h[0];
-				k->flags |= VN_HF_FRAG;
+				k->flags |= VN_HOST_FLOW_F_FRAG;
 				return;
 			}
 			hl = 8;
@@ -147,7 +147,7 @@ static void ip6_key(struct vn_host_flow *k, const uint8_t *ip, size_t avail)
 		off += hl;
 	}
 	if (off > avail || off > wire) {
-		k->flags |= VN_HF_TRUNC;
+		k->flags |= VN_HOST_FLOW_F_TRUNC;
 		return;
 	}
 	l4_key(k, ip + off, avail - off, wire == SIZE_MAX ? SIZE_MAX : wire - off);
@@ -161,16 +161,16 @@ void tapflow_key(const uint8_t *frame, size_t caplen, unsigned dir, struct vn_ho
 
 	memset(k, 0, sizeof(*k));
 	k->dir = (uint8_t)dir;
-	k->kind = VN_HF_FLOW;
+	k->kind = VN_HOST_FLOW_KIND_FLOW;
 	if (!frame || caplen < ETH_HLEN_) {
-		k->flags = VN_HF_TRUNC;
+		k->flags = VN_HOST_FLOW_F_TRUNC;
 		return;
 	}
 	et = get16(frame + 12);
 	while ((et == ET_VLAN || et == ET_QINQ) && tags < VLAN_MAX_TAGS) {
 		if (off + VLAN_TAG_LEN > caplen) {
 			k->ethertype = et;
-			k->flags = VN_HF_TRUNC;
+			k->flags = VN_HOST_FLOW_F_TRUNC;
 			return;
 		}
 		et = get16(frame + off + 2);
@@ -225,9 +225,9 @@ void tapflow_tab_reset(struct tapflow_tab *t)
 	t->n = 0;
 	memset(t->slot, 0, sizeof(t->slot));
 	memset(t->other, 0, sizeof(t->other));
-	for (d = 0; d < VN_HF_NDIR; d++) {
+	for (d = 0; d < VN_HOST_FLOW_NDIR; d++) {
 		t->other[d].dir = (uint8_t)d;
-		t->other[d].kind = VN_HF_OTHER;
+		t->other[d].kind = VN_HOST_FLOW_KIND_OTHER;
 		t->packets[d] = t->bytes[d] = 0;
 	}
 	t->truncated = 0;
@@ -244,7 +244,7 @@ static uint16_t *slot_of(struct tapflow_tab *t, const struct vn_host_flow *k)
 	return &t->slot[i];
 }
 
-/* Count packets/bytes under key k (a VN_HF_FLOW key). Returns 0 in its row, 1 in the other-flows row. */
+/* Count packets/bytes under key k (a VN_HOST_FLOW_KIND_FLOW key). Returns 0 in its row, 1 in the other-flows row. */
 static int count(struct tapflow_tab *t, const struct vn_host_flow *k, uint64_t packets,
 		 uint64_t bytes)
 {
@@ -273,14 +273,14 @@ int tapflow_tab_add(struct tapflow_tab *t, unsigned dir, const uint8_t *frame, s
 {
 	struct vn_host_flow k;
 
-	if (dir >= VN_HF_NDIR)
+	if (dir >= VN_HOST_FLOW_NDIR)
 		return -EINVAL;
 	if (len < caplen)
 		len = caplen;
 	tapflow_key(frame, caplen, dir, &k);
 	t->packets[dir]++;
 	t->bytes[dir] += len;
-	if (k.flags & VN_HF_TRUNC)
+	if (k.flags & VN_HOST_FLOW_F_TRUNC)
 		t->truncated++;
 	return count(t, &k, 1, len);
 }
@@ -292,7 +292,7 @@ void tapflow_tab_merge(struct tapflow_tab *dst, const struct tapflow_tab *src)
 
 	for (i = 0; i < src->n; i++)
 		(void)count(dst, &src->flow[i], src->flow[i].packets, src->flow[i].bytes);
-	for (d = 0; d < VN_HF_NDIR; d++) {
+	for (d = 0; d < VN_HOST_FLOW_NDIR; d++) {
 		dst->other[d].packets += src->other[d].packets;
 		dst->other[d].bytes += src->other[d].bytes;
 		dst->packets[d] += src->packets[d];
@@ -306,7 +306,7 @@ const struct vn_host_flow *tapflow_tab_find(const struct tapflow_tab *t,
 {
 	uint16_t s;
 
-	if (k->dir >= VN_HF_NDIR)
+	if (k->dir >= VN_HOST_FLOW_NDIR)
 		return NULL;
 	s = *slot_of((struct tapflow_tab *)t, k);
 	return s ? &t->flow[s - 1] : NULL;
@@ -316,7 +316,7 @@ const struct vn_host_flow *tapflow_tab_find(const struct tapflow_tab *t,
 
 const char *tapflow_proto_name(const struct vn_host_flow *f, char *buf, size_t len)
 {
-	if (f->kind == VN_HF_OTHER)
+	if (f->kind == VN_HOST_FLOW_KIND_OTHER)
 		snprintf(buf, len, "other_flows");
 	else if (f->ipver && f->proto == P_TCP)
 		snprintf(buf, len, "tcp");
@@ -344,7 +344,7 @@ const char *tapflow_addr(const struct vn_host_flow *f, int which, char *buf, siz
 	if (!len)
 		return buf;
 	buf[0] = 0;
-	if (f->kind != VN_HF_FLOW || (f->ipver != 4 && f->ipver != 6) ||
+	if (f->kind != VN_HOST_FLOW_KIND_FLOW || (f->ipver != 4 && f->ipver != 6) ||
 	    !inet_ntop(f->ipver == 4 ? AF_INET : AF_INET6, a, buf, (socklen_t)len))
 		buf[0] = 0;
 	return buf;
@@ -353,20 +353,21 @@ const char *tapflow_addr(const struct vn_host_flow *f, int which, char *buf, siz
 const char *tapflow_label(const struct vn_host_flow *f, char *buf, size_t len)
 {
 	char p[24], s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	const char *note = f->flags & VN_HF_TRUNC  ? " (truncated)"
-			   : f->flags & VN_HF_FRAG ? " (fragments)"
-						   : "";
+	const char *note = f->flags & VN_HOST_FLOW_F_TRUNC  ? " (truncated)"
+			   : f->flags & VN_HOST_FLOW_F_FRAG ? " (fragments)"
+							    : "";
 
 	tapflow_proto_name(f, p, sizeof(p));
 	tapflow_addr(f, 0, s, sizeof(s));
 	tapflow_addr(f, 1, d, sizeof(d));
-	if (f->kind != VN_HF_FLOW || !f->ipver)
-		snprintf(buf, len, "%s%s", f->kind == VN_HF_OTHER ? "other flows" : p, note);
-	else if (has_ports(f->proto) && !(f->flags & (VN_HF_FRAG | VN_HF_TRUNC)))
+	if (f->kind != VN_HOST_FLOW_KIND_FLOW || !f->ipver)
+		snprintf(buf, len, "%s%s", f->kind == VN_HOST_FLOW_KIND_OTHER ? "other flows" : p,
+			 note);
+	else if (has_ports(f->proto) && !(f->flags & (VN_HOST_FLOW_F_FRAG | VN_HOST_FLOW_F_TRUNC)))
 		snprintf(buf, len, f->ipver == 6 ? "%s [%s]:%u > [%s]:%u%s" : "%s %s:%u > %s:%u%s",
 			 p, s, f->sport, d, f->dport, note);
 	else if ((f->proto == P_ICMP || f->proto == P_ICMP6) &&
-		 !(f->flags & (VN_HF_FRAG | VN_HF_TRUNC)))
+		 !(f->flags & (VN_HOST_FLOW_F_FRAG | VN_HOST_FLOW_F_TRUNC)))
 		snprintf(buf, len, "%s %s > %s type %u code %u%s", p, s, d, f->sport, f->dport,
 			 note);
 	else
@@ -386,9 +387,10 @@ struct tf_dir {
 struct tapflow {
 	char name[IFNAMSIZ];
 	pcap_t *p
-	    [VN_HF_NDIR]; /* [VN_HF_TO_GUEST]: PCAP_D_OUT on the tap; [VN_HF_FROM_GUEST]: PCAP_D_IN */
-	struct tf_dir ctx[VN_HF_NDIR];
-	uint32_t drops_base[VN_HF_NDIR]; /* pcap_stats ps_drop at the last cut (32 bits, wraps) */
+	    [VN_HOST_FLOW_NDIR]; /* [VN_HOST_FLOW_TO_GUEST]: PCAP_D_OUT on the tap; [VN_HOST_FLOW_FROM_GUEST]: PCAP_D_IN */
+	struct tf_dir ctx[VN_HOST_FLOW_NDIR];
+	uint32_t
+	    drops_base[VN_HOST_FLOW_NDIR]; /* pcap_stats ps_drop at the last cut (32 bits, wraps) */
 	int failed;
 	uint64_t off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC during this poll */
 	uint64_t cut_ns;
@@ -453,7 +455,7 @@ static int open_dir(struct tapflow *tf, unsigned dir, char *err, size_t errlen)
 			       : "?");
 		return -ENOTSUP;
 	}
-	if (pcap_setdirection(p, dir == VN_HF_TO_GUEST ? PCAP_D_OUT : PCAP_D_IN)) {
+	if (pcap_setdirection(p, dir == VN_HOST_FLOW_TO_GUEST ? PCAP_D_OUT : PCAP_D_IN)) {
 		log_reason(err, errlen, "%s: direction: %s", tf->name, pcap_geterr(p));
 		return -EIO;
 	}
@@ -487,9 +489,9 @@ struct tapflow *tapflow_open(const char *tap, char *err, size_t errlen)
 	tapflow_tab_reset(&tf->cur);
 	tapflow_tab_reset(&tf->next);
 	tapflow_tab_reset(&tf->out);
-	for (d = 0; d < VN_HF_NDIR && !rc; d++)
+	for (d = 0; d < VN_HOST_FLOW_NDIR && !rc; d++)
 		rc = open_dir(tf, d, err, errlen);
-	for (d = 0; d < VN_HF_NDIR && !rc; d++) {
+	for (d = 0; d < VN_HOST_FLOW_NDIR && !rc; d++) {
 		struct pcap_stat st;
 
 		if (!pcap_stats(tf->p[d], &st))
@@ -510,7 +512,7 @@ void tapflow_close(struct tapflow *tf)
 
 	if (!tf)
 		return;
-	for (d = 0; d < VN_HF_NDIR; d++)
+	for (d = 0; d < VN_HOST_FLOW_NDIR; d++)
 		if (tf->p[d])
 			pcap_close(tf->p[d]);
 	free(tf);
@@ -556,7 +558,7 @@ int tapflow_poll(struct tapflow *tf, uint64_t cut_ns, char *err, size_t errlen)
 	real = clock_ns(CLOCK_REALTIME);
 	tf->off_ns = real > mono ? real - mono : 0;
 	tf->cut_ns = cut_ns;
-	for (d = 0; d < VN_HF_NDIR; d++) {
+	for (d = 0; d < VN_HOST_FLOW_NDIR; d++) {
 		for (got = 0; got < TAPFLOW_POLL_MAX; got += n) {
 			n = pcap_dispatch(tf->p[d], TAPFLOW_POLL_MAX - got, on_frame,
 					  (u_char *)&tf->ctx[d]);
@@ -574,13 +576,13 @@ int tapflow_poll(struct tapflow *tf, uint64_t cut_ns, char *err, size_t errlen)
 }
 
 const struct tapflow_tab *tapflow_cut(struct tapflow *tf, uint64_t cut_ns,
-				      uint64_t dropped[VN_HF_NDIR])
+				      uint64_t dropped[VN_HOST_FLOW_NDIR])
 {
 	unsigned d;
 
 	if (!tf->failed)
 		(void)tapflow_poll(tf, cut_ns, NULL, 0);
-	for (d = 0; d < VN_HF_NDIR; d++) {
+	for (d = 0; d < VN_HOST_FLOW_NDIR; d++) {
 		struct pcap_stat st;
 
 		dropped[d] = 0;

@@ -31,10 +31,11 @@
 struct tapflow_tab {
 	uint32_t n; /* rows used in flow[] */
 	struct vn_host_flow flow[TAPFLOW_MAX_FLOWS];
-	struct vn_host_flow
-	    other[VN_HF_NDIR]; /* kind VN_HF_OTHER: frames that found the table full */
-	uint64_t packets[VN_HF_NDIR], bytes[VN_HF_NDIR]; /* every frame counted, by direction */
-	uint64_t truncated; /* frames whose key has VN_HF_TRUNC */
+	struct vn_host_flow other
+	    [VN_HOST_FLOW_NDIR]; /* kind VN_HOST_FLOW_KIND_OTHER: frames that found the table full */
+	uint64_t packets[VN_HOST_FLOW_NDIR],
+	    bytes[VN_HOST_FLOW_NDIR]; /* every frame counted, by direction */
+	uint64_t truncated; /* frames whose key has VN_HOST_FLOW_F_TRUNC */
 	uint16_t slot[TAPFLOW_HASH]; /* row index + 1, 0 free */
 };
 
@@ -44,7 +45,7 @@ void tapflow_tab_reset(struct tapflow_tab *t);
 /*
  * Key of one Ethernet frame (caplen bytes of it captured) into k: every key field set, the rest of k zeroed,
  * dir stored. Never reads frame[caplen] or beyond; headers that the captured bytes or the frame's own length
- * fields cut short give VN_HF_TRUNC and the key fields read so far.
+ * fields cut short give VN_HOST_FLOW_F_TRUNC and the key fields read so far.
  */
 void tapflow_key(const uint8_t *frame, size_t caplen, unsigned dir, struct vn_host_flow *k);
 
@@ -64,7 +65,7 @@ const struct vn_host_flow *tapflow_tab_find(const struct tapflow_tab *t,
 					    const struct vn_host_flow *k);
 
 /* Short protocol name of a row: "tcp", "udp", "icmp", "icmpv6", "ip:47", "arp", "eth:0x88cc", "llc"
- * (802.3 length field), "other_flows" (kind VN_HF_OTHER); into buf. */
+ * (802.3 length field), "other_flows" (kind VN_HOST_FLOW_KIND_OTHER); into buf. */
 const char *tapflow_proto_name(const struct vn_host_flow *f, char *buf, size_t len);
 
 /* Text form of a row's address: "10.0.0.1" / "fe80::1" for src (which = 0) or dst (1); "" if not IP. */
@@ -104,7 +105,7 @@ int tapflow_poll(struct tapflow *tf, uint64_t cut_ns, char *err, size_t errlen);
  * or after cut_ns.
  */
 const struct tapflow_tab *tapflow_cut(struct tapflow *tf, uint64_t cut_ns,
-				      uint64_t dropped[VN_HF_NDIR]);
+				      uint64_t dropped[VN_HOST_FLOW_NDIR]);
 
 /* Whether a handle has failed (the capture counts nothing more; close it and open again). */
 int tapflow_failed(const struct tapflow *tf);

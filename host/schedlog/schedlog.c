@@ -26,8 +26,10 @@ _Static_assert((int)OUTLOG_REC_SWITCH == SCHEDLOG_REC_SWITCH &&
 		   (int)OUTLOG_REC_RUNNING == SCHEDLOG_REC_RUNNING &&
 		   OUTLOG_RF_PREEMPT == SCHEDLOG_RF_PREEMPT,
 	       "record types and flags are passed through");
-_Static_assert((int)SCHEDLOG_AGG_IRQ == VN_HA_IRQ && (int)SCHEDLOG_AGG_SOFTIRQ == VN_HA_SOFTIRQ &&
-		   (int)SCHEDLOG_AGG_VECTOR == VN_HA_VECTOR && (int)SCHEDLOG_AGG_EXIT == VN_HA_EXIT,
+_Static_assert((int)SCHEDLOG_AGG_IRQ == VN_HOST_AGG_IRQ &&
+		   (int)SCHEDLOG_AGG_SOFTIRQ == VN_HOST_AGG_SOFTIRQ &&
+		   (int)SCHEDLOG_AGG_VECTOR == VN_HOST_AGG_VECTOR &&
+		   (int)SCHEDLOG_AGG_EXIT == VN_HOST_AGG_EXIT,
 	       "aggregate kinds are those of the host records (protocol/host.h)");
 
 #define SCHEDLOG_GRACE_NS 200000L /* after an epoch flip: programs that read the old one are done */

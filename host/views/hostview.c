@@ -13,8 +13,8 @@
 
 #define HV_MAX_LIST 1000
 
-static const char *const dir_names[VN_HF_NDIR] = { "to_guest", "from_guest" };
-static const char *const dir_labels[VN_HF_NDIR] = { "into guest", "from guest" };
+static const char *const dir_names[VN_HOST_FLOW_NDIR] = { "to_guest", "from_guest" };
+static const char *const dir_labels[VN_HOST_FLOW_NDIR] = { "into guest", "from guest" };
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -29,13 +29,13 @@ static double per_s(uint64_t n, uint64_t span_ns)
 static const char *kind_name(uint16_t kind)
 {
 	switch (kind) {
-	case VN_HA_IRQ:
+	case VN_HOST_AGG_IRQ:
 		return "irq";
-	case VN_HA_SOFTIRQ:
+	case VN_HOST_AGG_SOFTIRQ:
 		return "softirq";
-	case VN_HA_VECTOR:
+	case VN_HOST_AGG_VECTOR:
 		return "vector";
-	case VN_HA_EXIT:
+	case VN_HOST_AGG_EXIT:
 		return "exit";
 	default:
 		return "?";
@@ -48,20 +48,20 @@ static void agg_label(const struct hostagg *a, const struct hostagg_aggent *e, c
 	const char *n;
 
 	switch (e->kind) {
-	case VN_HA_IRQ:
+	case VN_HOST_AGG_IRQ:
 		n = hostagg_irq_name(a, e->id);
 		if (n)
 			snprintf(buf, len, "%u:%s", e->id, n);
 		else
 			snprintf(buf, len, "%u", e->id);
 		break;
-	case VN_HA_SOFTIRQ:
+	case VN_HOST_AGG_SOFTIRQ:
 		snprintf(buf, len, "%s", merge_softirq_name(e->id));
 		break;
-	case VN_HA_VECTOR:
+	case VN_HOST_AGG_VECTOR:
 		snprintf(buf, len, "%s", merge_vector_name(e->id));
 		break;
-	case VN_HA_EXIT:
+	case VN_HOST_AGG_EXIT:
 		n = hostagg_exit_name(e->isa, e->id);
 		if (n)
 			snprintf(buf, len, "%s", n);
@@ -128,7 +128,7 @@ void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct h
 	if (n->taps_dropped)
 		fprintf(f, "  (%" PRIu64 " tap records of further taps not shown)\n",
 			n->taps_dropped);
-	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+	for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
 		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
 		if (!cnt && !n->other[dir].packets)
 			continue;
@@ -155,8 +155,8 @@ static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
 	char buf[INET6_ADDRSTRLEN + 24];
 
 	json_obj_begin(w);
-	json_kv_str(w, "dir", x->dir < VN_HF_NDIR ? dir_names[x->dir] : "?");
-	json_kv_str(w, "kind", x->kind == VN_HF_OTHER ? "other_flows" : "flow");
+	json_kv_str(w, "dir", x->dir < VN_HOST_FLOW_NDIR ? dir_names[x->dir] : "?");
+	json_kv_str(w, "kind", x->kind == VN_HOST_FLOW_KIND_OTHER ? "other_flows" : "flow");
 	json_key(w, "tap");
 	json_strn(w, x->tap, strnlen(x->tap, sizeof(x->tap)));
 	json_kv_str(w, "proto", tapflow_proto_name(x, buf, sizeof(buf)));
@@ -167,8 +167,8 @@ static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
 	json_kv_u64(w, "sport", x->sport);
 	json_kv_str(w, "dst", tapflow_addr(x, 1, buf, sizeof(buf)));
 	json_kv_u64(w, "dport", x->dport);
-	json_kv_bool(w, "fragments", x->flags & VN_HF_FRAG);
-	json_kv_bool(w, "truncated", x->flags & VN_HF_TRUNC);
+	json_kv_bool(w, "fragments", x->flags & VN_HOST_FLOW_F_FRAG);
+	json_kv_bool(w, "truncated", x->flags & VN_HOST_FLOW_F_TRUNC);
 	json_kv_u64(w, "packets", x->packets);
 	json_kv_u64(w, "bytes", x->bytes);
 	json_obj_end(w);
@@ -196,7 +196,7 @@ void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 		json_kv_str(w, "tap", t->tap);
 		json_kv_u64(w, "periods", t->periods);
 		json_kv_u64(w, "failed_periods", t->failed);
-		for (dir = 0; dir < VN_HF_NDIR; dir++) {
+		for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
 			json_key(w, dir_names[dir]);
 			json_obj_begin(w);
 			json_kv_u64(w, "packets", t->packets[dir]);
@@ -214,7 +214,7 @@ void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 	json_obj_end(w);
 	json_key(w, "flows");
 	json_arr_begin(w);
-	for (dir = 0; dir < VN_HF_NDIR; dir++) {
+	for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
 		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
 		for (k = 0; k < cnt; k++)
 			json_flow(w, fl[k]);
@@ -282,7 +282,7 @@ void hostview_text(FILE *f, const struct hostagg *a, const struct hostview_info 
 			if (!n && !v->idle_ns)
 				fputc('-', f);
 			fputc('\n', f);
-			n = hostagg_agg_sorted(v, VN_HA_EXIT, ag, (uint32_t)top);
+			n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, ag, (uint32_t)top);
 			if (n) {
 				fprintf(f, "       exits/s:");
 				for (k = 0; k < n; k++) {
@@ -297,7 +297,7 @@ void hostview_text(FILE *f, const struct hostagg *a, const struct hostview_info 
 				}
 				fputc('\n', f);
 			}
-			for (uint16_t kind = VN_HA_IRQ; kind <= VN_HA_VECTOR; kind++) {
+			for (uint16_t kind = VN_HOST_AGG_IRQ; kind <= VN_HOST_AGG_VECTOR; kind++) {
 				n = hostagg_agg_sorted(v, kind, ag, (uint32_t)top);
 				if (!n)
 					continue;
@@ -332,7 +332,7 @@ static void json_aggs(struct json_writer *w, const struct hostagg *a, const stru
 
 		agg_label(a, ag[k], lbl, sizeof(lbl));
 		json_obj_begin(w);
-		if (kind == VN_HA_EXIT) {
+		if (kind == VN_HOST_AGG_EXIT) {
 			json_kv_str(w, "reason", lbl);
 			json_kv_str(w, "isa", ag[k]->isa == 2 ? "svm" : "vmx");
 		} else {
@@ -453,13 +453,13 @@ int hostview_json(FILE *f, const struct hostagg *a, const struct hostview_info *
 			json_arr_end(&w);
 			json_key(&w, "exits");
 			json_arr_begin(&w);
-			json_aggs(&w, a, v, VN_HA_EXIT, top);
+			json_aggs(&w, a, v, VN_HOST_AGG_EXIT, top);
 			json_arr_end(&w);
 			json_key(&w, "host_irqs");
 			json_arr_begin(&w);
-			json_aggs(&w, a, v, VN_HA_IRQ, top);
-			json_aggs(&w, a, v, VN_HA_SOFTIRQ, top);
-			json_aggs(&w, a, v, VN_HA_VECTOR, top);
+			json_aggs(&w, a, v, VN_HOST_AGG_IRQ, top);
+			json_aggs(&w, a, v, VN_HOST_AGG_SOFTIRQ, top);
+			json_aggs(&w, a, v, VN_HOST_AGG_VECTOR, top);
 			json_arr_end(&w);
 			json_obj_end(&w);
 		}

@@ -308,7 +308,7 @@ START_TEST(test_period_sums)
 	p.out_s_ns = 9;
 	p.idle_ns = 10;
 	p.wait_ns = 11;
-	p.flags = VN_HP_LIBVIRT;
+	p.flags = VN_HOST_PERIOD_F_LIBVIRT;
 	ck_assert_int_eq(hostagg_period(A, &p), 0);
 
 	/* an earlier period fed later; unknown cpu and tid 0 keep the last known */
@@ -324,7 +324,7 @@ START_TEST(test_period_sums)
 	p.out_s_ns = 900;
 	p.idle_ns = 1000;
 	p.wait_ns = 1100;
-	p.flags = VN_HP_SCHEDSTAT | VN_HP_PARTIAL;
+	p.flags = VN_HOST_PERIOD_F_SCHEDSTAT | VN_HOST_PERIOD_F_PARTIAL;
 	ck_assert_int_eq(hostagg_period(A, &p), 0);
 
 	v = vcpu(0, 1);
@@ -334,7 +334,8 @@ START_TEST(test_period_sums)
 	ck_assert_uint_eq(v->cpu, 3);
 	ck_assert_uint_eq(v->first_ns, 1000 * MS);
 	ck_assert_uint_eq(v->last_ns, 3000 * MS);
-	ck_assert_uint_eq(v->flags, VN_HP_LIBVIRT | VN_HP_SCHEDSTAT | VN_HP_PARTIAL);
+	ck_assert_uint_eq(v->flags, VN_HOST_PERIOD_F_LIBVIRT | VN_HOST_PERIOD_F_SCHEDSTAT |
+					VN_HOST_PERIOD_F_PARTIAL);
 	ck_assert_uint_eq(v->steal_ns, 101);
 	ck_assert_uint_eq(v->cpu_ns, 202);
 	ck_assert_uint_eq(v->exec_ns, 303);
@@ -411,9 +412,9 @@ START_TEST(test_bad_records)
 	ck_assert_uint_eq(A->bad_records, ++bad);
 	ck_assert_int_eq(run(1, 2, 77, "kworker", 0, 5), -EINVAL);
 	ck_assert_uint_eq(A->bad_records, ++bad);
-	ck_assert_int_eq(agg(4, 0, VN_HA_IRQ, 0, 1, 1, 1, 1), -EINVAL);
+	ck_assert_int_eq(agg(4, 0, VN_HOST_AGG_IRQ, 0, 1, 1, 1, 1), -EINVAL);
 	ck_assert_uint_eq(A->bad_records, ++bad);
-	ck_assert_int_eq(agg(1, UINT32_MAX, VN_HA_IRQ, 0, 1, 1, 1, 1), -EINVAL);
+	ck_assert_int_eq(agg(1, UINT32_MAX, VN_HOST_AGG_IRQ, 0, 1, 1, 1, 1), -EINVAL);
 	ck_assert_uint_eq(A->bad_records, ++bad);
 
 	/* inverted times */
@@ -469,7 +470,7 @@ START_TEST(test_out_max)
 	ck_assert_uint_eq(v->max_out_ns, 50);
 	ck_assert_int_eq(out(0, 0, 200, 230, 0), 0);
 	ck_assert_uint_eq(v->max_out_ns, 50);
-	ck_assert_int_eq(out(0, 0, 300, 400, VN_HO_GUESSED), 0);
+	ck_assert_int_eq(out(0, 0, 300, 400, VN_HOST_OUT_F_GUESSED), 0);
 	ck_assert_uint_eq(v->max_out_ns, 100);
 	ck_assert_int_eq(out(0, 0, 500, 500, 0), 0);
 	ck_assert_uint_eq(v->max_out_ns, 100);
@@ -485,24 +486,25 @@ START_TEST(test_out_split_joined)
 	bind(0, 2);
 	v = vcpu(0, 0);
 	/* 3 ms + 10 ms (a whole period) + 2 ms: one 15 ms interval cut at two boundaries */
-	ck_assert_int_eq(out(0, 0, 997 * MS, 1000 * MS, VN_HO_SPLIT), 0);
+	ck_assert_int_eq(out(0, 0, 997 * MS, 1000 * MS, VN_HOST_OUT_F_SPLIT), 0);
 	ck_assert_uint_eq(v->max_out_ns, 3 * MS);
-	ck_assert_int_eq(out(0, 0, 1000 * MS, 1010 * MS, VN_HO_CONT | VN_HO_SPLIT), 0);
+	ck_assert_int_eq(out(0, 0, 1000 * MS, 1010 * MS, VN_HOST_OUT_F_CONT | VN_HOST_OUT_F_SPLIT),
+			 0);
 	ck_assert_uint_eq(v->max_out_ns, 13 * MS);
-	ck_assert_int_eq(out(0, 0, 1010 * MS, 1012 * MS, VN_HO_CONT), 0);
+	ck_assert_int_eq(out(0, 0, 1010 * MS, 1012 * MS, VN_HOST_OUT_F_CONT), 0);
 	ck_assert_uint_eq(v->max_out_ns, 15 * MS);
 
 	/* after the last piece the join is over: a later CONT without a SPLIT stands alone */
 	ck_assert_int_eq(out(0, 0, 1100 * MS, 1114 * MS, 0), 0);
 	ck_assert_uint_eq(v->max_out_ns, 15 * MS);
-	ck_assert_int_eq(out(0, 0, 2000 * MS, 2014 * MS, VN_HO_CONT), 0);
+	ck_assert_int_eq(out(0, 0, 2000 * MS, 2014 * MS, VN_HOST_OUT_F_CONT), 0);
 	ck_assert_uint_eq(v->max_out_ns, 15 * MS);
 
 	/* the pieces of one vCPU are not joined with another vCPU's */
-	ck_assert_int_eq(out(0, 0, 2990 * MS, 3000 * MS, VN_HO_SPLIT), 0);
-	ck_assert_int_eq(out(0, 1, 3000 * MS, 3008 * MS, VN_HO_CONT), 0);
+	ck_assert_int_eq(out(0, 0, 2990 * MS, 3000 * MS, VN_HOST_OUT_F_SPLIT), 0);
+	ck_assert_int_eq(out(0, 1, 3000 * MS, 3008 * MS, VN_HOST_OUT_F_CONT), 0);
 	ck_assert_uint_eq(vcpu(0, 1)->max_out_ns, 8 * MS);
-	ck_assert_int_eq(out(0, 0, 3000 * MS, 3008 * MS, VN_HO_CONT), 0);
+	ck_assert_int_eq(out(0, 0, 3000 * MS, 3008 * MS, VN_HOST_OUT_F_CONT), 0);
 	ck_assert_uint_eq(v->max_out_ns, 18 * MS);
 }
 END_TEST
@@ -748,27 +750,27 @@ START_TEST(test_agg_merge)
 
 	bind(0, 1);
 	v = vcpu(0, 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 12, 10, 1000, 300), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 12, 1, 900, 900), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 12, 5, 500, 200), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 12, 10, 1000, 300), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 12, 1, 900, 900), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 12, 5, 500, 200), 0);
 	/* same id under another isa or kind: separate entries */
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 2, 12, 1, 1, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, 12, 2, 2, 2), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_SOFTIRQ, 0, 12, 3, 3, 3), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 2, 12, 1, 1, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, 12, 2, 2, 2), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_SOFTIRQ, 0, 12, 3, 3, 3), 0);
 	ck_assert_uint_eq(v->nagg, 4);
 
-	e = find_agg(v, VN_HA_EXIT, 1, 12);
+	e = find_agg(v, VN_HOST_AGG_EXIT, 1, 12);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->count, 16);
 	ck_assert_uint_eq(e->total_ns, 2400);
 	ck_assert_uint_eq(e->max_ns, 900);
-	e = find_agg(v, VN_HA_EXIT, 2, 12);
+	e = find_agg(v, VN_HOST_AGG_EXIT, 2, 12);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->count, 1);
-	e = find_agg(v, VN_HA_IRQ, 0, 12);
+	e = find_agg(v, VN_HOST_AGG_IRQ, 0, 12);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->total_ns, 2);
-	e = find_agg(v, VN_HA_SOFTIRQ, 0, 12);
+	e = find_agg(v, VN_HOST_AGG_SOFTIRQ, 0, 12);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->max_ns, 3);
 	ck_assert_uint_eq(v->agg_dropped, 0);
@@ -782,14 +784,14 @@ START_TEST(test_match_sums)
 	struct vn_host_msrc src = { .start_ns = 1 * S,
 				    .dom = 0,
 				    .vcpu = 1,
-				    .kind = VN_MS_HOST,
-				    .cls = VN_HH_PREEMPT,
+				    .kind = VN_HOST_MSRC_HOST,
+				    .cls = VN_HOST_HCLASS_PREEMPT,
 				    .id = 42,
 				    .comm = "vnhog42" };
 	struct vn_host_chan ch = { .start_ns = 1 * S,
 				   .end_ns = 2 * S,
 				   .dom = 0,
-				   .state = VN_HC_OK,
+				   .state = VN_HOST_CHAN_OK,
 				   .epoch = 7,
 				   .records = 100 };
 	const struct hostagg_msrc *top[4];
@@ -800,7 +802,7 @@ START_TEST(test_match_sums)
 	m.gaps = 10;
 	m.gap_ns = 5 * MS;
 	m.max_gap_ns = 2 * MS;
-	m.host_ns[VN_HH_PREEMPT] = 3 * MS;
+	m.host_ns[VN_HOST_HCLASS_PREEMPT] = 3 * MS;
 	m.guest_ns[VN_CLASS_THREAD] = 1 * MS;
 	m.residual_ns = 1 * MS;
 	m.latency_max_ns = 7 * MS;
@@ -821,7 +823,7 @@ START_TEST(test_match_sums)
 	ck_assert_uint_eq(v->match.sum.max_gap_ns, 2 * MS);
 	ck_assert_uint_eq(v->match.sum.latency_max_ns, 9 * MS);
 	ck_assert_uint_eq(v->match.sum.latency_gaps, 20);
-	ck_assert_uint_eq(v->match.sum.host_ns[VN_HH_PREEMPT], 6 * MS);
+	ck_assert_uint_eq(v->match.sum.host_ns[VN_HOST_HCLASS_PREEMPT], 6 * MS);
 	ck_assert_uint_eq(v->match.sum.gonly_ns[VN_CLASS_UNEXPLAINED], 8 * MS);
 	ck_assert_uint_eq(v->match.sum.start_ns, 1 * S);
 	ck_assert_uint_eq(v->match.sum.end_ns, 3 * S);
@@ -832,18 +834,18 @@ START_TEST(test_match_sums)
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
 	src.max_ns = 1 * MS;
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
-	src.kind = VN_MS_GONLY;
+	src.kind = VN_HOST_MSRC_GONLY;
 	src.cls = VN_CLASS_THREAD;
 	src.total_ns = 1 * MS;
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
 	ck_assert_uint_eq(v->match.nsrc, 2);
-	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_HOST, top, 4), 1);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_HOST_MSRC_HOST, top, 4), 1);
 	ck_assert_str_eq(top[0]->comm, "vnhog42");
 	ck_assert_uint_eq(top[0]->count, 6);
 	ck_assert_uint_eq(top[0]->total_ns, 6 * MS);
 	ck_assert_uint_eq(top[0]->max_ns, 2 * MS);
-	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_GONLY, top, 4), 1);
-	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_MS_GUEST, top, 4), 0);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_HOST_MSRC_GONLY, top, 4), 1);
+	ck_assert_uint_eq(hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, top, 4), 0);
 	/* hostile file contents: bad kind, vCPU, inverted times, unknown domain */
 	src.kind = 9;
 	ck_assert_int_eq(hostagg_msrc(A, &src), -EINVAL);
@@ -867,7 +869,7 @@ START_TEST(test_match_src_full)
 {
 	struct vn_host_msrc src = { .dom = 0,
 				    .vcpu = 0,
-				    .kind = VN_MS_GUEST,
+				    .kind = VN_HOST_MSRC_GUEST,
 				    .cls = VN_CLASS_IRQ,
 				    .count = 1,
 				    .total_ns = 1 };
@@ -894,9 +896,9 @@ START_TEST(test_match_src_full)
 	src.count = 2;
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
-	src.kind = VN_MS_GONLY; /* the guest-only view is not summed there */
+	src.kind = VN_HOST_MSRC_GONLY; /* the guest-only view is not summed there */
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
-	src.kind = VN_MS_GUEST;
+	src.kind = VN_HOST_MSRC_GUEST;
 	src.id = HOSTAGG_SOFTIRQS; /* no such vector */
 	ck_assert_int_eq(hostagg_msrc(A, &src), 0);
 	ck_assert_uint_eq(v->match.softirq_ns[3], 1400);
@@ -916,19 +918,19 @@ START_TEST(test_agg_overflow)
 	bind(0, 1);
 	v = vcpu(0, 0);
 	for (i = 0; i < HOSTAGG_MAX_AGG; i++)
-		ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, i, 1, 10, 10), 0);
+		ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, i, 1, 10, 10), 0);
 	ck_assert_uint_eq(v->nagg, HOSTAGG_MAX_AGG);
 	ck_assert_uint_eq(v->agg_dropped, 0);
 
 	/* new keys are dropped and their counts kept; known keys still merge */
-	ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, HOSTAGG_MAX_AGG, 7, 70, 10), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 1, 5, 50, 10), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, HOSTAGG_MAX_AGG, 7, 70, 10), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 1, 5, 50, 10), 0);
 	ck_assert_uint_eq(v->nagg, HOSTAGG_MAX_AGG);
 	ck_assert_uint_eq(v->agg_dropped, 12);
-	ck_assert_ptr_null(find_agg(v, VN_HA_EXIT, 1, 1));
-	ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, 3, 4, 40, 99), 0);
-	ck_assert_uint_eq(find_agg(v, VN_HA_IRQ, 0, 3)->count, 5);
-	ck_assert_uint_eq(find_agg(v, VN_HA_IRQ, 0, 3)->max_ns, 99);
+	ck_assert_ptr_null(find_agg(v, VN_HOST_AGG_EXIT, 1, 1));
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, 3, 4, 40, 99), 0);
+	ck_assert_uint_eq(find_agg(v, VN_HOST_AGG_IRQ, 0, 3)->count, 5);
+	ck_assert_uint_eq(find_agg(v, VN_HOST_AGG_IRQ, 0, 3)->max_ns, 99);
 	ck_assert_uint_eq(v->agg_dropped, 12);
 	ck_assert_uint_eq(A->bad_records, 0);
 }
@@ -942,34 +944,34 @@ START_TEST(test_agg_sorted)
 
 	bind(0, 1);
 	v = vcpu(0, 0);
-	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HA_EXIT, o, 8), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 1, 1, 300, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, 24, 1, 5000, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 12, 1, 900, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 48, 1, 100, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_IRQ, 0, 25, 1, 10, 1), 0);
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 30, 1, 500, 1), 0);
+	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, o, 8), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 1, 1, 300, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, 24, 1, 5000, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 12, 1, 900, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 48, 1, 100, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 0, 25, 1, 10, 1), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 30, 1, 500, 1), 0);
 
-	n = hostagg_agg_sorted(v, VN_HA_EXIT, o, 8);
+	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, o, 8);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_uint_eq(o[0]->id, 12);
 	ck_assert_uint_eq(o[1]->id, 30);
 	ck_assert_uint_eq(o[2]->id, 1);
 	ck_assert_uint_eq(o[3]->id, 48);
-	n = hostagg_agg_sorted(v, VN_HA_EXIT, o, 2);
+	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, o, 2);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(o[0]->id, 12);
 	ck_assert_uint_eq(o[1]->id, 30);
-	n = hostagg_agg_sorted(v, VN_HA_IRQ, o, 8);
+	n = hostagg_agg_sorted(v, VN_HOST_AGG_IRQ, o, 8);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(o[0]->id, 24);
 	ck_assert_uint_eq(o[1]->id, 25);
-	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HA_SOFTIRQ, o, 8), 0);
-	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HA_IRQ, o, 0), 0);
+	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HOST_AGG_SOFTIRQ, o, 8), 0);
+	ck_assert_uint_eq(hostagg_agg_sorted(v, VN_HOST_AGG_IRQ, o, 0), 0);
 
 	/* merging moves an entry up */
-	ck_assert_int_eq(agg(0, 0, VN_HA_EXIT, 1, 48, 1, 1000, 1), 0);
-	n = hostagg_agg_sorted(v, VN_HA_EXIT, o, 1);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 48, 1, 1000, 1), 0);
+	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, o, 1);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(o[0]->id, 48);
 	ck_assert_uint_eq(o[0]->total_ns, 1100);
@@ -1018,13 +1020,13 @@ START_TEST(test_reset)
 	p = period(4, 0, 0, 1000 * MS);
 	p.cpu = 7;
 	p.steal_ns = 5;
-	p.flags = VN_HP_DISPATCH;
+	p.flags = VN_HOST_PERIOD_F_SCHEDLOG;
 	ck_assert_int_eq(hostagg_period(A, &p), 0);
-	ck_assert_int_eq(out(4, 0, 10, 20, VN_HO_SPLIT), 0);
+	ck_assert_int_eq(out(4, 0, 10, 20, VN_HOST_OUT_F_SPLIT), 0);
 	ck_assert_int_eq(run(4, 0, 9, "kworker", 10, 5), 0);
 	ck_assert_int_eq(run(4, 0, 0, "swapper", 10, 5), 0);
-	ck_assert_int_eq(agg(4, 0, VN_HA_IRQ, 0, 1, 1, 1, 1), 0);
-	ck_assert_int_eq(agg(5, 0, VN_HA_IRQ, 0, 1, 1, 1, 1), -EINVAL);
+	ck_assert_int_eq(agg(4, 0, VN_HOST_AGG_IRQ, 0, 1, 1, 1, 1), 0);
+	ck_assert_int_eq(agg(5, 0, VN_HOST_AGG_IRQ, 0, 1, 1, 1, 1), -EINVAL);
 	ck_assert_uint_eq(A->bad_records, 1);
 
 	hostagg_reset(A);
@@ -1130,7 +1132,7 @@ static struct vn_host_flow flow(uint32_t dom, const char *tap, unsigned dir, uin
 	f.end_ns = 2 * S;
 	f.dom = dom;
 	f.dir = (uint8_t)dir;
-	f.kind = VN_HF_FLOW;
+	f.kind = VN_HOST_FLOW_KIND_FLOW;
 	f.ipver = 4;
 	f.proto = 17;
 	f.ethertype = 0x0800;
@@ -1152,21 +1154,21 @@ START_TEST(test_flow_sums)
 	const struct hostagg_net *n;
 
 	bind(0, 1);
-	f = flow(0, "vnet0", VN_HF_TO_GUEST, 5555, 10, 2420);
+	f = flow(0, "vnet0", VN_HOST_FLOW_TO_GUEST, 5555, 10, 2420);
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	f.start_ns = 2 * S;
 	f.end_ns = 3 * S;
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	/* the same key from the guest, on another tap, another port: other rows */
-	f = flow(0, "vnet0", VN_HF_FROM_GUEST, 5555, 1, 60);
+	f = flow(0, "vnet0", VN_HOST_FLOW_FROM_GUEST, 5555, 1, 60);
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
-	f = flow(0, "vnet1", VN_HF_TO_GUEST, 5555, 3, 300);
+	f = flow(0, "vnet1", VN_HOST_FLOW_TO_GUEST, 5555, 3, 300);
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
-	f = flow(0, "vnet0", VN_HF_TO_GUEST, 6666, 100, 100000);
+	f = flow(0, "vnet0", VN_HOST_FLOW_TO_GUEST, 6666, 100, 100000);
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	/* a period's other-flows row */
-	f = flow(0, "vnet0", VN_HF_TO_GUEST, 0, 7, 700);
-	f.kind = VN_HF_OTHER;
+	f = flow(0, "vnet0", VN_HOST_FLOW_TO_GUEST, 0, 7, 700);
+	f.kind = VN_HOST_FLOW_KIND_OTHER;
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	n = A->dom[0].net;
 	ck_assert_ptr_nonnull(n);
@@ -1175,23 +1177,23 @@ START_TEST(test_flow_sums)
 	ck_assert_uint_eq(n->flow[0].bytes, 4840);
 	ck_assert_uint_eq(n->flow[0].start_ns, 1 * S);
 	ck_assert_uint_eq(n->flow[0].end_ns, 3 * S);
-	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].packets, 7);
-	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].kind, VN_HF_OTHER);
-	ck_assert_uint_eq(n->other[VN_HF_FROM_GUEST].packets, 0);
+	ck_assert_uint_eq(n->other[VN_HOST_FLOW_TO_GUEST].packets, 7);
+	ck_assert_uint_eq(n->other[VN_HOST_FLOW_TO_GUEST].kind, VN_HOST_FLOW_KIND_OTHER);
+	ck_assert_uint_eq(n->other[VN_HOST_FLOW_FROM_GUEST].packets, 0);
 	ck_assert_uint_eq(n->flows_dropped, 0);
 	/* sorted by bytes, per direction */
-	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_TO_GUEST, out, 8), 3);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HOST_FLOW_TO_GUEST, out, 8), 3);
 	ck_assert_uint_eq(out[0]->dport, 6666);
 	ck_assert_uint_eq(out[1]->bytes, 4840);
 	ck_assert_str_eq(out[2]->tap, "vnet1");
-	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_TO_GUEST, out, 1), 1);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HOST_FLOW_TO_GUEST, out, 1), 1);
 	ck_assert_uint_eq(out[0]->dport, 6666);
-	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HF_FROM_GUEST, out, 8), 1);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[0], VN_HOST_FLOW_FROM_GUEST, out, 8), 1);
 	ck_assert_uint_eq(out[0]->packets, 1);
 	ck_assert(hostagg_has_net(A));
 	/* a domain without flows */
 	bind(1, 1);
-	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[1], VN_HF_TO_GUEST, out, 8), 0);
+	ck_assert_uint_eq(hostagg_flows_sorted(&A->dom[1], VN_HOST_FLOW_TO_GUEST, out, 8), 0);
 }
 END_TEST
 
@@ -1203,16 +1205,16 @@ START_TEST(test_flow_overflow)
 
 	bind(0, 1);
 	for (i = 0; i < HOSTAGG_MAX_FLOWS + 5; i++) {
-		f = flow(0, "vnet0", VN_HF_TO_GUEST, (uint16_t)(1000 + i), 2, 200);
+		f = flow(0, "vnet0", VN_HOST_FLOW_TO_GUEST, (uint16_t)(1000 + i), 2, 200);
 		ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	}
 	n = A->dom[0].net;
 	ck_assert_uint_eq(n->nflows, HOSTAGG_MAX_FLOWS);
 	ck_assert_uint_eq(n->flows_dropped, 5);
-	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].packets, 10);
-	ck_assert_uint_eq(n->other[VN_HF_TO_GUEST].bytes, 1000);
+	ck_assert_uint_eq(n->other[VN_HOST_FLOW_TO_GUEST].packets, 10);
+	ck_assert_uint_eq(n->other[VN_HOST_FLOW_TO_GUEST].bytes, 1000);
 	/* a known flow still finds its row */
-	f = flow(0, "vnet0", VN_HF_TO_GUEST, 1000, 1, 100);
+	f = flow(0, "vnet0", VN_HOST_FLOW_TO_GUEST, 1000, 1, 100);
 	ck_assert_int_eq(hostagg_flow(A, &f), 0);
 	ck_assert_uint_eq(n->flow[0].packets, 3);
 	ck_assert_uint_eq(n->flows_dropped, 5);
@@ -1237,7 +1239,7 @@ START_TEST(test_flow_taps)
 	t.overflow[0] = 3;
 	t.truncated = 4;
 	ck_assert_int_eq(hostagg_tap(A, &t), 0);
-	t.state = VN_HT_FAILED;
+	t.state = VN_HOST_TAP_FAILED;
 	ck_assert_int_eq(hostagg_tap(A, &t), 0);
 	n = A->dom[0].net;
 	ck_assert_uint_eq(n->ntaps, 1);
@@ -1252,7 +1254,7 @@ START_TEST(test_flow_taps)
 	ck_assert_uint_eq(n->tap[0].truncated, 8);
 	/* a name without its NUL (16 bytes) is cut, not overrun */
 	memset(t.tap, 'x', sizeof(t.tap));
-	t.state = VN_HT_OK;
+	t.state = VN_HOST_TAP_OK;
 	ck_assert_int_eq(hostagg_tap(A, &t), 0);
 	ck_assert_uint_eq(strlen(n->tap[1].tap), VN_HOST_COMM_LEN);
 	for (i = 0; i < HOSTAGG_MAX_TAPS; i++) {
@@ -1269,7 +1271,7 @@ START_TEST(test_flow_bad)
 	struct vn_host_flow f;
 	struct vn_host_tap t;
 
-	f = flow(3, "vnet0", VN_HF_TO_GUEST, 1, 1, 1); /* domain not bound */
+	f = flow(3, "vnet0", VN_HOST_FLOW_TO_GUEST, 1, 1, 1); /* domain not bound */
 	ck_assert_int_eq(hostagg_flow(A, &f), -EINVAL);
 	ck_assert_uint_eq(A->bad_records, 1);
 	bind(0, 1);

@@ -186,9 +186,9 @@ START_TEST(test_key_udp4)
 	struct vn_host_flow k;
 
 	frame_udp4(&f);
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
-	ck_assert_uint_eq(k.dir, VN_HF_TO_GUEST);
-	ck_assert_uint_eq(k.kind, VN_HF_FLOW);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
+	ck_assert_uint_eq(k.dir, VN_HOST_FLOW_TO_GUEST);
+	ck_assert_uint_eq(k.kind, VN_HOST_FLOW_KIND_FLOW);
 	ck_assert_uint_eq(k.ethertype, 0x0800);
 	ck_assert_uint_eq(k.ipver, 4);
 	ck_assert_uint_eq(k.proto, 17);
@@ -199,12 +199,12 @@ START_TEST(test_key_udp4)
 	addr_is(&k, 1, "10.199.7.2");
 	label_is(&k, "udp 10.199.7.1:40000 > 10.199.7.2:5555");
 	/* only the headers are needed: 14 + 20 + 4 */
-	k = key_of(&f, 38, VN_HF_FROM_GUEST);
-	ck_assert_uint_eq(k.dir, VN_HF_FROM_GUEST);
+	k = key_of(&f, 38, VN_HOST_FLOW_FROM_GUEST);
+	ck_assert_uint_eq(k.dir, VN_HOST_FLOW_FROM_GUEST);
 	ck_assert_uint_eq(k.flags, 0);
 	ck_assert_uint_eq(k.dport, 5555);
-	k = key_of(&f, 37, VN_HF_TO_GUEST);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	k = key_of(&f, 37, VN_HOST_FLOW_TO_GUEST);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.proto, 17);
 	ck_assert_uint_eq(k.sport, 0);
 	addr_is(&k, 1, "10.199.7.2");
@@ -218,7 +218,7 @@ START_TEST(test_key_tcp6_ext)
 	struct vn_host_flow k;
 
 	frame_tcp6_ext(&f);
-	k = key_of(&f, f.len, VN_HF_FROM_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_FROM_GUEST);
 	ck_assert_uint_eq(k.ethertype, 0x86dd);
 	ck_assert_uint_eq(k.ipver, 6);
 	ck_assert_uint_eq(k.proto, 6);
@@ -238,7 +238,7 @@ START_TEST(test_key_icmp)
 	char p[32];
 
 	frame_icmp4_opts(&f); /* QinQ, 40 bytes of IPv4 options */
-	k = key_of(&f, f.len, VN_HF_FROM_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_FROM_GUEST);
 	ck_assert_uint_eq(k.ipver, 4);
 	ck_assert_uint_eq(k.proto, 1);
 	ck_assert_uint_eq(k.sport, 3);
@@ -246,7 +246,7 @@ START_TEST(test_key_icmp)
 	ck_assert_uint_eq(k.flags, 0);
 	label_is(&k, "icmp 10.199.7.2 > 10.199.7.1 type 3 code 3");
 	frame_icmp6(&f);
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
 	ck_assert_uint_eq(k.ipver, 6);
 	ck_assert_uint_eq(k.proto, 58);
 	ck_assert_uint_eq(k.sport, 135);
@@ -261,7 +261,7 @@ START_TEST(test_key_not_ip)
 	char p[32];
 
 	frame_arp(&f);
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
 	ck_assert_uint_eq(k.ethertype, 0x0806);
 	ck_assert_uint_eq(k.ipver, 0);
 	ck_assert_str_eq(tapflow_proto_name(&k, p, sizeof(p)), "arp");
@@ -270,20 +270,20 @@ START_TEST(test_key_not_ip)
 	/* LLDP */
 	eth(&f, 0, 0x88cc);
 	f.len += 30;
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
 	ck_assert_uint_eq(k.ethertype, 0x88cc);
 	ck_assert_str_eq(tapflow_proto_name(&k, p, sizeof(p)), "eth:0x88cc");
 	/* 802.3 with a length field: one "llc" flow whatever the length */
 	eth(&f, 0, 46);
 	f.len += 46;
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
 	ck_assert_uint_eq(k.ethertype, 0);
 	ck_assert_str_eq(tapflow_proto_name(&k, p, sizeof(p)), "llc");
 	/* an IP protocol without ports: GRE */
 	eth(&f, 0, 0x0800);
 	ip4(&f, 5, 47, "192.0.2.1", "192.0.2.2", 4, 0);
 	f.len += 4;
-	k = key_of(&f, f.len, VN_HF_TO_GUEST);
+	k = key_of(&f, f.len, VN_HOST_FLOW_TO_GUEST);
 	ck_assert_uint_eq(k.proto, 47);
 	ck_assert_uint_eq(k.flags, 0);
 	ck_assert_str_eq(tapflow_proto_name(&k, p, sizeof(p)), "ip:47");
@@ -309,7 +309,7 @@ START_TEST(test_key_fragments)
 	ip4(&f, 5, 17, "10.0.0.1", "10.0.0.2", 100, 185);
 	ports(&f, 7, 8, 8);
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_FRAG);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_FRAG);
 	ck_assert_uint_eq(k.proto, 17);
 	ck_assert_uint_eq(k.sport, 0);
 	ck_assert_uint_eq(k.dport, 0);
@@ -325,7 +325,7 @@ START_TEST(test_key_fragments)
 	ck_assert_uint_eq(k.sport, 5);
 	put16(f.b + 14 + 40 + 2, 8 << 3);
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_FRAG);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_FRAG);
 	ck_assert_uint_eq(k.proto, 17);
 	ck_assert_uint_eq(k.sport, 0);
 }
@@ -341,24 +341,24 @@ START_TEST(test_key_lies)
 	frame_udp4(&f);
 	f.b[14] = 0x44;
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.ipver, 0);
 	ck_assert_uint_eq(k.ethertype, 0x0800);
 	/* version 6 inside ethertype IPv4 */
 	frame_udp4(&f);
 	f.b[14] = 0x65;
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.ipver, 0);
 	/* total length below the header */
 	frame_udp4(&f);
 	put16(f.b + 16, 19);
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	/* total length that ends inside the ports: they are not trusted */
 	put16(f.b + 16, 22);
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.sport, 0);
 	put16(f.b + 16, 24);
 	k = key_of(&f, f.len, 0);
@@ -367,21 +367,21 @@ START_TEST(test_key_lies)
 	frame_udp4(&f);
 	f.b[14] = 0x4f;
 	k = key_of(&f, 14 + 20, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.ipver, 4);
 	/* IPv6 payload length too short for the extension header */
 	eth(&f, 0, 0x86dd);
 	ip6(&f, 60, "::1", "::2", 4);
 	add(&f, ext, sizeof(ext));
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	/* a chain of more extension headers than are walked */
 	eth(&f, 0, 0x86dd);
 	ip6(&f, 60, "::1", "::2", 10 * 8);
 	for (int i = 0; i < 10; i++)
 		add(&f, ext, sizeof(ext));
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.ipver, 6);
 	/* an extension header whose length points past the packet */
 	eth(&f, 0, 0x86dd);
@@ -391,14 +391,14 @@ START_TEST(test_key_lies)
 	add(&f, ext, sizeof(ext));
 	ports(&f, 1, 2, 8);
 	k = key_of(&f, f.len, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.sport, 0);
 	/* no frame, or less than an Ethernet header */
 	tapflow_key(NULL, 0, 1, &k);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.dir, 1);
 	k = key_of(&f, 13, 0);
-	ck_assert_uint_eq(k.flags, VN_HF_TRUNC);
+	ck_assert_uint_eq(k.flags, VN_HOST_FLOW_F_TRUNC);
 	ck_assert_uint_eq(k.ethertype, 0);
 }
 END_TEST
@@ -416,13 +416,13 @@ START_TEST(test_cut_everywhere)
 	ck_assert_uint_eq(full.flags, 0);
 	for (n = 0; n <= f.len; n++) {
 		k = key_of(&f, n, 0);
-		if (k.flags & VN_HF_TRUNC)
+		if (k.flags & VN_HOST_FLOW_F_TRUNC)
 			continue;
 		/* not truncated: the key is the whole frame's */
-		ck_assert_msg(k.ipver == full.ipver && k.proto == full.proto &&
-				  k.sport == full.sport && k.dport == full.dport &&
-				  k.ethertype == full.ethertype,
-			      "frame %d cut at %zu: key differs without VN_HF_TRUNC", _i, n);
+		ck_assert_msg(
+		    k.ipver == full.ipver && k.proto == full.proto && k.sport == full.sport &&
+			k.dport == full.dport && k.ethertype == full.ethertype,
+		    "frame %d cut at %zu: key differs without VN_HOST_FLOW_F_TRUNC", _i, n);
 	}
 }
 END_TEST
@@ -442,15 +442,15 @@ static struct tapflow_tab *tab_new(void)
 /* Rows + other rows hold every frame of every direction. */
 static void check_sums(const struct tapflow_tab *t)
 {
-	uint64_t p[VN_HF_NDIR] = { 0 }, b[VN_HF_NDIR] = { 0 };
+	uint64_t p[VN_HOST_FLOW_NDIR] = { 0 }, b[VN_HOST_FLOW_NDIR] = { 0 };
 	uint32_t i;
 
 	for (i = 0; i < t->n; i++) {
-		ck_assert_uint_lt(t->flow[i].dir, VN_HF_NDIR);
+		ck_assert_uint_lt(t->flow[i].dir, VN_HOST_FLOW_NDIR);
 		p[t->flow[i].dir] += t->flow[i].packets;
 		b[t->flow[i].dir] += t->flow[i].bytes;
 	}
-	for (int d = 0; d < VN_HF_NDIR; d++) {
+	for (int d = 0; d < VN_HOST_FLOW_NDIR; d++) {
 		ck_assert_uint_eq(p[d] + t->other[d].packets, t->packets[d]);
 		ck_assert_uint_eq(b[d] + t->other[d].bytes, t->bytes[d]);
 	}
@@ -466,26 +466,26 @@ START_TEST(test_table_counts)
 
 	frame_udp4(&f);
 	for (i = 0; i < 100; i++)
-		ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, 128, f.len), 0);
+		ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, 128, f.len), 0);
 	for (i = 0; i < 3; i++)
-		ck_assert_int_eq(tapflow_tab_add(t, VN_HF_FROM_GUEST, f.b, 128, f.len), 0);
+		ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_FROM_GUEST, f.b, 128, f.len), 0);
 	frame_arp(&f);
-	ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, f.len, 60), 0);
+	ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, f.len, 60), 0);
 	/* len below caplen is taken as caplen */
-	ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, f.len, 0), 0);
+	ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, f.len, 0), 0);
 	ck_assert_int_eq(tapflow_tab_add(t, 2, f.b, f.len, 60), -EINVAL);
 	ck_assert_uint_eq(t->n, 3);
-	ck_assert_uint_eq(t->packets[VN_HF_TO_GUEST], 102);
-	ck_assert_uint_eq(t->bytes[VN_HF_TO_GUEST], 100 * 242 + 60 + 42);
-	ck_assert_uint_eq(t->packets[VN_HF_FROM_GUEST], 3);
+	ck_assert_uint_eq(t->packets[VN_HOST_FLOW_TO_GUEST], 102);
+	ck_assert_uint_eq(t->bytes[VN_HOST_FLOW_TO_GUEST], 100 * 242 + 60 + 42);
+	ck_assert_uint_eq(t->packets[VN_HOST_FLOW_FROM_GUEST], 3);
 	ck_assert_uint_eq(t->truncated, 0);
 	frame_udp4(&f);
-	tapflow_key(f.b, f.len, VN_HF_TO_GUEST, &k);
+	tapflow_key(f.b, f.len, VN_HOST_FLOW_TO_GUEST, &k);
 	r = tapflow_tab_find(t, &k);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->packets, 100);
 	ck_assert_uint_eq(r->bytes, 24200);
-	k.dir = VN_HF_FROM_GUEST;
+	k.dir = VN_HOST_FLOW_FROM_GUEST;
 	r = tapflow_tab_find(t, &k);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->packets, 3);
@@ -494,14 +494,14 @@ START_TEST(test_table_counts)
 	k.dir = 7;
 	ck_assert_ptr_null(tapflow_tab_find(t, &k));
 	/* a truncated frame is its own row, and counted */
-	ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, 30, f.len), 0);
+	ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, 30, f.len), 0);
 	ck_assert_uint_eq(t->truncated, 1);
 	ck_assert_uint_eq(t->n, 4);
 	check_sums(t);
 	tapflow_tab_reset(t);
 	ck_assert_uint_eq(t->n, 0);
 	ck_assert_uint_eq(t->packets[0] + t->packets[1] + t->truncated, 0);
-	tapflow_key(f.b, f.len, VN_HF_TO_GUEST, &k);
+	tapflow_key(f.b, f.len, VN_HOST_FLOW_TO_GUEST, &k);
 	ck_assert_ptr_null(tapflow_tab_find(t, &k));
 	free(t);
 }
@@ -518,24 +518,24 @@ START_TEST(test_table_overflow)
 	/* TAPFLOW_MAX_FLOWS + 40 flows (source ports), 2 frames each, into the guest */
 	for (i = 0; i < TAPFLOW_MAX_FLOWS + 40; i++) {
 		put16(f.b + 34, 1000 + i);
-		ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, f.len, f.len),
+		ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, f.len, f.len),
 				 i < TAPFLOW_MAX_FLOWS ? 0 : 1);
-		ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, f.len, f.len),
+		ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, f.len, f.len),
 				 i < TAPFLOW_MAX_FLOWS ? 0 : 1);
 	}
 	ck_assert_uint_eq(t->n, TAPFLOW_MAX_FLOWS);
-	ck_assert_uint_eq(t->other[VN_HF_TO_GUEST].packets, 80);
-	ck_assert_uint_eq(t->other[VN_HF_TO_GUEST].bytes, 80 * f.len);
-	ck_assert_uint_eq(t->other[VN_HF_TO_GUEST].kind, VN_HF_OTHER);
-	ck_assert_uint_eq(t->other[VN_HF_FROM_GUEST].packets, 0);
+	ck_assert_uint_eq(t->other[VN_HOST_FLOW_TO_GUEST].packets, 80);
+	ck_assert_uint_eq(t->other[VN_HOST_FLOW_TO_GUEST].bytes, 80 * f.len);
+	ck_assert_uint_eq(t->other[VN_HOST_FLOW_TO_GUEST].kind, VN_HOST_FLOW_KIND_OTHER);
+	ck_assert_uint_eq(t->other[VN_HOST_FLOW_FROM_GUEST].packets, 0);
 	label_is(&t->other[0], "other flows");
 	ck_assert_str_eq(tapflow_proto_name(&t->other[0], lbl, sizeof(lbl)), "other_flows");
 	/* an existing flow still counts in its row when the table is full; a new one from the guest
 	 * goes to that direction's other row */
 	put16(f.b + 34, 1000);
-	ck_assert_int_eq(tapflow_tab_add(t, VN_HF_TO_GUEST, f.b, f.len, f.len), 0);
-	ck_assert_int_eq(tapflow_tab_add(t, VN_HF_FROM_GUEST, f.b, f.len, f.len), 1);
-	ck_assert_uint_eq(t->other[VN_HF_FROM_GUEST].packets, 1);
+	ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_TO_GUEST, f.b, f.len, f.len), 0);
+	ck_assert_int_eq(tapflow_tab_add(t, VN_HOST_FLOW_FROM_GUEST, f.b, f.len, f.len), 1);
+	ck_assert_uint_eq(t->other[VN_HOST_FLOW_FROM_GUEST].packets, 1);
 	check_sums(t);
 
 	/* merge into an empty table: the same rows; into itself-like content: doubled, rows bounded */
@@ -608,7 +608,7 @@ START_TEST(test_hostile_frames)
 			b[14] = (uint8_t)((i & 2 ? 0x40 : 0x60) | (b[14] & 15));
 		tapflow_key(b, len, (unsigned)i & 1, &k);
 		ck_assert(k.ipver == 0 || k.ipver == 4 || k.ipver == 6);
-		ck_assert_uint_eq(k.kind, VN_HF_FLOW);
+		ck_assert_uint_eq(k.kind, VN_HOST_FLOW_KIND_FLOW);
 		(void)tapflow_tab_add(t, (unsigned)i & 1, b, len, len + 10);
 		n++;
 		free(b);
@@ -784,7 +784,7 @@ START_TEST(test_live_tap)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET };
 	socklen_t al = sizeof(me);
-	uint64_t drops[VN_HF_NDIR], cut;
+	uint64_t drops[VN_HOST_FLOW_NDIR], cut;
 	const struct tapflow_tab *t;
 	const struct vn_host_flow *r;
 	struct tapflow *tf;
@@ -826,28 +826,28 @@ START_TEST(test_live_tap)
 	t = tapflow_cut(tf, cut, drops);
 	ck_assert_int_eq(tapflow_failed(tf), 0);
 	ck_assert_uint_eq(drops[0] + drops[1], 0);
-	r = find_udp(t, VN_HF_TO_GUEST, sp, 5555);
+	r = find_udp(t, VN_HOST_FLOW_TO_GUEST, sp, 5555);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->packets, 37);
 	ck_assert_uint_eq(r->bytes, 37 * (14 + 20 + 8 + 200));
 	addr_is(r, 0, tap.host_ip);
 	addr_is(r, 1, tap.guest_ip);
-	ck_assert_ptr_null(find_udp(t, VN_HF_FROM_GUEST, sp, 5555));
-	r = find_udp(t, VN_HF_FROM_GUEST, 6000, 6001);
+	ck_assert_ptr_null(find_udp(t, VN_HOST_FLOW_FROM_GUEST, sp, 5555));
+	r = find_udp(t, VN_HOST_FLOW_FROM_GUEST, 6000, 6001);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->packets, 3);
 	ck_assert_uint_eq(r->bytes, 3 * (14 + 20 + 8 + 64));
-	ck_assert_ptr_null(find_udp(t, VN_HF_TO_GUEST, 6000, 6001));
+	ck_assert_ptr_null(find_udp(t, VN_HOST_FLOW_TO_GUEST, 6000, 6001));
 	check_sums(t);
 
 	t = tapflow_cut(tf, now_ns(), drops);
-	r = find_udp(t, VN_HF_TO_GUEST, sp, 5555);
+	r = find_udp(t, VN_HOST_FLOW_TO_GUEST, sp, 5555);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->packets, 5);
 	ck_assert_uint_eq(r->bytes, 5 * (14 + 20 + 8 + 100));
 	/* period 3: nothing of ours */
 	t = tapflow_cut(tf, now_ns(), drops);
-	ck_assert_ptr_null(find_udp(t, VN_HF_TO_GUEST, sp, 5555));
+	ck_assert_ptr_null(find_udp(t, VN_HOST_FLOW_TO_GUEST, sp, 5555));
 	/* what the guest side read is what was counted into it */
 	ck_assert_int_eq(guest_reads(&tap, 5555), 42);
 
@@ -861,7 +861,7 @@ START_TEST(test_live_tap)
 	ck_assert_int_eq(tapflow_failed(tf), 1);
 	ck_assert_int_eq(tapflow_poll(tf, UINT64_MAX, err, sizeof(err)), -EIO);
 	t = tapflow_cut(tf, now_ns(), drops);
-	r = find_udp(t, VN_HF_TO_GUEST, sp, 5555);
+	r = find_udp(t, VN_HOST_FLOW_TO_GUEST, sp, 5555);
 	ck_assert(!r || r->packets <= 2); /* read before the error, or lost with the device */
 	check_sums(t);
 	ck_assert_uint_eq(drops[0] + drops[1], 0);
