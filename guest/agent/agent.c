@@ -7,7 +7,7 @@
  * again every 100 ms. `agent --probe` prints the channel's devices.
  *
  * Shared memory (protocol/shm.h): the agent maps the ivshmem BAR2, lays out a new epoch (one ring per possible
- * CPU), and a worker thread runs the measure engine (guest/measure/measure.c) with a tap that publishes every sample
+ * CPU), and a worker thread runs the measure engine (guest/measure/measure.c) with a sink that publishes every sample
  * and kernel-helper event into its CPU's ring within AGENT_DRAIN_NS. A clock thread answers the host's clock
  * exchanges through the mailbox and beats the status. __com.vnoise_start / __com.vnoise_stop start and stop
  * the measurement; on exit the status says "stopped" and the next agent starts a new epoch.
@@ -90,7 +90,7 @@ struct agent {
 	uint64_t unplaced; /* records for a CPU without a ring */
 	/* measurement (worker thread), started and stopped by the main thread only */
 	struct measure_params mp;
-	struct measure_tap tap;
+	struct measure_sink sink;
 	pthread_t worker;
 	bool worker_on;
 	int worker_stop; /* atomic */
@@ -141,7 +141,7 @@ static int probe(void)
 	return EXIT_OK;
 }
 
-/* ---- shared memory: the region, the measurement tap, the clock thread ---- */
+/* ---- shared memory: the region, the measurement sink, the clock thread ---- */
 
 static void read_boot_id(uint8_t out[16])
 {
@@ -394,7 +394,7 @@ static void *clock_main(void *arg)
 	return NULL;
 }
 
-static void tap_sample(void *ctx, const struct vn_sample *s)
+static void sink_sample(void *ctx, const struct vn_sample *s)
 {
 	struct agent *ag = ctx;
 
@@ -402,7 +402,7 @@ static void tap_sample(void *ctx, const struct vn_sample *s)
 		ag->unplaced++;
 }
 
-static void tap_event(void *ctx, const struct vn_event *e)
+static void sink_event(void *ctx, const struct vn_event *e)
 {
 	struct agent *ag = ctx;
 
@@ -412,7 +412,7 @@ static void tap_event(void *ctx, const struct vn_event *e)
 
 /* After a drain: records that ended before drained_ns are all published (200 us for a sampler caught
  * between reading the clock and pushing its record). */
-static void tap_tick(void *ctx, uint64_t drained_ns)
+static void sink_tick(void *ctx, uint64_t drained_ns)
 {
 	struct agent *ag = ctx;
 	uint32_t r;
@@ -425,7 +425,7 @@ static void tap_tick(void *ctx, uint64_t drained_ns)
 }
 
 /* Lost before publishing: a sampler ring (that CPU's ring) or the BPF ring buffer (counted on ring 0). */
-static void tap_lost(void *ctx, int cpu, uint64_t n)
+static void sink_lost(void *ctx, int cpu, uint64_t n)
 {
 	struct agent *ag = ctx;
 
@@ -778,14 +778,14 @@ int agent_main(int argc, char **argv)
 	if (ag->mp.cpus_all && !cpus_given(argc, argv))
 		idle = true; /* a daemon does not take every CPU unless asked */
 	ag->mp.quiet = 1;
-	ag->tap = (struct measure_tap){ .sample = tap_sample,
-					.event = tap_event,
-					.lost = tap_lost,
-					.tick = tap_tick,
+	ag->sink = (struct measure_sink){ .sample = sink_sample,
+					.event = sink_event,
+					.lost = sink_lost,
+					.tick = sink_tick,
 					.ctx = ag,
 					.stop = &ag->worker_stop,
 					.poll_ns = AGENT_DRAIN_NS };
-	ag->mp.tap = &ag->tap;
+	ag->mp.sink = &ag->sink;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

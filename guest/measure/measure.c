@@ -51,7 +51,7 @@ struct run {
 	int merge_err;
 	int stop;
 	uint64_t rec_dropped;
-	uint64_t *lost_seen; /* per sampler: drops already reported to the tap */
+	uint64_t *lost_seen; /* per sampler: drops already reported to the sink */
 	uint64_t ktrace_lost_seen;
 };
 
@@ -96,12 +96,12 @@ static int flush_record(struct run *r)
 static void on_event(void *ctx, const struct vn_event *e)
 {
 	struct run *r = ctx;
-	int err = r->p->tap ? 0 : merge_add_event(r->v.m, e); /* an embedder attributes */
+	int err = r->p->sink ? 0 : merge_add_event(r->v.m, e); /* an embedder attributes */
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
-	if (r->p->tap && r->p->tap->event)
-		r->p->tap->event(r->p->tap->ctx, e);
+	if (r->p->sink && r->p->sink->event)
+		r->p->sink->event(r->p->sink->ctx, e);
 	if (r->rec) {
 		if (r->nev == EVBUF && flush_record(r))
 			r->rec_dropped++;
@@ -112,12 +112,12 @@ static void on_event(void *ctx, const struct vn_event *e)
 
 static void on_sample(struct run *r, const struct vn_sample *s)
 {
-	int err = r->p->tap ? 0 : merge_add_sample(r->v.m, s);
+	int err = r->p->sink ? 0 : merge_add_sample(r->v.m, s);
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
-	if (r->p->tap && r->p->tap->sample)
-		r->p->tap->sample(r->p->tap->ctx, s);
+	if (r->p->sink && r->p->sink->sample)
+		r->p->sink->sample(r->p->sink->ctx, s);
 	if (r->rec) {
 		if (r->ns == EVBUF && flush_record(r))
 			r->rec_dropped++;
@@ -126,10 +126,10 @@ static void on_sample(struct run *r, const struct vn_sample *s)
 	}
 }
 
-/* Tell the tap about records lost before it saw them: sampler rings per CPU, the BPF ring buffer. */
-static void tap_lost(struct run *r)
+/* Tell the sink about records lost before it saw them: sampler rings per CPU, the BPF ring buffer. */
+static void sink_lost(struct run *r)
 {
-	const struct measure_tap *t = r->p->tap;
+	const struct measure_sink *t = r->p->sink;
 	uint64_t kd;
 	int i;
 
@@ -159,8 +159,8 @@ static void drain(struct run *r)
 	}
 	if (r->kh && ktrace_drain(r->kh, on_event, r) < 0)
 		log_warn("draining the kernel helper failed");
-	if (r->p->tap)
-		tap_lost(r);
+	if (r->p->sink)
+		sink_lost(r);
 }
 
 static void collect_overhead(struct run *r)
@@ -411,7 +411,7 @@ int measure_run(const struct measure_params *p)
 	r.v.top_n = p->top_n;
 	r.v.irq_name = irq_name_cb;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 4 && !p->tap; i++)
+	for (i = 0; i < 4 && !p->sink; i++)
 		sigaction(sigs[i], &sa, &old[i]);
 
 	rc = setup_cpus(&r);
@@ -477,7 +477,7 @@ int measure_run(const struct measure_params *p)
 		}
 		ktrace_set_sampler(r.kh, s->cpu, s->tid);
 	}
-	if (!p->quiet && !p->json && p->cmd != CMD_TOP && !p->tap) {
+	if (!p->quiet && !p->json && p->cmd != CMD_TOP && !p->sink) {
 		char list[256];
 		size_t off = 0;
 
@@ -495,7 +495,7 @@ int measure_run(const struct measure_params *p)
 	refresh = p->period_ns < 1000000000ULL ? 1000000000ULL : p->period_ns;
 	next_top = t0 + refresh;
 	for (;;) {
-		uint64_t poll_ns = p->tap && p->tap->poll_ns ? p->tap->poll_ns : POLL_NS;
+		uint64_t poll_ns = p->sink && p->sink->poll_ns ? p->sink->poll_ns : POLL_NS;
 		struct timespec ts = { 0, (long)poll_ns };
 		uint64_t horizon;
 
@@ -503,7 +503,7 @@ int measure_run(const struct measure_params *p)
 		now = now_ns();
 		drain(&r);
 		horizon = prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0;
-		if (!p->tap && merge_process(r.v.m, horizon))
+		if (!p->sink && merge_process(r.v.m, horizon))
 			r.merge_err = -ENOMEM;
 		prev_drain = now;
 		if (r.rec && flush_record(&r)) {
@@ -522,9 +522,9 @@ int measure_run(const struct measure_params *p)
 			view_top(stdout, &r.v, (now - t0) / 1e9, tty);
 			next_top += refresh;
 		}
-		if (p->tap && p->tap->tick)
-			p->tap->tick(p->tap->ctx, now);
-		if (got_signal || (p->tap && __atomic_load_n(p->tap->stop, __ATOMIC_ACQUIRE)))
+		if (p->sink && p->sink->tick)
+			p->sink->tick(p->sink->ctx, now);
+		if (got_signal || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
 			break;
 		if (p->duration_ns && now - t0 >= p->duration_ns)
 			break;
@@ -559,7 +559,7 @@ out:
 				stopped == 1 ? "--stop-single" : "--stop-total");
 			view_leadup(stdout, &r.v);
 		}
-		if (p->tap)
+		if (p->sink)
 			; /* the embedder reports */
 		else if (p->cmd == CMD_HIST)
 			view_hist(stdout, &r.v);
@@ -598,7 +598,7 @@ out:
 	free(r.evbuf);
 	free(r.sbuf);
 	free(r.lost_seen);
-	for (i = 0; i < 4 && !p->tap; i++)
+	for (i = 0; i < 4 && !p->sink; i++)
 		sigaction(sigs[i], &old[i], NULL);
 	return rc;
 }

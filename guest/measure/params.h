@@ -17,12 +17,12 @@ enum vn_cmd { CMD_MEASURE, CMD_TOP, CMD_HIST, CMD_RECORD, CMD_REPORT };
 enum vn_helper_mode { HELPER_AUTO, HELPER_BPF, HELPER_PROC };
 
 /*
- * An embedder's tap (vnoise-guest agent): every sample and kernel-helper event is passed here instead of to
+ * An embedder's sink (vnoise-guest agent): every sample and kernel-helper event is passed here instead of to
  * the local attribution engine (the embedder's consumer attributes them), records
  * lost before reaching it are reported per CPU, the run ends when *stop becomes non-zero, no signal handler is
  * installed and nothing is printed at the end. Called from the thread that runs measure_run().
  */
-struct measure_tap {
+struct measure_sink {
 	void (*sample)(void *ctx, const struct vn_sample *s);
 	void (*event)(void *ctx, const struct vn_event *e);
 	void (*lost)(void *ctx, int cpu, uint64_t n); /* cpu -1: not tied to one CPU */
@@ -56,7 +56,7 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
-	const struct measure_tap *tap; /* not from the command line: set by an embedder */
+	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };
 
 /*
