@@ -417,47 +417,51 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t nnodes = DEFAULT_NODES, ndgrams = DEFAULT_DGRAMS, repeats = DEFAULT_REPEATS,
-		 cpu = 0;
-	struct keyfile kf, other;
-	cpu_set_t saved, one;
-	const char *only = NULL;
-	int c, have_cpu = 0, default_only = 0, ret = 1;
-	double wall0, cpu0;
-	enum sha256_impl def;
-	char err[128];
+/* What the command line asks for. */
+struct bench_opts {
+	uint64_t nnodes, ndgrams, repeats, cpu;
+	int have_cpu; /* cpu given; else the last CPU this process may use */
+	int default_only; /* the default SHA-256 only */
+	const char *only; /* one row (sizes[].id), or NULL */
+};
 
+/* Parse the command line into *o; exits through usage() on error. */
+static void parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	int c;
+
+	*o = (struct bench_opts){ .nnodes = DEFAULT_NODES,
+				  .ndgrams = DEFAULT_DGRAMS,
+				  .repeats = DEFAULT_REPEATS };
 	while ((c = getopt(argc, argv, "c:k:n:r:s:d")) != -1) {
 		switch (c) {
 		case 'c':
-			if (parse_u64(optarg, &cpu) || cpu >= CPU_SETSIZE)
+			if (parse_u64(optarg, &o->cpu) || o->cpu >= CPU_SETSIZE)
 				usage(argv[0]);
-			have_cpu = 1;
+			o->have_cpu = 1;
 			break;
 		case 'k':
-			if (parse_count(optarg, &nnodes) || nnodes > (1 << 20))
+			if (parse_count(optarg, &o->nnodes) || o->nnodes > (1 << 20))
 				usage(argv[0]);
 			break;
 		case 'n':
-			if (parse_count(optarg, &ndgrams) || ndgrams > 1 << 22)
+			if (parse_count(optarg, &o->ndgrams) || o->ndgrams > 1 << 22)
 				usage(argv[0]);
 			break;
 		case 'r':
-			if (parse_count(optarg, &repeats) || repeats > MAX_REPEATS)
+			if (parse_count(optarg, &o->repeats) || o->repeats > MAX_REPEATS)
 				usage(argv[0]);
 			break;
 		case 's':
-			only = optarg;
+			o->only = optarg;
 			for (c = 0; c < (int)(sizeof(sizes) / sizeof(sizes[0])); c++)
-				if (!strcmp(only, sizes[c].id))
+				if (!strcmp(o->only, sizes[c].id))
 					break;
 			if (c == (int)(sizeof(sizes) / sizeof(sizes[0])))
 				usage(argv[0]);
 			break;
 		case 'd':
-			default_only = 1;
+			o->default_only = 1;
 			break;
 		default:
 			usage(argv[0]);
@@ -465,57 +469,60 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(argv[0]);
-	if (keyfile_parse(KEY, &kf, err, sizeof(err)) ||
-	    keyfile_parse(OTHER_KEY, &other, err, sizeof(err))) {
-		fprintf(stderr, "collect_bench: %s\n", err);
-		return 1;
-	}
-	if (sched_getaffinity(0, sizeof(saved), &saved)) {
+}
+
+/* Run on o->cpu alone (picking the last allowed CPU when none was given); *saved gets the affinity to
+ * restore. Returns 0, or 1 with a message. */
+static int pin_cpu(struct bench_opts *o, cpu_set_t *saved)
+{
+	cpu_set_t one;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved)) {
 		perror("collect_bench: sched_getaffinity");
 		return 1;
 	}
-	if (!have_cpu)
+	if (!o->have_cpu)
 		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &saved))
-				cpu = (uint64_t)i;
+			if (CPU_ISSET(i, saved))
+				o->cpu = (uint64_t)i;
 	CPU_ZERO(&one);
-	CPU_SET((int)cpu, &one);
+	CPU_SET((int)o->cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one)) {
 		fprintf(stderr, "collect_bench: cannot run on CPU %llu: %s\n",
-			(unsigned long long)cpu, strerror(errno));
+			(unsigned long long)o->cpu, strerror(errno));
 		return 1;
 	}
+	return 0;
+}
 
-	printf(
-	    "collect_bench: clusteragg_ingest() on CPU %llu, %llu nodes (one job), %llu datagrams "
-	    "per "
-	    "repeat, median of %llu; datagrams/s in thousands and ns per datagram (target >= %.0f "
-	    "k/s)\n",
-	    (unsigned long long)cpu, (unsigned long long)nnodes, (unsigned long long)ndgrams,
-	    (unsigned long long)repeats, TARGET / 1e3);
-	wall0 = now_s();
-	cpu0 = cpu_s();
-	def = sha256_impl_get();
+/* Every table: the default SHA-256, the generic one (unless -d), the sweep by nodes (unless -s); then the
+ * wall/CPU ratio and the command that reproduces the run. Returns 0 or 1. */
+static int run_all(const struct keyfile *kf, const struct keyfile *other,
+		   const struct bench_opts *o)
+{
+	enum sha256_impl def = sha256_impl_get();
+	double wall0 = now_s(), cpu0 = cpu_s();
+
 	printf("sha256 %s (default here):\n", sha256_impl_name());
-	if (report(&kf, &other, (uint32_t)nnodes, ndgrams, (int)repeats, only))
-		goto out;
-	if (!default_only && def != SHA256_IMPL_GENERIC) {
+	if (report(kf, other, (uint32_t)o->nnodes, o->ndgrams, (int)o->repeats, o->only))
+		return 1;
+	if (!o->default_only && def != SHA256_IMPL_GENERIC) {
 		if (sha256_impl_set(SHA256_IMPL_GENERIC))
-			goto out; /* cannot happen: every CPU runs it */
+			return 1; /* cannot happen: every CPU runs it */
 		printf(
 		    "sha256 generic (portable C, as with VNOISE_SHA256=generic; a quarter of the "
 		    "datagrams):\n");
-		if (report(&kf, &other, (uint32_t)nnodes, ndgrams / 4 ? ndgrams / 4 : 1,
-			   (int)repeats, only))
-			goto out;
+		if (report(kf, other, (uint32_t)o->nnodes, o->ndgrams / 4 ? o->ndgrams / 4 : 1,
+			   (int)o->repeats, o->only))
+			return 1;
 		if (sha256_impl_set(def))
-			goto out; /* cannot happen: it ran above */
+			return 1; /* cannot happen: it ran above */
 	}
-	if (!only) {
+	if (!o->only) {
 		printf("26 records, sha256 %s, by nodes in the job (16 intervals per node):\n",
 		       sha256_impl_name());
-		if (sweep(&kf, &other, ndgrams, (int)repeats))
-			goto out;
+		if (sweep(kf, other, o->ndgrams, (int)o->repeats))
+			return 1;
 	}
 	printf(
 	    "wall time / CPU time of the whole run: %.3f (above 1: other tasks took the CPU; the "
@@ -524,11 +531,36 @@ int main(int argc, char **argv)
 	printf("reproduce: make build/bench/collect_bench && build/bench/collect_bench -c %llu -k "
 	       "%llu "
 	       "-n %llu -r %llu%s%s%s\n",
-	       (unsigned long long)cpu, (unsigned long long)nnodes, (unsigned long long)ndgrams,
-	       (unsigned long long)repeats, only ? " -s " : "", only ? only : "",
-	       default_only ? " -d" : "");
-	ret = 0;
-out:
+	       (unsigned long long)o->cpu, (unsigned long long)o->nnodes,
+	       (unsigned long long)o->ndgrams, (unsigned long long)o->repeats,
+	       o->only ? " -s " : "", o->only ? o->only : "", o->default_only ? " -d" : "");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct keyfile kf, other;
+	cpu_set_t saved;
+	char err[128];
+	int ret;
+
+	parse_args(argc, argv, &o);
+	if (keyfile_parse(KEY, &kf, err, sizeof(err)) ||
+	    keyfile_parse(OTHER_KEY, &other, err, sizeof(err))) {
+		fprintf(stderr, "collect_bench: %s\n", err);
+		return 1;
+	}
+	if (pin_cpu(&o, &saved))
+		return 1;
+	printf(
+	    "collect_bench: clusteragg_ingest() on CPU %llu, %llu nodes (one job), %llu datagrams "
+	    "per "
+	    "repeat, median of %llu; datagrams/s in thousands and ns per datagram (target >= %.0f "
+	    "k/s)\n",
+	    (unsigned long long)o.cpu, (unsigned long long)o.nnodes, (unsigned long long)o.ndgrams,
+	    (unsigned long long)o.repeats, TARGET / 1e3);
+	ret = run_all(&kf, &other, &o);
 	if (sched_setaffinity(0, sizeof(saved), &saved))
 		perror("collect_bench: restoring the CPU affinity");
 	keyfile_clear(&kf);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm_bench: cost of the shared-memory channel (shared/channel/shmring, protocol/shm.h) on this machine.
+ * shm_bench: cost of the shared-memory channel (shared/channel/shmwriter and shmreader, protocol/shm.h) on
+ * this machine.
  *   1. producer alone: ns per shmwriter_put (samples and events alternating) into a ring nobody reads
  *      (the producer never waits, so this is its whole cost; target <= 50 ns/record);
  *   2. consumer alone, one core: a full ring is filled, then drained with shmreader_poll (copy, sequence checks,
@@ -24,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "channel/shmring.h"
+#include "channel/shmreader.h"
+#include "channel/shmwriter.h"
 
 static uint64_t now_ns(void)
 {
@@ -255,7 +257,7 @@ static int bench_pair(uint32_t slots, uint64_t n, uint64_t rate, uint32_t period
 	if (rate)
 		printf("    rate %.2f M records/s, consumer every %u us\n", (double)rate / 1e6,
 		       period_us);
-	printf("    producer: %.1f ns/record inside shmw_put (%.1f M records/s overall)\n",
+	printf("    producer: %.1f ns/record inside shmwriter_put (%.1f M records/s overall)\n",
 	       (double)p.busy / (double)n, (double)n / ((double)(p.t1 - p.t0) / 1e3));
 	printf("    consumer: %llu records, %.1f M records/s while busy, %llu lost (%.2f%%), "
 	       "%llu torn/stale/invalid\n",
@@ -319,7 +321,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)n, slots, rate ? " -r <rate>" : "");
 
 	(void)pin(0);
-	printf("1. producer alone (shmw_put, no reader), best of 3:\n");
+	printf("1. producer alone (shmwriter_put, no reader), best of 3:\n");
 	ns = 1e9;
 	for (i = 0; i < 3; i++) {
 		double v = bench_producer(slots, n);

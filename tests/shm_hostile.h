@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm_hostile: a hostile guest for the shared-memory channel, shared by the unit suite (check_shmring, a
+ * shm_hostile: a hostile guest for the shared-memory channel, shared by the unit suite (check_shmreader, a
  * thread against an in-process reader) and the VM test tool (tests/vm/shmscribble, against vnoise-host
  * reading a real domain's region). It produces valid records and, in between, damages everything it can:
  * slot sequence words and payloads (including valid-looking fakes), ring heads (forwards, backwards,
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "shm.h"
-#include "channel/shmring.h"
+#include "channel/shmwriter.h"
 
 struct hostile_ctx {
 	void *base;

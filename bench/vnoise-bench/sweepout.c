@@ -42,7 +42,7 @@ static int lowest(const struct sweep_result *r, int (*ok)(const struct sweep_lev
 	return low;
 }
 
-void sweep_verdicts(struct sweep_result *r)
+void sweepout_verdicts(struct sweep_result *r)
 {
 	r->lowest_detected = lowest(r, detected);
 	r->lowest_attributed = lowest(r, attributed);
@@ -66,19 +66,26 @@ static void cellf(const char *fmt, double v)
 	cell(b);
 }
 
-static void print_table(const struct sweep_result *r)
+/* The title line: the job, its size and the command that reproduces the sweep. */
+static void table_title(const struct sweep_result *r)
 {
 	const struct sweep_params *p = r->p;
-	char b[64];
-	int i, n = r->nlevels, any_root = 0;
 
-	printf("vnoise-bench sweep: %s x %d", vnb_op_name(p->d.op), p->d.count);
+	printf("vnoise-bench sweep: %s x %d", opts_op_name(p->d.op), p->d.count);
 	if (p->d.op != VNB_OP_BARRIER)
 		printf(", %d bytes", p->d.size);
 	printf(", %d ranks, %d runs per level in %d job%s (+%d warm-up each), injector on CPU %d   "
 	       "(reproduce: %s)\n",
 	       p->np, p->d.runs, p->passes, p->passes == 1 ? "" : "s", p->d.warmup, r->cpu,
 	       r->command);
+}
+
+/* The rows that describe each level's runs: level, mean, deviation, count, median and its 95% CI. */
+static void table_runs(const struct sweep_result *r)
+{
+	char b[64];
+	int i, n = r->nlevels;
+
 	row_label("Noise level");
 	for (i = 0; i < n; i++) {
 		snprintf(b, sizeof(b), "%g%%", r->lv[i].level);
@@ -115,6 +122,13 @@ static void print_table(const struct sweep_result *r)
 		else
 			cell("n/a");
 	printf("\n");
+}
+
+/* The comparison of each level with the baseline: rank-sum p, CIs apart, detected. */
+static void table_detection(const struct sweep_result *r)
+{
+	int i, n = r->nlevels;
+
 	row_label("Rank-sum p (larger)");
 	for (i = 0; i < n; i++)
 		if (r->lv[i].cmp_ok)
@@ -130,6 +144,14 @@ static void print_table(const struct sweep_result *r)
 	for (i = 0; i < n; i++)
 		cell(!r->lv[i].cmp_ok ? "-" : r->lv[i].cmp.detected ? "yes" : "no");
 	printf("   (p < 0.05 and 95%% median CIs apart)\n");
+}
+
+/* What vnoise charged to the injector next to the injector's own CPU share. Returns whether any level had
+ * vnoise's figures (it needs root). */
+static int table_attribution(const struct sweep_result *r)
+{
+	int i, n = r->nlevels, any_root = 0;
+
 	row_label("vnoise: injector, %");
 	for (i = 0; i < n; i++) {
 		any_root |= r->lv[i].mon_ok;
@@ -150,6 +172,12 @@ static void print_table(const struct sweep_result *r)
 		else
 			cellf("%.4f", 0.0);
 	printf("   (its own ground truth: thread CPU time / wall time)\n");
+	return any_root;
+}
+
+/* The verdict lines: the lowest level detected and the lowest attributed, and the sweep's wall time. */
+static void table_verdicts(const struct sweep_result *r, int any_root)
+{
 	if (r->lowest_detected >= 0)
 		printf("lowest level detected by the collective detector: %g%%\n",
 		       r->lv[r->lowest_detected].level);
@@ -166,6 +194,14 @@ static void print_table(const struct sweep_result *r)
 	       "share is "
 	       "within 50%% of the injector's own)\n");
 	printf("sweep took %.0f s\n", r->secs);
+}
+
+static void print_table(const struct sweep_result *r)
+{
+	table_title(r);
+	table_runs(r);
+	table_detection(r);
+	table_verdicts(r, table_attribution(r));
 }
 
 static void json_level(struct json_writer *w, const struct sweep_level *lv)
@@ -185,10 +221,10 @@ static void json_level(struct json_writer *w, const struct sweep_level *lv)
 	json_kv_double(w, "mean_s", s->mean);
 	json_kv_double(w, "sd_s", s->sd);
 	json_kv_double(w, "median_s", s->median);
-	json_ci(w, "median95_s", s->med95_ok, s->med95_lo, s->med95_hi);
-	json_ci(w, "median99_s", s->med99_ok, s->med99_lo, s->med99_hi);
-	json_ci(w, "mean95_s", s->mean_ok, s->mean95_lo, s->mean95_hi);
-	json_ci(w, "mean99_s", s->mean_ok, s->mean99_lo, s->mean99_hi);
+	detect_json_ci(w, "median95_s", s->med95_ok, s->med95_lo, s->med95_hi);
+	detect_json_ci(w, "median99_s", s->med99_ok, s->med99_lo, s->med99_hi);
+	detect_json_ci(w, "mean95_s", s->mean_ok, s->mean95_lo, s->mean95_hi);
+	detect_json_ci(w, "mean99_s", s->mean_ok, s->mean99_lo, s->mean99_hi);
 	json_kv_double(w, "min_s", s->min);
 	json_kv_double(w, "max_s", s->max);
 	json_obj_end(w);
@@ -249,7 +285,7 @@ static int print_json(const struct sweep_result *r)
 	json_obj_begin(&w);
 	json_kv_str(&w, "schema", "vnoise.sweep/1");
 	json_kv_str(&w, "command", r->command);
-	json_kv_str(&w, "op", vnb_op_name(p->d.op));
+	json_kv_str(&w, "op", opts_op_name(p->d.op));
 	json_kv_i64(&w, "count", p->d.count);
 	json_kv_i64(&w, "size", p->d.op == VNB_OP_BARRIER ? 0 : p->d.size);
 	json_kv_i64(&w, "ranks", p->np);
@@ -279,7 +315,7 @@ static int print_json(const struct sweep_result *r)
 	return json_finish(&w);
 }
 
-int sweep_print(const struct sweep_result *r, int json)
+int sweepout_print(const struct sweep_result *r, int json)
 {
 	if (json)
 		return print_json(r) ? -EIO : 0;

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * virtxml: the few facts vnoise-host needs from a libvirt domain's live XML (domain type, ivshmem device,
- * tap devices) and from QEMU's thread names (vCPU, I/O and emulator threads). Small, bounded scanners over
- * libvirt's own well-formed output — not a general XML parser; they never read past the terminating NUL.
- * Pure functions, no allocation.
+ * tap devices). Small, bounded scanners over libvirt's own well-formed output — not a general XML parser;
+ * they never read past the terminating NUL. Pure functions, no allocation.
  */
 #ifndef VNOISE_HOST_LIBVIRT_VIRTXML_H
 #define VNOISE_HOST_LIBVIRT_VIRTXML_H
@@ -34,15 +33,5 @@ int virtxml_shmem(const char *xml, char *name, size_t cap, uint64_t *size_bytes)
  * list into out. Returns the number found (0 if none) or -ENOSPC if out is too small.
  */
 int virtxml_taps(const char *xml, char *out, size_t cap);
-
-/* QEMU thread kinds by name (QEMU's -name debug-threads=on, which libvirt sets). */
-enum qemuthread_kind { QEMUTHREAD_OTHER = 0, QEMUTHREAD_VCPU = 1, QEMUTHREAD_IOTHREAD = 2 };
-
-/*
- * Classify a thread comm: "CPU 3/KVM" or "CPU 3/TCG" -> QEMUTHREAD_VCPU with *vcpu = 3 and accel "KVM"/"TCG";
- * "IO iothread1" / "IO mon_iothread" -> QEMUTHREAD_IOTHREAD; anything else QEMUTHREAD_OTHER. accel may be NULL.
- */
-enum qemuthread_kind qemuthread_classify(const char *comm, unsigned *vcpu, char *accel,
-					 size_t accel_cap);
 
 #endif

@@ -16,6 +16,7 @@
 #include "util/log.h"
 #include "util/parse.h"
 #include "libvirt/session.h"
+#include "libvirt/qemuthread.h"
 #include "libvirt/virtxml.h"
 #include "libvirt/vmap.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "attrib/merge.h"
-#include "format/recfile.h"
+#include "format/recreader.h"
 #include "record.h"
 
 static void gap_cb(void *ctx, int cpu, uint64_t dur, const uint64_t parts[VN_CLASS_MAX])

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the host side of the shared-memory channel (shared/channel/shmring, protocol/shm.h) on hostile
- * regions. The first input byte picks how the region is made:
+ * libFuzzer target: the host side of the shared-memory channel (shared/channel/shmreader, protocol/shm.h) on
+ * hostile regions. The first input byte picks how the region is made:
  *   0  raw: the rest of the input is the region image, mapped to the byte (any overread is an ASan error);
  *   1  scripted: a guest writer lays out a valid region and the input is a program of operations (put
  *      records, poll, damage bytes, set heads, re-initialise under a new epoch, mailbox, summaries, status)
@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "channel/shmring.h"
+#include "channel/shmreader.h"
+#include "channel/shmregion.h"
+#include "channel/shmwriter.h"
 
 #define SCRIPT_SIZE 16384u /* region of the scripted and near-valid modes */
 #define SHADOW 64u /* >= the largest slots_per_ring the script uses */
@@ -31,7 +33,7 @@ static void deliver(void *arg, uint32_t ring, uint64_t pos, const struct vn_shm_
 {
 	struct ctx *c = arg;
 
-	if (shmreader_record_valid(rec) != 0 || ring >= VN_SHM_MAX_RINGS)
+	if (shmregion_record_valid(rec) != 0 || ring >= VN_SHM_MAX_RINGS)
 		abort(); /* the reader's contract: only validated copies */
 	if (!c->oracle)
 		return;

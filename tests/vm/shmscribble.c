@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	h.epoch = shmwriter_next_epoch(h.base, h.size, now_ns());
 	h.w = shmwriter_init(h.base, h.size, h.nrings, h.slots, h.epoch);
 	if (!h.w) {
-		perror("shmscribble: shmw_init");
+		perror("shmscribble: shmwriter_init");
 		return 1;
 	}
 	end = now_ns() + strtoull(argv[2], NULL, 0) * 1000000000ULL;

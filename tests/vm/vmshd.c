@@ -294,56 +294,34 @@ static void child_exec(const char *cmd, int out_fd)
 }
 
 /*
- * Runs cmd under /bin/sh -c, waits for the shell (not its background children) at most timeout_s (0: no
- * limit). On success returns 0 with *rc and a malloc'ed *out of *out_len bytes (caller frees).
+ * Wait for pid (the shell) to exit, with pidfd when there is one; while waiting, keep out_fd's memory
+ * bounded and kill the process group at deadline (ms, 0: none), setting *timed_out. Returns 0 with *status,
+ * or -errno (pid is still to be reaped).
  */
-static int cmd_run(const char *cmd, unsigned int timeout_s, int *rc, char **out, size_t *out_len)
+static int cmd_wait(pid_t pid, int pidfd, int out_fd, uint64_t deadline, int *status,
+		    int *timed_out)
 {
-	static const size_t note_room = 256;
-	char tmpl[] = "/tmp/vmshd.XXXXXX";
-	uint64_t deadline = timeout_s ? now_ms() + (uint64_t)timeout_s * 1000 : 0;
-	int out_fd = -1, pidfd = -1, status = 0, timed_out = 0, err;
-	size_t keep, len = 0;
-	char *buf = NULL;
 	struct stat st;
-	pid_t pid = -1;
-	ssize_t n;
 
-	out_fd = mkostemp(tmpl, O_CLOEXEC);
-	if (out_fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	unlink(tmpl);
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(cmd, out_fd);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		unsigned int ms = VMSHD_WAIT_MS;
-		pid_t w = waitpid(pid, &status, WNOHANG);
+		pid_t w = waitpid(pid, status, WNOHANG);
 
 		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			err = -errno;
-			goto out;
-		}
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
 		/* keep memory bounded: release what lies past the cap while the command still writes */
 		if (!fstat(out_fd, &st) && st.st_size > (off_t)VMSHD_OUT_CAP + 65536)
 			fallocate(out_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, VMSHD_OUT_CAP,
 				  st.st_size - VMSHD_OUT_CAP);
-		if (deadline && !timed_out) {
+		if (deadline && !*timed_out) {
 			uint64_t now = now_ms();
 
 			if (now >= deadline) {
 				kill(-pid, SIGKILL);
 				kill(pid, SIGKILL);
-				timed_out = 1;
+				*timed_out = 1;
 			} else if (deadline - now < ms) {
 				ms = (unsigned int)(deadline - now);
 			}
@@ -356,17 +334,28 @@ static int cmd_run(const char *cmd, unsigned int timeout_s, int *rc, char **out,
 			sleep_ms(ms);
 		}
 	}
-	pid = -1;
-	if (fstat(out_fd, &st) < 0) {
-		err = -errno;
-		goto out;
-	}
+}
+
+/*
+ * Read the finished command's output from out_fd (at most VMSHD_OUT_CAP bytes, with a note when truncated or
+ * timed out) and its exit code from status (124 timed out, 128 + signal). Returns 0 with *rc and a malloc'ed
+ * *out of *out_len bytes (caller frees), or -errno.
+ */
+static int cmd_collect(int out_fd, unsigned int timeout_s, int status, int timed_out, int *rc,
+		       char **out, size_t *out_len)
+{
+	static const size_t note_room = 256;
+	size_t keep, len = 0;
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	if (fstat(out_fd, &st) < 0)
+		return -errno;
 	keep = (size_t)st.st_size < VMSHD_OUT_CAP ? (size_t)st.st_size : VMSHD_OUT_CAP;
 	buf = malloc(keep + note_room);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
 	while (len < keep) {
 		n = pread(out_fd, buf + len, keep - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
@@ -390,8 +379,39 @@ static int cmd_run(const char *cmd, unsigned int timeout_s, int *rc, char **out,
 	}
 	*out = buf;
 	*out_len = len;
-	buf = NULL;
-	err = 0;
+	return 0;
+}
+
+/*
+ * Runs cmd under /bin/sh -c, waits for the shell (not its background children) at most timeout_s (0: no
+ * limit). On success returns 0 with *rc and a malloc'ed *out of *out_len bytes (caller frees).
+ */
+static int cmd_run(const char *cmd, unsigned int timeout_s, int *rc, char **out, size_t *out_len)
+{
+	char tmpl[] = "/tmp/vmshd.XXXXXX";
+	uint64_t deadline = timeout_s ? now_ms() + (uint64_t)timeout_s * 1000 : 0;
+	int out_fd = -1, pidfd = -1, status = 0, timed_out = 0, err;
+	pid_t pid = -1;
+
+	out_fd = mkostemp(tmpl, O_CLOEXEC);
+	if (out_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	unlink(tmpl);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(cmd, out_fd);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	err = cmd_wait(pid, pidfd, out_fd, deadline, &status, &timed_out);
+	if (err)
+		goto out;
+	pid = -1;
+	err = cmd_collect(out_fd, timeout_s, status, timed_out, rc, out, out_len);
 out:
 	if (pid > 0) {
 		kill(-pid, SIGKILL);
@@ -402,7 +422,6 @@ out:
 		close(pidfd);
 	if (out_fd >= 0)
 		close(out_fd);
-	free(buf);
 	return err;
 }
 

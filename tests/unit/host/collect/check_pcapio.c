@@ -737,17 +737,13 @@ START_TEST(test_unsupported_link)
 }
 END_TEST
 
-/* Hostile packets in an Ethernet capture, each counted in its field; only whole unfragmented UDP
- * reaches the callback. */
-START_TEST(test_hostile_packets)
+#define ETH(ver) (e = mk_link(b, DLT_EN10MB, (ver), 2))
+
+/* Hostile packets 1-9 (b: 256 bytes): good UDP, other protocols, fragments, short captures. */
+static void put_hostile_kinds(uint8_t *b)
 {
-	struct pcapio_stats st;
-	struct got g = { 0 };
-	uint8_t b[256];
 	size_t n, e;
 
-	hm_open(DLT_EN10MB, PCAP_TSTAMP_PRECISION_MICRO);
-#define ETH(ver) (e = mk_link(b, DLT_EN10MB, (ver), 2))
 	/* 1 good UDP */
 	ETH(4), n = e + mk_ip4(b + e, 17, 0);
 	hm_put(b, n, n, 1, 0);
@@ -777,6 +773,13 @@ START_TEST(test_hostile_packets)
 	/* 9 caplen < len (snapped): truncated */
 	ETH(4), n = e + mk_ip4(b + e, 17, 0);
 	hm_put(b, n - 5, n, 1, 0);
+}
+
+/* Hostile packets 10-17: bad header and UDP lengths, short frames, VLAN stacks, padding, IPv4 options. */
+static void put_hostile_headers(uint8_t *b)
+{
+	size_t n, e;
+
 	/* 10 IHL 4 (16 bytes): bad */
 	ETH(4), n = e + mk_ip4(b + e, 17, 0);
 	b[e] = 0x44;
@@ -813,6 +816,13 @@ START_TEST(test_hostile_packets)
 	put16(b + e + 2, 24 + 8 + HM_LEN);
 	n = e + 24 + 8 + HM_LEN;
 	hm_put(b, n, n, 3, 0);
+}
+
+/* Hostile packets 18-26: lengths just past or below what was captured, IPv6 payload lengths. */
+static void put_hostile_lengths(uint8_t *b)
+{
+	size_t n, e;
+
 	/* 18 total length below the header length: bad */
 	ETH(4), n = e + mk_ip4(b + e, 17, 0);
 	put16(b + e + 2, 19);
@@ -845,7 +855,21 @@ START_TEST(test_hostile_packets)
 	/* 26 frame ending inside its VLAN tag: truncated */
 	mk_link(b, DLT_EN10MB, 4, 0);
 	hm_put(b, 16, 16, 1, 0);
+}
 #undef ETH
+
+/* Hostile packets in an Ethernet capture, each counted in its field; only whole unfragmented UDP
+ * reaches the callback. */
+START_TEST(test_hostile_packets)
+{
+	struct pcapio_stats st;
+	struct got g = { 0 };
+	uint8_t b[256];
+
+	hm_open(DLT_EN10MB, PCAP_TSTAMP_PRECISION_MICRO);
+	put_hostile_kinds(b);
+	put_hostile_headers(b);
+	put_hostile_lengths(b);
 	hm_close();
 
 	ck_assert_int_eq(pcapio_replay(path, 0, collect, &g, &st, NULL, 0), 0);

@@ -4,7 +4,7 @@
  * q35 TCG domain with an ivshmem device and two tap interfaces): attribute lookup (quotes, entities, element
  * names that are prefixes of others, chaining), the domain type, the shmem device and its size units, the
  * tap list, truncated documents (every prefix, in exact-size heap buffers so ASan sees any read past the
- * NUL), and QEMU thread name classification.
+ * NUL).
  */
 #include <check.h>
 #include <errno.h>
@@ -163,7 +163,7 @@ static uint64_t size_of(const char *size_elem, int want_rc)
 	strcat(doc, size_elem);
 	strcat(doc, "<alias name='shmem0'/></shmem></devices>");
 	rc = shmem_of(doc, name, &size);
-	ck_assert_msg(rc == want_rc, "vxml_shmem(%s) = %d, want %d", size_elem, rc, want_rc);
+	ck_assert_msg(rc == want_rc, "virtxml_shmem(%s) = %d, want %d", size_elem, rc, want_rc);
 	if (!rc)
 		ck_assert_str_eq(name, "s");
 	return size;
@@ -677,89 +677,6 @@ START_TEST(test_truncated_every_prefix)
 }
 END_TEST
 
-/* ---- qemuthread_classify ---- */
-
-START_TEST(test_thread_vcpu)
-{
-	unsigned v = 99;
-	char accel[8];
-
-	ck_assert_int_eq(qemuthread_classify("CPU 0/TCG", &v, accel, sizeof(accel)),
-			 QEMUTHREAD_VCPU);
-	ck_assert_uint_eq(v, 0);
-	ck_assert_str_eq(accel, "TCG");
-	ck_assert_int_eq(qemuthread_classify("CPU 12/KVM", &v, accel, sizeof(accel)),
-			 QEMUTHREAD_VCPU);
-	ck_assert_uint_eq(v, 12);
-	ck_assert_str_eq(accel, "KVM");
-	ck_assert_int_eq(qemuthread_classify("CPU 255/KVM", &v, accel, sizeof(accel)),
-			 QEMUTHREAD_VCPU);
-	ck_assert_uint_eq(v, 255);
-	ck_assert_int_eq(qemuthread_classify("CPU 007/TCG", &v, accel, sizeof(accel)),
-			 QEMUTHREAD_VCPU);
-	ck_assert_uint_eq(v, 7);
-	/* vcpu and accel are optional */
-	ck_assert_int_eq(qemuthread_classify("CPU 3/KVM", NULL, NULL, 0), QEMUTHREAD_VCPU);
-	ck_assert_int_eq(qemuthread_classify("CPU 3/KVM", &v, NULL, 8), QEMUTHREAD_VCPU);
-	ck_assert_uint_eq(v, 3);
-}
-END_TEST
-
-START_TEST(test_thread_accel_cap)
-{
-	unsigned v;
-	char accel[8];
-
-	memset(accel, 'Z', sizeof(accel));
-	ck_assert_int_eq(qemuthread_classify("CPU 1/KVM", &v, accel, 3), QEMUTHREAD_VCPU);
-	ck_assert_str_eq(accel, "KV");
-	ck_assert_int_eq(accel[3], 'Z');
-	ck_assert_int_eq(qemuthread_classify("CPU 1/KVM", &v, accel, 1), QEMUTHREAD_VCPU);
-	ck_assert_str_eq(accel, "");
-	ck_assert_int_eq(accel[1], 'V');
-	/* cap 0: nothing written */
-	memset(accel, 'Z', sizeof(accel));
-	ck_assert_int_eq(qemuthread_classify("CPU 1/KVM", &v, accel, 0), QEMUTHREAD_VCPU);
-	ck_assert_int_eq(accel[0], 'Z');
-	ck_assert_int_eq(qemuthread_classify("CPU 1/KVM", &v, accel, 4), QEMUTHREAD_VCPU);
-	ck_assert_str_eq(accel, "KVM");
-}
-END_TEST
-
-START_TEST(test_thread_not_vcpu)
-{
-	static const char *const other[] = {
-		"CPU /KVM",   "CPU x/KVM",  "CPU 1",	       "CPU 1 KVM",
-		"CPU -1/KVM", "CPU  1/KVM", " CPU 1/KVM",      "cpu 1/KVM",
-		"CPU",	      "CPU ",	    "CPU 1234567/KVM", "qemu-system-x86",
-		"worker",     "call_rcu",   "vnc_worker",      "SPICE Worker",
-		"",	      "IO",	    "io iothread1",    "IOthread"
-	};
-	unsigned v = 77;
-	char accel[8] = "keep";
-	size_t i;
-
-	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
-		ck_assert_msg(qemuthread_classify(other[i], &v, accel, sizeof(accel)) ==
-				  QEMUTHREAD_OTHER,
-			      "'%s' is not VTHR_OTHER", other[i]);
-		ck_assert_msg(v == 77 && !strcmp(accel, "keep"), "'%s' wrote outputs", other[i]);
-	}
-}
-END_TEST
-
-START_TEST(test_thread_iothread)
-{
-	unsigned v = 77;
-
-	ck_assert_int_eq(qemuthread_classify("IO iothread1", &v, NULL, 0), QEMUTHREAD_IOTHREAD);
-	ck_assert_int_eq(qemuthread_classify("IO mon_iothread", &v, NULL, 0), QEMUTHREAD_IOTHREAD);
-	ck_assert_int_eq(qemuthread_classify("IO iothread-disk", NULL, NULL, 0),
-			 QEMUTHREAD_IOTHREAD);
-	ck_assert_uint_eq(v, 77);
-}
-END_TEST
-
 static Suite *virtxml_suite(void)
 {
 	Suite *s = suite_create("virtxml");
@@ -796,13 +713,6 @@ static Suite *virtxml_suite(void)
 	tc = tcase_create("truncated");
 	tcase_add_test(tc, test_truncated_small);
 	tcase_add_test(tc, test_truncated_every_prefix);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("threads");
-	tcase_add_test(tc, test_thread_vcpu);
-	tcase_add_test(tc, test_thread_accel_cap);
-	tcase_add_test(tc, test_thread_not_vcpu);
-	tcase_add_test(tc, test_thread_iothread);
 	suite_add_tcase(s, tc);
 	return s;
 }

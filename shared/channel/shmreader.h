@@ -1,120 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shmring: both ends of the shared-memory channel of protocol/shm.h, in plain C (no libvirt, no libbpf).
- *
- * Guest side (shmwriter_*): lays out a region and publishes records into per-vCPU single-producer rings. The hot
- * path (shmwriter_put) takes no lock, makes no syscall and never waits: when the consumer is slow the producer
- * overwrites the oldest records, and the consumer detects and counts the loss. One thread per ring may call
- * shmwriter_put concurrently with other rings' producers; status, summaries and the mailbox are written by one
- * thread at a time (the agent's control thread).
- *
- * Host side (shmreader_*): reads a region mapped from /dev/shm as hostile memory. It bounds every access by its
- * own mapping size (never by what the header says), copies before it validates, reads each ring's head once
- * per poll, masks indices, bounds the work of every call and never writes anything but the mailbox's host
- * part. A state machine follows the guest: WAITING (epoch 0, nothing to read yet), OK, CORRUPT (invalid
- * header, geometry changed under the same epoch, or a producer counter moving backwards); it recovers when a
- * valid header with a new epoch appears. One reader is used by one thread at a time.
+ * shmreader: the host end of the shared-memory channel of protocol/shm.h, in plain C (no libvirt, no libbpf).
+ * It reads a region mapped from /dev/shm as hostile memory: it bounds every access by its own mapping size
+ * (never by what the header says), copies before it validates (shmregion), reads each ring's head once per
+ * poll, masks indices, bounds the work of every call and never writes anything but the mailbox's host part.
+ * A state machine follows the guest: WAITING (epoch 0, nothing to read yet), OK, CORRUPT (invalid header,
+ * geometry changed under the same epoch, or a producer counter moving backwards); it recovers when a valid
+ * header with a new epoch appears. One reader is used by one thread at a time.
  *
  * Not handled here: SIGBUS when the backing file shrinks under the mapping (the caller maps a file it sized
  * itself, and guards reads if others can truncate it).
  */
-#ifndef VNOISE_CHANNEL_SHMRING_H
-#define VNOISE_CHANNEL_SHMRING_H
+#ifndef VNOISE_CHANNEL_SHMREADER_H
+#define VNOISE_CHANNEL_SHMREADER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "shm.h"
-
-/* ---- guest side: producer ---- */
-
-struct shm_writer;
-
-/* Bytes of region the layout needs for nrings x slots_per_ring; 0 when the geometry is out of range. */
-size_t shmwriter_region_bytes(uint32_t nrings, uint32_t slots_per_ring);
-
-/* Largest power-of-two slots_per_ring whose layout fits in size bytes (capped at VN_SHM_MAX_SLOTS); 0 if
- * none fits or nrings is out of range. */
-uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings);
-
-/*
- * The epoch a new agent should use on the region at base: the region's epoch + 1 when it holds a vnoise
- * header with a non-zero epoch, else fallback (e.g. CLOCK_REALTIME ns), never 0. Reads only the header.
- */
-uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback);
-
-/*
- * Lay out the region [base, base + size) (size a power of two, base 64-byte aligned) with nrings rings of
- * slots_per_ring slots and publish it under epoch (non-zero, new): epoch is stored 0 first, every byte of
- * the layout except the host's mailbox part is zeroed, the header is written, and epoch is stored last with
- * release ordering. Returns the writer (owned by the caller, shmwriter_free) or NULL with errno (EINVAL: bad
- * geometry, size or epoch; ENOSPC: the layout does not fit; ENOMEM).
- */
-struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint32_t slots_per_ring,
-				  uint64_t epoch) __attribute__((warn_unused_result));
-
-/* Free the writer; the region is left as it is. Accepts NULL. */
-void shmwriter_free(struct shm_writer *w);
-
-/*
- * Publish one record in ring: type VN_SHM_REC_SAMPLE with rec a struct vn_sample, or VN_SHM_REC_EVENT with
- * rec a struct vn_event. Padding is zeroed and comm NUL-terminated on the way. Never blocks: a full ring's
- * oldest record is overwritten. Returns 0, or -EINVAL for a bad ring or type (a bad type with a valid ring
- * is counted in the ring's dropped). One producer thread per ring.
- */
-int shmwriter_put(struct shm_writer *w, uint32_t ring, uint16_t type, const void *rec)
-    __attribute__((warn_unused_result));
-
-__attribute__((warn_unused_result)) static inline int
-shmwriter_put_sample(struct shm_writer *w, uint32_t ring, const struct vn_sample *s)
-{
-	return shmwriter_put(w, ring, VN_SHM_REC_SAMPLE, s);
-}
-
-__attribute__((warn_unused_result)) static inline int
-shmwriter_put_event(struct shm_writer *w, uint32_t ring, const struct vn_event *e)
-{
-	return shmwriter_put(w, ring, VN_SHM_REC_EVENT, e);
-}
-
-/* Add n records the guest lost before publishing (e.g. BPF ring buffer drops) to ring's dropped counter.
- * Called by the ring's producer thread. */
-void shmwriter_add_dropped(struct shm_writer *w, uint32_t ring, uint64_t n);
-
-/* Declare that every record of ring ending at or before guest time t_ns has been published (stored after
- * the records' head; a t_ns below the previous one is ignored). Called by the ring's producer thread. */
-void shmwriter_set_horizon(struct shm_writer *w, uint32_t ring, uint64_t t_ns);
-
-/* Records published in ring so far this epoch (the ring's head). */
-uint64_t shmwriter_head(const struct shm_writer *w, uint32_t ring);
-
-/* Write the guest status (st->seq is ignored; the writer stamps it). */
-void shmwriter_set_status(struct shm_writer *w, const struct vn_shm_status *st);
-
-/*
- * Write interval summary s (s->seq ignored) into entry s->interval_id % VN_SHM_SUMMARIES. Returns 0, or
- * -EINVAL when s is not a valid non-EMPTY entry (shmreader_summary_valid; reserved bytes are zeroed first).
- */
-int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
-    __attribute__((warn_unused_result));
-
-/*
- * Look for a clock-sync request from the host. Returns 1 with *req_seq and *host_send_ns when there is one
- * this writer has not answered yet, 0 when there is none, -EAGAIN when the host was writing it (try again).
- */
-int shmwriter_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
-    __attribute__((warn_unused_result));
-
-/* Answer request (req_seq, host_send_ns) with guest_ns, the guest CLOCK_MONOTONIC read while answering,
- * and the guest CPU the answering thread runs on (VN_SHM_CPU_UNKNOWN: not said). */
-void shmwriter_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
-				 uint64_t guest_ns, uint32_t cpu);
-static inline void shmwriter_mailbox_reply(struct shm_writer *w, uint64_t req_seq,
-					   uint64_t host_send_ns, uint64_t guest_ns)
-{
-	shmwriter_mailbox_reply_cpu(w, req_seq, host_send_ns, guest_ns, VN_SHM_CPU_UNKNOWN);
-}
-
-/* ---- host side: consumer ---- */
 
 struct shm_reader;
 
@@ -243,24 +145,6 @@ int shmreader_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary
 
 /* The valid entry with phase >= min_phase and the greatest interval_id. Returns 0, -ENODATA or -ENOTCONN. */
 int shmreader_summary_latest(struct shm_reader *rd, uint32_t min_phase, struct vn_shm_summary *out)
-    __attribute__((warn_unused_result));
-
-/* ---- validation (pure functions on copies; used by the reader, tests and fuzzers) ---- */
-
-/*
- * Check a header copy against the host's mapping size: magic, version, sizes, geometry ranges, power-of-two
- * counts, 64-byte aligned areas inside min(mapped_size, region_size) that overlap neither each other nor the
- * header, reserved bytes zero, epoch non-zero. Returns 0 or -EBADMSG with a one-line reason in why.
- */
-int shmreader_header_valid(const struct vn_shm_header *h, size_t mapped_size, char *why,
-			   size_t why_len) __attribute__((warn_unused_result));
-
-/* Check a slot copy's record (type, padding, times ordered, spans and lengths sane, classes known, comm
- * terminated). Returns 0 or -EBADMSG. The seq word is not looked at. */
-int shmreader_record_valid(const struct vn_shm_slot *s) __attribute__((warn_unused_result));
-
-/* Check a summary copy that sits in entry idx. Returns 0 or -EBADMSG (EMPTY is valid). */
-int shmreader_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
     __attribute__((warn_unused_result));
 
 #endif
