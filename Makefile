@@ -188,6 +188,12 @@ $(BUILD)/tests/unit/shared/%: tests/unit/shared/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) -lm
+# shared/bpf/ needs libbpf; its suite opens (never loads) a real BPF object, the guest kernel helper.
+$(BUILD)/tests/unit/shared/bpf/%: tests/unit/shared/bpf/%.c $(LIB) $(BUILD)/guest/bpf/ktrace.bpf.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(UNIT_CFLAGS) -DBPFUTIL_TEST_OBJ='"$(abspath $(BUILD)/guest/bpf/ktrace.bpf.o)"' $(LDFLAGS) \
+		-o $@ $< $(LIB) $(CHECK_LIBS) -lbpf -lelf -lz
 $(BUILD)/tests/unit/guest/%: tests/unit/guest/%.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -250,10 +256,11 @@ FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_datagram fuzz_collect
 $(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA := -Iguest guest/agent/qga.c
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
 $(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/export/promfmt.c
+FUZZ_LIB_SRCS := $(filter-out shared/bpf/%,$(LIB_SRCS)) # the targets load no eBPF: no libbpf
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS) $(GUEST_SRCS) $(HOST_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIB_SRCS) -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LIB_SRCS) -lm
 fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_recfile -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus

@@ -3,12 +3,12 @@
  * vnoise kernel helper: net-duration interference events on the monitored CPUs (osnoise semantics, seed 002).
  *
  * Every event source (threads via sched_switch, device IRQs, x86 vector handlers, softirqs, KVM hypercall
- * wrappers, NMIs) opens a frame on a per-CPU nesting stack at entry and closes it at exit. At exit the frame's
- * net time is its wall time minus the wall time of the frames nested in it minus the hypervisor steal that
- * happened inside it (the KVM steal clock, read from the per-CPU steal_time area). The record names its parent
- * so user space can split any window exactly. Steal that happens while the CPU runs the sampler (no frame
- * open) is reported as an observation when the next frame opens. Records go to a ring buffer without wake-ups;
- * user space drains it on a timer. Only CPUs flagged in `monitored` emit anything.
+ * wrappers, NMIs) opens a frame on a per-CPU nesting stack (nest.bpf.h) at entry and closes it at exit. At
+ * exit the frame's net time is its wall time minus the wall time of the frames nested in it minus the
+ * hypervisor steal that happened inside it (the KVM steal clock, read from the per-CPU steal_time area). The
+ * record names its parent so user space can split any window exactly. Steal that happens while the CPU runs
+ * the sampler (no frame open) is reported as an observation when the next frame opens. Records go to a ring
+ * buffer without wake-ups; user space drains it on a timer. Only CPUs flagged in `monitored` emit anything.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,11 +16,15 @@
 #include <bpf/bpf_core_read.h>
 #include "bpf/ktrace.h"
 
-char LICENSE[] SEC("license") = "GPL";
-
 #ifndef KTRACE_STEAL
 #define KTRACE_STEAL 1
 #endif
+
+/* Only the exact steal clock is subtracted per frame; the lagging one is reported apart (steal_observe). */
+#define NEST_STEAL_CLOCK (KTRACE_STEAL == 1)
+#include "bpf/nest.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct ktrace_config cfg = { .ring_order = 12 };
 
@@ -82,18 +86,6 @@ static __always_inline struct ktrace_cpu *cpu_state(void)
 	if (cpu >= KTRACE_MAX_CPUS || !cfg.monitored[cpu & (KTRACE_MAX_CPUS - 1)])
 		return 0;
 	return &kh.cpus[cpu & (KTRACE_MAX_CPUS - 1)];
-}
-
-/*
- * Frame i of the CPU's stack, or NULL past its end. The barrier keeps the compiler from dropping the check as
- * redundant, so older verifiers (6.1) see the bound on the very register used for the index.
- */
-static __always_inline struct ktrace_frame *frame_at(struct ktrace_cpu *s, __u32 i)
-{
-	asm volatile("" : "+r"(i));
-	if (i >= KTRACE_MAX_DEPTH)
-		return 0;
-	return &s->f[i];
 }
 
 static __always_inline __u32 sat32(__u64 v, __u8 *flags)
@@ -195,94 +187,78 @@ static __always_inline void steal_observe(struct ktrace_cpu *s, __u64 now)
 static __always_inline void frame_push(struct ktrace_cpu *s, __u8 cls, __u32 id, __u64 now,
 				       __u64 st)
 {
-	__u32 d = s->depth;
-	struct ktrace_frame *f;
-
-	if (d == 0)
+	if (!s->nest.depth)
 		base_leave(s, now, st);
-	s->depth = d + 1;
-	f = frame_at(s, d);
-	if (!f) {
+	if (!nest_push(&s->nest, cls, id, now, st))
 		s->desync++;
+}
+
+/* The stack does not match what happens (an exit of another event): count it, start over at base level. */
+static __always_inline void lost_track(struct ktrace_cpu *s, __u64 now, __u64 st)
+{
+	s->desync++;
+	s->nest.depth = 0;
+	s->base_ns = now;
+	s->base_steal = st;
+}
+
+/* Record the closed frame c of class cls, ended at now; comm is the thread's name for THREAD frames. */
+static __always_inline void closed_emit(struct ktrace_cpu *s, __u32 cpu, __u8 cls, const char *comm,
+					__u64 now, const struct nest_closed *c)
+{
+	struct ktrace_slot *sl;
+	struct vn_event *e;
+	__u64 pos;
+	__u8 fl = 0;
+
+	sl = ev_reserve(s, cpu, &pos);
+	if (!sl)
 		return;
+	e = &sl->e;
+	e->start_ns = c->start_ns;
+	e->end_ns = now;
+	e->net_ns = sat32(c->net_ns, &fl);
+	e->steal_ns = sat32(c->steal_ns, &fl);
+	e->id = c->id;
+	e->cpu = cpu;
+	e->cls = cls;
+	e->depth = c->depth;
+	e->pad[0] = e->pad[1] = 0;
+	if (c->parent) {
+		e->parent_cls = c->parent->cls;
+		e->parent_id = c->parent->id;
+	} else {
+		e->parent_cls = VN_CLASS_NONE;
+		e->parent_id = 0;
 	}
-	f->start_ns = now;
-	f->child_ns = 0;
-	f->steal0_ns = st;
-	f->steal_child = 0;
-	f->id = id;
-	f->cls = cls;
+	if (comm)
+		__builtin_memcpy(e->comm, comm, VN_COMM_LEN);
+	else
+		__builtin_memset(e->comm, 0, sizeof(e->comm));
+	e->flags = fl;
+	ev_submit(sl, pos);
 }
 
 /* Close the top frame, which must be of class cls; comm is the thread's name for THREAD frames. */
 static __always_inline void frame_pop(struct ktrace_cpu *s, __u32 cpu, __u8 cls, const char *comm,
 				      __u64 now, __u64 st)
 {
-	struct ktrace_slot *sl;
-	__u64 pos;
-	__u64 wall, stolen, own, net;
-	__u32 d = s->depth;
-	struct ktrace_frame *f, *p;
-	struct vn_event *e;
-	__u8 fl = 0;
+	struct nest_closed c;
 
-	if (d == 0) {
+	switch (nest_pop(&s->nest, cls, now, st, &c)) {
+	case NEST_CLOSED:
+		break;
+	case NEST_EMPTY:
 		s->desync++; /* exit of something that began before we attached */
 		return;
-	}
-	if (d > KTRACE_MAX_DEPTH) {
-		s->depth = d - 1;
+	case NEST_MISMATCH:
+		lost_track(s, now, st);
+		return;
+	default: /* NEST_UNSTORED: nothing known of it */
 		return;
 	}
-	f = frame_at(s, d - 1);
-	if (!f)
-		return;
-	if (f->cls != cls) {
-		s->desync++;
-		s->depth = 0;
-		s->base_ns = now;
-		s->base_steal = st;
-		return;
-	}
-	wall = now - f->start_ns;
-	stolen = st - f->steal0_ns;
-	own = stolen > f->steal_child ? stolen - f->steal_child : 0;
-	net = wall > f->child_ns + own ? wall - f->child_ns - own : 0;
-
-	sl = ev_reserve(s, cpu, &pos);
-	if (sl) {
-		e = &sl->e;
-		e->start_ns = f->start_ns;
-		e->end_ns = now;
-		e->net_ns = sat32(net, &fl);
-		e->steal_ns = sat32(own, &fl);
-		e->id = f->id;
-		e->cpu = cpu;
-		e->cls = cls;
-		e->depth = d - 1;
-		e->pad[0] = e->pad[1] = 0;
-		p = d >= 2 ? frame_at(s, d - 2) : 0;
-		if (p) {
-			e->parent_cls = p->cls;
-			e->parent_id = p->id;
-		} else {
-			e->parent_cls = VN_CLASS_NONE;
-			e->parent_id = 0;
-		}
-		if (comm)
-			__builtin_memcpy(e->comm, comm, VN_COMM_LEN);
-		else
-			__builtin_memset(e->comm, 0, sizeof(e->comm));
-		e->flags = fl;
-		ev_submit(sl, pos);
-	}
-	p = d >= 2 ? frame_at(s, d - 2) : 0;
-	if (p) {
-		p->child_ns += wall;
-		p->steal_child += stolen;
-	}
-	s->depth = d - 1;
-	if (d == 1) {
+	closed_emit(s, cpu, cls, comm, now, &c);
+	if (c.depth == 0) {
 		s->base_ns = now;
 		s->base_steal = st;
 	}
@@ -328,21 +304,18 @@ int BPF_PROG(ktrace_sched_switch, bool preempt, struct task_struct *prev, struct
 	now = bpf_ktime_get_ns();
 	st = frame_steal();
 	steal_observe(s, now);
-	if (s->depth) {
+	if (s->nest.depth) {
 		/*
 		 * The open frame must be prev's. Some kernels do not emit every switch (idle->task on
 		 * CPU1 of the 6.18 Firecracker kernel, REFERENCE.md §6): then the frame belongs to a task
 		 * whose switch-out was not seen, its end is unknown, and it is dropped, not misattributed.
 		 */
-		if (s->depth == 1 && s->f[0].cls == VN_CLASS_THREAD &&
-		    s->f[0].id == (__u32)prev->pid) {
+		if (s->nest.depth == 1 && s->nest.f[0].cls == VN_CLASS_THREAD &&
+		    s->nest.f[0].id == (__u32)prev->pid) {
 			__builtin_memcpy(comm, prev->comm, VN_COMM_LEN);
 			frame_pop(s, cpu, VN_CLASS_THREAD, comm, now, st);
 		} else {
-			s->desync++;
-			s->depth = 0;
-			s->base_ns = now;
-			s->base_steal = st;
+			lost_track(s, now, st);
 		}
 	}
 	pid = next->pid;
@@ -363,7 +336,7 @@ int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct ktrace_cpu *s = cpu_state();
 	struct ktrace_slot *sl;
-	struct ktrace_frame *pf;
+	struct nest_frame *pf;
 	struct vn_event *e;
 	__u64 now, delta, pos;
 	__u32 d;
@@ -373,7 +346,8 @@ int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
 		return 0;
 	now = bpf_ktime_get_ns();
 	delta = delta_ns;
-	d = s->depth;
+	d = s->nest.depth;
+	pf = nest_top(&s->nest); /* the NMI interrupted it */
 	sl = ev_reserve(s, cpu, &pos);
 	if (sl) {
 		e = &sl->e;
@@ -389,7 +363,6 @@ int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
 		e->pad[0] = e->pad[1] = 0;
 		e->parent_cls = VN_CLASS_NONE;
 		e->parent_id = 0;
-		pf = d >= 1 ? frame_at(s, d - 1) : 0;
 		if (pf) {
 			e->parent_cls = pf->cls;
 			e->parent_id = pf->id;
@@ -397,7 +370,6 @@ int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
 		ev_submit(sl, pos);
 	}
-	pf = d >= 1 ? frame_at(s, d - 1) : 0;
 	if (pf)
 		pf->child_ns += delta;
 	return 0;

@@ -21,6 +21,7 @@
 #include "ktrace.skel.h"
 #include "ktrace_nosteal.skel.h"
 #include "ktrace_rqsteal.skel.h"
+#include "bpf/bpfutil.h"
 #include "util/log.h"
 
 struct ktrace {
@@ -41,32 +42,6 @@ struct ktrace {
 	struct ktrace_cpu *cpus; /* inside .bss */
 	__u32 *sampler_tid; /* inside .bss */
 };
-
-static int ktrace_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* Quiet by default: the loader reports one clear line itself. -v shows warnings, -vv everything. */
-	if (log_verbosity() < (level == LIBBPF_DEBUG ? 2 : 1))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-/* Does this kernel have what prog attaches to? */
-int ktrace_has_target(const struct btf *vmlinux, const char *sec)
-{
-	char name[128];
-	const char *target;
-
-	if (!vmlinux)
-		return 1;
-	if (!strncmp(sec, "tp_btf/", 7)) {
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-		return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
-	}
-	target = strchr(sec, '/');
-	if (!target)
-		return 1;
-	return btf__find_by_name_kind(vmlinux, target + 1, BTF_KIND_FUNC) > 0;
-}
 
 /*
  * Does this guest run on KVM (CPUID hypervisor leaf "KVMKVMKVM")? Without KVM the hypercall wrappers are never
@@ -107,12 +82,16 @@ static int ktrace_ksym_exists(const char *sym)
 	return found;
 }
 
-static int ktrace_is_optional(const char *sec)
+bool ktrace_is_required(const char *sec)
 {
-	/* sched_switch and the irq/softirq pairs are the core; vectors, NMI and hypercalls are optional. */
-	return strcmp(sec, "tp_btf/sched_switch") && strcmp(sec, "tp_btf/irq_handler_entry") &&
-	       strcmp(sec, "tp_btf/irq_handler_exit") && strcmp(sec, "tp_btf/softirq_entry") &&
-	       strcmp(sec, "tp_btf/softirq_exit");
+	return !strcmp(sec, "tp_btf/sched_switch") || !strcmp(sec, "tp_btf/irq_handler_entry") ||
+	       !strcmp(sec, "tp_btf/irq_handler_exit") || !strcmp(sec, "tp_btf/softirq_entry") ||
+	       !strcmp(sec, "tp_btf/softirq_exit");
+}
+
+static bool ktrace_is_hcall(const char *sec)
+{
+	return !strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6);
 }
 
 static struct bpf_map *ktrace_find_map(struct bpf_object *obj, const char *suffix)
@@ -130,23 +109,14 @@ static struct bpf_map *ktrace_find_map(struct bpf_object *obj, const char *suffi
 	return NULL;
 }
 
-static int ktrace_try_open(struct ktrace *kh, const void *elf, size_t elf_sz,
-			   const struct ktrace_opts *o, int no_hcall, const struct btf *vmlinux,
-			   const char **why)
+/* The settings in .rodata: the monitored CPUs and their rings; the ring map sized to match. */
+static int ktrace_configure(struct ktrace *kh, const struct ktrace_opts *o, const char **why)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "vnoise_kh");
-	struct bpf_program *prog;
-	struct bpf_map *rodata, *bss, *rbmap;
+	struct bpf_map *rodata, *rbmap;
 	struct ktrace_config *cfg;
-	struct ktrace_shared *sh;
 	size_t sz;
-	int err, i;
+	int i;
 
-	kh->obj = bpf_object__open_mem(elf, elf_sz, &oo);
-	if (!kh->obj) {
-		*why = "cannot open the BPF object";
-		return -errno;
-	}
 	rodata = ktrace_find_map(kh->obj, ".rodata");
 	if (!rodata) {
 		*why = "BPF object has no .rodata";
@@ -177,31 +147,43 @@ static int ktrace_try_open(struct ktrace *kh, const void *elf, size_t elf_sz,
 		*why = "cannot size the event rings";
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Hypercall wrappers unless no_hcall; what this kernel lacks is left unloaded (a required one: -ENOTSUP). */
+static int ktrace_choose(struct ktrace *kh, int no_hcall, const struct btf *vmlinux,
+			 const char **why)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, kh->obj)
+	{
+		if (no_hcall && ktrace_is_hcall(bpf_program__section_name(prog)))
+			bpf_program__set_autoload(prog, false);
+	}
+	if (bpfutil_drop_missing(kh->obj, vmlinux, ktrace_is_required, NULL)) {
+		*why = "kernel lacks a required tracepoint";
+		return -ENOTSUP;
+	}
 	kh->nhcalls = 0;
 	bpf_object__for_each_program(prog, kh->obj)
 	{
-		const char *sec = bpf_program__section_name(prog);
-		int want = ktrace_has_target(vmlinux, sec);
-
-		if (!strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)) {
-			if (no_hcall)
-				want = 0;
-			if (want && !strncmp(sec, "fentry/", 7))
-				kh->nhcalls++;
-		}
-		if (!want) {
-			if (!ktrace_is_optional(sec)) {
-				*why = "kernel lacks a required tracepoint";
-				return -ENOTSUP;
-			}
-			bpf_program__set_autoload(prog, false);
-		}
+		if (bpf_program__autoload(prog) &&
+		    !strncmp(bpf_program__section_name(prog), "fentry/", 7))
+			kh->nhcalls++;
 	}
+	return 0;
+}
+
+/* Load, then attach every program chosen; all of them must attach. */
+static int ktrace_load_attach(struct ktrace *kh, const char **why)
+{
+	struct bpf_program *prog;
+	int err;
+
 	err = bpf_object__load(kh->obj);
 	if (err) {
-		*why = err == -EPERM
-			   ? "not permitted to load eBPF (need root or CAP_BPF+CAP_PERFMON)"
-			   : "the kernel refused the eBPF programs";
+		*why = err == -EPERM ? BPFUTIL_WHY_EPERM : "the kernel refused the eBPF programs";
 		return err;
 	}
 	bpf_object__for_each_program(prog, kh->obj)
@@ -222,12 +204,20 @@ static int ktrace_try_open(struct ktrace *kh, const void *elf, size_t elf_sz,
 		}
 		kh->links[kh->nlinks++] = l;
 	}
-	bss = ktrace_find_map(kh->obj, ".bss");
-	if (!bss) {
+	return 0;
+}
+
+/* Map the live .bss (exactly one struct ktrace_shared; the generic API does not) and the event rings. */
+static int ktrace_map_memory(struct ktrace *kh, const char **why)
+{
+	struct bpf_map *bss = ktrace_find_map(kh->obj, ".bss");
+	struct bpf_map *rbmap = bpf_object__find_map_by_name(kh->obj, "evring");
+	struct ktrace_shared *sh;
+
+	if (!bss || !rbmap) {
 		*why = "BPF object lacks .bss or the ring buffer";
 		return -EINVAL;
 	}
-	/* The .bss holds exactly one struct ktrace_shared; map the live kernel copy (the generic API does not). */
 	if (bpf_map__value_size(bss) < sizeof(*sh)) {
 		*why = "BPF .bss too small";
 		return -EINVAL;
@@ -253,6 +243,29 @@ static int ktrace_try_open(struct ktrace *kh, const void *elf, size_t elf_sz,
 	return 0;
 }
 
+/* One variant (object elf, hypercalls or not): open -> configure -> choose -> load, attach -> map. */
+static int ktrace_try_open(struct ktrace *kh, const void *elf, size_t elf_sz,
+			   const struct ktrace_opts *o, int no_hcall, const struct btf *vmlinux,
+			   const char **why)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "vnoise_kh");
+	int err;
+
+	kh->obj = bpf_object__open_mem(elf, elf_sz, &oo);
+	if (!kh->obj) {
+		*why = "cannot open the BPF object";
+		return -errno;
+	}
+	err = ktrace_configure(kh, o, why);
+	if (!err)
+		err = ktrace_choose(kh, no_hcall, vmlinux, why);
+	if (!err)
+		err = ktrace_load_attach(kh, why);
+	if (!err)
+		err = ktrace_map_memory(kh, why);
+	return err;
+}
+
 static void ktrace_teardown(struct ktrace *kh)
 {
 	int i;
@@ -270,69 +283,85 @@ static void ktrace_teardown(struct ktrace *kh)
 	kh->obj = NULL;
 }
 
+/* The embedded object of a steal mode: 1 exact steal clock, 2 lagging, 0 none. */
+static const void *ktrace_elf(int steal, size_t *sz)
+{
+	if (steal == 1)
+		return ktrace_bpf__elf_bytes(sz);
+	if (steal == 2)
+		return ktrace_rqsteal_bpf__elf_bytes(sz);
+	return ktrace_nosteal_bpf__elf_bytes(sz);
+}
+
+/* Is err final (no other variant can do better)? */
+static bool ktrace_final(int err)
+{
+	return !err || err == -ERANGE || err == -ENOTSUP;
+}
+
+/*
+ * Open the most capable variant this kernel takes: exact steal clock, lagging steal clock, none; each with
+ * and without hypercalls. Sets kh->steal. On failure kh holds nothing.
+ */
+static int ktrace_open_best(struct ktrace *kh, const struct ktrace_opts *o,
+			    const struct btf *vmlinux, const char **why)
+{
+	const char *env = getenv("VNOISE_KH_STEAL"); /* benchmarks: force a variant (0, 1 or 2) */
+	int err = -ENOENT, nohc, first;
+	size_t sz;
+	const void *elf;
+
+	first = ktrace_ksym_exists("steal_time") ? 1 : 2;
+	if (env && env[0] >= '0' && env[0] <= '2' && !env[1])
+		first = env[0] - '0';
+	for (kh->steal = first; kh->steal >= 0; kh->steal--) {
+		if (kh->steal == 1 && first == 2)
+			continue;
+		elf = ktrace_elf(kh->steal, &sz);
+		for (nohc = o->no_hcall || !on_kvm(); nohc <= 1; nohc++) {
+			err = ktrace_try_open(kh, elf, sz, o, nohc, vmlinux, why);
+			if (ktrace_final(err))
+				break;
+			log_debug("kernel helper (steal mode %d, hypercalls %s) failed: %s",
+				  kh->steal, nohc ? "off" : "on", *why);
+			ktrace_teardown(kh);
+			if (err == -EPERM && geteuid() != 0)
+				return err;
+		}
+		if (ktrace_final(err))
+			break;
+	}
+	if (err)
+		ktrace_teardown(kh);
+	return err;
+}
+
 int ktrace_open(struct ktrace **out, const struct ktrace_opts *o, const char **why)
 {
 	struct ktrace *kh;
-	struct btf *vmlinux = NULL;
-	const void *elf;
-	size_t sz;
-	int err = -ENOENT, nohc = 0, first;
-	const char *env;
+	struct btf *vmlinux;
+	int err;
 
 	*out = NULL;
 	*why = "";
-	libbpf_set_print(ktrace_libbpf_print);
+	bpfutil_set_print();
 	kh = calloc(1, sizeof(*kh));
 	if (!kh)
 		return -ENOMEM;
 	kh->stats_fd = -1;
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
-		err = -ENOENT;
 		*why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
-		goto out;
+		free(kh);
+		return -ENOENT;
 	}
-	/* Most capable first: exact steal clock, lagging steal clock, none; each with and without hypercalls. */
-	first = ktrace_ksym_exists("steal_time") ? 1 : 2;
-	env = getenv("VNOISE_KH_STEAL"); /* benchmarks: force a steal-clock variant (0, 1 or 2) */
-	if (env && env[0] >= '0' && env[0] <= '2' && !env[1])
-		first = env[0] - '0';
-	for (kh->steal = first; kh->steal >= 0; kh->steal--) {
-		if (kh->steal == 1 && first == 2)
-			continue;
-		if (kh->steal == 1)
-			elf = ktrace_bpf__elf_bytes(&sz);
-		else if (kh->steal == 2)
-			elf = ktrace_rqsteal_bpf__elf_bytes(&sz);
-		else
-			elf = ktrace_nosteal_bpf__elf_bytes(&sz);
-		for (nohc = o->no_hcall || !on_kvm(); nohc <= 1; nohc++) {
-			err = ktrace_try_open(kh, elf, sz, o, nohc, vmlinux, why);
-			if (!err || err == -ERANGE || err == -ENOTSUP)
-				break;
-			log_debug("kernel helper (steal mode %d, hypercalls %s) failed: %s",
-				  kh->steal, nohc ? "off" : "on", *why);
-			ktrace_teardown(kh);
-			if (err == -EPERM && geteuid() != 0)
-				goto out;
-		}
-		if (!err || err == -ERANGE || err == -ENOTSUP)
-			break;
-	}
-	if (err)
-		goto out;
-	if (nohc)
-		kh->nhcalls = 0;
-	kh->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (kh->stats_fd < 0)
-		log_debug("BPF_ENABLE_STATS failed: %s", strerror(errno));
-out:
+	err = ktrace_open_best(kh, o, vmlinux, why);
 	btf__free(vmlinux);
 	if (err) {
-		ktrace_teardown(kh);
 		free(kh);
 		return err;
 	}
+	kh->stats_fd = bpfutil_enable_stats();
 	*out = kh;
 	return 0;
 }
@@ -375,7 +404,7 @@ int ktrace_drain(struct ktrace *kh, ktrace_event_fn fn, void *ctx)
 
 int ktrace_get_stats(struct ktrace *kh, struct ktrace_stats *st)
 {
-	struct bpf_program *prog;
+	struct bpfutil_stats bs;
 	int i;
 
 	memset(st, 0, sizeof(*st));
@@ -386,24 +415,11 @@ int ktrace_get_stats(struct ktrace *kh, struct ktrace_stats *st)
 	}
 	st->received = kh->received;
 	st->stats_enabled = kh->stats_fd >= 0;
-	bpf_object__for_each_program(prog, kh->obj)
-	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		struct ktrace_prog_stat *ps;
-
-		if (!bpf_program__autoload(prog) || st->nprogs >= KTRACE_MAX_PROGS)
-			continue;
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			continue;
-		ps = &st->progs[st->nprogs++];
-		snprintf(ps->name, sizeof(ps->name), "%s", bpf_program__name(prog));
-		ps->run_cnt = info.run_cnt;
-		ps->run_time_ns = info.run_time_ns;
-		st->run_cnt += info.run_cnt;
-		st->run_time_ns += info.run_time_ns;
-	}
+	bpfutil_stats_init(&bs, st->progs, KTRACE_MAX_PROGS);
+	bpfutil_stats_read(&bs, kh->obj);
+	st->nprogs = bs.nprogs;
+	st->run_cnt = bs.run_cnt;
+	st->run_time_ns = bs.run_time_ns;
 	return 0;
 }
 

@@ -1,31 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Types shared by the eBPF kernel helper (ktrace.bpf.c) and its loader (ktrace.c): the per-CPU nesting
- * state kept in the program's .bss. Types only (STYLE.md 2).
+ * Types shared by the eBPF kernel helper (ktrace.bpf.c) and its loader (ktrace.c): the per-CPU state
+ * (nesting stack, base level, ring position, counters) kept in the program's .bss. Types only (STYLE.md 2).
  */
 #ifndef VNOISE_GUEST_BPF_KTRACE_H
 #define VNOISE_GUEST_BPF_KTRACE_H
 
 #include "noise.h"
+#include "bpf/nest.h"
 
 #define KTRACE_MAX_CPUS 256 /* power of two: index masks keep the verifier happy */
-#define KTRACE_MAX_DEPTH 8 /* thread < softirq < irq < hypercall < nmi needs 5 */
-
-/* One open event on a CPU's nesting stack. */
-struct ktrace_frame {
-	__u64 start_ns; /* entry time */
-	__u64 child_ns; /* wall time of the events nested in this one */
-	__u64 steal0_ns; /* steal clock at entry */
-	__u64 steal_child; /* steal that happened inside nested events */
-	__u32 id;
-	__u8 cls;
-	__u8 pad[3];
-};
 
 /* Per-CPU state; written only by programs running on that CPU. Counters are read by user space. */
 struct ktrace_cpu {
-	__u32 depth; /* open frames; may exceed KTRACE_MAX_DEPTH (those are not stored) */
-	__u32 pad;
 	__u64 base_ns; /* when the CPU last returned to base level (sampler or idle) */
 	__u64 base_steal; /* steal clock then */
 	__u64 obs_steal; /* lagging steal clock (KTRACE_STEAL 2): last value seen */
@@ -35,7 +22,7 @@ struct ktrace_cpu {
 	__u64 events; /* records written to the ring */
 	__u64 dropped; /* records lost: ring buffer full */
 	__u64 desync; /* exits without a matching entry, overflowing stacks */
-	struct ktrace_frame f[KTRACE_MAX_DEPTH];
+	struct nest_stack nest; /* open events, innermost last */
 };
 
 /* Settings, the helper's whole .rodata: written by the loader before load, constant afterwards. */

@@ -8,8 +8,10 @@
 #ifndef VNOISE_GUEST_BPF_KTRACE_LOADER_H
 #define VNOISE_GUEST_BPF_KTRACE_LOADER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "noise.h"
+#include "bpf/bpfutil.h"
 
 struct ktrace;
 
@@ -21,12 +23,6 @@ struct ktrace_opts {
 
 #define KTRACE_MAX_PROGS 48
 
-struct ktrace_prog_stat {
-	char name[40];
-	uint64_t run_cnt;
-	uint64_t run_time_ns;
-};
-
 struct ktrace_stats {
 	uint64_t events; /* records submitted by the kernel side */
 	uint64_t dropped; /* records lost to a full ring buffer */
@@ -36,7 +32,7 @@ struct ktrace_stats {
 	uint64_t run_time_ns;
 	int stats_enabled;
 	int nprogs;
-	struct ktrace_prog_stat progs[KTRACE_MAX_PROGS];
+	struct bpfutil_prog_stat progs[KTRACE_MAX_PROGS]; /* the loaded programs */
 };
 
 typedef void (*ktrace_event_fn)(void *ctx, const struct vn_event *ev);
@@ -51,13 +47,15 @@ int ktrace_drain(struct ktrace *kh, ktrace_event_fn fn, void *ctx);
 int ktrace_get_stats(struct ktrace *kh, struct ktrace_stats *st);
 /* Records lost to a full ring buffer so far (cheap: no syscall, unlike ktrace_get_stats). */
 uint64_t ktrace_dropped(const struct ktrace *kh);
-/* "kvm steal clock" or "none" */
+/* The steal clock in use: "kvm-steal-clock", "rq-steal-clock" or "none". */
 const char *ktrace_steal_source(const struct ktrace *kh);
 int ktrace_nhcalls(const struct ktrace *kh);
 void ktrace_close(struct ktrace *kh);
 
-struct btf;
-/* Does this kernel have what a program of section sec ("tp_btf/x", "fentry/f") attaches to? */
-int ktrace_has_target(const struct btf *vmlinux, const char *sec);
+/*
+ * Can the guest's helpers (this one and passive.c) not do without a program of section sec? sched_switch
+ * and the irq/softirq pairs are required; vectors, NMI and hypercall wrappers are optional.
+ */
+bool ktrace_is_required(const char *sec);
 
 #endif

@@ -19,6 +19,7 @@
 #include <bpf/bpf_core_read.h>
 #include "app.h"
 #include "bpf/passive.h"
+#include "bpf/nest.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -219,7 +220,7 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			}
 		}
 	}
-	s->depth = 0; /* no interrupt frame spans a switch */
+	s->nest.depth = 0; /* no interrupt frame spans a switch */
 	nt = target_of(next, cpu);
 	s->tgt = nt;
 	s->cur_pid = next->pid;
@@ -259,71 +260,48 @@ static __always_inline void sync_current(struct pv_cpu *s)
 static __always_inline int on_enter(__u8 cls, __u32 id)
 {
 	struct pv_cpu *s = cpu_state();
-	__u32 d;
 
 	if (!s)
 		return 0;
-	if (!s->depth)
+	if (!s->nest.depth)
 		sync_current(s);
 	if (!s->tgt)
 		return 0;
-	d = s->depth;
-	s->depth = d + 1;
-	if (d >= PV_MAX_DEPTH)
-		return 0;
-	asm volatile("" : "+r"(d));
-	if (d >= PV_MAX_DEPTH)
-		return 0;
-	s->f[d].start_ns = bpf_ktime_get_ns();
-	s->f[d].child_ns = 0;
-	s->f[d].id = id;
-	s->f[d].cls = cls;
+	nest_push(&s->nest, cls, id, bpf_ktime_get_ns(), 0);
 	return 0;
+}
+
+/*
+ * At the end of an outermost interrupt: bring the run time and steal up to now, so that readers see a
+ * target's current run too (a busy task may not be switched out for seconds) at most a tick late.
+ */
+static __always_inline void run_catch_up(struct pv_cpu *s, __u64 now)
+{
+	__u32 idx = s->tgt - 1;
+	struct vn_tgt *t = bpf_map_lookup_elem(&pv_tgt, &idx);
+
+	if (t && s->in_ns && now > s->in_ns) {
+		__sync_fetch_and_add(&t->run_ns, now - s->in_ns);
+		s->in_ns = now;
+	}
+	steal_flush(s, bpf_get_current_task_btf());
 }
 
 static __always_inline int on_exit(__u8 cls)
 {
 	struct pv_cpu *s = cpu_state();
-	__u64 now, wall, net;
-	__u32 d;
+	struct nest_closed c;
+	__u64 now;
 
-	if (!s || !s->tgt || !s->depth)
+	if (!s || !s->tgt || !s->nest.depth)
 		return 0;
-	d = s->depth - 1;
-	s->depth = d;
-	if (d >= PV_MAX_DEPTH)
-		return 0;
-	asm volatile("" : "+r"(d));
-	if (d >= PV_MAX_DEPTH)
-		return 0;
-	if (s->f[d].cls != cls) {
-		s->depth = 0; /* began before we looked: drop it */
-		return 0;
-	}
 	now = bpf_ktime_get_ns();
-	wall = now - s->f[d].start_ns;
-	net = wall > s->f[d].child_ns ? wall - s->f[d].child_ns : 0;
-	charge(s->tgt - 1, cls, s->f[d].id, 0, net);
-	if (d >= 1) {
-		__u32 p = d - 1;
-
-		asm volatile("" : "+r"(p));
-		if (p < PV_MAX_DEPTH)
-			s->f[p].child_ns += wall;
-	} else {
-		/*
-		 * Outermost interrupt: bring the run time and steal up to now, so that readers see a target's
-		 * current run too (a busy task may not be switched out for seconds) at most a tick late.
-		 */
-		__u32 idx = s->tgt - 1;
-		struct vn_tgt *t = bpf_map_lookup_elem(&pv_tgt, &idx);
-
-		if (t && s->in_ns && now > s->in_ns) {
-			__sync_fetch_and_add(&t->run_ns, now - s->in_ns);
-			s->in_ns = now;
-		}
-		steal_flush(s, bpf_get_current_task_btf());
-	}
+	/* another class on top: it began before we looked, and the stack is dropped */
+	if (nest_pop(&s->nest, cls, now, 0, &c) != NEST_CLOSED)
+		return 0;
+	charge(s->tgt - 1, cls, c.id, 0, c.net_ns);
+	if (c.depth == 0)
+		run_catch_up(s, now);
 	return 0;
 }
 
@@ -331,18 +309,14 @@ SEC("tp_btf/nmi_handler")
 int BPF_PROG(pv_nmi, void *handler, s64 delta_ns, int handled)
 {
 	struct pv_cpu *s = cpu_state();
-	__u32 d;
+	struct nest_frame *pf;
 
 	if (!s || !s->tgt || delta_ns <= 0)
 		return 0;
 	charge(s->tgt - 1, VN_CLASS_NMI, 0, 0, (__u64)delta_ns);
-	d = s->depth;
-	if (d >= 1) {
-		d--;
-		asm volatile("" : "+r"(d));
-		if (d < PV_MAX_DEPTH)
-			s->f[d].child_ns += (__u64)delta_ns;
-	}
+	pf = nest_top(&s->nest); /* the NMI interrupted it */
+	if (pf)
+		pf->child_ns += (__u64)delta_ns;
 	return 0;
 }
 

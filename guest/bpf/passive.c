@@ -8,8 +8,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "bpf/bpfutil.h"
 #include "bpf/ktrace_loader.h"
-#include "util/log.h"
 #include "bpf/passive.h"
 #include "bpf/passive_loader.h"
 #include "passive.skel.h"
@@ -22,18 +22,29 @@ struct passive {
 	int ncpu; /* indexes 0..ncpu-1 belong to CPU mode */
 };
 
-static int pv_is_optional(const char *sec)
+/* The settings in .rodata: the CPUs whose user tasks are targets 0..ncpus-1, cgroup lookups on or off. */
+static int pv_configure(struct passive *pv, const struct passive_opts *o, const char **why)
 {
-	return strcmp(sec, "tp_btf/sched_switch") && strcmp(sec, "tp_btf/irq_handler_entry") &&
-	       strcmp(sec, "tp_btf/irq_handler_exit") && strcmp(sec, "tp_btf/softirq_entry") &&
-	       strcmp(sec, "tp_btf/softirq_exit");
+	int i;
+
+	for (i = 0; i < o->ncpus; i++) {
+		if (o->cpus[i] < 0 || o->cpus[i] >= PV_MAX_CPUS || o->cpus[i] >= VN_TGT_MAX) {
+			*why = "CPU number beyond the passive helper's limit (256)";
+			return -ERANGE;
+		}
+		pv->skel->rodata->cfg.cpu_slot[o->cpus[i]] = (__u32)i + 1;
+		pv->used[i] = 1;
+	}
+	pv->ncpu = o->ncpus;
+	pv->skel->rodata->cfg.ncgroups = o->cgroups ? 1 : 0;
+	return 0;
 }
 
+/* Open -> configure -> leave out what this kernel lacks -> load -> attach -> map the counters. */
 static int pv_load(struct passive *pv, const struct passive_opts *o, const char **why)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
-	struct bpf_program *prog;
-	int i, err;
+	int err;
 
 	if (!vmlinux) {
 		*why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
@@ -45,36 +56,18 @@ static int pv_load(struct passive *pv, const struct passive_opts *o, const char 
 		*why = "cannot open the passive kernel helper";
 		return -errno ? -errno : -EINVAL;
 	}
-	for (i = 0; i < o->ncpus; i++) {
-		if (o->cpus[i] < 0 || o->cpus[i] >= PV_MAX_CPUS || o->cpus[i] >= VN_TGT_MAX) {
-			btf__free(vmlinux);
-			*why = "CPU number beyond the passive helper's limit (256)";
-			return -ERANGE;
-		}
-		pv->skel->rodata->cfg.cpu_slot[o->cpus[i]] = (__u32)i + 1;
-		pv->used[i] = 1;
-	}
-	pv->ncpu = o->ncpus;
-	pv->skel->rodata->cfg.ncgroups = o->cgroups ? 1 : 0;
-	bpf_object__for_each_program(prog, pv->skel->obj)
-	{
-		const char *sec = bpf_program__section_name(prog);
-
-		if (!ktrace_has_target(vmlinux, sec)) {
-			if (!pv_is_optional(sec)) {
-				btf__free(vmlinux);
-				*why = "kernel lacks a required tracepoint";
-				return -ENOTSUP;
-			}
-			bpf_program__set_autoload(prog, false);
-		}
+	err = pv_configure(pv, o, why);
+	if (!err && bpfutil_drop_missing(pv->skel->obj, vmlinux, ktrace_is_required, NULL)) {
+		*why = "kernel lacks a required tracepoint";
+		err = -ENOTSUP;
 	}
 	btf__free(vmlinux);
+	if (err)
+		return err;
 	err = passive_bpf__load(pv->skel);
 	if (err) {
-		*why = err == -EPERM
-			   ? "not permitted to load eBPF (need root or CAP_BPF+CAP_PERFMON)"
-			   : "the kernel refused the passive helper's eBPF programs";
+		*why = err == -EPERM ? BPFUTIL_WHY_EPERM
+				     : "the kernel refused the passive helper's eBPF programs";
 		return err;
 	}
 	err = passive_bpf__attach(pv->skel);

@@ -8,9 +8,9 @@
 #define VNOISE_GUEST_BPF_PASSIVE_H
 
 #include "app.h"
+#include "bpf/nest.h"
 
 #define PV_MAX_CPUS 256 /* power of two: index masks keep the verifier happy */
-#define PV_MAX_DEPTH 8 /* softirq < irq < nmi nesting */
 
 /* Settings, the helper's whole .rodata: written by the loader before load. */
 struct pv_config {
@@ -20,27 +20,18 @@ struct pv_config {
 	__u32 pad;
 };
 
-struct pv_frame {
-	__u64 start_ns;
-	__u64 child_ns; /* wall time of the frames nested in this one */
-	__u32 id;
-	__u8 cls;
-	__u8 pad[3];
-};
-
 /* Per-CPU state; written only by programs running on that CPU. */
 struct pv_cpu {
 	__u32 tgt; /* target index + 1 of the task on the CPU; 0: none */
 	__u32 cur_pid; /* the task on the CPU as last seen (switch or interrupt) */
-	__u32 depth; /* open interrupt frames (may exceed PV_MAX_DEPTH: those are not stored) */
-	__u32 pad;
 	__u64 in_ns; /* when that target's run began */
 	__u64 steal0; /* runqueue steal clock at the last reading */
 	__u64 runs; /* target runs closed (statistics) */
 	__u32 wait_tgt; /* target index + 1 of a preempted target waiting for this CPU; 0: none */
 	__u32 wait_pid; /* ... its thread */
 	__u64 seg_ns; /* the last switch on this CPU */
-	struct pv_frame f[PV_MAX_DEPTH];
+	struct nest_stack
+	    nest; /* open interrupts (softirq < irq), innermost last; no steal clock */
 };
 
 #endif

@@ -4,7 +4,7 @@
  * meanwhile, when it was woken; host IRQs while it ran; KVM exits (reason, duration) of its guest.
  *
  * The kernel side only filters and stamps: interval reconstruction is done in user space (host/schedlog/outlog.c).
- * - sched_switch / sched_wakeup emit a struct schedlog_rec (dispatch.h) to a ring buffer without wake-ups (user
+ * - sched_switch / sched_wakeup emit a struct schedlog_rec (schedlog.h) to a ring buffer without wake-ups (user
  *   space drains it on a timer, REFERENCE.md §5) for switches that involve a monitored thread or happen on a
  *   CPU that a monitored thread left and has not come back to, and for wakeups of monitored threads.
  * - Host IRQs, softirqs and x86 vector handlers on a CPU where a monitored thread runs, and KVM exits

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch: loader and reader of the host dispatch log (contract in schedlog_loader.h). Open -> size the
+ * schedlog: loader and reader of the host dispatch log (contract in schedlog_loader.h). Open -> size the
  * maps, set the .bss -> choose programs (IRQ ones the kernel has, KVM ones if asked and present) -> load ->
  * attach one by one -> read the ring buffer into an outlog. Aggregates use a period parity (epoch) in their
  * keys: closing a period flips it, waits for programs that read the old parity to finish, then collects and
@@ -19,6 +19,7 @@
 #include "schedlog/schedlog_loader.h"
 #include "host.h"
 #include "schedlog.skel.h"
+#include "bpf/bpfutil.h"
 #include "util/log.h"
 
 _Static_assert((int)OUTLOG_REC_SWITCH == SCHEDLOG_REC_SWITCH &&
@@ -60,14 +61,6 @@ struct schedlog {
 	struct schedlog_aggv aggs[SCHEDLOG_MAX_SLOTS];
 };
 
-static int schedlog_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* Quiet by default: the loader reports one clear line itself. -v shows warnings, -vv everything. */
-	if (log_verbosity() < (level == LIBBPF_DEBUG ? 2 : 1))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* Program groups by section. */
 enum { PG_CORE, PG_IRQ, PG_KVM };
 
@@ -78,17 +71,6 @@ static int prog_group(const char *sec)
 	if (!strncmp(sec, "tracepoint/kvm/", 15))
 		return PG_KVM;
 	return PG_IRQ;
-}
-
-/* Does the kernel have the tracepoint of a tp_btf/ section? */
-static bool tp_btf_exists(const struct btf *vmlinux, const char *sec)
-{
-	char name[128];
-
-	if (!vmlinux || strncmp(sec, "tp_btf/", 7))
-		return true;
-	snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
 }
 
 static bool kvm_tracepoints_exist(void)
@@ -153,57 +135,56 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/*
- * Open, configure, load and attach with the given groups. On failure everything is torn down and *why says
- * what failed. kvm is cleared if the KVM programs could not attach (they are optional).
- */
-static int try_load(struct schedlog *d, const struct schedlog_opts *o, int irqs, int *kvm,
-		    const struct btf *vmlinux, const char **why)
+static bool is_core(const char *sec)
 {
-	struct bpf_program *prog;
-	uint32_t ring = o->ring_bytes ? o->ring_bytes : SCHEDLOG_RING_BYTES;
-	int err, i;
+	return prog_group(sec) == PG_CORE;
+}
 
-	d->skel = schedlog_bpf__open();
-	if (!d->skel) {
-		*why = "cannot open the BPF object";
-		return -errno;
-	}
+/* Size the ring buffer and the tid bitmap; no CPU runs a monitored thread yet. */
+static int size_maps(struct schedlog *d, const struct schedlog_opts *o, const char **why)
+{
+	uint32_t ring = o->ring_bytes ? o->ring_bytes : SCHEDLOG_RING_BYTES;
+	int i;
+
 	if (bpf_map__set_max_entries(d->skel->maps.events, ring) ||
 	    bpf_map__set_max_entries(d->skel->maps.tidmask, d->mask_words)) {
 		*why = "cannot size the BPF maps";
-		err = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	for (i = 0; i < SCHEDLOG_MAX_CPUS; i++) {
 		d->skel->bss->dl.cpus[i].running = SCHEDLOG_NO_SLOT;
 		d->skel->bss->dl.cpus[i].hi_slot = SCHEDLOG_NO_SLOT;
 		d->skel->bss->dl.cpus[i].si_slot = SCHEDLOG_NO_SLOT;
 	}
+	return 0;
+}
+
+/* The programs of the groups asked for, less those this kernel lacks (the scheduler ones are required). */
+static int choose_programs(struct schedlog *d, int irqs, int kvm, const struct btf *vmlinux,
+			   const char **why)
+{
+	struct bpf_program *prog;
+
 	bpf_object__for_each_program(prog, d->skel->obj)
 	{
-		const char *sec = bpf_program__section_name(prog);
-		int g = prog_group(sec), want;
+		int g = prog_group(bpf_program__section_name(prog));
 
-		want = g == PG_CORE || (g == PG_IRQ && irqs) || (g == PG_KVM && *kvm);
-		if (want && !tp_btf_exists(vmlinux, sec)) {
-			if (g == PG_CORE) {
-				*why = "the kernel lacks the sched_switch/sched_wakeup tracepoints";
-				err = -ENOTSUP;
-				goto out;
-			}
-			log_debug("dispatch log: %s not in this kernel; skipped", sec);
-			want = 0;
-		}
-		bpf_program__set_autoload(prog, want);
+		bpf_program__set_autoload(prog, g == PG_CORE || (g == PG_IRQ && irqs) ||
+						    (g == PG_KVM && kvm));
 	}
-	err = schedlog_bpf__load(d->skel);
-	if (err) {
-		*why = err == -EPERM || err == -EACCES
-			   ? "not permitted to load eBPF (need root or CAP_BPF+CAP_PERFMON)"
-			   : "the kernel refused the eBPF programs";
-		goto out;
+	if (bpfutil_drop_missing(d->skel->obj, vmlinux, is_core, NULL)) {
+		*why = "the kernel lacks the sched_switch/sched_wakeup tracepoints";
+		return -ENOTSUP;
 	}
+	return 0;
+}
+
+/* Attach the loaded programs one by one: the scheduler ones must attach, others are skipped with a warning. */
+static int attach_programs(struct schedlog *d, int *kvm, const char **why)
+{
+	struct bpf_program *prog;
+	int err;
+
 	bpf_object__for_each_program(prog, d->skel->obj)
 	{
 		const char *sec = bpf_program__section_name(prog);
@@ -213,15 +194,14 @@ static int try_load(struct schedlog *d, const struct schedlog_opts *o, int irqs,
 			continue;
 		if (d->nlinks >= SCHEDLOG_MAX_PROGS) {
 			*why = "too many programs";
-			err = -E2BIG;
-			goto out;
+			return -E2BIG;
 		}
 		l = bpf_program__attach(prog);
 		if (!l) {
 			err = -errno;
 			if (prog_group(sec) == PG_CORE) {
 				*why = "cannot attach to sched_switch/sched_wakeup";
-				goto out;
+				return err;
 			}
 			log_warn("dispatch log: cannot attach %s: %s; going on without it", sec,
 				 strerror(-err));
@@ -231,13 +211,44 @@ static int try_load(struct schedlog *d, const struct schedlog_opts *o, int irqs,
 		}
 		d->links[d->nlinks++] = l;
 	}
+	return 0;
+}
+
+/*
+ * Open, configure, load and attach with the given groups, then open the ring buffer reader. On failure
+ * everything is torn down and *why says what failed. kvm is cleared if the KVM programs could not attach
+ * (they are optional).
+ */
+static int try_load(struct schedlog *d, const struct schedlog_opts *o, int irqs, int *kvm,
+		    const struct btf *vmlinux, const char **why)
+{
+	int err;
+
+	d->skel = schedlog_bpf__open();
+	if (!d->skel) {
+		*why = "cannot open the BPF object";
+		return -errno;
+	}
+	err = size_maps(d, o, why);
+	if (err)
+		goto out;
+	err = choose_programs(d, irqs, *kvm, vmlinux, why);
+	if (err)
+		goto out;
+	err = schedlog_bpf__load(d->skel);
+	if (err) {
+		*why = err == -EPERM || err == -EACCES ? BPFUTIL_WHY_EPERM
+						       : "the kernel refused the eBPF programs";
+		goto out;
+	}
+	err = attach_programs(d, kvm, why);
+	if (err)
+		goto out;
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_record, d, NULL);
 	if (!d->rb) {
 		err = -errno;
 		*why = "cannot read the ring buffer";
-		goto out;
 	}
-	err = 0;
 out:
 	if (err)
 		teardown(d);
@@ -254,7 +265,7 @@ struct schedlog *schedlog_open(const struct schedlog_opts *o, char *msg, size_t 
 
 	if (!o)
 		o = &dflt;
-	libbpf_set_print(schedlog_libbpf_print);
+	bpfutil_set_print();
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		err = -ENOMEM;
@@ -302,9 +313,7 @@ struct schedlog *schedlog_open(const struct schedlog_opts *o, char *msg, size_t 
 		goto out;
 	d->irqs = !!o->want_irqs;
 	d->kvm = kvm;
-	d->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (d->stats_fd < 0)
-		log_debug("BPF_ENABLE_STATS failed: %s", strerror(errno));
+	d->stats_fd = bpfutil_enable_stats();
 out:
 	btf__free(vmlinux);
 	if (err) {
@@ -567,7 +576,7 @@ bool schedlog_irqs_attached(const struct schedlog *d)
 
 void schedlog_get_stats(struct schedlog *d, struct schedlog_stats *st)
 {
-	struct bpf_program *prog;
+	struct bpfutil_stats bs;
 	int i;
 
 	memset(st, 0, sizeof(*st));
@@ -585,22 +594,9 @@ void schedlog_get_stats(struct schedlog *d, struct schedlog_stats *st)
 	st->anomalies = st->outlog.missed_in + st->outlog.missed_out + st->outlog.desync +
 			st->outlog.late + st->outlog.bad + st->outlog.overflow;
 	st->stats_enabled = d->stats_fd >= 0;
-	bpf_object__for_each_program(prog, d->skel->obj)
-	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		struct schedlog_prog_stat *ps;
-
-		if (!bpf_program__autoload(prog) || st->nprogs >= SCHEDLOG_MAX_PROGS)
-			continue;
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			continue;
-		ps = &st->progs[st->nprogs++];
-		snprintf(ps->name, sizeof(ps->name), "%s", bpf_program__name(prog));
-		ps->run_cnt = info.run_cnt;
-		ps->run_time_ns = info.run_time_ns;
-		st->bpf_events += info.run_cnt;
-		st->bpf_run_ns += info.run_time_ns;
-	}
+	bpfutil_stats_init(&bs, st->progs, SCHEDLOG_MAX_PROGS);
+	bpfutil_stats_read(&bs, d->skel->obj);
+	st->nprogs = bs.nprogs;
+	st->bpf_events = bs.run_cnt;
+	st->bpf_run_ns = bs.run_time_ns;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Types shared by the host dispatch-log eBPF programs (dispatch.bpf.c) and their loader (dispatch.c): the
+ * Types shared by the host dispatch-log eBPF programs (schedlog.bpf.c) and their loader (schedlog.c): the
  * record sent to user space, the aggregate map keys and values, and the program's .bss (per-slot and per-CPU
  * state, counters). Types only (STYLE.md 2). Included by BPF code after vmlinux.h and by user space.
  *
@@ -56,7 +56,7 @@ struct schedlog_rec {
 	char prev_comm[SCHEDLOG_COMM_LEN];
 	char next_comm[SCHEDLOG_COMM_LEN];
 };
-_Static_assert(sizeof(struct schedlog_rec) == 72, "dl_rec layout");
+_Static_assert(sizeof(struct schedlog_rec) == 72, "schedlog_rec layout");
 
 /* schedlog_agg_key.kind in the irq aggregate map */
 enum schedlog_agg_kind {
@@ -80,7 +80,7 @@ struct schedlog_agg_key {
 	__u8 epoch;
 	__u32 id;
 };
-_Static_assert(sizeof(struct schedlog_agg_key) == 8, "dl_agg_key layout");
+_Static_assert(sizeof(struct schedlog_agg_key) == 8, "schedlog_agg_key layout");
 
 struct schedlog_agg_val {
 	__u64 count;
@@ -101,7 +101,7 @@ struct schedlog_slot {
 	__u32 exit_reason;
 	__u32 exit_isa;
 };
-_Static_assert(sizeof(struct schedlog_slot) == 48, "dl_slot layout");
+_Static_assert(sizeof(struct schedlog_slot) == 48, "schedlog_slot layout");
 
 /*
  * Per CPU. running and the irq/softirq fields are written only by programs on that CPU; nout also by the
@@ -130,9 +130,9 @@ struct schedlog_cpu {
 	__s64 clk_off_ns; /* ktime minus the rq task clock, measured at the last emitted switch */
 	__u8 pad2[32];
 };
-_Static_assert(sizeof(struct schedlog_cpu) == 128, "dl_cpu: two cache lines");
+_Static_assert(sizeof(struct schedlog_cpu) == 128, "schedlog_cpu: two cache lines");
 
-/* The whole .bss of dispatch.bpf.c; the loader maps it (skel->bss->dl). */
+/* The whole .bss of schedlog.bpf.c; the loader maps it (skel->bss->dl). */
 struct schedlog_shared {
 	__u32 epoch; /* period parity for aggregate keys; written by user space */
 	__u32 pad;

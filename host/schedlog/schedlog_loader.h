@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch: the host dispatch log (public API of host/schedlog/schedlog.c). Loads and attaches the eBPF programs of
- * dispatch.bpf.c, maps monitored vCPU threads (tid -> slot), drains their scheduler records into an outlog
+ * schedlog: the host dispatch log (public API of host/schedlog/schedlog.c). Loads and attaches the eBPF programs of
+ * schedlog.bpf.c, maps monitored vCPU threads (tid -> slot), drains their scheduler records into an outlog
  * engine (host/schedlog/outlog.h: out intervals, host task runs, per-slot period stats) and collects per-period
  * aggregates of host IRQs while a vCPU ran and of KVM exits. One struct schedlog owns the BPF object, its
  * links, the ring buffer reader, the outlog and the BPF_ENABLE_STATS fd (run-time statistics are on only
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bpf/bpfutil.h"
 #include "schedlog/outlog.h"
 #include "schedlog/schedlog.h"
 
@@ -45,12 +46,6 @@ struct schedlog_agg {
 	uint64_t max_ns;
 };
 
-struct schedlog_prog_stat {
-	char name[40];
-	uint64_t run_cnt;
-	uint64_t run_time_ns;
-};
-
 struct schedlog_stats {
 	uint64_t emitted; /* records submitted by the kernel side */
 	uint64_t dropped; /* records lost: ring buffer full */
@@ -64,7 +59,7 @@ struct schedlog_stats {
 	uint64_t bpf_run_ns; /* program run time, summed */
 	int stats_enabled;
 	int nprogs;
-	struct schedlog_prog_stat progs[SCHEDLOG_MAX_PROGS]; /* attached programs */
+	struct bpfutil_prog_stat progs[SCHEDLOG_MAX_PROGS]; /* attached programs */
 };
 
 /*
