@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * measure: runs samplers on the chosen CPUs, the eBPF kernel helper (or the /proc counters fallback), feeds
- * the merge engine from the main thread every 50 ms, and prints the chosen view. What it changes — its own
- * threads' affinity and policy, BPF programs, BPF run-time stats (held by an fd, so dropped even on SIGKILL)
- * — is undone on every exit path; SIGINT/SIGTERM/SIGHUP/SIGQUIT end the run through the same path.
+ * measure: the live engine. It runs samplers on the chosen CPUs, the eBPF kernel helper (or the /proc counters
+ * fallback), feeds the merge engine from the main thread every 50 ms and drives one view (chosen once:
+ * views/view.h) and, for record, the recorder. What it changes — its own threads' affinity and policy, BPF
+ * programs, BPF run-time stats (held by an fd, so dropped even on SIGKILL) — is undone on every exit path;
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT end the run through the same path.
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,17 +19,19 @@
 #include "measure/measure.h"
 #include "util/parse.h"
 #include "procfs/procstat.h"
-#include "format/recfile.h"
 #include "record.h"
 #include "measure/sampler.h"
 #include "views/view.h"
+#include "views/view_record.h"
 #include "util/monotime.h"
 
 #define POLL_NS 50000000ULL
 #define HORIZON_LAG_NS \
 	100000000ULL /* attribute gaps once every event that can touch them arrived */
-#define EVBUF 65536
+#define REFRESH_MIN_NS 1000000000ULL /* a view refreshes every period, at most once a second */
+#define NSIGS 4
 
+static const int sigs[NSIGS] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
@@ -38,19 +41,18 @@ static void on_signal(int sig)
 
 struct run {
 	const struct measure_params *p;
+	const struct view_ops *ops; /* the view, chosen once */
 	struct view v;
 	struct sampler *smp;
 	struct ktrace *kh;
 	struct procstat_irqnames *irqn;
 	struct procstat_snap *snap0;
-	struct recfile_writer *rec;
-	struct vn_event *evbuf;
-	size_t nev;
-	struct vn_sample *sbuf;
-	size_t ns;
+	struct view_record *rec; /* record only */
 	int merge_err;
-	int stop;
-	uint64_t rec_dropped;
+	int stop; /* the samplers' stop flag */
+	int started; /* the samplers were let go at t0 */
+	int stopped; /* 1: --stop-single hit, 2: --stop-total hit */
+	uint64_t t0, now; /* ns: when the samplers were let go, the latest drain */
 	uint64_t *lost_seen; /* per sampler: drops already reported to the sink */
 	uint64_t ktrace_lost_seen;
 };
@@ -79,35 +81,18 @@ static int online_cpus(int *cpus, int max)
 	return rc ? rc : n;
 }
 
-static int flush_record(struct run *r)
-{
-	int err = 0;
-
-	if (r->rec && r->ns)
-		err = recwriter_chunk(r->rec, VN_CHUNK_SAMPLES, r->sbuf,
-				      (uint32_t)(r->ns * sizeof(*r->sbuf)));
-	if (!err && r->rec && r->nev)
-		err = recwriter_chunk(r->rec, VN_CHUNK_EVENTS, r->evbuf,
-				      (uint32_t)(r->nev * sizeof(*r->evbuf)));
-	r->ns = r->nev = 0;
-	return err;
-}
-
+/* Every record taken in goes to the merge engine (or the embedder's sink, which attributes) and the recorder. */
 static void on_event(void *ctx, const struct vn_event *e)
 {
 	struct run *r = ctx;
-	int err = r->p->sink ? 0 : merge_add_event(r->v.m, e); /* an embedder attributes */
+	int err = r->p->sink ? 0 : merge_add_event(r->v.m, e);
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
 	if (r->p->sink && r->p->sink->event)
 		r->p->sink->event(r->p->sink->ctx, e);
-	if (r->rec) {
-		if (r->nev == EVBUF && flush_record(r))
-			r->rec_dropped++;
-		if (r->nev < EVBUF)
-			r->evbuf[r->nev++] = *e;
-	}
+	if (r->rec)
+		view_record_event(r->rec, e);
 }
 
 static void on_sample(struct run *r, const struct vn_sample *s)
@@ -118,12 +103,8 @@ static void on_sample(struct run *r, const struct vn_sample *s)
 		r->merge_err = err;
 	if (r->p->sink && r->p->sink->sample)
 		r->p->sink->sample(r->p->sink->ctx, s);
-	if (r->rec) {
-		if (r->ns == EVBUF && flush_record(r))
-			r->rec_dropped++;
-		if (r->ns < EVBUF)
-			r->sbuf[r->ns++] = *s;
-	}
+	if (r->rec)
+		view_record_sample(r->rec, s);
 }
 
 /* Tell the sink about records lost before it saw them: sampler rings per CPU, the BPF ring buffer. */
@@ -174,7 +155,7 @@ static void collect_overhead(struct run *r)
 		r->v.sampler_iterations += __atomic_load_n(&r->smp[i].iterations, __ATOMIC_RELAXED);
 		r->v.sampler_loop_ns += __atomic_load_n(&r->smp[i].loop_ns, __ATOMIC_RELAXED);
 	}
-	r->v.sampler_dropped += r->rec_dropped;
+	r->v.sampler_dropped += view_record_dropped(r->rec);
 	if (r->kh && !ktrace_get_stats(r->kh, &st)) {
 		r->v.bpf_events = st.events;
 		r->v.bpf_dropped = st.dropped;
@@ -182,7 +163,7 @@ static void collect_overhead(struct run *r)
 		r->v.bpf_run_cnt = st.run_cnt;
 		r->v.bpf_run_ns = st.run_time_ns;
 		r->v.nprogs = 0;
-		for (i = 0; i < st.nprogs && i < 48; i++) {
+		for (i = 0; i < st.nprogs && i < VIEW_MAX_PROGS; i++) {
 			snprintf(r->v.progs[i].name, sizeof(r->v.progs[i].name), "%s",
 				 st.progs[i].name);
 			r->v.progs[i].run_cnt = st.progs[i].run_cnt;
@@ -224,83 +205,6 @@ static void proc_finish(struct run *r)
 		vp->nsrc = k;
 	}
 	procstat_snap_free(s1);
-}
-
-static int write_meta(struct run *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	char host[256] = "";
-	unsigned int irq;
-	int i, err;
-
-	if (!f)
-		return -ENOMEM;
-	gethostname(host, sizeof(host) - 1);
-	fprintf(f,
-		"tool=vnoise-guest\nhostname=%s\nkernel_helper=%s\nsteal_source=%s\nhypercall_"
-		"wrappers=%d\n"
-		"threshold_ns=%llu\nperiod_ns=%llu\nruntime_ns=%llu\ncpus=",
-		host, r->v.helper, r->v.steal_source, r->v.nhcalls,
-		(unsigned long long)r->v.threshold_ns, (unsigned long long)r->v.period_ns,
-		(unsigned long long)r->v.runtime_ns);
-	for (i = 0; i < r->v.ncpus; i++)
-		fprintf(f, "%s%d", i ? "," : "", r->v.cpus[i]);
-	fputc('\n', f);
-	for (irq = 0; r->irqn && irq < 4096; irq++) {
-		const char *n = procstat_irq_name(r->irqn, irq);
-
-		if (n)
-			fprintf(f, "irq.%u=%s\n", irq, n);
-	}
-	fclose(f);
-	err = recwriter_chunk(r->rec, VN_CHUNK_META, buf, (uint32_t)len);
-	free(buf);
-	return err;
-}
-
-static int write_stats(struct run *r, char **out)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int i, c;
-
-	if (!f)
-		return -ENOMEM;
-	fprintf(f,
-		"duration_ns=%llu\nbpf_events=%llu\nbpf_dropped=%llu\nbpf_desync=%llu\nbpf_run_cnt="
-		"%llu\n"
-		"bpf_run_ns=%llu\nsampler_dropped=%llu\nsampler_iterations=%llu\nsampler_loop_ns=%"
-		"llu\n",
-		(unsigned long long)r->v.duration_ns, (unsigned long long)r->v.bpf_events,
-		(unsigned long long)r->v.bpf_dropped, (unsigned long long)r->v.bpf_desync,
-		(unsigned long long)r->v.bpf_run_cnt, (unsigned long long)r->v.bpf_run_ns,
-		(unsigned long long)r->v.sampler_dropped,
-		(unsigned long long)r->v.sampler_iterations,
-		(unsigned long long)r->v.sampler_loop_ns);
-	for (i = 0; i < r->v.nprogs; i++)
-		fprintf(f, "bpf_prog.%s=%llu %llu\n", r->v.progs[i].name,
-			(unsigned long long)r->v.progs[i].run_cnt,
-			(unsigned long long)r->v.progs[i].run_ns);
-	for (i = 0; r->v.proc && i < r->v.ncpus; i++) {
-		const struct view_proc *vp = &r->v.proc[i];
-
-		if (!vp->valid)
-			continue;
-		for (c = 0; c < VN_CLASS_MAX; c++)
-			fprintf(f, "proc.%d.count.%d=%llu\n", r->v.cpus[i], c,
-				(unsigned long long)vp->count[c]);
-		fprintf(f, "proc.%d.steal_ns=%llu\n", r->v.cpus[i],
-			(unsigned long long)vp->steal_ns);
-		for (c = 0; c < vp->nsrc; c++)
-			fprintf(f, "proc.%d.src.%d=%u %llu %s\n", r->v.cpus[i], c, vp->src[c].cls,
-				(unsigned long long)vp->src[c].count, vp->src[c].name);
-	}
-	fclose(f);
-	*out = buf;
-	return 0;
 }
 
 static int setup_cpus(struct run *r)
@@ -396,209 +300,274 @@ proc:
 	return 0;
 }
 
-int measure_run(const struct measure_params *p)
+/* The view's overhead counters and duration as of now. */
+static void snapshot(struct run *r)
 {
-	struct sigaction sa = { .sa_handler = on_signal }, old[4];
-	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct run r = { .p = p };
-	uint64_t t0, now, prev_drain, next_top, refresh;
-	int rc = EXIT_OK, i, started = 0, stopped = 0, tty = isatty(STDOUT_FILENO);
-	char *stats = NULL;
+	collect_overhead(r);
+	r->v.duration_ns = r->now - r->t0;
+}
 
-	r.v.threshold_ns = p->threshold_ns;
-	r.v.period_ns = p->period_ns;
-	r.v.runtime_ns = p->runtime_ns;
-	r.v.top_n = p->top_n;
-	r.v.irq_name = irq_name_cb;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 4 && !p->sink; i++)
-		sigaction(sigs[i], &sa, &old[i]);
+/* The view's settings and tables for the chosen CPUs, the IRQ names and the kernel helper. */
+static int setup_view(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	int rc;
 
-	rc = setup_cpus(&r);
+	r->v.threshold_ns = p->threshold_ns;
+	r->v.period_ns = p->period_ns;
+	r->v.runtime_ns = p->runtime_ns;
+	r->v.top_n = p->top_n;
+	r->v.irq_name = irq_name_cb;
+	rc = setup_cpus(r);
 	if (rc)
-		goto out;
-	r.v.m = merge_new(view_gap_cb, &r.v);
-	r.v.hist = calloc((size_t)r.v.ncpus, sizeof(*r.v.hist));
-	r.smp = calloc((size_t)r.v.ncpus, sizeof(*r.smp));
-	r.lost_seen = calloc((size_t)r.v.ncpus, sizeof(*r.lost_seen));
-	if (!r.v.m || !r.v.hist || !r.smp || !r.lost_seen) {
-		rc = EXIT_FAIL;
+		return rc;
+	r->v.m = merge_new(view_gap_cb, &r->v);
+	r->v.hist = calloc((size_t)r->v.ncpus, sizeof(*r->v.hist)); /* zero-filled: empty */
+	r->smp = calloc((size_t)r->v.ncpus, sizeof(*r->smp));
+	r->lost_seen = calloc((size_t)r->v.ncpus, sizeof(*r->lost_seen));
+	if (!r->v.m || !r->v.hist || !r->smp || !r->lost_seen) {
 		log_err("out of memory");
-		goto out;
+		return EXIT_FAIL;
 	}
-	for (i = 0; i < r.v.ncpus; i++) {
-		int c;
+	r->irqn = procstat_irqnames_read();
+	r->v.irq_ctx = r->irqn;
+	return start_helper(r);
+}
 
-		hist_init(&r.v.hist[i].all);
-		for (c = 0; c < VN_CLASS_MAX; c++)
-			hist_init(&r.v.hist[i].cls[c]);
-	}
-	r.irqn = procstat_irqnames_read();
-	r.v.irq_ctx = r.irqn;
-	rc = start_helper(&r);
-	if (rc)
-		goto out;
-	if (p->cmd == CMD_RECORD) {
-		r.evbuf = malloc(EVBUF * sizeof(*r.evbuf));
-		r.sbuf = malloc(EVBUF * sizeof(*r.sbuf));
-		r.rec = recwriter_open(p->output);
-		if (!r.rec || !r.evbuf || !r.sbuf) {
-			log_err("cannot create '%s': %s", p->output, strerror(errno));
-			rc = EXIT_FAIL;
-			goto out;
-		}
-		if (write_meta(&r)) {
-			log_err("cannot write '%s'", p->output);
-			rc = EXIT_FAIL;
-			goto out;
-		}
-	}
-	housekeeping_affinity(&r);
-	for (i = 0; i < r.v.ncpus; i++) {
-		struct sampler *s = &r.smp[i];
-		int err;
+/* record: create the file and write its META chunk. */
+static int setup_record(struct run *r)
+{
+	const char *path = r->p->output;
 
-		s->cpu = r.v.cpus[i];
+	r->rec = view_record_open(path);
+	if (!r->rec) {
+		log_err("cannot create '%s': %s", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (view_record_start(r->rec, &r->v)) {
+		log_err("cannot write '%s'", path);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* One pinned sampler per CPU, each ready (its tid given to the kernel helper) before any is let go. */
+static int start_samplers(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	int i, err;
+
+	for (i = 0; i < r->v.ncpus; i++) {
+		struct sampler *s = &r->smp[i];
+
+		s->cpu = r->v.cpus[i];
 		s->policy = p->policy;
 		s->prio = p->prio;
 		s->threshold_ns = p->threshold_ns;
 		s->period_ns = p->period_ns;
 		s->runtime_ns = p->runtime_ns;
 		s->stop_single_ns = p->stop_single_ns;
-		s->stop = &r.stop;
+		s->stop = &r->stop;
 		err = sampler_start(s);
 		if (!err)
 			err = sampler_wait_ready(s);
 		if (err) {
 			log_err("CPU %d: cannot %s: %s", s->cpu,
 				s->err_what ? s->err_what : "start the sampler", strerror(-err));
-			rc = err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
-			goto out;
+			return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		}
-		ktrace_set_sampler(r.kh, s->cpu, s->tid);
+		ktrace_set_sampler(r->kh, s->cpu, s->tid);
 	}
-	if (!p->quiet && !p->json && p->cmd != CMD_TOP && !p->sink) {
-		char list[256];
-		size_t off = 0;
+	return 0;
+}
 
-		for (i = 0; i < r.v.ncpus && off < sizeof(list) - 16; i++)
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
-						i ? "," : "", r.v.cpus[i]);
-		log_info("measuring CPU%s %s with kernel helper %s %s", r.v.ncpus > 1 ? "s" : "",
-			 list, r.v.helper, p->duration_ns ? "" : "until Ctrl-C");
+static int run_setup(struct run *r)
+{
+	int rc = setup_view(r);
+
+	if (!rc && r->p->cmd == CMD_RECORD)
+		rc = setup_record(r);
+	if (rc)
+		return rc;
+	housekeeping_affinity(r);
+	rc = start_samplers(r);
+	if (!rc && r->ops->start)
+		r->ops->start(&r->v, r->p->duration_ns);
+	return rc;
+}
+
+/* One pass of the loop at r->now: take in what arrived, attribute the gaps up to the horizon, record. */
+static int run_take(struct run *r, uint64_t horizon)
+{
+	const struct measure_params *p = r->p;
+
+	drain(r);
+	if (!p->sink && merge_process(r->v.m, horizon))
+		r->merge_err = -ENOMEM;
+	if (r->rec && view_record_flush(r->rec)) {
+		log_err("writing '%s' failed", p->output);
+		return EXIT_FAIL;
 	}
-	t0 = now_ns();
-	for (i = 0; i < r.v.ncpus; i++)
-		sampler_go(&r.smp[i]);
-	started = 1;
-	prev_drain = t0;
-	refresh = p->period_ns < 1000000000ULL ? 1000000000ULL : p->period_ns;
-	next_top = t0 + refresh;
-	for (;;) {
-		uint64_t poll_ns = p->sink && p->sink->poll_ns ? p->sink->poll_ns : POLL_NS;
+	if (r->merge_err) {
+		log_err("out of memory while attributing noise");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* Whether the run is over: a signal, the embedder's stop, --duration, or a --stop-* hit (r->stopped). */
+static int run_over(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	int i;
+
+	if (got_signal || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
+		return 1;
+	if (p->duration_ns && r->now - r->t0 >= p->duration_ns)
+		return 1;
+	for (i = 0; i < r->v.ncpus; i++)
+		if (__atomic_load_n(&r->smp[i].stop_hit, __ATOMIC_ACQUIRE))
+			r->stopped = 1;
+	for (i = 0; p->stop_total_ns && i < r->v.ncpus; i++) {
+		const struct merge_cpu *mc = merge_cpu(r->v.m, r->v.cpus[i]);
+
+		if (mc && mc->noise_ns > p->stop_total_ns)
+			r->stopped = 2;
+	}
+	return r->stopped;
+}
+
+/* Let the samplers go; then every poll interval take in, refresh the view once per period, until over. */
+static int run_loop(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	uint64_t poll_ns = p->sink && p->sink->poll_ns ? p->sink->poll_ns : POLL_NS;
+	uint64_t refresh = p->period_ns < REFRESH_MIN_NS ? REFRESH_MIN_NS : p->period_ns;
+	uint64_t prev_drain, next_tick;
+	int i, rc;
+
+	r->t0 = now_ns();
+	for (i = 0; i < r->v.ncpus; i++)
+		sampler_go(&r->smp[i]);
+	r->started = 1;
+	prev_drain = r->t0;
+	next_tick = r->t0 + refresh;
+	do {
 		struct timespec ts = { 0, (long)poll_ns };
-		uint64_t horizon;
 
 		nanosleep(&ts, NULL);
-		now = now_ns();
-		drain(&r);
-		horizon = prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0;
-		if (!p->sink && merge_process(r.v.m, horizon))
-			r.merge_err = -ENOMEM;
-		prev_drain = now;
-		if (r.rec && flush_record(&r)) {
-			log_err("writing '%s' failed", p->output);
-			rc = EXIT_FAIL;
-			break;
-		}
-		if (r.merge_err) {
-			log_err("out of memory while attributing noise");
-			rc = EXIT_FAIL;
-			break;
-		}
-		if (p->cmd == CMD_TOP && now >= next_top) {
-			collect_overhead(&r);
-			r.v.duration_ns = now - t0;
-			view_top(stdout, &r.v, (now - t0) / 1e9, tty);
-			next_top += refresh;
+		r->now = now_ns();
+		rc = run_take(r, prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0);
+		if (rc)
+			return rc;
+		prev_drain = r->now;
+		if (r->ops->tick && r->now >= next_tick) {
+			snapshot(r);
+			r->ops->tick(stdout, &r->v);
+			next_tick += refresh;
 		}
 		if (p->sink && p->sink->tick)
-			p->sink->tick(p->sink->ctx, now);
-		if (got_signal || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
-			break;
-		if (p->duration_ns && now - t0 >= p->duration_ns)
-			break;
-		for (i = 0; i < r.v.ncpus; i++)
-			if (__atomic_load_n(&r.smp[i].stop_hit, __ATOMIC_ACQUIRE))
-				stopped = 1;
-		for (i = 0; p->stop_total_ns && i < r.v.ncpus; i++) {
-			const struct merge_cpu *mc = merge_cpu(r.v.m, r.v.cpus[i]);
+			p->sink->tick(p->sink->ctx, r->now);
+	} while (!run_over(r));
+	return EXIT_OK;
+}
 
-			if (mc && mc->noise_ns > p->stop_total_ns)
-				stopped = 2;
-		}
-		if (stopped)
-			break;
+/* Seal the record file (the STATS and END chunks) and say where it went. */
+static int finish_record(struct run *r, int rc)
+{
+	int err = view_record_close(r->rec, &r->v);
+
+	r->rec = NULL;
+	if (err) {
+		log_err("writing '%s' failed", r->p->output);
+		return EXIT_FAIL;
 	}
-out:
-	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; r.smp && i < r.v.ncpus; i++)
-		sampler_join(&r.smp[i]);
-	if (started && rc == EXIT_OK) {
-		now = now_ns();
-		drain(&r);
-		if (merge_process(r.v.m, UINT64_MAX))
-			log_err("out of memory while attributing noise");
-		collect_overhead(&r);
-		r.v.duration_ns = now - t0;
-		if (r.v.proc)
-			proc_finish(&r);
-		if (stopped) {
-			rc = EXIT_STOPPED;
-			fprintf(stdout, "stop: %s threshold hit\n",
-				stopped == 1 ? "--stop-single" : "--stop-total");
-			view_leadup(stdout, &r.v);
-		}
-		if (p->sink)
-			; /* the embedder reports */
-		else if (p->cmd == CMD_HIST)
-			view_hist(stdout, &r.v);
-		else if (p->json)
-			view_json(stdout, &r.v);
-		else
-			view_text(stdout, &r.v);
-		if (r.rec) {
-			if (flush_record(&r) || write_stats(&r, &stats) ||
-			    recwriter_chunk(r.rec, VN_CHUNK_STATS, stats,
-					    (uint32_t)strlen(stats)) ||
-			    recwriter_close(r.rec, stats)) {
-				log_err("writing '%s' failed", p->output);
-				rc = EXIT_FAIL;
-			} else if (!p->quiet) {
-				log_info("recorded to %s", p->output);
-			}
-			r.rec = NULL;
-		}
-		if (got_signal && !p->quiet)
-			log_info("interrupted by signal %d after %.1f s", (int)got_signal,
-				 (now - t0) / 1e9);
+	if (!r->p->quiet)
+		log_info("recorded to %s", r->p->output);
+	return rc;
+}
+
+/* Stop and join the samplers; after a clean run take the last records and show the final view. */
+static int run_finish(struct run *r, int rc)
+{
+	int i;
+
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; r->smp && i < r->v.ncpus; i++)
+		sampler_join(&r->smp[i]);
+	if (!r->started || rc != EXIT_OK)
+		return rc;
+	r->now = now_ns();
+	drain(r);
+	if (merge_process(r->v.m, UINT64_MAX))
+		log_err("out of memory while attributing noise");
+	snapshot(r);
+	if (r->v.proc)
+		proc_finish(r);
+	if (r->stopped) {
+		rc = EXIT_STOPPED;
+		fprintf(stdout, "stop: %s threshold hit\n",
+			r->stopped == 1 ? "--stop-single" : "--stop-total");
+		view_leadup(stdout, &r->v);
 	}
-	if (r.rec)
-		recwriter_abort(r.rec);
-	free(stats);
-	for (i = 0; r.smp && i < r.v.ncpus; i++)
-		sampler_free(&r.smp[i]);
-	ktrace_close(r.kh);
-	procstat_snap_free(r.snap0);
-	procstat_irqnames_free(r.irqn);
-	merge_free(r.v.m);
-	free(r.v.hist);
-	free(r.v.proc);
-	free(r.smp);
-	free(r.evbuf);
-	free(r.sbuf);
-	free(r.lost_seen);
-	for (i = 0; i < 4 && !p->sink; i++)
+	if (r->ops->end)
+		r->ops->end(stdout, &r->v);
+	if (r->rec)
+		rc = finish_record(r, rc);
+	if (got_signal && !r->p->quiet)
+		log_info("interrupted by signal %d after %.1f s", (int)got_signal,
+			 (r->now - r->t0) / 1e9);
+	return rc;
+}
+
+static void run_free(struct run *r)
+{
+	int i;
+
+	view_record_abort(r->rec);
+	for (i = 0; r->smp && i < r->v.ncpus; i++)
+		sampler_free(&r->smp[i]);
+	ktrace_close(r->kh);
+	procstat_snap_free(r->snap0);
+	procstat_irqnames_free(r->irqn);
+	merge_free(r->v.m);
+	free(r->v.hist);
+	free(r->v.proc);
+	free(r->smp);
+	free(r->lost_seen);
+}
+
+/* The ending signals end the run through the normal path; an embedder stops it through its sink instead. */
+static void signals_catch(const struct measure_params *p, struct sigaction old[NSIGS])
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NSIGS && !p->sink; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+}
+
+static void signals_restore(const struct measure_params *p, const struct sigaction old[NSIGS])
+{
+	int i;
+
+	for (i = 0; i < NSIGS && !p->sink; i++)
 		sigaction(sigs[i], &old[i], NULL);
+}
+
+int measure_run(const struct measure_params *p)
+{
+	struct run r = { .p = p, .ops = view_pick(p) };
+	struct sigaction old[NSIGS];
+	int rc;
+
+	signals_catch(p, old);
+	rc = run_setup(&r);
+	if (!rc)
+		rc = run_loop(&r);
+	rc = run_finish(&r, rc);
+	run_free(&r);
+	signals_restore(p, old);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report: rebuilds the views of a record file (vnoise-guest record -o FILE) by feeding its samples and
- * events through the same merge engine. A damaged or truncated file is reported as far as it could be read;
- * what could not be read is said on stderr and the exit code is EXIT_DAMAGED.
+ * replay (report FILE): rebuilds the view of a record file (vnoise-guest record -o FILE) by feeding its samples
+ * and events through the same merge engine, then shows it through the same view ops as a live run (their end).
+ * A damaged or truncated file is reported as far as it could be read; what could not be read is said on stderr
+ * and the exit code is EXIT_DAMAGED.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,25 +12,25 @@
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
-#include "format/recfile.h"
+#include "format/recreader.h"
 #include "record.h"
 #include "views/view.h"
 
-#define REPORT_MAX_IRQ 4096
+#define REPLAY_MAX_IRQ 4096
 
-struct report {
+struct replay {
 	struct view v;
-	char *irq[REPORT_MAX_IRQ];
+	char *irq[REPLAY_MAX_IRQ];
 	char helper[16], steal[32];
 	int have_meta;
 	uint64_t bad_records;
 };
 
-static const char *report_irq_name(void *ctx, uint32_t irq)
+static const char *replay_irq_name(void *ctx, uint32_t irq)
 {
-	struct report *r = ctx;
+	struct replay *r = ctx;
 
-	return irq < REPORT_MAX_IRQ ? r->irq[irq] : NULL;
+	return irq < REPLAY_MAX_IRQ ? r->irq[irq] : NULL;
 }
 
 static uint64_t kv_u64(const void *payload, size_t len, const char *key)
@@ -61,7 +62,7 @@ static void kv_str(const void *payload, size_t len, const char *key, char *out, 
 	out[vl] = 0;
 }
 
-static void read_meta(struct report *r, const struct recfile_chunk *c)
+static void read_meta(struct replay *r, const struct recfile_chunk *c)
 {
 	const char *pos = c->payload, *end = pos + c->len;
 	struct recfile_kv kv;
@@ -85,63 +86,53 @@ static void read_meta(struct report *r, const struct recfile_chunk *c)
 			continue;
 		memcpy(num, kv.key + 4, kv.key_len - 4);
 		num[kv.key_len - 4] = 0;
-		if (parse_u64(num, &irq) || irq >= REPORT_MAX_IRQ || r->irq[irq])
+		if (parse_u64(num, &irq) || irq >= REPLAY_MAX_IRQ || r->irq[irq])
 			continue;
 		r->irq[irq] = strndup(kv.val, kv.val_len < 64 ? kv.val_len : 64);
 	}
 }
 
-static void read_stats(struct report *r, const struct recfile_chunk *c)
+/* bpf_prog.NAME=RUNS RUN_NS lines: per BPF program run-time statistics. */
+static void read_progs(struct view *v, const void *p, size_t n)
 {
-	const void *p = c->payload;
-	size_t n = c->len;
+	const char *pos = p, *end = pos + n;
+	struct recfile_kv kv;
+
+	while (v->nprogs < VIEW_MAX_PROGS && recfile_kv_next(&pos, end, &kv) > 0) {
+		char val[64];
+		unsigned long long cnt, ns;
+		size_t nl = kv.key_len - 9;
+
+		if (kv.key_len <= 9 || strncmp(kv.key, "bpf_prog.", 9) || kv.val_len >= sizeof(val))
+			continue;
+		memcpy(val, kv.val, kv.val_len);
+		val[kv.val_len] = 0;
+		if (sscanf(val, "%llu %llu", &cnt, &ns) != 2)
+			continue;
+		if (nl >= sizeof(v->progs[0].name))
+			nl = sizeof(v->progs[0].name) - 1;
+		memcpy(v->progs[v->nprogs].name, kv.key + 9, nl);
+		v->progs[v->nprogs].name[nl] = 0;
+		v->progs[v->nprogs].run_cnt = cnt;
+		v->progs[v->nprogs].run_ns = ns;
+		v->nprogs++;
+	}
+}
+
+/* proc.CPU.* lines: the counters-only fallback's per-CPU counts, steal and busiest sources. */
+static void read_proc(struct view *v, const void *p, size_t n)
+{
 	int i, k;
 
-	r->v.duration_ns = kv_u64(p, n, "duration_ns");
-	r->v.bpf_events = kv_u64(p, n, "bpf_events");
-	r->v.bpf_dropped = kv_u64(p, n, "bpf_dropped");
-	r->v.bpf_desync = kv_u64(p, n, "bpf_desync");
-	r->v.bpf_run_cnt = kv_u64(p, n, "bpf_run_cnt");
-	r->v.bpf_run_ns = kv_u64(p, n, "bpf_run_ns");
-	r->v.sampler_dropped = kv_u64(p, n, "sampler_dropped");
-	r->v.sampler_iterations = kv_u64(p, n, "sampler_iterations");
-	r->v.sampler_loop_ns = kv_u64(p, n, "sampler_loop_ns");
-	{
-		const char *pos = p, *end = pos + n;
-		struct recfile_kv kv;
-
-		while (r->v.nprogs < 48 && recfile_kv_next(&pos, end, &kv) > 0) {
-			char val[64];
-			unsigned long long cnt, ns;
-			size_t nl = kv.key_len - 9;
-
-			if (kv.key_len <= 9 || strncmp(kv.key, "bpf_prog.", 9) ||
-			    kv.val_len >= sizeof(val))
-				continue;
-			memcpy(val, kv.val, kv.val_len);
-			val[kv.val_len] = 0;
-			if (sscanf(val, "%llu %llu", &cnt, &ns) != 2)
-				continue;
-			if (nl >= sizeof(r->v.progs[0].name))
-				nl = sizeof(r->v.progs[0].name) - 1;
-			memcpy(r->v.progs[r->v.nprogs].name, kv.key + 9, nl);
-			r->v.progs[r->v.nprogs].name[nl] = 0;
-			r->v.progs[r->v.nprogs].run_cnt = cnt;
-			r->v.progs[r->v.nprogs].run_ns = ns;
-			r->v.nprogs++;
-		}
-	}
-	if (strcmp(r->helper, "proc") || !r->v.proc)
-		return;
-	for (i = 0; i < r->v.ncpus; i++) {
-		struct view_proc *vp = &r->v.proc[i];
+	for (i = 0; i < v->ncpus; i++) {
+		struct view_proc *vp = &v->proc[i];
 		char key[64];
 
 		for (k = 0; k < VN_CLASS_MAX; k++) {
-			snprintf(key, sizeof(key), "proc.%d.count.%d", r->v.cpus[i], k);
+			snprintf(key, sizeof(key), "proc.%d.count.%d", v->cpus[i], k);
 			vp->count[k] = kv_u64(p, n, key);
 		}
-		snprintf(key, sizeof(key), "proc.%d.steal_ns", r->v.cpus[i]);
+		snprintf(key, sizeof(key), "proc.%d.steal_ns", v->cpus[i]);
 		vp->steal_ns = kv_u64(p, n, key);
 		vp->valid = 1;
 		for (k = 0; k < 8; k++) {
@@ -150,7 +141,7 @@ static void read_stats(struct report *r, const struct recfile_chunk *c)
 			unsigned long long cnt;
 
 			val[0] = 0;
-			snprintf(key, sizeof(key), "proc.%d.src.%d", r->v.cpus[i], k);
+			snprintf(key, sizeof(key), "proc.%d.src.%d", v->cpus[i], k);
 			kv_str(p, n, key, val, sizeof(val));
 			if (sscanf(val, "%u %llu %47s", &cls, &cnt, vp->src[k].name) != 3 ||
 			    cls >= VN_CLASS_MAX)
@@ -162,90 +153,85 @@ static void read_stats(struct report *r, const struct recfile_chunk *c)
 	}
 }
 
-int replay_run(const struct measure_params *p)
+static void read_stats(struct replay *r, const struct recfile_chunk *c)
 {
-	struct report *r = calloc(1, sizeof(*r));
-	struct recfile_reader *rd = NULL;
-	struct recfile_chunk c;
-	int rc = EXIT_OK, n, damaged = 0, i;
+	const void *p = c->payload;
+	size_t n = c->len;
+
+	r->v.duration_ns = kv_u64(p, n, "duration_ns");
+	r->v.bpf_events = kv_u64(p, n, "bpf_events");
+	r->v.bpf_dropped = kv_u64(p, n, "bpf_dropped");
+	r->v.bpf_desync = kv_u64(p, n, "bpf_desync");
+	r->v.bpf_run_cnt = kv_u64(p, n, "bpf_run_cnt");
+	r->v.bpf_run_ns = kv_u64(p, n, "bpf_run_ns");
+	r->v.sampler_dropped = kv_u64(p, n, "sampler_dropped");
+	r->v.sampler_iterations = kv_u64(p, n, "sampler_iterations");
+	r->v.sampler_loop_ns = kv_u64(p, n, "sampler_loop_ns");
+	read_progs(&r->v, p, n);
+	if (!strcmp(r->helper, "proc") && r->v.proc)
+		read_proc(&r->v, p, n);
+}
+
+/* The first META chunk sets the view up; later ones are ignored. */
+static void take_meta(struct replay *r, const struct recfile_chunk *c)
+{
+	if (r->have_meta)
+		return;
+	read_meta(r, c);
+	r->v.hist = calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.hist)); /* zero-filled: empty */
+	r->v.proc =
+	    !strcmp(r->helper, "proc") ? calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.proc)) : NULL;
+}
+
+/* Samples and events into the merge engine; records it refuses are counted. */
+static void take_records(struct replay *r, const struct recfile_chunk *c)
+{
+	const char *pl = c->payload;
 	size_t k;
 
-	if (!r) {
-		log_err("out of memory");
-		return EXIT_FAIL;
+	if (c->type == VN_CHUNK_SAMPLES) {
+		for (k = 0; k + sizeof(struct vn_sample) <= c->len; k += sizeof(struct vn_sample))
+			if (merge_add_sample(r->v.m, (const struct vn_sample *)(pl + k)))
+				r->bad_records++;
+	} else {
+		for (k = 0; k + sizeof(struct vn_event) <= c->len; k += sizeof(struct vn_event))
+			if (merge_add_event(r->v.m, (const struct vn_event *)(pl + k)))
+				r->bad_records++;
 	}
-	strcpy(r->helper, "?");
-	strcpy(r->steal, "?");
-	r->v.m = merge_new(view_gap_cb, &r->v);
-	r->v.top_n = p->top_n;
-	r->v.irq_name = report_irq_name;
-	r->v.irq_ctx = r;
-	rd = recreader_open(p->input);
-	if (!rd || !r->v.m) {
-		log_err("cannot open '%s': %s", p->input, strerror(errno));
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	for (;;) {
-		n = recreader_next(rd, &c);
-		if (n == 0)
-			break;
+}
+
+/* Every chunk of rd into r. Returns 1 when the file is damaged (said on stderr), else 0. */
+static int read_chunks(struct replay *r, struct recfile_reader *rd, const char *path)
+{
+	struct recfile_chunk c;
+	int n, damaged = 0;
+
+	while ((n = recreader_next(rd, &c)) != 0) {
 		if (n < 0) {
-			log_err("%s: %s", p->input, recreader_error(rd));
+			log_err("%s: %s", path, recreader_error(rd));
 			damaged = 1;
 			if (recreader_recoverable(n))
 				continue;
 			break;
 		}
-		switch (c.type) {
-		case VN_CHUNK_META:
-			if (r->have_meta)
-				break;
-			read_meta(r, &c);
-			r->v.hist = calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.hist));
-			r->v.proc = !strcmp(r->helper, "proc")
-					? calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.proc))
-					: NULL;
-			for (i = 0; r->v.hist && i < r->v.ncpus; i++) {
-				int cl;
-
-				hist_init(&r->v.hist[i].all);
-				for (cl = 0; cl < VN_CLASS_MAX; cl++)
-					hist_init(&r->v.hist[i].cls[cl]);
-			}
-			break;
-		case VN_CHUNK_SAMPLES:
-			for (k = 0; k + sizeof(struct vn_sample) <= c.len;
-			     k += sizeof(struct vn_sample))
-				if (merge_add_sample(
-					r->v.m,
-					(const struct vn_sample *)((const char *)c.payload + k)))
-					r->bad_records++;
-			break;
-		case VN_CHUNK_EVENTS:
-			for (k = 0; k + sizeof(struct vn_event) <= c.len;
-			     k += sizeof(struct vn_event))
-				if (merge_add_event(
-					r->v.m,
-					(const struct vn_event *)((const char *)c.payload + k)))
-					r->bad_records++;
-			break;
-		case VN_CHUNK_STATS:
+		if (c.type == VN_CHUNK_META)
+			take_meta(r, &c);
+		else if (c.type == VN_CHUNK_SAMPLES || c.type == VN_CHUNK_EVENTS)
+			take_records(r, &c);
+		else if (c.type == VN_CHUNK_STATS)
 			read_stats(r, &c);
-			break;
-		default:
-			break;
-		}
 	}
-	if (!r->have_meta) {
-		log_err("%s: no readable metadata chunk; nothing to report", p->input);
-		rc = EXIT_DAMAGED;
-		goto out;
-	}
+	return damaged;
+}
+
+/* Attribute everything read and complete the view: names, and a duration even without a STATS chunk. */
+static int finish_view(struct replay *r, const char *path)
+{
+	int i;
+
 	if (merge_process(r->v.m, UINT64_MAX)) {
 		log_err("out of memory");
-		rc = EXIT_FAIL;
-		goto out;
+		return EXIT_FAIL;
 	}
 	r->v.helper = r->helper;
 	r->v.steal_source = r->steal;
@@ -257,17 +243,69 @@ int replay_run(const struct measure_params *p)
 				r->v.duration_ns = mc->runtime_ns;
 		}
 	if (r->bad_records)
-		log_warn("%s: %llu invalid records skipped", p->input,
+		log_warn("%s: %llu invalid records skipped", path,
 			 (unsigned long long)r->bad_records);
-	if (p->report_hist)
-		view_hist(stdout, &r->v);
-	else if (p->json)
-		view_json(stdout, &r->v);
-	else
-		view_text(stdout, &r->v);
-	if (damaged) {
-		struct recfile_stats st;
+	return EXIT_OK;
+}
 
+static struct replay *replay_new(const struct measure_params *p)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	strcpy(r->helper, "?");
+	strcpy(r->steal, "?");
+	r->v.m = merge_new(view_gap_cb, &r->v);
+	r->v.top_n = p->top_n;
+	r->v.irq_name = replay_irq_name;
+	r->v.irq_ctx = r;
+	return r;
+}
+
+static void replay_free(struct replay *r)
+{
+	int i;
+
+	merge_free(r->v.m);
+	free(r->v.hist);
+	free(r->v.proc);
+	for (i = 0; i < REPLAY_MAX_IRQ; i++)
+		free(r->irq[i]);
+	free(r);
+}
+
+int replay_run(const struct measure_params *p)
+{
+	struct replay *r = replay_new(p);
+	struct recfile_reader *rd = NULL;
+	const struct view_ops *ops;
+	struct recfile_stats st;
+	int rc, damaged;
+
+	if (!r) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	rd = recreader_open(p->input);
+	if (!rd || !r->v.m) {
+		log_err("cannot open '%s': %s", p->input, strerror(errno));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	damaged = read_chunks(r, rd, p->input);
+	if (!r->have_meta) {
+		log_err("%s: no readable metadata chunk; nothing to report", p->input);
+		rc = EXIT_DAMAGED;
+		goto out;
+	}
+	rc = finish_view(r, p->input);
+	if (rc)
+		goto out;
+	ops = view_pick(p);
+	if (ops->end)
+		ops->end(stdout, &r->v);
+	if (damaged) {
 		recreader_stats(rd, &st);
 		log_err("%s: reported the %llu intact chunks read; %llu damaged, %llu missing",
 			p->input, (unsigned long long)st.chunks, (unsigned long long)st.bad_chunks,
@@ -276,11 +314,6 @@ int replay_run(const struct measure_params *p)
 	}
 out:
 	recreader_close(rd);
-	merge_free(r->v.m);
-	free(r->v.hist);
-	free(r->v.proc);
-	for (i = 0; i < REPORT_MAX_IRQ; i++)
-		free(r->irq[i]);
-	free(r);
+	replay_free(r);
 	return rc;
 }

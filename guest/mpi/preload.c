@@ -906,6 +906,134 @@ static int perf_instr_open(void)
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* The reply's header: magic, descriptors as announced, a pipeline memfd at least as big as it says. */
+static int reg_check(const struct vn_reg_rep *rep, const int *fds, int nfds, char *why, size_t wlen)
+{
+	struct stat st;
+
+	if (rep->magic != VN_REG_MAGIC) {
+		snprintf(why, wlen, "bad reply magic 0x%x", rep->magic);
+		return -1;
+	}
+	if (nfds < 1 || (rep->nfds != 1 && rep->nfds != 2) || (int)rep->nfds != nfds) {
+		snprintf(why, wlen, "reply announces %u descriptors, %d received", rep->nfds, nfds);
+		if (rep->status)
+			snprintf(why, wlen, "refused by the monitor: %s", strerror(-rep->status));
+		return -1;
+	}
+	if (rep->pipe_size < sizeof(struct vn_pipe) || fstat(fds[0], &st) < 0 ||
+	    (uint64_t)st.st_size < rep->pipe_size) { /* a short memfd would SIGBUS us later */
+		snprintf(why, wlen, "pipeline size %llu is too small",
+			 (unsigned long long)rep->pipe_size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Map the pipeline into g_iv.p if its magic and version are ours. */
+static int reg_map_pipe(int fd, char *why, size_t wlen)
+{
+	struct vn_pipe *pm =
+	    mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (pm == MAP_FAILED) {
+		snprintf(why, wlen, "mmap pipeline: %s", strerror(errno));
+		return -1;
+	}
+	if (pm->h.magic != VN_PIPE_MAGIC || pm->h.version != VN_PIPE_VERSION) {
+		snprintf(why, wlen, "pipeline magic 0x%x version %u, want 0x%x %u", pm->h.magic,
+			 pm->h.version, VN_PIPE_MAGIC, VN_PIPE_VERSION);
+		munmap(pm, sizeof(struct vn_pipe));
+		return -1;
+	}
+	g_iv.p = pm;
+	return 0;
+}
+
+/* Map the kernel's target array (read only) and point g_iv.live at the rank's entry. */
+static int reg_map_targets(const struct vn_reg_rep *rep, int fd, char *why, size_t wlen)
+{
+	void *tm;
+
+	if (rep->tgt >= VN_TGT_MAX || rep->tgt_size < sizeof(struct vn_tgt) ||
+	    rep->tgt_size / sizeof(struct vn_tgt) <= rep->tgt) {
+		snprintf(why, wlen, "target %u outside an array of %llu bytes", rep->tgt,
+			 (unsigned long long)rep->tgt_size);
+		return -1;
+	}
+	tm = mmap(NULL, rep->tgt_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (tm == MAP_FAILED) {
+		snprintf(why, wlen, "mmap targets: %s", strerror(errno));
+		return -1;
+	}
+	g_iv.live = (const struct vn_tgt *)tm + rep->tgt;
+	return 0;
+}
+
+/* The reply's resources into g_iv: pipeline, target counters, report output, instruction counter. */
+static int reg_attach(int rank, const struct vn_reg_rep *rep, const int *fds, int nfds, char *why,
+		      size_t wlen)
+{
+	if (reg_check(rep, fds, nfds, why, wlen) || reg_map_pipe(fds[0], why, wlen))
+		return -1;
+	/* from here a failure leaves the rank counting in h.unregistered */
+	if (rep->status) {
+		snprintf(why, wlen, "refused by the monitor: %s", strerror(-rep->status));
+		return -1;
+	}
+	if (rank < 0 || rank >= VN_PIPE_RANKS) {
+		snprintf(why, wlen, "rank %d beyond the pipeline's %d", rank, VN_PIPE_RANKS);
+		return -1;
+	}
+	if (nfds == 2 && reg_map_targets(rep, fds[1], why, wlen))
+		return -1;
+	if (out_setup(&g_iv.p->h, why, wlen) < 0)
+		return -1;
+	g_iv.perf_fd = perf_instr_open();
+	g_iv.rank = (uint32_t)rank;
+	g_iv.wait_closes = getenv("VNOISE_MPI_WAIT") && !strcmp(getenv("VNOISE_MPI_WAIT"), "1");
+	g_iv.n = 0;
+	return 0;
+}
+
+/* Registered: this thread is tracked from now on. */
+static void iv_tracked(void)
+{
+	struct timespec nap = { 0, 1000 };
+
+	t_iv = IV_TRACKED;
+	/*
+	 * The kernel helper learns that a task is a target when it is switched in. A rank pinned to its CPU
+	 * that busy-polls never is: leave the CPU once, now that we are a target.
+	 */
+	if (g_iv.live)
+		nanosleep(&nap, NULL);
+}
+
+/*
+ * Not registered: one line on stderr, the target mapping and the output undone. With a valid pipeline the
+ * rank counts its synchronisation calls in h.unregistered and keeps the socket (the monitor knows the rank);
+ * without one it runs untracked.
+ */
+static void iv_untracked(int rank, const char *why, const struct vn_reg_rep *rep)
+{
+	say("libvnoise-preload: rank %d: not tracked: %s", rank, why);
+	if (g_iv.live) { /* mapped by reg_map_targets(): rep->tgt is inside the array */
+		munmap((void *)(g_iv.live - rep->tgt), rep->tgt_size);
+		g_iv.live = NULL;
+	}
+	if (g_iv.out_fd > 2)
+		close(g_iv.out_fd);
+	g_iv.out_fd = -1;
+	if (g_iv.p) {
+		t_iv = IV_UNREGISTERED;
+		return;
+	}
+	if (g_iv.sock >= 0)
+		close(g_iv.sock);
+	g_iv.sock = -1;
+}
+
 /*
  * After MPI_Init: register with the monitor named by $VNOISE_SOCK and start interval 0 on this thread. On
  * failure one line on stderr and the rank runs untracked; with a valid pipeline but a refused or unusable
@@ -914,109 +1042,21 @@ static int perf_instr_open(void)
 static void iv_register(int rank, int size)
 {
 	const char *path = getenv("VNOISE_SOCK");
-	struct vn_reg_rep rep;
-	struct stat st;
-	void *pm = MAP_FAILED, *tm = MAP_FAILED;
+	struct vn_reg_rep rep = { 0 };
 	char why[400] = "";
-	int fds[2] = { -1, -1 }, nfds = 0, ok = 0;
+	int fds[2] = { -1, -1 }, nfds = 0, ok;
 
 	if (!path || !*path)
 		return;
-	if (reg_exchange(path, rank, size, &rep, fds, &nfds, why, sizeof(why)) < 0)
-		goto out;
-	if (rep.magic != VN_REG_MAGIC) {
-		snprintf(why, sizeof(why), "bad reply magic 0x%x", rep.magic);
-		goto out;
-	}
-	if (nfds < 1 || (rep.nfds != 1 && rep.nfds != 2) || (int)rep.nfds != nfds) {
-		snprintf(why, sizeof(why), "reply announces %u descriptors, %d received", rep.nfds,
-			 nfds);
-		if (rep.status)
-			snprintf(why, sizeof(why), "refused by the monitor: %s",
-				 strerror(-rep.status));
-		goto out;
-	}
-	if (rep.pipe_size < sizeof(struct vn_pipe) || fstat(fds[0], &st) < 0 ||
-	    (uint64_t)st.st_size < rep.pipe_size) { /* a short memfd would SIGBUS us later */
-		snprintf(why, sizeof(why), "pipeline size %llu is too small",
-			 (unsigned long long)rep.pipe_size);
-		goto out;
-	}
-	pm = mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-	if (pm == MAP_FAILED) {
-		snprintf(why, sizeof(why), "mmap pipeline: %s", strerror(errno));
-		goto out;
-	}
-	if (((struct vn_pipe *)pm)->h.magic != VN_PIPE_MAGIC ||
-	    ((struct vn_pipe *)pm)->h.version != VN_PIPE_VERSION) {
-		snprintf(why, sizeof(why), "pipeline magic 0x%x version %u, want 0x%x %u",
-			 ((struct vn_pipe *)pm)->h.magic, ((struct vn_pipe *)pm)->h.version,
-			 VN_PIPE_MAGIC, VN_PIPE_VERSION);
-		munmap(pm, sizeof(struct vn_pipe));
-		pm = MAP_FAILED;
-		goto out;
-	}
-	g_iv.p = pm; /* from here a failure leaves the rank counting in h.unregistered */
-	if (rep.status) {
-		snprintf(why, sizeof(why), "refused by the monitor: %s", strerror(-rep.status));
-		goto out;
-	}
-	if (rank < 0 || rank >= VN_PIPE_RANKS) {
-		snprintf(why, sizeof(why), "rank %d beyond the pipeline's %d", rank, VN_PIPE_RANKS);
-		goto out;
-	}
-	if (nfds == 2) {
-		if (rep.tgt >= VN_TGT_MAX || rep.tgt_size < sizeof(struct vn_tgt) ||
-		    rep.tgt_size / sizeof(struct vn_tgt) <= rep.tgt) {
-			snprintf(why, sizeof(why), "target %u outside an array of %llu bytes",
-				 rep.tgt, (unsigned long long)rep.tgt_size);
-			goto out;
-		}
-		tm = mmap(NULL, rep.tgt_size, PROT_READ, MAP_SHARED, fds[1], 0);
-		if (tm == MAP_FAILED) {
-			snprintf(why, sizeof(why), "mmap targets: %s", strerror(errno));
-			goto out;
-		}
-		g_iv.live = (const struct vn_tgt *)tm + rep.tgt;
-	}
-	if (out_setup(&g_iv.p->h, why, sizeof(why)) < 0)
-		goto out;
-	g_iv.perf_fd = perf_instr_open();
-	g_iv.rank = (uint32_t)rank;
-	g_iv.wait_closes = getenv("VNOISE_MPI_WAIT") && !strcmp(getenv("VNOISE_MPI_WAIT"), "1");
-	g_iv.n = 0;
-	ok = 1;
-out:
+	ok = reg_exchange(path, rank, size, &rep, fds, &nfds, why, sizeof(why)) >= 0 &&
+	     !reg_attach(rank, &rep, fds, nfds, why, sizeof(why));
 	for (int i = 0; i < 2; i++) /* the mappings stay valid without the descriptors */
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (ok) {
-		struct timespec nap = { 0, 1000 };
-
-		t_iv = IV_TRACKED;
-		/*
-		 * The kernel helper learns that a task is a target when it is switched in. A rank pinned to
-		 * its CPU that busy-polls never is: leave the CPU once, now that we are a target.
-		 */
-		if (g_iv.live)
-			nanosleep(&nap, NULL);
-		return;
-	}
-	say("libvnoise-preload: rank %d: not tracked: %s", rank, why);
-	if (g_iv.live) {
-		munmap(tm, rep.tgt_size);
-		g_iv.live = NULL;
-	}
-	if (g_iv.out_fd > 2)
-		close(g_iv.out_fd);
-	g_iv.out_fd = -1;
-	if (g_iv.p) {
-		t_iv = IV_UNREGISTERED;
-		return; /* the socket stays open: the monitor knows the rank */
-	}
-	if (g_iv.sock >= 0)
-		close(g_iv.sock);
-	g_iv.sock = -1;
+	if (ok)
+		iv_tracked();
+	else
+		iv_untracked(rank, why, &rep);
 }
 
 static void mpi_started(void)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view: the output side shared by live runs (measure/top/hist) and offline reports (report FILE). A struct
- * view holds what one run measured — the merge engine's per-CPU totals, per-class histograms, the overhead
- * counters and the proc fallback's counters — and the printers turn it into the text table, the
- * vnoise.measure/1 JSON document or the histogram view. Views are small functions over one engine (rtla).
+ * view: the output side shared by live runs (measure/top/hist/record) and offline reports (report FILE). A
+ * struct view holds what one run measured — the merge engine's per-CPU totals, per-class histograms, the
+ * overhead counters and the proc fallback's counters. A view is a small ops table over it (rtla's top/hist
+ * over one core), chosen once per run by view_pick(): text (view_text.c), JSON (view_json.c), histograms
+ * (view_hist.c) and top (view_top.c). record is not a printer but a recorder beside one (view_record.h).
+ * This file also holds the pieces several views print (header, table, sources, overhead line).
  */
 #ifndef VNOISE_GUEST_VIEWS_VIEW_H
 #define VNOISE_GUEST_VIEWS_VIEW_H
@@ -32,6 +34,8 @@ struct view_proc {
 	} src[8];
 };
 
+#define VIEW_MAX_PROGS 48
+
 struct view {
 	const char *helper; /* "bpf" or "proc" */
 	const char *steal_source; /* "kvm-steal-clock", "rq-steal-clock", "proc-stat", "none" */
@@ -51,17 +55,27 @@ struct view {
 	struct {
 		char name[40];
 		uint64_t run_cnt, run_ns;
-	} progs[48];
+	} progs[VIEW_MAX_PROGS];
 	int top_n;
 };
 
-void view_text(FILE *f, const struct view *v);
-void view_json(FILE *f, const struct view *v);
-void view_hist(FILE *f, const struct view *v);
-/* One refresh of `top`: the table with a header line; clears the screen when tty is set. */
-void view_top(FILE *f, const struct view *v, double elapsed_s, int tty);
-/* The last events that fell into noise on each CPU (for --stop-single/--stop-total). */
-void view_leadup(FILE *f, const struct view *v);
+/*
+ * How a run's results are shown. The live engine calls start once when sampling begins (what the view says on
+ * stderr; planned_ns is --duration, 0 = until stopped), tick once per refresh period while sampling (with
+ * v->duration_ns the time measured so far), end once with the final totals; report FILE calls only end.
+ * Data goes to f (stdout). Any op may be NULL.
+ */
+struct view_ops {
+	void (*start)(const struct view *v, uint64_t planned_ns);
+	void (*tick)(FILE *f, const struct view *v);
+	void (*end)(FILE *f, const struct view *v);
+};
+
+extern const struct view_ops view_text_ops, view_json_ops, view_hist_ops, view_top_ops;
+
+/* The view of a command: hist, top, JSON or text; none at all for an embedder's sink (it reports). */
+const struct view_ops *view_pick(const struct measure_params *p);
+
 /* Fold a gap into the histograms (merge callback; ctx is the struct view). */
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
 /* Per-CPU values as shown: the merge totals with the proc fallback's adjustments. */
@@ -71,5 +85,24 @@ struct view_row {
 	double available_pct;
 };
 int view_row(const struct view *v, int idx, struct view_row *r);
+/* The last events that fell into noise on each CPU (for --stop-single/--stop-total). */
+void view_leadup(FILE *f, const struct view *v);
+
+/* Building blocks of the views. The classes shown, in column order. */
+extern const int view_shown[];
+#define VIEW_NSHOWN 7
+/* "12us", "12.3ms" or "1.2s" into b; returns b. */
+const char *view_fmt_us(char *b, size_t n, uint64_t ns);
+/* The one-line run header: kernel helper, steal source, threshold, duration. */
+void view_header(FILE *f, const struct view *v);
+/* The per-CPU table, with a count/net cell per shown class. */
+void view_table(FILE *f, const struct view *v);
+/* The top_n noise sources of each CPU (or its busiest interrupt counters in proc mode). */
+void view_sources(FILE *f, const struct view *v);
+/* Sampler loop cost, BPF cost and drops. */
+void view_overhead_line(FILE *f, const struct view *v);
+/* Sampler loop time per iteration; BPF run time per event (0 without runs). */
+double view_loop_ns(const struct view *v);
+double view_bpf_ns(const struct view *v);
 
 #endif

@@ -466,108 +466,134 @@ static int apply_event(struct mcpu *c, struct mev *me, const struct vn_sample *g
 	return 0;
 }
 
-static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
+/* Gap k's parts from the batch events, each clamped to [0, UINT64_MAX]; returns their sum. */
+static unsigned __int128 gap_parts(const struct mcpu *c, size_t k, uint64_t part[VN_CLASS_MAX])
 {
-	size_t n = 0, k, i, j, o;
-	struct vn_sample *g = c->gap;
+	unsigned __int128 sum = 0;
+	int cl;
 
-	/*
-	 * Never move past the sampler's own progress: a gap still in progress (not yet reported) may hold
-	 * events that already ended, and they must wait for it.
-	 */
-	if (horizon != UINT64_MAX && horizon > c->seen_ns)
-		horizon = c->seen_ns;
+	for (cl = 0; cl < VN_CLASS_MAX; cl++) {
+		__int128 p = c->part[k][cl];
 
-	while (n < c->ngap && g[n].end_ns <= horizon)
-		n++;
-	if (n) {
-		if (grow((void **)&c->part, &c->partcap, n, sizeof(*c->part)))
-			return -ENOMEM;
-		memset(c->part, 0, n * sizeof(*c->part));
-		for (i = 0; i < c->nev && c->ev[i].e.start_ns < g[n - 1].end_ns; i++)
-			if (apply_event(c, &c->ev[i], g, n))
-				return -ENOMEM;
-		o = 0;
-		for (k = 0; k < n; k++) {
-			uint64_t dur = g[k].end_ns - g[k].start_ns;
-			uint64_t part[VN_CLASS_MAX];
-			unsigned __int128 sum = 0;
-			int cl;
-
-			for (cl = 0; cl < VN_CLASS_MAX; cl++) {
-				__int128 p = c->part[k][cl];
-
-				part[cl] = p <= 0 ? 0 : p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
-				sum += part[cl];
-			}
-			/* Steal seen by the kernel helper fills what is still unexplained in its window. */
-			while (o < c->nobs && c->obs[o].e.end_ns <= g[k].start_ns)
-				o++;
-			for (j = o; j < c->nobs && c->obs[j].e.start_ns < g[k].end_ns && sum < dur;
-			     j++) {
-				struct mev *ob = &c->obs[j];
-				uint64_t take = (uint64_t)(dur - sum);
-
-				if (ob->e.end_ns <= g[k].start_ns || !ob->attributed)
-					continue;
-				if (take > ob->attributed)
-					take = ob->attributed;
-				ob->attributed -= take;
-				part[VN_CLASS_STEAL] += take;
-				sum += take;
-				{
-					struct merge_source *ss =
-					    src_get(c, VN_CLASS_STEAL, 0, no_comm);
-
-					if (!ss)
-						return -ENOMEM;
-					ss->total_ns += take;
-					if (take > ss->max_ns)
-						ss->max_ns = take;
-					if (!ob->counted) {
-						ob->counted = 1;
-						ss->count++;
-						c->pub.class_count[VN_CLASS_STEAL]++;
-					}
-				}
-			}
-			if (sum > dur) { /* clock skew: scale the parts down so they add up */
-				uint64_t acc = 0;
-				int big = 0;
-
-				c->pub.clamped++;
-				for (cl = 0; cl < VN_CLASS_MAX; cl++) {
-					part[cl] =
-					    (uint64_t)((unsigned __int128)part[cl] * dur / sum);
-					acc += part[cl];
-					if (part[cl] > part[big])
-						big = cl;
-				}
-				part[big] += dur - acc;
-				sum = dur;
-			}
-			part[VN_CLASS_UNEXPLAINED] += (uint64_t)(dur - sum);
-			if (sum < dur)
-				c->pub.class_count[VN_CLASS_UNEXPLAINED]++;
-			for (cl = 0; cl < VN_CLASS_MAX; cl++)
-				c->pub.class_ns[cl] += part[cl];
-			c->pub.noise_ns += dur;
-			c->pub.samples++;
-			if (dur > c->pub.max_single_ns)
-				c->pub.max_single_ns = dur;
-			c->pub.last_gap_start = g[k].start_ns;
-			c->pub.last_gap_end = g[k].end_ns;
-			if (m->fn)
-				m->fn(m->ctx, c->pub.cpu, dur, part);
-		}
-		if (g[n - 1].end_ns > c->done_ns)
-			c->done_ns = g[n - 1].end_ns;
-		memmove(g, g + n, (c->ngap - n) * sizeof(*g));
-		c->ngap -= n;
+		part[cl] = p <= 0 ? 0 : p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+		sum += part[cl];
 	}
-	if (horizon > c->done_ns && !c->ngap)
-		c->done_ns = horizon == UINT64_MAX ? c->done_ns : horizon;
-	/* Drop what can no longer touch a future gap. */
+	return sum;
+}
+
+/*
+ * Steal seen by the kernel helper fills what is still unexplained in gap g's window, taken from the steal
+ * observations' remaining budgets. *o is the first observation that can still reach g or a later gap.
+ */
+static int fill_steal(struct mcpu *c, const struct vn_sample *g, size_t *o,
+		      uint64_t part[VN_CLASS_MAX], unsigned __int128 *sum)
+{
+	uint64_t dur = g->end_ns - g->start_ns;
+	size_t j;
+
+	while (*o < c->nobs && c->obs[*o].e.end_ns <= g->start_ns)
+		(*o)++;
+	for (j = *o; j < c->nobs && c->obs[j].e.start_ns < g->end_ns && *sum < dur; j++) {
+		struct mev *ob = &c->obs[j];
+		uint64_t take = (uint64_t)(dur - *sum);
+		struct merge_source *ss;
+
+		if (ob->e.end_ns <= g->start_ns || !ob->attributed)
+			continue;
+		if (take > ob->attributed)
+			take = ob->attributed;
+		ob->attributed -= take;
+		part[VN_CLASS_STEAL] += take;
+		*sum += take;
+		ss = src_get(c, VN_CLASS_STEAL, 0, no_comm);
+		if (!ss)
+			return -ENOMEM;
+		ss->total_ns += take;
+		if (take > ss->max_ns)
+			ss->max_ns = take;
+		if (!ob->counted) {
+			ob->counted = 1;
+			ss->count++;
+			c->pub.class_count[VN_CLASS_STEAL]++;
+		}
+	}
+	return 0;
+}
+
+/* Parts that add up to more than the gap (clock skew) are scaled down to dur; the biggest takes the rest. */
+static void scale_parts(struct mcpu *c, uint64_t part[VN_CLASS_MAX], unsigned __int128 sum,
+			uint64_t dur)
+{
+	uint64_t acc = 0;
+	int cl, big = 0;
+
+	c->pub.clamped++;
+	for (cl = 0; cl < VN_CLASS_MAX; cl++) {
+		part[cl] = (uint64_t)((unsigned __int128)part[cl] * dur / sum);
+		acc += part[cl];
+		if (part[cl] > part[big])
+			big = cl;
+	}
+	part[big] += dur - acc;
+}
+
+/* Gap g is settled: its parts and the unexplained rest go into the CPU's totals and to the gap callback. */
+static void settle_gap(struct merge *m, struct mcpu *c, const struct vn_sample *g,
+		       uint64_t part[VN_CLASS_MAX], unsigned __int128 sum)
+{
+	uint64_t dur = g->end_ns - g->start_ns;
+	int cl;
+
+	if (sum > dur) {
+		scale_parts(c, part, sum, dur);
+		sum = dur;
+	}
+	part[VN_CLASS_UNEXPLAINED] += (uint64_t)(dur - sum);
+	if (sum < dur)
+		c->pub.class_count[VN_CLASS_UNEXPLAINED]++;
+	for (cl = 0; cl < VN_CLASS_MAX; cl++)
+		c->pub.class_ns[cl] += part[cl];
+	c->pub.noise_ns += dur;
+	c->pub.samples++;
+	if (dur > c->pub.max_single_ns)
+		c->pub.max_single_ns = dur;
+	c->pub.last_gap_start = g->start_ns;
+	c->pub.last_gap_end = g->end_ns;
+	if (m->fn)
+		m->fn(m->ctx, c->pub.cpu, dur, part);
+}
+
+/* Attribute the batch of the first n pending gaps: every event that can touch them, then steal, gap by gap. */
+static int attribute_batch(struct merge *m, struct mcpu *c, size_t n)
+{
+	const struct vn_sample *g = c->gap;
+	size_t i, k, o = 0;
+
+	if (grow((void **)&c->part, &c->partcap, n, sizeof(*c->part)))
+		return -ENOMEM;
+	memset(c->part, 0, n * sizeof(*c->part));
+	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g[n - 1].end_ns; i++)
+		if (apply_event(c, &c->ev[i], g, n))
+			return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		uint64_t part[VN_CLASS_MAX];
+		unsigned __int128 sum = gap_parts(c, k, part);
+
+		if (fill_steal(c, &g[k], &o, part, &sum))
+			return -ENOMEM;
+		settle_gap(m, c, &g[k], part, sum);
+	}
+	return 0;
+}
+
+/*
+ * Drop what can no longer touch a future gap: events and steal observations that ended by done_ns (all of
+ * them at the final horizon UINT64_MAX). Steal budget never placed into a gap is counted as unplaced.
+ */
+static void drop_settled(struct mcpu *c, uint64_t horizon)
+{
+	size_t i, j;
+
 	for (i = 0, j = 0; i < c->nev; i++)
 		if (c->ev[i].e.end_ns > c->done_ns || horizon == UINT64_MAX)
 			c->ev[j++] = c->ev[i];
@@ -579,6 +605,32 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 			c->pub.steal_unplaced_ns += c->obs[i].attributed;
 	}
 	c->nobs = j;
+}
+
+static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
+{
+	struct vn_sample *g = c->gap;
+	size_t n = 0;
+
+	/*
+	 * Never move past the sampler's own progress: a gap still in progress (not yet reported) may hold
+	 * events that already ended, and they must wait for it.
+	 */
+	if (horizon != UINT64_MAX && horizon > c->seen_ns)
+		horizon = c->seen_ns;
+	while (n < c->ngap && g[n].end_ns <= horizon)
+		n++;
+	if (n) {
+		if (attribute_batch(m, c, n))
+			return -ENOMEM;
+		if (g[n - 1].end_ns > c->done_ns)
+			c->done_ns = g[n - 1].end_ns;
+		memmove(g, g + n, (c->ngap - n) * sizeof(*g));
+		c->ngap -= n;
+	}
+	if (horizon > c->done_ns && !c->ngap)
+		c->done_ns = horizon == UINT64_MAX ? c->done_ns : horizon;
+	drop_settled(c, horizon);
 	return 0;
 }
 

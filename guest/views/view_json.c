@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view_json: the vnoise.measure/1 document (measure --json, record --json, report FILE --json), written
+ * through the JSON writer: settings, one object per CPU (totals, time and count per class, top sources, the
+ * merge engine's diagnostics) and the overhead.
+ */
+#include <string.h>
+#include "util/json.h"
+#include "util/log.h"
+#include "views/view.h"
+
+#define JSON_MAX_SOURCES 256
+
+static void settings(struct json_writer *w, const struct view *v)
+{
+	json_kv_str(w, "schema", "vnoise.measure/1");
+	json_kv_str(w, "kernel_helper", v->helper);
+	json_kv_str(w, "steal_source", v->steal_source);
+	json_kv_u64(w, "hypercall_wrappers", (uint64_t)v->nhcalls);
+	json_kv_u64(w, "threshold_ns", v->threshold_ns);
+	json_kv_u64(w, "duration_ns", v->duration_ns);
+	json_kv_u64(w, "period_ns", v->period_ns);
+	json_kv_u64(w, "runtime_ns", v->runtime_ns);
+}
+
+/* One member per shown class: its time (ns) or its count. */
+static void by_class(struct json_writer *w, const char *key, const uint64_t val[VN_CLASS_MAX])
+{
+	int k;
+
+	json_key(w, key);
+	json_obj_begin(w);
+	for (k = 0; k < VIEW_NSHOWN; k++)
+		json_kv_u64(w, merge_class_name(view_shown[k]), val[view_shown[k]]);
+	json_obj_end(w);
+}
+
+/* The proc fallback's busiest interrupt counters: class, name, count. */
+static void proc_sources(struct json_writer *w, const struct view_proc *p, int top)
+{
+	int k;
+
+	for (k = 0; k < p->nsrc && k < top; k++) {
+		json_obj_begin(w);
+		json_kv_str(w, "class", merge_class_name(p->src[k].cls));
+		json_kv_str(w, "name", p->src[k].name);
+		json_kv_u64(w, "count", p->src[k].count);
+		json_obj_end(w);
+	}
+}
+
+/* One attributed source; its name without the "class:" prefix, a thread's is its comm (and it has a pid). */
+static void source(struct json_writer *w, const struct view *v, const struct merge_source *s)
+{
+	char name[96];
+
+	json_obj_begin(w);
+	json_kv_str(w, "class", merge_class_name(s->cls));
+	if (s->cls == VN_CLASS_THREAD) {
+		snprintf(name, sizeof(name), "%.*s", VN_COMM_LEN, s->comm);
+		json_kv_str(w, "name", name);
+		json_kv_u64(w, "pid", s->id);
+	} else {
+		const char *nm = merge_source_name(s, v->irq_name, v->irq_ctx, name, sizeof(name));
+
+		json_kv_str(w, "name", strchr(nm, ':') ? strchr(nm, ':') + 1 : nm);
+	}
+	json_kv_u64(w, "count", s->count);
+	json_kv_u64(w, "total_ns", s->total_ns);
+	json_kv_u64(w, "max_ns", s->max_ns);
+	json_obj_end(w);
+}
+
+static void sources(struct json_writer *w, const struct view *v, int idx)
+{
+	struct merge_source src[JSON_MAX_SOURCES];
+	int top = v->top_n > JSON_MAX_SOURCES ? JSON_MAX_SOURCES : v->top_n;
+	size_t n, j;
+
+	json_key(w, "sources");
+	json_arr_begin(w);
+	if (v->proc && v->proc[idx].valid) {
+		proc_sources(w, &v->proc[idx], top);
+	} else {
+		n = merge_top_sources(v->m, v->cpus[idx], src, (size_t)top);
+		for (j = 0; j < n; j++)
+			source(w, v, &src[j]);
+	}
+	json_arr_end(w);
+}
+
+static void cpu(struct json_writer *w, const struct view *v, int idx)
+{
+	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[idx]);
+	struct view_row r;
+
+	view_row(v, idx, &r);
+	json_obj_begin(w);
+	json_kv_u64(w, "cpu", (uint64_t)v->cpus[idx]);
+	json_kv_u64(w, "runtime_ns", r.runtime_ns);
+	json_kv_u64(w, "noise_ns", r.noise_ns);
+	json_kv_double(w, "available_pct", r.available_pct);
+	json_kv_u64(w, "max_single_ns", r.max_single_ns);
+	json_kv_u64(w, "samples", r.samples);
+	by_class(w, "by_class_ns", r.class_ns);
+	by_class(w, "by_class_count", r.class_count);
+	sources(w, v, idx);
+	if (mc) {
+		json_kv_u64(w, "steal_seen_ns", mc->steal_seen_ns);
+		json_kv_u64(w, "steal_outside_samples_ns", mc->steal_unplaced_ns);
+		json_kv_u64(w, "clamped_samples", mc->clamped);
+		json_kv_u64(w, "late_records", mc->late);
+	}
+	json_obj_end(w);
+}
+
+static void overhead(struct json_writer *w, const struct view *v)
+{
+	int i;
+
+	json_key(w, "overhead");
+	json_obj_begin(w);
+	json_kv_u64(w, "bpf_events", v->bpf_events);
+	json_kv_double(w, "bpf_run_ns_per_event", view_bpf_ns(v));
+	json_kv_u64(w, "bpf_runs", v->bpf_run_cnt);
+	json_kv_u64(w, "dropped", v->bpf_dropped + v->sampler_dropped);
+	json_kv_u64(w, "bpf_dropped", v->bpf_dropped);
+	json_kv_u64(w, "sampler_dropped", v->sampler_dropped);
+	json_kv_u64(w, "bpf_desync", v->bpf_desync);
+	json_kv_double(w, "sampler_loop_ns", view_loop_ns(v));
+	json_key(w, "bpf_programs");
+	json_arr_begin(w);
+	for (i = 0; i < v->nprogs; i++) {
+		json_obj_begin(w);
+		json_kv_str(w, "name", v->progs[i].name);
+		json_kv_u64(w, "runs", v->progs[i].run_cnt);
+		json_kv_double(w, "run_ns_per_event",
+			       v->progs[i].run_cnt
+				   ? (double)v->progs[i].run_ns / (double)v->progs[i].run_cnt
+				   : 0.0);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+static void view_json_end(FILE *f, const struct view *v)
+{
+	struct json_writer w;
+	int i;
+
+	json_init(&w, f, JSON_PRETTY);
+	json_obj_begin(&w);
+	settings(&w, v);
+	json_key(&w, "cpus");
+	json_arr_begin(&w);
+	for (i = 0; i < v->ncpus; i++)
+		cpu(&w, v, i);
+	json_arr_end(&w);
+	overhead(&w, v);
+	json_obj_end(&w);
+	if (json_finish(&w))
+		log_err("JSON output incomplete");
+}
+
+const struct view_ops view_json_ops = {
+	.end = view_json_end,
+};

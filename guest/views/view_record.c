@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view_record: record file writer over recwriter (see view_record.h). META and STATS are key=value text
+ * (protocol/README.md); samples and events are buffered up to RECORD_BUF records per chunk.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "format/recwriter.h"
+#include "record.h"
+#include "views/view_record.h"
+
+#define RECORD_BUF 65536 /* records per SAMPLES or EVENTS chunk */
+#define RECORD_MAX_IRQ 4096 /* IRQ numbers whose names go into META */
+
+struct view_record {
+	struct recfile_writer *w;
+	struct vn_sample *sbuf;
+	size_t ns;
+	struct vn_event *evbuf;
+	size_t nev;
+	uint64_t dropped; /* buffers lost to failed writes */
+};
+
+struct view_record *view_record_open(const char *path)
+{
+	struct view_record *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->evbuf = malloc(RECORD_BUF * sizeof(*r->evbuf));
+	r->sbuf = malloc(RECORD_BUF * sizeof(*r->sbuf));
+	r->w = recwriter_open(path);
+	if (!r->w || !r->evbuf || !r->sbuf) {
+		int err = errno;
+
+		view_record_abort(r);
+		errno = err;
+		return NULL;
+	}
+	return r;
+}
+
+/* A key=value text chunk written with open_memstream: fill() prints into f. */
+static int text_chunk(struct view_record *r, uint16_t type, const struct view *v,
+		      void (*fill)(FILE *f, const struct view *v), char **out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	fill(f, v);
+	fclose(f);
+	err = recwriter_chunk(r->w, type, buf, (uint32_t)len);
+	if (out && !err)
+		*out = buf;
+	else
+		free(buf);
+	return err;
+}
+
+static void meta_text(FILE *f, const struct view *v)
+{
+	char host[256] = "";
+	unsigned int irq;
+	int i;
+
+	gethostname(host, sizeof(host) - 1);
+	fprintf(f,
+		"tool=vnoise-guest\nhostname=%s\nkernel_helper=%s\nsteal_source=%s\nhypercall_"
+		"wrappers=%d\n"
+		"threshold_ns=%llu\nperiod_ns=%llu\nruntime_ns=%llu\ncpus=",
+		host, v->helper, v->steal_source, v->nhcalls, (unsigned long long)v->threshold_ns,
+		(unsigned long long)v->period_ns, (unsigned long long)v->runtime_ns);
+	for (i = 0; i < v->ncpus; i++)
+		fprintf(f, "%s%d", i ? "," : "", v->cpus[i]);
+	fputc('\n', f);
+	for (irq = 0; v->irq_name && irq < RECORD_MAX_IRQ; irq++) {
+		const char *n = v->irq_name(v->irq_ctx, irq);
+
+		if (n)
+			fprintf(f, "irq.%u=%s\n", irq, n);
+	}
+}
+
+int view_record_start(struct view_record *r, const struct view *v)
+{
+	return text_chunk(r, VN_CHUNK_META, v, meta_text, NULL);
+}
+
+static void proc_text(FILE *f, const struct view *v)
+{
+	int i, c;
+
+	for (i = 0; v->proc && i < v->ncpus; i++) {
+		const struct view_proc *vp = &v->proc[i];
+
+		if (!vp->valid)
+			continue;
+		for (c = 0; c < VN_CLASS_MAX; c++)
+			fprintf(f, "proc.%d.count.%d=%llu\n", v->cpus[i], c,
+				(unsigned long long)vp->count[c]);
+		fprintf(f, "proc.%d.steal_ns=%llu\n", v->cpus[i], (unsigned long long)vp->steal_ns);
+		for (c = 0; c < vp->nsrc; c++)
+			fprintf(f, "proc.%d.src.%d=%u %llu %s\n", v->cpus[i], c, vp->src[c].cls,
+				(unsigned long long)vp->src[c].count, vp->src[c].name);
+	}
+}
+
+static void stats_text(FILE *f, const struct view *v)
+{
+	int i;
+
+	fprintf(f,
+		"duration_ns=%llu\nbpf_events=%llu\nbpf_dropped=%llu\nbpf_desync=%llu\nbpf_run_cnt="
+		"%llu\n"
+		"bpf_run_ns=%llu\nsampler_dropped=%llu\nsampler_iterations=%llu\nsampler_loop_ns=%"
+		"llu\n",
+		(unsigned long long)v->duration_ns, (unsigned long long)v->bpf_events,
+		(unsigned long long)v->bpf_dropped, (unsigned long long)v->bpf_desync,
+		(unsigned long long)v->bpf_run_cnt, (unsigned long long)v->bpf_run_ns,
+		(unsigned long long)v->sampler_dropped, (unsigned long long)v->sampler_iterations,
+		(unsigned long long)v->sampler_loop_ns);
+	for (i = 0; i < v->nprogs; i++)
+		fprintf(f, "bpf_prog.%s=%llu %llu\n", v->progs[i].name,
+			(unsigned long long)v->progs[i].run_cnt,
+			(unsigned long long)v->progs[i].run_ns);
+	proc_text(f, v);
+}
+
+int view_record_flush(struct view_record *r)
+{
+	int err = 0;
+
+	if (r->ns)
+		err = recwriter_chunk(r->w, VN_CHUNK_SAMPLES, r->sbuf,
+				      (uint32_t)(r->ns * sizeof(*r->sbuf)));
+	if (!err && r->nev)
+		err = recwriter_chunk(r->w, VN_CHUNK_EVENTS, r->evbuf,
+				      (uint32_t)(r->nev * sizeof(*r->evbuf)));
+	r->ns = r->nev = 0;
+	return err;
+}
+
+void view_record_sample(struct view_record *r, const struct vn_sample *s)
+{
+	if (r->ns == RECORD_BUF && view_record_flush(r))
+		r->dropped++;
+	if (r->ns < RECORD_BUF)
+		r->sbuf[r->ns++] = *s;
+}
+
+void view_record_event(struct view_record *r, const struct vn_event *e)
+{
+	if (r->nev == RECORD_BUF && view_record_flush(r))
+		r->dropped++;
+	if (r->nev < RECORD_BUF)
+		r->evbuf[r->nev++] = *e;
+}
+
+uint64_t view_record_dropped(const struct view_record *r)
+{
+	return r ? r->dropped : 0;
+}
+
+int view_record_close(struct view_record *r, const struct view *v)
+{
+	char *stats = NULL;
+	int err;
+
+	err = view_record_flush(r);
+	if (!err)
+		err = text_chunk(r, VN_CHUNK_STATS, v, stats_text, &stats);
+	if (!err)
+		err = recwriter_close(r->w, stats);
+	else
+		recwriter_abort(r->w);
+	r->w = NULL;
+	free(stats);
+	view_record_abort(r);
+	return err;
+}
+
+void view_record_abort(struct view_record *r)
+{
+	if (!r)
+		return;
+	recwriter_abort(r->w);
+	free(r->sbuf);
+	free(r->evbuf);
+	free(r);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view_record: the recorder of `record -o FILE`, beside the printed view. It writes a META chunk (settings,
+ * CPUs, IRQ names) when sampling begins, every sample and event the engine takes in as SAMPLES/EVENTS chunks,
+ * and a STATS chunk (duration, overhead, proc counters; also the END text) at the end. `report FILE`
+ * (measure/replay.c) reads them back into a struct view. Used by one thread.
+ */
+#ifndef VNOISE_GUEST_VIEWS_VIEW_RECORD_H
+#define VNOISE_GUEST_VIEWS_VIEW_RECORD_H
+
+#include "views/view.h"
+
+struct view_record;
+
+/* Create path. Returns the recorder, owned by the caller until view_record_close()/_abort(), or NULL + errno. */
+struct view_record *view_record_open(const char *path) __attribute__((warn_unused_result));
+/* Write the META chunk of v (its helper, settings, CPUs and IRQ names). 0 or -errno. */
+int view_record_start(struct view_record *r, const struct view *v)
+    __attribute__((warn_unused_result));
+/* Keep one record; a full buffer is written out first (a failed write counts in view_record_dropped()). */
+void view_record_sample(struct view_record *r, const struct vn_sample *s);
+void view_record_event(struct view_record *r, const struct vn_event *e);
+/* Write the records kept so far as chunks. 0 or -errno. */
+int view_record_flush(struct view_record *r) __attribute__((warn_unused_result));
+/* Buffers of records lost to failed writes. */
+uint64_t view_record_dropped(const struct view_record *r);
+/* Write what is kept, the STATS chunk of v and the END chunk, close and free r. 0 or -errno; r freed always. */
+int view_record_close(struct view_record *r, const struct view *v)
+    __attribute__((warn_unused_result));
+/* Close and free r without END (the file reads as not closed). Accepts NULL. */
+void view_record_abort(struct view_record *r);
+
+#endif
