@@ -94,8 +94,12 @@ void clusteragg_close_all(struct clusteragg *cs);
 
 /* Prometheus exposition of everything (metric names in README.md). 0 or -ENOSPC (o full). */
 int clusteragg_render_prom(const struct clusteragg *cs, struct bufout *o);
-/* The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0). */
-void clusteragg_report(const struct clusteragg *cs, FILE *f, int json);
+/*
+ * The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0) written
+ * through the JSON writer (names from nodes and the command line are escaped). Returns 0, or -errno from
+ * the JSON writer (a stream error); the text table returns 0 (check ferror(f)).
+ */
+int clusteragg_report(const struct clusteragg *cs, FILE *f, int json);
 /* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
 void clusteragg_status(const struct clusteragg *cs, char *buf, size_t len);
 

@@ -686,6 +686,76 @@ const char *hostagg_exit_name(uint16_t isa, uint32_t reason)
 	return NULL;
 }
 
+/* ---- record chunks: one table for the live engine and the replay of a file ---- */
+
+/* One record type: its chunk, its size and the feed function, behind a common signature. */
+struct chunk_route {
+	uint16_t type; /* enum vn_host_chunk_type */
+	uint16_t size; /* sizeof the record */
+	int (*feed)(struct hostagg *a, const void *rec);
+};
+
+#define ROUTE_FEED(name, type)                                      \
+	static int feed_##name(struct hostagg *a, const void *rec)  \
+	{                                                           \
+		return hostagg_##name(a, (const struct type *)rec); \
+	}
+ROUTE_FEED(period, vn_host_period)
+ROUTE_FEED(out, vn_host_out)
+ROUTE_FEED(run, vn_host_run)
+ROUTE_FEED(agg, vn_host_agg)
+ROUTE_FEED(match, vn_host_match)
+ROUTE_FEED(msrc, vn_host_msrc)
+ROUTE_FEED(chan, vn_host_chan)
+ROUTE_FEED(flow, vn_host_flow)
+ROUTE_FEED(tap, vn_host_tap)
+#undef ROUTE_FEED
+
+static const struct chunk_route routes[] = {
+	{ VN_CHUNK_HOST_PERIOD, sizeof(struct vn_host_period), feed_period },
+	{ VN_CHUNK_HOST_OUT, sizeof(struct vn_host_out), feed_out },
+	{ VN_CHUNK_HOST_RUN, sizeof(struct vn_host_run), feed_run },
+	{ VN_CHUNK_HOST_AGG, sizeof(struct vn_host_agg), feed_agg },
+	{ VN_CHUNK_HOST_MATCH, sizeof(struct vn_host_match), feed_match },
+	{ VN_CHUNK_HOST_MSRC, sizeof(struct vn_host_msrc), feed_msrc },
+	{ VN_CHUNK_HOST_CHAN, sizeof(struct vn_host_chan), feed_chan },
+	{ VN_CHUNK_HOST_FLOW, sizeof(struct vn_host_flow), feed_flow },
+	{ VN_CHUNK_HOST_TAP, sizeof(struct vn_host_tap), feed_tap },
+};
+
+/* Room for any one record, aligned for all of them. */
+union chunk_rec {
+	struct vn_host_period period;
+	struct vn_host_out out;
+	struct vn_host_run run;
+	struct vn_host_agg agg;
+	struct vn_host_match match;
+	struct vn_host_msrc msrc;
+	struct vn_host_chan chan;
+	struct vn_host_flow flow;
+	struct vn_host_tap tap;
+};
+
+int hostagg_feed_chunk(struct hostagg *a, uint16_t type, const void *payload, size_t len)
+{
+	const struct chunk_route *r = NULL;
+	union chunk_rec rec;
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r; i++)
+		if (routes[i].type == type)
+			r = &routes[i];
+	if (!r)
+		return 0;
+	if (len % r->size)
+		return -EINVAL;
+	/* a file's payload is not aligned for the struct in general: copy each record out */
+	for (size_t off = 0; off < len; off += r->size) {
+		memcpy(&rec, (const char *)payload + off, r->size);
+		(void)r->feed(a, &rec);
+	}
+	return 1;
+}
+
 int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name)
 {
 	uint32_t i;

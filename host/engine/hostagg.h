@@ -14,6 +14,7 @@
 #define VNOISE_HOST_ENGINE_HOSTAGG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "host.h"
 
@@ -212,6 +213,16 @@ uint32_t hostagg_flows_sorted(const struct hostagg_domain *d, unsigned dir,
 			      const struct vn_host_flow **out, uint32_t max);
 /* Is there any flow or tap record in the engine? */
 bool hostagg_has_net(const struct hostagg *a);
+
+/*
+ * The one route from record chunks to the engine, for the live engine and the replay of a file alike: feed
+ * every record of a chunk of one of the record-array types of protocol/host.h (HOST_PERIOD, OUT, RUN, AGG,
+ * MATCH, MSRC, CHAN, FLOW, TAP) to the matching hostagg_<record>() function, in order. payload need not be
+ * aligned. Returns 1 (fed; records the engine refuses are counted in bad_records as usual), 0 (not a
+ * record-array chunk: text chunks, guest chunks, future types; nothing done) or -EINVAL (len is not a
+ * multiple of the record size; nothing fed).
+ */
+int hostagg_feed_chunk(struct hostagg *a, uint16_t type, const void *payload, size_t len);
 
 int hostagg_set_irq_name(struct hostagg *a, uint32_t irq, const char *name);
 const char *hostagg_irq_name(const struct hostagg *a, uint32_t irq);

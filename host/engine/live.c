@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * monitor: the live engine of vnoise-host (see monitor.h). One main thread does everything but libvirt's
+ * live: the live engine of vnoise-host (see live.h). One main thread does everything but libvirt's
  * event loop: every tick (at most 100 ms) it drains the dispatch log and handles lifecycle events and
  * reconnection; every period it reads the counters and emits one vn_host_period per vCPU.
  */
@@ -21,12 +21,11 @@
 #include "engine/hostagg.h"
 #include "views/hostrec.h"
 #include "views/hostview.h"
-#include "match/matchview.h"
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
 #include "procfs/procstat.h"
-#include "format/recfile.h"
+#include "format/recwriter.h"
 #include "libvirt/session.h"
 #include "net/tapflow.h"
 #include "libvirt/vmap.h"
@@ -81,6 +80,7 @@ struct mon {
 	struct sess *s;
 	struct schedlog *dl;
 	struct hostagg *total, *cur;
+	const struct hostview_ops *view; /* chosen once: top's refreshes and record's summary */
 	struct recfile_writer *w;
 	struct mdom dom[VN_HOST_MAX_DOMAINS];
 	struct {
@@ -96,7 +96,7 @@ struct mon {
 	bool lost_logged;
 	int wrerr; /* first record-file error */
 	uint64_t drops_seen;
-	char prog_names[SCHEDLOG_MAX_PROGS][40];
+	char prog_names[SCHEDLOG_MAX_PROGS][BPFUTIL_NAME_LEN];
 	uint64_t prog_cnt[SCHEDLOG_MAX_PROGS], prog_ns[SCHEDLOG_MAX_PROGS];
 	char domtext[16384];
 };
@@ -705,14 +705,26 @@ static uint64_t delta(uint64_t now, uint64_t *base)
 	return d;
 }
 
+/* A record-array chunk of the period: into both engines (the one chunk table of hostagg) and the file. */
+static void take_records(struct mon *mo, uint16_t type, const void *recs, size_t len)
+{
+	(void)hostagg_feed_chunk(mo->total, type, recs, len);
+	(void)hostagg_feed_chunk(mo->cur, type, recs, len);
+	rec_chunk(mo, type, recs, len);
+}
+
+static void take_vec(struct mon *mo, uint16_t type, const struct vec *v)
+{
+	take_records(mo, type, v->p, v->n * v->esz);
+}
+
 /* --guest: each channel's records of the period, into both engines and the file. */
 static void guest_period(struct mon *mo, uint64_t t)
 {
 	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
 	static struct vn_host_msrc src[8192];
 	struct vn_host_chan ch;
-	size_t n, k;
-	uint32_t v, nv;
+	size_t n;
 	int i;
 
 	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
@@ -721,21 +733,10 @@ static void guest_period(struct mon *mo, uint64_t t)
 		if (!d->gc)
 			continue;
 		n = sizeof(src) / sizeof(src[0]);
-		nv = guestchan_nvcpus(d->gc);
 		guestchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
-		for (v = 0; v < nv; v++) {
-			(void)hostagg_match(mo->total, &ms[v]);
-			(void)hostagg_match(mo->cur, &ms[v]);
-		}
-		for (k = 0; k < n; k++) {
-			(void)hostagg_msrc(mo->total, &src[k]);
-			(void)hostagg_msrc(mo->cur, &src[k]);
-		}
-		(void)hostagg_chan(mo->total, &ch);
-		(void)hostagg_chan(mo->cur, &ch);
-		rec_chunk(mo, VN_CHUNK_HOST_MATCH, ms, nv * sizeof(ms[0]));
-		rec_chunk(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
-		rec_chunk(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+		take_records(mo, VN_CHUNK_HOST_MATCH, ms, guestchan_nvcpus(d->gc) * sizeof(ms[0]));
+		take_records(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
+		take_records(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
 		if (!d->running) {
 			guestchan_close(d->gc);
 			d->gc = NULL;
@@ -743,24 +744,27 @@ static void guest_period(struct mon *mo, uint64_t t)
 	}
 }
 
-static void end_period(struct mon *mo, uint64_t t)
+/* The dispatch log up to t and the channels' matching of it, before the period's counters are cut. */
+static void drain_sources(struct mon *mo, uint64_t t)
 {
-	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
-	int idx[VN_HOST_MAX_DOMAINS], nrun = 0;
-	struct vec periods = { .esz = sizeof(struct vn_host_period) };
-	int i;
-	size_t k;
-
 	if (mo->dl) {
 		if (schedlog_poll(mo->dl, t) < 0)
 			log_warn("dispatch log: read error");
 		schedlog_cut(mo->dl, t);
 	}
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
 		if (mo->dom[i].gc)
 			guestchan_tick(mo->dom[i].gc, t,
 				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+}
+
+/* Every running domain's counters into its now[] (the others' are zeroed). */
+static void read_period_counters(struct mon *mo)
+{
+	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
+	int idx[VN_HOST_MAX_DOMAINS], nrun = 0;
+
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		if (mo->dom[i].used && mo->dom[i].running) {
 			idx[nrun] = i;
 			outs[nrun++] = mo->dom[i].now;
@@ -769,137 +773,147 @@ static void end_period(struct mon *mo, uint64_t t)
 		}
 	}
 	read_counters(mo, idx, nrun, outs);
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		struct mdom *d = &mo->dom[i];
-		struct vmap_vcpu_ctr *now = d->now;
-		uint32_t v;
+}
 
-		if (!d->used || (!d->running && !d->gone_in_period))
+/* The libvirt and schedstat deltas of a vCPU; a counter seen for the first time only sets its baseline. */
+static void counter_deltas(const struct vmap_vcpu_ctr *now, struct vmap_vcpu_ctr *base,
+			   struct vn_host_period *pr)
+{
+	if (now->lv_ok && base->lv_ok) {
+		pr->steal_ns = delta(now->delay_ns, &base->delay_ns);
+		pr->cpu_ns = delta(now->time_ns, &base->time_ns);
+		pr->flags |= VN_HOST_PERIOD_F_LIBVIRT;
+	} else if (now->lv_ok) {
+		base->delay_ns = now->delay_ns;
+		base->time_ns = now->time_ns;
+		base->lv_ok = true;
+	}
+	if (now->ss_ok && base->ss_ok) {
+		pr->exec_ns = delta(now->exec_ns, &base->exec_ns);
+		pr->run_delay_ns = delta(now->run_delay_ns, &base->run_delay_ns);
+		pr->pcount = delta(now->pcount, &base->pcount);
+		pr->flags |= VN_HOST_PERIOD_F_SCHEDSTAT;
+	} else if (now->ss_ok) {
+		base->exec_ns = now->exec_ns;
+		base->run_delay_ns = now->run_delay_ns;
+		base->pcount = now->pcount;
+		base->ss_ok = true;
+	}
+}
+
+/* The dispatch log's IRQ / softirq / vector / exit aggregates of a vCPU's period, into mo->aggs. */
+static void take_aggs(struct mon *mo, struct mdom *d, int slot, const struct vn_host_period *pr)
+{
+	struct schedlog_agg ag[64];
+	int na = schedlog_take_aggs(mo->dl, (uint32_t)slot, ag, 64);
+
+	for (int j = 0; j < na; j++) {
+		struct vn_host_agg g = {
+			.start_ns = pr->start_ns,
+			.end_ns = pr->end_ns,
+			.dom = pr->dom,
+			.vcpu = pr->vcpu,
+			.kind = ag[j].kind,
+			.isa = ag[j].isa,
+			.id = ag[j].id,
+			.count = ag[j].count,
+			.total_ns = ag[j].total_ns,
+			.max_ns = ag[j].max_ns,
+		};
+
+		if (vec_push(&mo->aggs, &g))
+			log_warn("out of memory: aggregate lost");
+		if (d->gc)
+			guestchan_host_agg(d->gc, pr->vcpu, g.kind, g.id, "", g.total_ns);
+	}
+}
+
+/* The period record of vCPU v of domain i, ending at t; its dispatch-log sums start again. */
+static void vcpu_period(struct mon *mo, int i, uint32_t v, uint64_t t, struct vn_host_period *pr)
+{
+	struct mdom *d = &mo->dom[i];
+	struct pacc *a = &d->acc[v];
+
+	memset(pr, 0, sizeof(*pr));
+	pr->start_ns = mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns;
+	pr->end_ns = t;
+	pr->dom = (uint32_t)i;
+	pr->vcpu = v;
+	pr->tid = d->m.tids[v];
+	pr->cpu = a->cpu;
+	counter_deltas(&d->now[v], &d->base[v], pr);
+	if (mo->dl && d->slot[v] >= 0) {
+		pr->out_ns = a->out_ns;
+		pr->out_periods = a->out_periods;
+		pr->out_r_ns = a->out_r_ns;
+		pr->out_s_ns = a->out_s_ns;
+		pr->idle_ns = a->idle_ns;
+		pr->wait_ns = a->wait_ns;
+		pr->flags |= VN_HOST_PERIOD_F_SCHEDLOG;
+		take_aggs(mo, d, d->slot[v], pr);
+	}
+	if (pr->start_ns != mo->period_start_ns || !d->running)
+		pr->flags |= VN_HOST_PERIOD_F_PARTIAL;
+	memset(a, 0, sizeof(*a));
+	a->cpu = pr->cpu;
+}
+
+/* Domain i's period: a record per mapped vCPU into periods, its captures' flows; a stopped one is done. */
+static void domain_period(struct mon *mo, int i, uint64_t t, struct vec *periods)
+{
+	struct mdom *d = &mo->dom[i];
+
+	if (!d->used || (!d->running && !d->gone_in_period))
+		return;
+	for (uint32_t v = 0; v < d->m.nvcpus; v++) {
+		struct vn_host_period pr;
+
+		if (!d->m.tids[v])
 			continue;
-		for (v = 0; v < d->m.nvcpus; v++) {
-			struct vn_host_period pr = { 0 };
-			struct pacc *a = &d->acc[v];
-
-			if (!d->m.tids[v])
-				continue;
-			pr.start_ns =
-			    mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns;
-			pr.end_ns = t;
-			pr.dom = (uint32_t)i;
-			pr.vcpu = v;
-			pr.tid = d->m.tids[v];
-			pr.cpu = a->cpu;
-			if (now[v].lv_ok && d->base[v].lv_ok) {
-				pr.steal_ns = delta(now[v].delay_ns, &d->base[v].delay_ns);
-				pr.cpu_ns = delta(now[v].time_ns, &d->base[v].time_ns);
-				pr.flags |= VN_HOST_PERIOD_F_LIBVIRT;
-			} else if (now[v].lv_ok) {
-				d->base[v].delay_ns = now[v].delay_ns;
-				d->base[v].time_ns = now[v].time_ns;
-				d->base[v].lv_ok = true;
-			}
-			if (now[v].ss_ok && d->base[v].ss_ok) {
-				pr.exec_ns = delta(now[v].exec_ns, &d->base[v].exec_ns);
-				pr.run_delay_ns =
-				    delta(now[v].run_delay_ns, &d->base[v].run_delay_ns);
-				pr.pcount = delta(now[v].pcount, &d->base[v].pcount);
-				pr.flags |= VN_HOST_PERIOD_F_SCHEDSTAT;
-			} else if (now[v].ss_ok) {
-				d->base[v].exec_ns = now[v].exec_ns;
-				d->base[v].run_delay_ns = now[v].run_delay_ns;
-				d->base[v].pcount = now[v].pcount;
-				d->base[v].ss_ok = true;
-			}
-			if (mo->dl && d->slot[v] >= 0) {
-				pr.out_ns = a->out_ns;
-				pr.out_periods = a->out_periods;
-				pr.out_r_ns = a->out_r_ns;
-				pr.out_s_ns = a->out_s_ns;
-				pr.idle_ns = a->idle_ns;
-				pr.wait_ns = a->wait_ns;
-				pr.flags |= VN_HOST_PERIOD_F_SCHEDLOG;
-				if (d->slot[v] >= 0) {
-					struct schedlog_agg ag[64];
-					int na = schedlog_take_aggs(mo->dl, (uint32_t)d->slot[v],
-								    ag, 64);
-
-					for (int j = 0; j < na; j++) {
-						struct vn_host_agg g = {
-							.start_ns = pr.start_ns,
-							.end_ns = t,
-							.dom = (uint32_t)i,
-							.vcpu = v,
-							.kind = ag[j].kind,
-							.isa = ag[j].isa,
-							.id = ag[j].id,
-							.count = ag[j].count,
-							.total_ns = ag[j].total_ns,
-							.max_ns = ag[j].max_ns,
-						};
-
-						if (vec_push(&mo->aggs, &g))
-							log_warn("out of memory: aggregate lost");
-						if (d->gc)
-							guestchan_host_agg(d->gc, v, g.kind, g.id,
-									   "", g.total_ns);
-					}
-				}
-			}
-			if (pr.start_ns != mo->period_start_ns || !d->running)
-				pr.flags |= VN_HOST_PERIOD_F_PARTIAL;
-			memset(a, 0, sizeof(*a));
-			a->cpu = pr.cpu;
-			if (vec_push(&periods, &pr))
-				log_warn("out of memory: a period record was lost");
-		}
-		if (d->ntaps) {
-			taps_cut(mo, i,
-				 mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
-				 t);
-			if (!d->running)
-				taps_close(d);
-		}
-		d->gone_in_period = false;
-		if (d->running)
-			d->map_ns = 0;
+		vcpu_period(mo, i, v, t, &pr);
+		if (vec_push(periods, &pr))
+			log_warn("out of memory: a period record was lost");
 	}
-	/* feed the engines, write the chunks */
-	for (k = 0; k < periods.n; k++) {
-		const struct vn_host_period *pr = (const struct vn_host_period *)periods.p + k;
+	if (d->ntaps) {
+		taps_cut(mo, i, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
+			 t);
+		if (!d->running)
+			taps_close(d);
+	}
+	d->gone_in_period = false;
+	if (d->running)
+		d->map_ns = 0;
+}
 
-		(void)hostagg_period(mo->total, pr);
-		(void)hostagg_period(mo->cur, pr);
-	}
-	for (k = 0; k < mo->outs.n; k++) {
-		(void)hostagg_out(mo->total, (const struct vn_host_out *)mo->outs.p + k);
-		(void)hostagg_out(mo->cur, (const struct vn_host_out *)mo->outs.p + k);
-	}
-	for (k = 0; k < mo->runs.n; k++) {
-		(void)hostagg_run(mo->total, (const struct vn_host_run *)mo->runs.p + k);
-		(void)hostagg_run(mo->cur, (const struct vn_host_run *)mo->runs.p + k);
-	}
-	for (k = 0; k < mo->aggs.n; k++) {
+/* Name the host IRQs of the period's aggregates seen for the first time (before the records go out, so
+ * that a file names them before it uses them). */
+static void name_new_irqs(struct mon *mo)
+{
+	for (size_t k = 0; k < mo->aggs.n; k++) {
 		const struct vn_host_agg *g = (const struct vn_host_agg *)mo->aggs.p + k;
 
 		if (g->kind == VN_HOST_AGG_IRQ && !hostagg_irq_name(mo->total, g->id))
 			name_irq(mo, g->id);
-		(void)hostagg_agg(mo->total, (const struct vn_host_agg *)mo->aggs.p + k);
-		(void)hostagg_agg(mo->cur, (const struct vn_host_agg *)mo->aggs.p + k);
 	}
-	rec_chunk(mo, VN_CHUNK_HOST_PERIOD, periods.p, periods.n * periods.esz);
-	rec_chunk(mo, VN_CHUNK_HOST_OUT, mo->outs.p, mo->outs.n * mo->outs.esz);
-	rec_chunk(mo, VN_CHUNK_HOST_RUN, mo->runs.p, mo->runs.n * mo->runs.esz);
-	rec_chunk(mo, VN_CHUNK_HOST_AGG, mo->aggs.p, mo->aggs.n * mo->aggs.esz);
-	for (k = 0; k < mo->flows.n; k++) {
-		(void)hostagg_flow(mo->total, (const struct vn_host_flow *)mo->flows.p + k);
-		(void)hostagg_flow(mo->cur, (const struct vn_host_flow *)mo->flows.p + k);
-	}
-	for (k = 0; k < mo->tapstats.n; k++) {
-		(void)hostagg_tap(mo->total, (const struct vn_host_tap *)mo->tapstats.p + k);
-		(void)hostagg_tap(mo->cur, (const struct vn_host_tap *)mo->tapstats.p + k);
-	}
-	rec_chunk(mo, VN_CHUNK_HOST_FLOW, mo->flows.p, mo->flows.n * mo->flows.esz);
-	rec_chunk(mo, VN_CHUNK_HOST_TAP, mo->tapstats.p, mo->tapstats.n * mo->tapstats.esz);
+}
+
+/* End the period [period_start_ns, t): cut every source, build the period's records, feed the engines and
+ * the file, start the next period. */
+static void end_period(struct mon *mo, uint64_t t)
+{
+	struct vec periods = { .esz = sizeof(struct vn_host_period) };
+
+	drain_sources(mo, t);
+	read_period_counters(mo);
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		domain_period(mo, i, t, &periods);
+	name_new_irqs(mo);
+	take_vec(mo, VN_CHUNK_HOST_PERIOD, &periods);
+	take_vec(mo, VN_CHUNK_HOST_OUT, &mo->outs);
+	take_vec(mo, VN_CHUNK_HOST_RUN, &mo->runs);
+	take_vec(mo, VN_CHUNK_HOST_AGG, &mo->aggs);
+	take_vec(mo, VN_CHUNK_HOST_FLOW, &mo->flows);
+	take_vec(mo, VN_CHUNK_HOST_TAP, &mo->tapstats);
 	guest_period(mo, t);
 	free(periods.p);
 	mo->outs.n = mo->runs.n = mo->aggs.n = mo->flows.n = mo->tapstats.n = 0;
@@ -993,24 +1007,16 @@ static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 	rec_chunk(mo, type, buf, (size_t)n);
 }
 
+/* top: the view of the period [start, t) (a text view redraws the terminal). */
 static void show_period(struct mon *mo, uint64_t start, uint64_t t)
 {
 	struct hostview_info in;
 
 	fill_info(mo, &in, start, t);
-	if (mo->p->json) {
-		if (mo->p->guest ? matchview_json(stdout, mo->cur, &in)
-				 : hostview_json(stdout, mo->cur, &in))
-			log_warn("cannot write to stdout");
-	} else {
-		if (isatty(STDOUT_FILENO))
-			fputs("\033[H\033[2J", stdout);
-		if (mo->p->guest)
-			matchview_text(stdout, mo->cur, &in);
-		else
-			hostview_text(stdout, mo->cur, &in);
-		fflush(stdout);
-	}
+	if (!mo->view->json && isatty(STDOUT_FILENO))
+		fputs("\033[H\033[2J", stdout);
+	if (hostview_show(mo->view, stdout, mo->cur, &in))
+		log_warn("cannot write to stdout");
 }
 
 static void write_meta(struct mon *mo)
@@ -1082,136 +1088,191 @@ static int check_domains(struct mon *mo)
 	return EXIT_OK;
 }
 
-int live_run(const struct host_params *p)
+/* The monitor's state with nothing open yet; NULL if out of memory. */
+static struct mon *mon_new(const struct host_params *p)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct mon *mo = NULL;
-	enum session_fail why;
-	char msg[512];
-	uint64_t t, next_period, end_ns = 0, last_show, tick = p->guest ? GUEST_TICK_NS : TICK_NS;
-	int ret = EXIT_FAIL, rc, i;
+	struct mon *mo = calloc(1, sizeof(*mo));
 
-	mo = calloc(1, sizeof(*mo));
-	if (!mo) {
-		log_err("out of memory");
-		return EXIT_FAIL;
-	}
+	if (!mo)
+		return NULL;
 	mo->p = p;
+	mo->view = hostview_pick(p->guest, p->json);
 	mo->outs.esz = sizeof(struct vn_host_out);
 	mo->runs.esz = sizeof(struct vn_host_run);
 	mo->aggs.esz = sizeof(struct vn_host_agg);
 	mo->flows.esz = sizeof(struct vn_host_flow);
 	mo->tapstats.esz = sizeof(struct vn_host_tap);
-	for (i = 0; i < MAX_SLOTS; i++)
+	for (int i = 0; i < MAX_SLOTS; i++)
 		mo->slots[i].dom = -1;
+	return mo;
+}
+
+static void mon_free(struct mon *mo)
+{
+	if (mo->w)
+		recwriter_abort(mo->w);
+	schedlog_close(mo->dl);
+	session_close(mo->s);
+	hostagg_free(mo->total);
+	hostagg_free(mo->cur);
+	procstat_irqnames_free(mo->irqnames);
+	free(mo->outs.p);
+	free(mo->runs.p);
+	free(mo->aggs.p);
+	free(mo->flows.p);
+	free(mo->tapstats.p);
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		guestchan_close(mo->dom[i].gc);
+		taps_close(&mo->dom[i]);
+	}
+	free(mo);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	mo->s = session_open(p->uri, &why, msg, sizeof(msg));
-	if (!mo->s) {
-		const char *uri = p->uri ? p->uri : "qemu:///system";
+/* Connect to libvirt. Returns EXIT_OK or the exit code of the failure (logged). */
+static int open_session(struct mon *mo)
+{
+	const char *uri = mo->p->uri ? mo->p->uri : "qemu:///system";
+	enum session_fail why;
+	char msg[512];
 
-		if (why == SESSION_DENIED) {
-			log_err("no permission to use libvirt at %s: %s", uri, msg);
-			ret = EXIT_CANNOT;
-		} else if (why == SESSION_UNREACHABLE) {
-			log_err("libvirt unreachable at %s: %s", uri, msg);
-			ret = EXIT_UNREACHABLE;
-		} else {
-			log_err("cannot connect to libvirt at %s: %s", uri, msg);
-		}
-		goto out;
+	mo->s = session_open(mo->p->uri, &why, msg, sizeof(msg));
+	if (mo->s)
+		return EXIT_OK;
+	if (why == SESSION_DENIED) {
+		log_err("no permission to use libvirt at %s: %s", uri, msg);
+		return EXIT_CANNOT;
 	}
-	ret = check_domains(mo);
+	if (why == SESSION_UNREACHABLE) {
+		log_err("libvirt unreachable at %s: %s", uri, msg);
+		return EXIT_UNREACHABLE;
+	}
+	log_err("cannot connect to libvirt at %s: %s", uri, msg);
+	return EXIT_FAIL;
+}
+
+/* Start host tracing (the dispatch log). Returns EXIT_OK or the exit code of the failure (logged). */
+static int open_dispatch(struct mon *mo)
+{
+	struct schedlog_opts o = { .want_irqs = !mo->p->no_irqs, .want_kvm = true };
+	char msg[512];
+
+	if (geteuid() != 0) {
+		log_err("host tracing (the dispatch log) needs root; run as root or use "
+			"--no-dispatch");
+		return EXIT_CANNOT;
+	}
+	mo->dl = schedlog_open(&o, msg, sizeof(msg));
+	if (!mo->dl) {
+		log_err("cannot start the dispatch log: %s", msg);
+		return errno == EPERM || errno == EACCES ? EXIT_CANNOT : EXIT_FAIL;
+	}
+	outlog_set_callbacks(schedlog_outlog(mo->dl), on_out, on_run, mo);
+	return EXIT_OK;
+}
+
+/* Everything a run needs, in order: libvirt, the named domains, the engines, host tracing, the record
+ * file, then the running domains mapped. Returns EXIT_OK or the exit code of the failure (logged). */
+static int live_setup(struct mon *mo)
+{
+	const struct host_params *p = mo->p;
+	int ret;
+
+	ret = open_session(mo);
+	if (!ret)
+		ret = check_domains(mo);
 	if (ret)
-		goto out;
+		return ret;
 	if (p->flows && p->cmd != HCMD_LIST && geteuid() != 0) {
 		log_err("--flows captures on the domains' tap devices and needs root");
-		ret = EXIT_CANNOT;
-		goto out;
+		return EXIT_CANNOT;
 	}
-	ret = EXIT_FAIL;
 	mo->total = hostagg_new();
 	mo->cur = hostagg_new();
 	if (!mo->total || !mo->cur) {
 		log_err("out of memory");
-		goto out;
+		return EXIT_FAIL;
 	}
 	if (!p->no_dispatch && p->cmd != HCMD_LIST) {
-		struct schedlog_opts o = { .want_irqs = !p->no_irqs, .want_kvm = true };
-
-		if (geteuid() != 0) {
-			log_err("host tracing (the dispatch log) needs root; run as root or use "
-				"--no-dispatch");
-			ret = EXIT_CANNOT;
-			goto out;
-		}
-		mo->dl = schedlog_open(&o, msg, sizeof(msg));
-		if (!mo->dl) {
-			log_err("cannot start the dispatch log: %s", msg);
-			ret = errno == EPERM || errno == EACCES ? EXIT_CANNOT : EXIT_FAIL;
-			goto out;
-		}
-		outlog_set_callbacks(schedlog_outlog(mo->dl), on_out, on_run, mo);
+		ret = open_dispatch(mo);
+		if (ret)
+			return ret;
 	}
 	if (p->output) {
 		mo->w = recwriter_open(p->output);
 		if (!mo->w) {
 			log_err("cannot create %s: %s", p->output, strerror(errno));
-			goto out;
+			return EXIT_FAIL;
 		}
 	}
 	mo->start_ns = mo->period_start_ns = now_ns();
 	write_meta(mo);
 	if (scan_domains(mo, "mapped")) {
 		log_err("cannot list domains: %s", session_last_error());
-		goto out;
+		return EXIT_FAIL;
 	}
-	if (p->cmd == HCMD_LIST) {
-		list_domains(mo);
-		ret = EXIT_OK;
-		goto out;
-	}
-	if (p->duration_ns)
-		end_ns = mo->start_ns + p->duration_ns;
-	next_period = mo->start_ns + p->period_ns;
-	last_show = mo->start_ns;
-	while (!g_stop) {
-		struct timespec ts;
-		uint64_t wake;
+	return EXIT_OK;
+}
 
+/* Sleep until wake (CLOCK_MONOTONIC ns); false if a signal cut it short. */
+static bool sleep_until(uint64_t wake)
+{
+	struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000ULL),
+			       .tv_nsec = (long)(wake % 1000000000ULL) };
+
+	return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR;
+}
+
+/* One tick at t: clock exchanges first, then libvirt, the dispatch log, the captures and the channels. */
+static void tick(struct mon *mo, uint64_t t)
+{
+	int i;
+
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].gc)
+			guestchan_clock(mo->dom[i].gc, t);
+	handle_connection(mo, t);
+	handle_events(mo);
+	retry_pending(mo);
+	if (mo->dl && schedlog_poll(mo->dl, t) < 0)
+		log_warn("dispatch log: read error");
+	taps_poll(mo, t);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].gc)
+			guestchan_tick(mo->dom[i].gc, t,
+				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
+}
+
+/* Tick until a signal or the end of --duration; a period ends on its grid (records, stats, top's view). */
+static void run_loop(struct mon *mo)
+{
+	const struct host_params *p = mo->p;
+	uint64_t tick_ns = p->guest ? GUEST_TICK_NS : TICK_NS;
+	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
+	uint64_t next_period = mo->start_ns + p->period_ns, last_show = mo->start_ns, t, wake;
+
+	while (!g_stop) {
 		t = now_ns();
-		wake =
-		    (t / tick + 1) * tick; /* on a grid: clock exchanges go out on the 50 ms grid */
+		wake = (t / tick_ns + 1) *
+		       tick_ns; /* on a grid: clock exchanges go out on the 50 ms grid */
 		if (wake > next_period)
 			wake = next_period;
 		if (end_ns && wake > end_ns)
 			wake = end_ns;
-		if (wake > t) {
-			ts.tv_sec = (time_t)(wake / 1000000000ULL);
-			ts.tv_nsec = (long)(wake % 1000000000ULL);
-			rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-			if (rc == EINTR)
-				continue;
-		}
+		if (wake > t && !sleep_until(wake))
+			continue;
 		t = now_ns();
-		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-			if (mo->dom[i].gc)
-				guestchan_clock(mo->dom[i].gc, t);
-		handle_connection(mo, t);
-		handle_events(mo);
-		retry_pending(mo);
-		if (mo->dl && schedlog_poll(mo->dl, t) < 0)
-			log_warn("dispatch log: read error");
-		taps_poll(mo, t);
-		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-			if (mo->dom[i].gc)
-				guestchan_tick(mo->dom[i].gc, t,
-					       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl))
-						      : t);
+		tick(mo, t);
 		if (t >= next_period || (end_ns && t >= end_ns)) {
 			end_period(mo, t);
 			write_stats(mo, VN_CHUNK_STATS, t);
@@ -1225,49 +1286,43 @@ int live_run(const struct host_params *p)
 		if (end_ns && t >= end_ns)
 			break;
 	}
-	t = now_ns();
+}
+
+/* The last (partial) period, the file closed with its END chunk, record's summary. Returns the exit code. */
+static int finish_run(struct mon *mo)
+{
+	uint64_t t = now_ns();
+	struct hostview_info in;
+
 	if (t > mo->period_start_ns + 1000000ULL)
 		end_period(mo, t);
-	{
-		struct hostview_info in;
+	fill_info(mo, &in, mo->start_ns, t);
+	write_stats(mo, VN_CHUNK_END, t);
+	if (mo->p->cmd == HCMD_RECORD && !mo->p->quiet &&
+	    hostview_show(mo->view, stdout, mo->total, &in))
+		log_warn("cannot write to stdout");
+	if (in.schedlog_drops)
+		log_warn("%" PRIu64 " dispatch records were lost (ring full)", in.schedlog_drops);
+	return mo->wrerr ? EXIT_FAIL : EXIT_OK;
+}
 
-		fill_info(mo, &in, mo->start_ns, t);
-		write_stats(mo, VN_CHUNK_END, t);
-		if (p->cmd == HCMD_RECORD && !p->quiet) {
-			if (p->json) {
-				if (p->guest ? matchview_json(stdout, mo->total, &in)
-					     : hostview_json(stdout, mo->total, &in))
-					log_warn("cannot write to stdout");
-			} else if (p->guest) {
-				matchview_text(stdout, mo->total, &in);
-			} else {
-				hostview_text(stdout, mo->total, &in);
-			}
-		} else if (p->cmd == HCMD_TOP && p->json) {
-			/* JSON lines were written per period */
-		}
-		if (in.schedlog_drops)
-			log_warn("%" PRIu64 " dispatch records were lost (ring full)",
-				 in.schedlog_drops);
+int live_run(const struct host_params *p)
+{
+	struct mon *mo = mon_new(p);
+	int ret;
+
+	if (!mo) {
+		log_err("out of memory");
+		return EXIT_FAIL;
 	}
-	ret = mo->wrerr ? EXIT_FAIL : EXIT_OK;
-out:
-	if (mo->w)
-		recwriter_abort(mo->w);
-	schedlog_close(mo->dl);
-	session_close(mo->s);
-	hostagg_free(mo->total);
-	hostagg_free(mo->cur);
-	procstat_irqnames_free(mo->irqnames);
-	free(mo->outs.p);
-	free(mo->runs.p);
-	free(mo->aggs.p);
-	free(mo->flows.p);
-	free(mo->tapstats.p);
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		guestchan_close(mo->dom[i].gc);
-		taps_close(&mo->dom[i]);
+	catch_signals();
+	ret = live_setup(mo);
+	if (!ret && p->cmd == HCMD_LIST) {
+		list_domains(mo);
+	} else if (!ret) {
+		run_loop(mo);
+		ret = finish_run(mo);
 	}
-	free(mo);
+	mon_free(mo);
 	return ret;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * monitor: vnoise-host's live engine behind `top`, `record` and `list`. It connects to libvirt, maps the
+ * live: vnoise-host's live engine behind `top`, `record` and `list`. It connects to libvirt, maps the
  * selected domains (all running ones by default), follows their lifecycle (a domain that stops and starts
  * again is re-mapped under the same index), survives libvirtd restarts (reconnect with backoff while the
  * dispatch log and schedstat keep going), and every period turns libvirt counters, schedstat and the

@@ -30,7 +30,7 @@
 #include "util/log.h"
 #include "match/match.h"
 #include "attrib/merge.h"
-#include "channel/shmring.h"
+#include "channel/shmreader.h"
 #include "util/monotime.h"
 
 #define SPIN_NS 300000ULL
@@ -508,81 +508,69 @@ static void gonly_sources(struct guestchan *gc, uint32_t vcpu, uint64_t start,
 	v->nprev = (uint32_t)nc;
 }
 
-void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
-		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
-		      struct vn_host_chan *ch)
+/* The combined view's totals of vCPU i for the period from the matcher (nothing if it has none). */
+static void match_totals(const struct match_stats *p, struct vn_host_match *o)
 {
-	size_t cap = *nsrc, n = 0;
-	struct shmreader_stats st;
-	struct clocksync_state cst;
-	struct vn_shm_status gs;
-	struct match_counters mc;
-	uint32_t i, k;
+	uint32_t k;
 
-	for (i = 0; i < gc->nvcpus; i++) {
-		const struct match_stats *p = match_stats_period(gc->m, i);
-		struct vn_host_match *o = &ms[i];
-		struct gvcpu *v = &gc->v[i];
+	o->gaps = p->gaps;
+	o->gap_ns = p->gap_ns;
+	o->max_gap_ns = p->max_gap_ns;
+	o->runtime_ns = p->runtime_ns;
+	for (k = 0; k < VN_CLASS_MAX && k < 8; k++)
+		o->guest_ns[k] = p->guest_ns[k];
+	for (k = 0; k < VN_HOST_HCLASS_MAX; k++)
+		o->host_ns[k] = p->host_ns[k];
+	o->residual_ns = p->residual_ns;
+	o->reduced_ns = p->reduced_ns;
+	o->big_gaps = p->big_gaps;
+	o->big_matched = p->big_matched;
+	o->big_explained = p->big_explained;
+	o->big_guest = p->big_guest;
+	o->uncertainty_max_ns = p->uncertainty_max_ns;
+}
 
-		memset(o, 0, sizeof(*o));
-		o->start_ns = start_ns;
-		o->end_ns = end_ns;
-		o->dom = gc->dom;
-		o->vcpu = i;
-		if (p) {
-			o->gaps = p->gaps;
-			o->gap_ns = p->gap_ns;
-			o->max_gap_ns = p->max_gap_ns;
-			o->runtime_ns = p->runtime_ns;
-			for (k = 0; k < VN_CLASS_MAX && k < 8; k++)
-				o->guest_ns[k] = p->guest_ns[k];
-			for (k = 0; k < VN_HOST_HCLASS_MAX; k++)
-				o->host_ns[k] = p->host_ns[k];
-			o->residual_ns = p->residual_ns;
-			o->reduced_ns = p->reduced_ns;
-			o->big_gaps = p->big_gaps;
-			o->big_matched = p->big_matched;
-			o->big_explained = p->big_explained;
-			o->big_guest = p->big_guest;
+/* The combined view's sources of vCPU i for the period, appended to src (capacity cap, *n used). */
+static void match_sources(const struct guestchan *gc, uint32_t i, const struct match_stats *p,
+			  uint64_t start_ns, struct vn_host_msrc *src, size_t cap, size_t *n)
+{
+	for (uint32_t k = 0; k < p->nsrc; k++) {
+		const struct match_source *ms = &p->src[k];
+		struct vn_host_msrc s = { .start_ns = start_ns, .dom = gc->dom, .vcpu = i };
 
-			o->uncertainty_max_ns = p->uncertainty_max_ns;
-			for (k = 0; k < p->nsrc; k++) {
-				const struct match_source *ms_ = &p->src[k];
-				struct vn_host_msrc s = { .start_ns = start_ns,
-							  .dom = gc->dom,
-							  .vcpu = i };
-
-				s.kind = ms_->kind == MATCH_K_HOST ? VN_HOST_MSRC_HOST
-								   : VN_HOST_MSRC_GUEST;
-				s.cls = ms_->cls;
-				s.id = ms_->id;
-				memcpy(s.comm, ms_->comm, VN_HOST_COMM_LEN);
-				s.comm[VN_HOST_COMM_LEN - 1] = 0;
-				s.count = ms_->count;
-				s.total_ns = ms_->total_ns;
-				s.max_ns = ms_->max_ns;
-				put_src(src, cap, &n, &s);
-			}
-		}
-		for (k = 0; k < 8; k++)
-			o->gonly_ns[k] = v->gonly_ns[k];
-		o->latency_max_ns = v->lat_max;
-		o->latency_sum_ns = v->lat_sum;
-		o->latency_gaps = v->lat_n;
-		v->lat_max = v->lat_sum = v->lat_n = 0;
-		o->gonly_gaps = v->gonly_gaps;
-		o->gonly_gap_ns = v->gonly_gap_ns;
-		memset(v->gonly_ns, 0, sizeof(v->gonly_ns));
-		v->gonly_gaps = v->gonly_gap_ns = 0;
-		gonly_sources(gc, i, start_ns, src, cap, &n);
+		s.kind = ms->kind == MATCH_K_HOST ? VN_HOST_MSRC_HOST : VN_HOST_MSRC_GUEST;
+		s.cls = ms->cls;
+		s.id = ms->id;
+		memcpy(s.comm, ms->comm, VN_HOST_COMM_LEN);
+		s.comm[VN_HOST_COMM_LEN - 1] = 0;
+		s.count = ms->count;
+		s.total_ns = ms->total_ns;
+		s.max_ns = ms->max_ns;
+		put_src(src, cap, n, &s);
 	}
-	match_period_reset(gc->m);
-	*nsrc = n;
+}
 
-	memset(ch, 0, sizeof(*ch));
-	ch->start_ns = start_ns;
-	ch->end_ns = end_ns;
-	ch->dom = gc->dom;
+/* vCPU i's latency and guest-only figures of the period into o; they start again from zero. */
+static void vcpu_totals(struct gvcpu *v, struct vn_host_match *o)
+{
+	for (uint32_t k = 0; k < 8; k++)
+		o->gonly_ns[k] = v->gonly_ns[k];
+	o->latency_max_ns = v->lat_max;
+	o->latency_sum_ns = v->lat_sum;
+	o->latency_gaps = v->lat_n;
+	v->lat_max = v->lat_sum = v->lat_n = 0;
+	o->gonly_gaps = v->gonly_gaps;
+	o->gonly_gap_ns = v->gonly_gap_ns;
+	memset(v->gonly_ns, 0, sizeof(v->gonly_ns));
+	v->gonly_gaps = v->gonly_gap_ns = 0;
+}
+
+/* The channel's reader counters (state, epoch, records and losses). */
+static void chan_reader(const struct guestchan *gc, struct vn_host_chan *ch)
+{
+	struct shmreader_stats st;
+	struct vn_shm_status gs;
+
 	switch (shmreader_state(gc->rd)) {
 	case SHMREADER_OK:
 		ch->state = VN_HOST_CHAN_OK;
@@ -606,6 +594,14 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 	ch->epochs = st.epochs;
 	ch->guest_dropped = st.producer_dropped;
 	ch->unsynced = gc->unsynced;
+}
+
+/* The clock model at end_ns and the matcher's late and refused records. */
+static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_chan *ch)
+{
+	struct clocksync_state cst;
+	struct match_counters mc;
+
 	clocksync_state(&gc->cs, end_ns, &cst);
 	log_debug("guest channel %s: clock mode %d drift %.3f ppm, min rtt %llu ns, window %u, "
 		  "answering vCPU %u",
@@ -616,9 +612,41 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 	ch->clock_min_rtt_ns = cst.min_rtt_ns;
 	ch->clock_exchanges = gc->exchanges;
 	ch->clock_rejected = cst.rejected + gc->abandoned;
-	for (i = 0; i < gc->nvcpus; i++) {
+	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		match_counters(gc->m, i, &mc);
 		ch->late += mc.late;
 		ch->match_dropped += mc.dropped;
 	}
+}
+
+void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
+		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
+		      struct vn_host_chan *ch)
+{
+	size_t cap = *nsrc, n = 0;
+
+	for (uint32_t i = 0; i < gc->nvcpus; i++) {
+		const struct match_stats *p = match_stats_period(gc->m, i);
+		struct vn_host_match *o = &ms[i];
+
+		memset(o, 0, sizeof(*o));
+		o->start_ns = start_ns;
+		o->end_ns = end_ns;
+		o->dom = gc->dom;
+		o->vcpu = i;
+		if (p) {
+			match_totals(p, o);
+			match_sources(gc, i, p, start_ns, src, cap, &n);
+		}
+		vcpu_totals(&gc->v[i], o);
+		gonly_sources(gc, i, start_ns, src, cap, &n);
+	}
+	match_period_reset(gc->m);
+	*nsrc = n;
+	memset(ch, 0, sizeof(*ch));
+	ch->start_ns = start_ns;
+	ch->end_ns = end_ns;
+	ch->dom = gc->dom;
+	chan_reader(gc, ch);
+	chan_clock(gc, end_ns, ch);
 }

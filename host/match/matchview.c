@@ -7,7 +7,7 @@
 #include "attrib/merge.h"
 #include "match/matchview.h"
 
-#define MV_MAX_LIST 1000
+#define MV_MAX_LIST 1000 /* as HV_MAX_LIST: hostview_ctx.top is at most this */
 #define BIG_GAP_NS 1000000ULL
 #define LL(x) ((unsigned long long)(x))
 
@@ -232,65 +232,64 @@ static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d
 	json_obj_end(w);
 }
 
-void matchview_text(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+static void text_head(struct hostview_ctx *c)
 {
+	const struct hostview_info *in = c->in;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
-	int top = in->top_n > MV_MAX_LIST ? MV_MAX_LIST : in->top_n;
-	uint32_t i, j;
-	int ndom = 0;
 
-	fprintf(f, "vnoise-host %s --guest: %.1f s, period %.3g s, dispatch log %s\n", in->source,
-		(double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch);
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
-		const struct hostagg_domain *d = &a->dom[i];
-
-		if (!d->seen)
-			continue;
-		ndom++;
-		fprintf(f, "domain %s (%s, %s)\n", d->name[0] ? d->name : "?",
-			d->virt[0] ? d->virt : "?", d->running ? "running" : "stopped");
-		if (!d->chan_seen) {
-			fprintf(f, "  no guest channel\n");
-			hostview_flows_text(f, d, in);
-			continue;
-		}
-		text_clock(f, &d->chan);
-		fprintf(f, "  %4s %8s %7s %7s %7s %7s %15s %13s\n", "vCPU", "gaps", "noise%",
-			"guest%", "hyper%", "hw%", "gaps>1ms: host", "latency ms");
-		for (j = 0; j < d->nvcpus; j++) {
-			const struct hostagg_vcpu *v = &d->vcpus[j];
-			const struct hostagg_match *m = &v->match;
-			uint64_t vs = span_of(m);
-
-			if (!m->seen || !m->sum.gaps)
-				continue;
-			fprintf(
-			    f,
-			    "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %6llu/%-6llu %2s %5.1f/%-6.1f\n",
-			    j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
-			    pct(sum8(m->sum.guest_ns, 8), vs),
-			    pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs),
-			    pct(m->sum.residual_ns, vs), LL(m->sum.big_matched),
-			    LL(m->sum.big_gaps), "",
-			    m->sum.latency_gaps
-				? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
-				: 0.0,
-			    (double)m->sum.latency_max_ns / 1e6);
-			text_sources(f, v, VN_HOST_MSRC_HOST, "hypervisor:", vs, top);
-			text_sources(f, v, VN_HOST_MSRC_GUEST, "guest:", vs, top);
-			fprintf(
-			    f,
-			    "        guest-only view (the same gaps as the guest alone explains "
-			    "them): unexplained %.2f%%\n",
-			    pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
-			text_sources(f, v, VN_HOST_MSRC_GONLY, "guest-only:", vs, top);
-		}
-		text_guest_net(f, d, top);
-		hostview_flows_text(f, d, in);
-	}
-	if (!ndom)
-		fprintf(f, "no domain monitored\n");
+	fprintf(c->f, "vnoise-host %s --guest: %.1f s, period %.3g s, dispatch log %s\n",
+		in->source, (double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch);
 }
+
+/* One vCPU's row (gaps, shares by side, matched big gaps, latency) and its sources, both views. */
+static void text_vcpu(FILE *f, uint32_t j, const struct hostagg_vcpu *v, int top)
+{
+	const struct hostagg_match *m = &v->match;
+	uint64_t vs = span_of(m);
+
+	fprintf(f, "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %6llu/%-6llu %2s %5.1f/%-6.1f\n", j,
+		LL(m->sum.gaps), pct(m->sum.gap_ns, vs), pct(sum8(m->sum.guest_ns, 8), vs),
+		pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs), pct(m->sum.residual_ns, vs),
+		LL(m->sum.big_matched), LL(m->sum.big_gaps), "",
+		m->sum.latency_gaps
+		    ? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
+		    : 0.0,
+		(double)m->sum.latency_max_ns / 1e6);
+	text_sources(f, v, VN_HOST_MSRC_HOST, "hypervisor:", vs, top);
+	text_sources(f, v, VN_HOST_MSRC_GUEST, "guest:", vs, top);
+	fprintf(f,
+		"        guest-only view (the same gaps as the guest alone explains "
+		"them): unexplained %.2f%%\n",
+		pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
+	text_sources(f, v, VN_HOST_MSRC_GONLY, "guest-only:", vs, top);
+}
+
+static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
+{
+	FILE *f = c->f;
+
+	fprintf(f, "domain %s (%s, %s)\n", d->name[0] ? d->name : "?", d->virt[0] ? d->virt : "?",
+		d->running ? "running" : "stopped");
+	if (!d->chan_seen) {
+		fprintf(f, "  no guest channel\n");
+		hostview_flows_text(f, d, c->in);
+		return;
+	}
+	text_clock(f, &d->chan);
+	fprintf(f, "  %4s %8s %7s %7s %7s %7s %15s %13s\n", "vCPU", "gaps", "noise%", "guest%",
+		"hyper%", "hw%", "gaps>1ms: host", "latency ms");
+	for (uint32_t j = 0; j < d->nvcpus; j++)
+		if (d->vcpus[j].match.seen && d->vcpus[j].match.sum.gaps)
+			text_vcpu(f, j, &d->vcpus[j], c->top);
+	text_guest_net(f, d, c->top);
+	hostview_flows_text(f, d, c->in);
+}
+
+const struct hostview_ops matchview_text_ops = {
+	.needs_match = true,
+	.head = text_head,
+	.domain = text_domain,
+};
 
 static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
 {
@@ -433,45 +432,43 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	json_obj_end(w);
 }
 
-int matchview_json(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+static void json_head(struct hostview_ctx *c)
 {
-	int top = in->top_n > MV_MAX_LIST ? MV_MAX_LIST : in->top_n;
-	struct json_writer w;
-	uint32_t i, j;
-
-	hostview_json_head(&w, f, "vnoise.match/1", in);
-	json_kv_str(&w, "dispatch", in->dispatch);
-	json_kv_u64(&w, "dispatch_dropped", in->schedlog_drops);
-	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);
-	json_key(&w, "domains");
-	json_arr_begin(&w);
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
-		const struct hostagg_domain *d = &a->dom[i];
-
-		if (!d->seen)
-			continue;
-		json_obj_begin(&w);
-		json_kv_str(&w, "name", d->name);
-		json_kv_str(&w, "uuid", d->uuid);
-		json_kv_str(&w, "virt", d->virt);
-		json_kv_bool(&w, "running", d->running);
-		if (d->chan_seen) {
-			json_chan(&w, &d->chan);
-		} else {
-			json_key(&w, "channel");
-			json_null(&w);
-		}
-		json_key(&w, "vcpus");
-		json_arr_begin(&w);
-		for (j = 0; j < d->nvcpus; j++)
-			if (d->vcpus[j].match.seen)
-				json_vcpu(&w, j, &d->vcpus[j], top);
-		json_arr_end(&w);
-		json_guest_net(&w, d, MV_MAX_LIST);
-		hostview_flows_json(&w, d, in);
-		json_obj_end(&w);
-	}
-	json_arr_end(&w);
-	json_obj_end(&w);
-	return json_finish(&w);
+	hostview_json_head(c->w, "vnoise.match/1", c->in);
+	json_kv_str(c->w, "dispatch", c->in->dispatch);
+	json_kv_u64(c->w, "dispatch_dropped", c->in->schedlog_drops);
+	json_kv_u64(c->w, "self_cpu_ns", c->in->self_cpu_ns);
 }
+
+static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
+{
+	struct json_writer *w = c->w;
+
+	json_obj_begin(w);
+	json_kv_str(w, "name", d->name);
+	json_kv_str(w, "uuid", d->uuid);
+	json_kv_str(w, "virt", d->virt);
+	json_kv_bool(w, "running", d->running);
+	if (d->chan_seen) {
+		json_chan(w, &d->chan);
+	} else {
+		json_key(w, "channel");
+		json_null(w);
+	}
+	json_key(w, "vcpus");
+	json_arr_begin(w);
+	for (uint32_t j = 0; j < d->nvcpus; j++)
+		if (d->vcpus[j].match.seen)
+			json_vcpu(w, j, &d->vcpus[j], c->top);
+	json_arr_end(w);
+	json_guest_net(w, d, MV_MAX_LIST);
+	hostview_flows_json(w, d, c->in);
+	json_obj_end(w);
+}
+
+const struct hostview_ops matchview_json_ops = {
+	.json = true,
+	.needs_match = true,
+	.head = json_head,
+	.domain = json_domain,
+};

@@ -10,7 +10,6 @@
 #include "cli/exitcode.h"
 #include "views/hostrec.h"
 #include "util/log.h"
-#include "match/matchview.h"
 #include "util/parse.h"
 
 int hostrec_domain_text(char *buf, size_t cap, uint32_t dom, const struct vmap_dom *m,
@@ -115,165 +114,174 @@ static void apply_irq_names(struct hostagg *a, const void *payload, size_t len)
 	}
 }
 
-/* Copy records out of a payload (it is not aligned for the struct in general) and feed them. */
-#define FEED(type, fn)                                                              \
-	do {                                                                        \
-		type rec;                                                           \
-		size_t off;                                                         \
-		if (ch.len % sizeof(type)) {                                        \
-			bad++;                                                      \
-			break;                                                      \
-		}                                                                   \
-		for (off = 0; off < ch.len; off += sizeof(type)) {                  \
-			memcpy(&rec, (const char *)ch.payload + off, sizeof(type)); \
-			(void)fn(a, &rec);                                          \
-		}                                                                   \
-	} while (0)
+/* A report in progress: the engine, the run's facts for the views, and what was wrong with the file. */
+struct replay {
+	const char *path;
+	struct hostagg *a;
+	struct hostview_info in;
+	uint64_t bad; /* malformed host chunks */
+	bool host_file; /* a HOST_META chunk was seen */
+	bool damaged, truncated;
+};
 
-int hostrec_report(const struct host_params *p)
+/* HOST_META: the run's settings and the names of host IRQs. */
+static void take_meta(struct replay *rp, const struct recfile_chunk *ch)
 {
-	struct hostview_info in = {
-		.source = p->input, .dispatch = "?", .top_n = p->top_n, .flows_top = p->flows_top
-	};
-	struct recfile_reader *r = NULL;
-	struct hostagg *a = NULL;
-	struct recfile_chunk ch;
-	uint64_t bad = 0, v;
-	bool host_file = false, damaged = false, truncated = false;
-	int rc, ret = EXIT_FAIL;
 	char mode[16];
+	uint64_t v;
 
-	a = hostagg_new();
-	r = recreader_open(p->input);
-	if (!a || !r) {
-		log_err("cannot read %s: %s", p->input, strerror(errno));
-		goto out;
+	rp->host_file = true;
+	if (kv_u64(ch->payload, ch->len, "period_ns", &v))
+		rp->in.period_ns = v;
+	if (kv_str(ch->payload, ch->len, "dispatch", mode, sizeof(mode)))
+		rp->in.dispatch = strcmp(mode, "bpf") ? "off" : "bpf";
+	if (kv_u64(ch->payload, ch->len, "irqs", &v))
+		rp->in.irqs = v != 0;
+	if (kv_u64(ch->payload, ch->len, "kvm", &v))
+		rp->in.kvm = v != 0;
+	if (kv_u64(ch->payload, ch->len, "start_ns", &v))
+		rp->in.start_ns = rp->in.end_ns = v;
+	apply_irq_names(rp->a, ch->payload, ch->len);
+}
+
+/* STATS and END: the run's loss and overhead counters so far (the last one wins). */
+static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
+{
+	uint64_t v;
+
+	if (kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
+		rp->in.schedlog_drops = v;
+	if (kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))
+		rp->in.schedlog_anomalies = v;
+	if (kv_u64(ch->payload, ch->len, "events_dropped", &v))
+		rp->in.events_dropped = v;
+	if (kv_u64(ch->payload, ch->len, "reconnects", &v))
+		rp->in.reconnects = (uint32_t)v;
+	if (kv_u64(ch->payload, ch->len, "bpf_events", &v))
+		rp->in.bpf_events = v;
+	if (kv_u64(ch->payload, ch->len, "bpf_run_ns", &v))
+		rp->in.bpf_run_ns = v;
+}
+
+/* The run's end: the latest period end of a HOST_PERIOD chunk. */
+static void take_period_end(struct replay *rp, const struct recfile_chunk *ch)
+{
+	struct vn_host_period last;
+
+	if (ch->len < sizeof(last))
+		return;
+	memcpy(&last, (const char *)ch->payload + ch->len - sizeof(last), sizeof(last));
+	if (last.end_ns > rp->in.end_ns)
+		rp->in.end_ns = last.end_ns;
+}
+
+static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
+{
+	switch (ch->type) {
+	case VN_CHUNK_HOST_META:
+		take_meta(rp, ch);
+		break;
+	case VN_CHUNK_HOST_DOMAIN:
+		if (hostrec_domain_apply(rp->a, ch->payload, ch->len))
+			rp->bad++;
+		break;
+	case VN_CHUNK_STATS:
+	case VN_CHUNK_END:
+		take_stats(rp, ch);
+		break;
+	default:
+		/* record arrays through the engine's one chunk table; guest chunks and future types
+		 * are not host records and are passed over */
+		if (hostagg_feed_chunk(rp->a, ch->type, ch->payload, ch->len) < 0)
+			rp->bad++;
+		if (ch->type == VN_CHUNK_HOST_PERIOD)
+			take_period_end(rp, ch);
+		break;
 	}
+}
+
+/* Read the whole file into the engine. Returns EXIT_OK, or the exit code of a file that cannot be read on. */
+static int read_file(struct replay *rp, struct recfile_reader *r)
+{
+	struct recfile_chunk ch;
+	int rc;
+
 	for (;;) {
 		rc = recreader_next(r, &ch);
 		if (rc == 0)
-			break;
-		if (rc < 0) {
-			if (recreader_recoverable(rc)) {
-				log_warn("%s: %s (skipped)", p->input, recreader_error(r));
-				damaged = true;
-				continue;
-			}
-			if (rc == -ENODATA) {
-				log_warn("%s: %s", p->input, recreader_error(r));
-				truncated = true;
-				break;
-			}
-			log_err("%s: %s", p->input, recreader_error(r));
-			ret = rc == -EPROTO || rc == -EPROTONOSUPPORT ? EXIT_DAMAGED : EXIT_FAIL;
-			goto out;
+			return EXIT_OK;
+		if (rc > 0) {
+			take_chunk(rp, &ch);
+			continue;
 		}
-		switch (ch.type) {
-		case VN_CHUNK_HOST_META:
-			host_file = true;
-			if (kv_u64(ch.payload, ch.len, "period_ns", &v))
-				in.period_ns = v;
-			if (kv_str(ch.payload, ch.len, "dispatch", mode, sizeof(mode)))
-				in.dispatch = strcmp(mode, "bpf") ? "off" : "bpf";
-			if (kv_u64(ch.payload, ch.len, "irqs", &v))
-				in.irqs = v != 0;
-			if (kv_u64(ch.payload, ch.len, "kvm", &v))
-				in.kvm = v != 0;
-			if (kv_u64(ch.payload, ch.len, "start_ns", &v))
-				in.start_ns = in.end_ns = v;
-			apply_irq_names(a, ch.payload, ch.len);
-			break;
-		case VN_CHUNK_HOST_DOMAIN:
-			if (hostrec_domain_apply(a, ch.payload, ch.len))
-				bad++;
-			break;
-		case VN_CHUNK_HOST_PERIOD:
-			FEED(struct vn_host_period, hostagg_period);
-			{
-				struct vn_host_period last;
-
-				if (ch.len >= sizeof(last)) {
-					memcpy(&last,
-					       (const char *)ch.payload + ch.len - sizeof(last),
-					       sizeof(last));
-					if (last.end_ns > in.end_ns)
-						in.end_ns = last.end_ns;
-				}
-			}
-			break;
-		case VN_CHUNK_HOST_OUT:
-			FEED(struct vn_host_out, hostagg_out);
-			break;
-		case VN_CHUNK_HOST_RUN:
-			FEED(struct vn_host_run, hostagg_run);
-			break;
-		case VN_CHUNK_HOST_AGG:
-			FEED(struct vn_host_agg, hostagg_agg);
-			break;
-		case VN_CHUNK_HOST_MATCH:
-			FEED(struct vn_host_match, hostagg_match);
-			break;
-		case VN_CHUNK_HOST_MSRC:
-			FEED(struct vn_host_msrc, hostagg_msrc);
-			break;
-		case VN_CHUNK_HOST_CHAN:
-			FEED(struct vn_host_chan, hostagg_chan);
-			break;
-		case VN_CHUNK_HOST_FLOW:
-			FEED(struct vn_host_flow, hostagg_flow);
-			break;
-		case VN_CHUNK_HOST_TAP:
-			FEED(struct vn_host_tap, hostagg_tap);
-			break;
-		case VN_CHUNK_STATS:
-		case VN_CHUNK_END:
-			if (kv_u64(ch.payload, ch.len, "dispatch_dropped", &v))
-				in.schedlog_drops = v;
-			if (kv_u64(ch.payload, ch.len, "dispatch_anomalies", &v))
-				in.schedlog_anomalies = v;
-			if (kv_u64(ch.payload, ch.len, "events_dropped", &v))
-				in.events_dropped = v;
-			if (kv_u64(ch.payload, ch.len, "reconnects", &v))
-				in.reconnects = (uint32_t)v;
-			if (kv_u64(ch.payload, ch.len, "bpf_events", &v))
-				in.bpf_events = v;
-			if (kv_u64(ch.payload, ch.len, "bpf_run_ns", &v))
-				in.bpf_run_ns = v;
-			break;
-		default:
-			break; /* guest chunks or future types */
+		if (recreader_recoverable(rc)) {
+			log_warn("%s: %s (skipped)", rp->path, recreader_error(r));
+			rp->damaged = true;
+			continue;
 		}
+		if (rc == -ENODATA) {
+			log_warn("%s: %s", rp->path, recreader_error(r));
+			rp->truncated = true;
+			return EXIT_OK;
+		}
+		log_err("%s: %s", rp->path, recreader_error(r));
+		return rc == -EPROTO || rc == -EPROTONOSUPPORT ? EXIT_DAMAGED : EXIT_FAIL;
 	}
-	if (!host_file) {
-		log_err("%s: not a vnoise-host record file (no HOST_META chunk)", p->input);
-		ret = EXIT_DAMAGED;
+}
+
+/* After reading: say what was wrong; EXIT_OK if the view can be shown, else the exit code. */
+static int check_file(struct replay *rp, const struct hostview_ops *view)
+{
+	if (!rp->host_file) {
+		log_err("%s: not a vnoise-host record file (no HOST_META chunk)", rp->path);
+		return EXIT_DAMAGED;
+	}
+	if (rp->bad) {
+		log_warn("%s: %" PRIu64 " malformed host chunks skipped", rp->path, rp->bad);
+		rp->damaged = true;
+	}
+	if (rp->a->bad_records)
+		log_warn("%s: %" PRIu64 " records named an unknown domain or vCPU", rp->path,
+			 rp->a->bad_records);
+	if (view->needs_match && !hostagg_has_match(rp->a)) {
+		log_err("%s: no combined guest + host data (recorded without --guest)", rp->path);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int hostrec_report(const struct host_params *p)
+{
+	const struct hostview_ops *view = hostview_pick(p->guest, p->json);
+	struct replay rp = {
+		.path = p->input,
+		.in = { .source = p->input,
+			.dispatch = "?",
+			.top_n = p->top_n,
+			.flows_top = p->flows_top },
+	};
+	struct recfile_reader *r;
+	int ret = EXIT_FAIL;
+
+	rp.a = hostagg_new();
+	r = recreader_open(p->input);
+	if (!rp.a || !r) {
+		log_err("cannot read %s: %s", p->input, strerror(errno));
 		goto out;
 	}
-	if (bad) {
-		log_warn("%s: %" PRIu64 " malformed host chunks skipped", p->input, bad);
-		damaged = true;
-	}
-	if (a->bad_records)
-		log_warn("%s: %" PRIu64 " records named an unknown domain or vCPU", p->input,
-			 a->bad_records);
-	if (p->guest && !hostagg_has_match(a)) {
-		log_err("%s: no combined guest + host data (recorded without --guest)", p->input);
+	ret = read_file(&rp, r);
+	if (!ret)
+		ret = check_file(&rp, view);
+	if (ret)
+		goto out;
+	if (hostview_show(view, stdout, rp.a, &rp.in)) {
+		log_err("cannot write the report");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (p->json) {
-		if (p->guest ? matchview_json(stdout, a, &in) : hostview_json(stdout, a, &in)) {
-			log_err("cannot write the report");
-			goto out;
-		}
-	} else if (p->guest) {
-		matchview_text(stdout, a, &in);
-	} else {
-		hostview_text(stdout, a, &in);
-	}
-	ret = damaged || truncated ? EXIT_DAMAGED : EXIT_OK;
+	ret = rp.damaged || rp.truncated ? EXIT_DAMAGED : EXIT_OK;
 out:
 	recreader_close(r);
-	hostagg_free(a);
+	hostagg_free(rp.a);
 	return ret;
 }

@@ -11,7 +11,7 @@
 #include "engine/hostagg.h"
 #include "engine/hostparams.h"
 #include "views/hostview.h"
-#include "format/recfile.h"
+#include "format/recreader.h"
 #include "libvirt/vmap.h"
 
 /* Text of a HOST_DOMAIN chunk for domain index dom, mapping m, after event ("started", ...). */

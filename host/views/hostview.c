@@ -10,6 +10,7 @@
 #include "util/json.h"
 #include "attrib/merge.h"
 #include "net/tapflow.h"
+#include "match/matchview.h"
 
 #define HV_MAX_LIST 1000
 
@@ -224,102 +225,116 @@ void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 	json_arr_end(w);
 }
 
-void hostview_text(FILE *f, const struct hostagg *a, const struct hostview_info *in)
-{
-	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
-	const struct hostagg_preempt *pre[HV_MAX_LIST];
-	const struct hostagg_aggent *ag[HV_MAX_LIST];
-	int top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n;
-	uint32_t i, j, k, n;
-	int ndom = 0;
+/* ---- the text table ---- */
 
-	fprintf(f, "vnoise-host %s: %.1f s, period %.3g s, dispatch log %s%s%s", in->source,
+static void text_head(struct hostview_ctx *c)
+{
+	const struct hostview_info *in = c->in;
+	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+
+	fprintf(c->f, "vnoise-host %s: %.1f s, period %.3g s, dispatch log %s%s%s", in->source,
 		(double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch,
 		strcmp(in->dispatch, "off") ? (in->irqs ? ", host irqs" : ", no host irqs") : "",
 		in->kvm ? ", kvm exits" : "");
 	if (in->schedlog_drops || in->events_dropped)
-		fprintf(f, ", LOST %" PRIu64 " dispatch records, %" PRIu64 " lifecycle events",
+		fprintf(c->f, ", LOST %" PRIu64 " dispatch records, %" PRIu64 " lifecycle events",
 			in->schedlog_drops, in->events_dropped);
 	if (in->reconnects)
-		fprintf(f, ", %u libvirt reconnects", in->reconnects);
-	fputc('\n', f);
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
-		const struct hostagg_domain *d = &a->dom[i];
-		const char *note;
-
-		if (!d->seen)
-			continue;
-		ndom++;
-		fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
-			d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
-			d->starts > 1 ? ", restarted" : "");
-		fprintf(f, "  %4s %8s %4s %7s %7s %7s %8s %9s  %s\n", "vCPU", "tid", "pCPU",
-			"steal%", "out%", "outR%", "out/s", "maxout_us",
-			"top preemptors (share of out-time)");
-		for (j = 0; j < d->nvcpus; j++) {
-			const struct hostagg_vcpu *v = &d->vcpus[j];
-			uint64_t vs = vcpu_span(v, in);
-
-			if (!v->seen)
-				continue;
-			fprintf(f, "  %4u %8u ", j, v->tid);
-			if (v->cpu == ~0u)
-				fprintf(f, "%4s", "-");
-			else
-				fprintf(f, "%4u", v->cpu);
-			fprintf(f, " %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f  ",
-				pct(v->exec_ns, vs), pct(v->steal_ns, vs), pct(v->out_ns, vs),
-				pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
-				per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
-			n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
-			for (k = 0; k < n; k++)
-				fprintf(f, "%s%.16s[%u] %.1f%% (%" PRIu64 ")", k ? ", " : "",
-					pre[k]->comm, pre[k]->pid, pct(pre[k]->total_ns, v->out_ns),
-					pre[k]->count);
-			if (v->idle_ns)
-				fprintf(f, "%sidle %.1f%%", n ? ", " : "",
-					pct(v->idle_ns, v->out_ns));
-			if (!n && !v->idle_ns)
-				fputc('-', f);
-			fputc('\n', f);
-			n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, ag, (uint32_t)top);
-			if (n) {
-				fprintf(f, "       exits/s:");
-				for (k = 0; k < n; k++) {
-					char lbl[48];
-
-					agg_label(a, ag[k], lbl, sizeof(lbl));
-					fprintf(f, " %s %.0f (avg %.1f us)", lbl,
-						per_s(ag[k]->count, vs),
-						ag[k]->count ? (double)ag[k]->total_ns / 1e3 /
-								   (double)ag[k]->count
-							     : 0.0);
-				}
-				fputc('\n', f);
-			}
-			for (uint16_t kind = VN_HOST_AGG_IRQ; kind <= VN_HOST_AGG_VECTOR; kind++) {
-				n = hostagg_agg_sorted(v, kind, ag, (uint32_t)top);
-				if (!n)
-					continue;
-				fprintf(f, "       host %s:", kind_name(kind));
-				for (k = 0; k < n; k++) {
-					char lbl[48];
-
-					agg_label(a, ag[k], lbl, sizeof(lbl));
-					fprintf(f, " %s %.0f/s %.3f%%", lbl,
-						per_s(ag[k]->count, vs), pct(ag[k]->total_ns, vs));
-				}
-				fputc('\n', f);
-			}
-		}
-		note = exits_note(d, in);
-		if (note)
-			fprintf(f, "  exits: %s\n", note);
-		hostview_flows_text(f, d, in);
-	}
-	if (!ndom)
-		fprintf(f, "no domain monitored\n");
+		fprintf(c->f, ", %u libvirt reconnects", in->reconnects);
+	fputc('\n', c->f);
 }
+
+/* The vCPU's row: counters, then its top preemptors and the idle share of its out-time. */
+static void text_vcpu_row(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v,
+			  uint64_t vs)
+{
+	const struct hostagg_preempt *pre[HV_MAX_LIST];
+	FILE *f = c->f;
+	uint32_t k, n;
+
+	fprintf(f, "  %4u %8u ", j, v->tid);
+	if (v->cpu == ~0u)
+		fprintf(f, "%4s", "-");
+	else
+		fprintf(f, "%4u", v->cpu);
+	fprintf(f, " %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f  ", pct(v->exec_ns, vs),
+		pct(v->steal_ns, vs), pct(v->out_ns, vs), pct(v->out_r_ns, vs),
+		per_s(v->out_periods, vs), per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
+	n = hostagg_preempt_sorted(v, pre, (uint32_t)c->top);
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s%.16s[%u] %.1f%% (%" PRIu64 ")", k ? ", " : "", pre[k]->comm,
+			pre[k]->pid, pct(pre[k]->total_ns, v->out_ns), pre[k]->count);
+	if (v->idle_ns)
+		fprintf(f, "%sidle %.1f%%", n ? ", " : "", pct(v->idle_ns, v->out_ns));
+	if (!n && !v->idle_ns)
+		fputc('-', f);
+	fputc('\n', f);
+}
+
+/* The vCPU's VM exits (rate, average length) and host IRQs by kind (rate, share of its time). */
+static void text_vcpu_aggs(struct hostview_ctx *c, const struct hostagg_vcpu *v, uint64_t vs)
+{
+	const struct hostagg_aggent *ag[HV_MAX_LIST];
+	FILE *f = c->f;
+	char lbl[48];
+	uint32_t k, n;
+
+	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, ag, (uint32_t)c->top);
+	if (n) {
+		fprintf(f, "       exits/s:");
+		for (k = 0; k < n; k++) {
+			agg_label(c->a, ag[k], lbl, sizeof(lbl));
+			fprintf(f, " %s %.0f (avg %.1f us)", lbl, per_s(ag[k]->count, vs),
+				ag[k]->count ? (double)ag[k]->total_ns / 1e3 / (double)ag[k]->count
+					     : 0.0);
+		}
+		fputc('\n', f);
+	}
+	for (uint16_t kind = VN_HOST_AGG_IRQ; kind <= VN_HOST_AGG_VECTOR; kind++) {
+		n = hostagg_agg_sorted(v, kind, ag, (uint32_t)c->top);
+		if (!n)
+			continue;
+		fprintf(f, "       host %s:", kind_name(kind));
+		for (k = 0; k < n; k++) {
+			agg_label(c->a, ag[k], lbl, sizeof(lbl));
+			fprintf(f, " %s %.0f/s %.3f%%", lbl, per_s(ag[k]->count, vs),
+				pct(ag[k]->total_ns, vs));
+		}
+		fputc('\n', f);
+	}
+}
+
+static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
+{
+	FILE *f = c->f;
+	const char *note;
+
+	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
+		d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
+		d->starts > 1 ? ", restarted" : "");
+	fprintf(f, "  %4s %8s %4s %7s %7s %7s %8s %9s  %s\n", "vCPU", "tid", "pCPU", "steal%",
+		"out%", "outR%", "out/s", "maxout_us", "top preemptors (share of out-time)");
+	for (uint32_t j = 0; j < d->nvcpus; j++) {
+		const struct hostagg_vcpu *v = &d->vcpus[j];
+		uint64_t vs = vcpu_span(v, c->in);
+
+		if (!v->seen)
+			continue;
+		text_vcpu_row(c, j, v, vs);
+		text_vcpu_aggs(c, v, vs);
+	}
+	note = exits_note(d, c->in);
+	if (note)
+		fprintf(f, "  exits: %s\n", note);
+	hostview_flows_text(f, d, c->in);
+}
+
+const struct hostview_ops hostview_text_ops = {
+	.head = text_head,
+	.domain = text_domain,
+};
+
+/* ---- the JSON document vnoise.host/1 ---- */
 
 static void json_aggs(struct json_writer *w, const struct hostagg *a, const struct hostagg_vcpu *v,
 		      uint16_t kind, int top)
@@ -347,10 +362,8 @@ static void json_aggs(struct json_writer *w, const struct hostagg *a, const stru
 	}
 }
 
-void hostview_json_head(struct json_writer *w, FILE *f, const char *schema,
-			const struct hostview_info *in)
+void hostview_json_head(struct json_writer *w, const char *schema, const struct hostview_info *in)
 {
-	json_init(w, f, 0);
 	json_obj_begin(w);
 	json_kv_str(w, "schema", schema);
 	json_kv_str(w, "source", in->source);
@@ -360,114 +373,173 @@ void hostview_json_head(struct json_writer *w, FILE *f, const char *schema,
 	json_kv_u64(w, "period_ns", in->period_ns);
 }
 
-int hostview_json(FILE *f, const struct hostagg *a, const struct hostview_info *in)
+/* "dispatch": the host tracing's mode, losses and BPF program statistics. */
+static void json_dispatch(struct json_writer *w, const struct hostview_info *in)
+{
+	json_key(w, "dispatch");
+	json_obj_begin(w);
+	json_kv_str(w, "mode", in->dispatch);
+	json_kv_bool(w, "host_irqs", in->irqs);
+	json_kv_bool(w, "kvm_exits", in->kvm);
+	json_kv_u64(w, "dropped", in->schedlog_drops);
+	json_kv_u64(w, "anomalies", in->schedlog_anomalies);
+	json_kv_u64(w, "bpf_events", in->bpf_events);
+	json_kv_u64(w, "bpf_run_ns", in->bpf_run_ns);
+	json_key(w, "programs");
+	json_arr_begin(w);
+	for (int pi = 0; pi < in->nprogs; pi++) {
+		json_obj_begin(w);
+		json_kv_str(w, "name", in->prog_names[pi]);
+		json_kv_u64(w, "run_cnt", in->prog_cnt[pi]);
+		json_kv_u64(w, "run_time_ns", in->prog_ns[pi]);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+static void json_head(struct hostview_ctx *c)
+{
+	struct json_writer *w = c->w;
+
+	hostview_json_head(w, "vnoise.host/1", c->in);
+	json_dispatch(w, c->in);
+	json_kv_u64(w, "lifecycle_events_dropped", c->in->events_dropped);
+	json_kv_u64(w, "reconnects", c->in->reconnects);
+	json_kv_u64(w, "self_cpu_ns", c->in->self_cpu_ns);
+	json_kv_u64(w, "bad_records", c->a->bad_records);
+}
+
+static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v, int top)
 {
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
-	int top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n;
+	uint32_t n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
+
+	json_key(w, "preemptors");
+	json_arr_begin(w);
+	for (uint32_t k = 0; k < n; k++) {
+		json_obj_begin(w);
+		json_kv_str(w, "comm", pre[k]->comm);
+		json_kv_u64(w, "pid", pre[k]->pid);
+		json_kv_u64(w, "total_ns", pre[k]->total_ns);
+		json_kv_u64(w, "count", pre[k]->count);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+}
+
+static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v)
+{
+	struct json_writer *w = c->w;
+
+	json_obj_begin(w);
+	json_kv_u64(w, "vcpu", j);
+	json_kv_u64(w, "tid", v->tid);
+	if (v->cpu == ~0u)
+		json_kv_i64(w, "cpu", -1);
+	else
+		json_kv_u64(w, "cpu", v->cpu);
+	json_kv_u64(w, "span_ns", vcpu_span(v, c->in));
+	json_kv_u64(w, "periods", v->periods);
+	json_kv_u64(w, "steal_ns", v->steal_ns);
+	json_kv_u64(w, "cpu_ns", v->cpu_ns);
+	json_kv_u64(w, "schedstat_exec_ns", v->exec_ns);
+	json_kv_u64(w, "schedstat_run_delay_ns", v->run_delay_ns);
+	json_kv_u64(w, "schedstat_pcount", v->pcount);
+	json_kv_u64(w, "out_ns", v->out_ns);
+	json_kv_u64(w, "out_periods", v->out_periods);
+	json_kv_u64(w, "out_preempted_ns", v->out_r_ns);
+	json_kv_u64(w, "out_blocked_ns", v->out_s_ns);
+	json_kv_u64(w, "out_max_ns", v->max_out_ns);
+	json_kv_u64(w, "wait_ns", v->wait_ns);
+	json_kv_u64(w, "idle_ns", v->idle_ns);
+	json_preemptors(w, v, c->top);
+	json_key(w, "exits");
+	json_arr_begin(w);
+	json_aggs(w, c->a, v, VN_HOST_AGG_EXIT, c->top);
+	json_arr_end(w);
+	json_key(w, "host_irqs");
+	json_arr_begin(w);
+	json_aggs(w, c->a, v, VN_HOST_AGG_IRQ, c->top);
+	json_aggs(w, c->a, v, VN_HOST_AGG_SOFTIRQ, c->top);
+	json_aggs(w, c->a, v, VN_HOST_AGG_VECTOR, c->top);
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
+{
+	struct json_writer *w = c->w;
+	const char *note;
+
+	json_obj_begin(w);
+	json_kv_str(w, "name", d->name);
+	json_kv_str(w, "uuid", d->uuid);
+	json_kv_str(w, "virt", d->virt);
+	json_kv_u64(w, "qemu_pid", d->qemu_pid);
+	json_kv_bool(w, "running", d->running);
+	json_kv_u64(w, "starts", d->starts);
+	json_kv_u64(w, "stops", d->stops);
+	note = exits_note(d, c->in);
+	if (note)
+		json_kv_str(w, "exits_note", note);
+	json_key(w, "vcpus");
+	json_arr_begin(w);
+	for (uint32_t j = 0; j < d->nvcpus; j++)
+		if (d->vcpus[j].seen)
+			json_vcpu(c, j, &d->vcpus[j]);
+	json_arr_end(w);
+	hostview_flows_json(w, d, c->in);
+	json_obj_end(w);
+}
+
+const struct hostview_ops hostview_json_ops = {
+	.json = true,
+	.head = json_head,
+	.domain = json_domain,
+};
+
+/* ---- choosing and showing a view ---- */
+
+const struct hostview_ops *hostview_pick(bool guest, bool json)
+{
+	if (guest)
+		return json ? &matchview_json_ops : &matchview_text_ops;
+	return json ? &hostview_json_ops : &hostview_text_ops;
+}
+
+int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg *a,
+		  const struct hostview_info *in)
+{
 	struct json_writer w;
-	uint32_t i, j, k, n;
+	struct hostview_ctx c = {
+		.f = f,
+		.a = a,
+		.in = in,
+		.w = ops->json ? &w : NULL,
+		.top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n,
+	};
 
-	hostview_json_head(&w, f, "vnoise.host/1", in);
-	json_key(&w, "dispatch");
-	json_obj_begin(&w);
-	json_kv_str(&w, "mode", in->dispatch);
-	json_kv_bool(&w, "host_irqs", in->irqs);
-	json_kv_bool(&w, "kvm_exits", in->kvm);
-	json_kv_u64(&w, "dropped", in->schedlog_drops);
-	json_kv_u64(&w, "anomalies", in->schedlog_anomalies);
-	json_kv_u64(&w, "bpf_events", in->bpf_events);
-	json_kv_u64(&w, "bpf_run_ns", in->bpf_run_ns);
-	json_key(&w, "programs");
-	json_arr_begin(&w);
-	for (int pi = 0; pi < in->nprogs; pi++) {
-		json_obj_begin(&w);
-		json_kv_str(&w, "name", in->prog_names[pi]);
-		json_kv_u64(&w, "run_cnt", in->prog_cnt[pi]);
-		json_kv_u64(&w, "run_time_ns", in->prog_ns[pi]);
-		json_obj_end(&w);
-	}
-	json_arr_end(&w);
-	json_obj_end(&w);
-	json_kv_u64(&w, "lifecycle_events_dropped", in->events_dropped);
-	json_kv_u64(&w, "reconnects", in->reconnects);
-	json_kv_u64(&w, "self_cpu_ns", in->self_cpu_ns);
-	json_kv_u64(&w, "bad_records", a->bad_records);
-	json_key(&w, "domains");
-	json_arr_begin(&w);
-	for (i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
-		const struct hostagg_domain *d = &a->dom[i];
-		const char *note;
-
-		if (!d->seen)
-			continue;
-		json_obj_begin(&w);
-		json_kv_str(&w, "name", d->name);
-		json_kv_str(&w, "uuid", d->uuid);
-		json_kv_str(&w, "virt", d->virt);
-		json_kv_u64(&w, "qemu_pid", d->qemu_pid);
-		json_kv_bool(&w, "running", d->running);
-		json_kv_u64(&w, "starts", d->starts);
-		json_kv_u64(&w, "stops", d->stops);
-		note = exits_note(d, in);
-		if (note)
-			json_kv_str(&w, "exits_note", note);
-		json_key(&w, "vcpus");
+	if (ops->json)
+		json_init(&w, f, 0);
+	ops->head(&c);
+	if (ops->json) {
+		json_key(&w, "domains");
 		json_arr_begin(&w);
-		for (j = 0; j < d->nvcpus; j++) {
-			const struct hostagg_vcpu *v = &d->vcpus[j];
-
-			if (!v->seen)
-				continue;
-			json_obj_begin(&w);
-			json_kv_u64(&w, "vcpu", j);
-			json_kv_u64(&w, "tid", v->tid);
-			if (v->cpu == ~0u)
-				json_kv_i64(&w, "cpu", -1);
-			else
-				json_kv_u64(&w, "cpu", v->cpu);
-			json_kv_u64(&w, "span_ns", vcpu_span(v, in));
-			json_kv_u64(&w, "periods", v->periods);
-			json_kv_u64(&w, "steal_ns", v->steal_ns);
-			json_kv_u64(&w, "cpu_ns", v->cpu_ns);
-			json_kv_u64(&w, "schedstat_exec_ns", v->exec_ns);
-			json_kv_u64(&w, "schedstat_run_delay_ns", v->run_delay_ns);
-			json_kv_u64(&w, "schedstat_pcount", v->pcount);
-			json_kv_u64(&w, "out_ns", v->out_ns);
-			json_kv_u64(&w, "out_periods", v->out_periods);
-			json_kv_u64(&w, "out_preempted_ns", v->out_r_ns);
-			json_kv_u64(&w, "out_blocked_ns", v->out_s_ns);
-			json_kv_u64(&w, "out_max_ns", v->max_out_ns);
-			json_kv_u64(&w, "wait_ns", v->wait_ns);
-			json_kv_u64(&w, "idle_ns", v->idle_ns);
-			json_key(&w, "preemptors");
-			json_arr_begin(&w);
-			n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
-			for (k = 0; k < n; k++) {
-				json_obj_begin(&w);
-				json_kv_str(&w, "comm", pre[k]->comm);
-				json_kv_u64(&w, "pid", pre[k]->pid);
-				json_kv_u64(&w, "total_ns", pre[k]->total_ns);
-				json_kv_u64(&w, "count", pre[k]->count);
-				json_obj_end(&w);
-			}
-			json_arr_end(&w);
-			json_key(&w, "exits");
-			json_arr_begin(&w);
-			json_aggs(&w, a, v, VN_HOST_AGG_EXIT, top);
-			json_arr_end(&w);
-			json_key(&w, "host_irqs");
-			json_arr_begin(&w);
-			json_aggs(&w, a, v, VN_HOST_AGG_IRQ, top);
-			json_aggs(&w, a, v, VN_HOST_AGG_SOFTIRQ, top);
-			json_aggs(&w, a, v, VN_HOST_AGG_VECTOR, top);
-			json_arr_end(&w);
-			json_obj_end(&w);
-		}
-		json_arr_end(&w);
-		hostview_flows_json(&w, d, in);
-		json_obj_end(&w);
 	}
-	json_arr_end(&w);
-	json_obj_end(&w);
-	return json_finish(&w);
+	for (uint32_t i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
+		if (!a->dom[i].seen)
+			continue;
+		c.ndom++;
+		ops->domain(&c, &a->dom[i]);
+	}
+	if (ops->json) {
+		json_arr_end(&w); /* domains */
+		json_obj_end(&w);
+		return json_finish(&w);
+	}
+	if (!c.ndom)
+		fprintf(f, "no domain monitored\n");
+	fflush(f);
+	return 0;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hostview: vnoise-host's views over one hostagg engine — the text table (summary and top refresh) and the
- * JSON document "vnoise.host/1" (README.md documents the schema). Data goes to the given stream; the views
- * never change the engine.
+ * hostview: vnoise-host's views over one hostagg engine — the ops that every view implements, the walk that
+ * shows one (hostview_show), and the host views: the text table (summary and top refresh) and the JSON
+ * document "vnoise.host/1" (README.md documents the schema). Data goes to the given stream; the views never
+ * change the engine.
  */
 #ifndef VNOISE_HOST_VIEWS_HOSTVIEW_H
 #define VNOISE_HOST_VIEWS_HOSTVIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "engine/hostagg.h"
@@ -35,22 +37,48 @@ struct hostview_info {
 	const uint64_t *prog_cnt, *prog_ns;
 };
 
-/* The text table of every domain and vCPU (top and the end-of-run summary). */
-void hostview_text(FILE *f, const struct hostagg *a, const struct hostview_info *in);
-
 struct json_writer;
+
+/* One showing of a view: what the ops below get (set up by hostview_show). */
+struct hostview_ctx {
+	FILE *f;
+	const struct hostagg *a;
+	const struct hostview_info *in;
+	struct json_writer *w; /* JSON views: the document's writer; NULL for text views */
+	int top; /* entries per list (in->top_n, capped) */
+	uint32_t ndom; /* domains shown so far */
+};
+
+/*
+ * A view as small ops over the one engine (rtla's top/hist style): chosen once from the command line
+ * (hostview_pick), shown by hostview_show at every top refresh, at the end of a record and by report. The
+ * walk is common: a JSON view is one object whose run-wide members head writes, then the array "domains"
+ * with one object per domain; a text view is head's lines, then each domain's, or "no domain monitored".
+ */
+struct hostview_ops {
+	bool
+	    json; /* one JSON document per showing (a JSON line per top refresh); else a text table */
+	bool needs_match; /* shows the combined guest + host data (records made with --guest) */
+	void (*head)(struct hostview_ctx *c); /* run-wide part before the domains */
+	void (*domain)(struct hostview_ctx *c, const struct hostagg_domain *d); /* each bound one */
+};
+
+/* The host views (vnoise.host/1 for JSON); matchview.h has the combined ones. */
+extern const struct hostview_ops hostview_text_ops, hostview_json_ops;
+
+/* The view for the combined guest + host data (--guest) or the host's, as JSON or as text. */
+const struct hostview_ops *hostview_pick(bool guest, bool json);
+
+/* Show view ops of engine a to f. Returns 0 or -errno from the JSON writer (text views: 0). */
+int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg *a,
+		  const struct hostview_info *in);
 
 /* --flows: a domain's capture and top flows (nothing when it has no flow data), as text lines and as the
  * JSON keys "capture" and "flows" inside the domain's object; shared with the --guest view. */
 void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in);
 void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 			 const struct hostview_info *in);
-/* Start a JSON document on f with the run-wide head fields (schema, source, start/end/duration, period). */
-void hostview_json_head(struct json_writer *w, FILE *f, const char *schema,
-			const struct hostview_info *in);
-
-/* The JSON document (schema vnoise.host/1). Returns 0 or -errno from the writer. */
-int hostview_json(FILE *f, const struct hostagg *a, const struct hostview_info *in)
-    __attribute__((warn_unused_result));
+/* Start a JSON document on w with the run-wide head fields (schema, source, start/end/duration, period). */
+void hostview_json_head(struct json_writer *w, const char *schema, const struct hostview_info *in);
 
 #endif

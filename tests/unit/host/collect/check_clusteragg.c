@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collect/clusteragg.h"
@@ -490,8 +491,179 @@ START_TEST(test_exposition_escapes_sources)
 	ck_assert_ptr_nonnull(strstr(p, "vnoise_node_intervals_total{node=\"77\","));
 	ck_assert_ptr_nonnull(strstr(p, "mode=\"sampled\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(p, "vnoise_collect_datagrams_total{result=\"ok\"} 2\n"));
-	ck_assert_msg(strstr(report(cs), "\"name\":\"virtio\\\"0\\\\in\\u000a\""), "%s",
-		      report(cs));
+	ck_assert_msg(strstr(report(cs), "\"name\":\"virtio\\\"0\\\\in\\n\""), "%s", report(cs));
+	clusteragg_free(cs);
+}
+END_TEST
+
+/* ---- a strict JSON checker (RFC 8259 syntax), for the report's escaping ---- */
+
+static const char *js_value(const char *p, int depth);
+
+static const char *js_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *js_string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	for (;;) {
+		unsigned char c = (unsigned char)*p++;
+
+		if (c == '"')
+			return p;
+		if (c < 0x20)
+			return NULL; /* raw control bytes are not allowed in a JSON string */
+		if (c != '\\')
+			continue;
+		c = (unsigned char)*p++;
+		if (c == 'u') {
+			for (int i = 0; i < 4; i++, p++)
+				if (!strchr("0123456789abcdefABCDEF", *p) || !*p)
+					return NULL;
+		} else if (!c || !strchr("\"\\/bfnrt", c)) {
+			return NULL;
+		}
+	}
+}
+
+static const char *js_number(const char *p)
+{
+	const char *q = p;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		if (*++p < '0' || *p > '9')
+			return NULL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (*p < '0' || *p > '9')
+			return NULL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return p > q ? p : NULL;
+}
+
+/* Members of an object (obj) or elements of an array, after the opening bracket. */
+static const char *js_members(const char *p, int depth, bool obj)
+{
+	char close = obj ? '}' : ']';
+
+	p = js_ws(p);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (obj) {
+			p = js_string(js_ws(p));
+			if (!p || *(p = js_ws(p)) != ':')
+				return NULL;
+			p++;
+		}
+		p = js_value(p, depth + 1);
+		if (!p)
+			return NULL;
+		p = js_ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+static const char *js_value(const char *p, int depth)
+{
+	if (depth > 64)
+		return NULL;
+	p = js_ws(p);
+	switch (*p) {
+	case '{':
+		return js_members(p + 1, depth, true);
+	case '[':
+		return js_members(p + 1, depth, false);
+	case '"':
+		return js_string(p);
+	case 't':
+		return strncmp(p, "true", 4) ? NULL : p + 4;
+	case 'f':
+		return strncmp(p, "false", 5) ? NULL : p + 5;
+	case 'n':
+		return strncmp(p, "null", 4) ? NULL : p + 4;
+	default:
+		return js_number(p);
+	}
+}
+
+/* One JSON document, then only white space. */
+static bool json_valid(const char *doc)
+{
+	const char *end = js_value(doc, 0);
+
+	return end && !*js_ws(end);
+}
+
+/*
+ * Names from nodes (source comm) and from the command line (job name) holding '"', '\' and control bytes:
+ * the collector's JSON report still parses, and keeps each name (escaped by the JSON writer).
+ */
+START_TEST(test_report_json_escapes_names)
+{
+	static const char *const job_names[] = { "q\"b\\s\x01\x1f\x7f end" };
+	struct clusteragg_cfg c = {
+		.keys = &kf,
+		.sample_nodes = 1,
+		.wait_nodes = 1,
+		.exclude_ratio = 0.2,
+		.exclude_min = 3,
+		.max_nodes = 64,
+		.send = wire_send,
+		.send_ctx = down,
+		.job_names = job_names,
+		.njob_names = 1,
+	};
+	struct vn_report_rec r[2] = {
+		{ .noise_ns = 5, .compute_ns = 100, .count = 1, .kind = VN_REPORT_REC_RANK },
+		{ .noise_ns = 5,
+		  .count = 1,
+		  .kind = VN_REPORT_REC_RANK,
+		  .cls = VN_CLASS_THREAD,
+		  .src_kind = VN_REPORT_SRC_THREAD,
+		  .src_id = 42 },
+	};
+	struct clusteragg *cs = clusteragg_new(&c);
+	struct node n;
+	char *js;
+
+	ck_assert_ptr_nonnull(cs);
+	/* 16 bytes, no NUL: quote, backslash, tab, newline, carriage return, 0x01, 0x1b, DEL */
+	memcpy(r[1].name, "a\"b\\c\td\ne\rf\x01g\x1bh\x7f", VN_REPORT_NAME_LEN);
+	node_init(&n, 5, job_names[0]);
+	ck_assert_int_eq(node_hello(&n, 1), 0);
+	ck_assert_int_eq(node_send(&n, VN_REPORT_INTERVAL, 0, 1000, 2000, r, 2, 3000), 0);
+	ck_assert_uint_eq(deliver(cs, 5), 2);
+	js = report(cs);
+	ck_assert_msg(json_valid(js), "invalid JSON: %s", js);
+	ck_assert_msg(strstr(js, "\"name\":\"a\\\"b\\\\c\\td\\ne\\rf\\u0001g\\u001bh\x7f\""),
+		      "source name lost: %s", js);
+	ck_assert_msg(strstr(js, "\"job\":\"q\\\"b\\\\s\\u0001\\u001f\x7f end\""),
+		      "job name lost: %s", js);
 	clusteragg_free(cs);
 }
 END_TEST
@@ -510,6 +682,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_exclusion_ignores_one_stall);
 	tcase_add_test(t, test_commands_checked);
 	tcase_add_test(t, test_exposition_escapes_sources);
+	tcase_add_test(t, test_report_json_escapes_names);
 	suite_add_tcase(s, t);
 	return s;
 }
