@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "measure/measure.h"
 #include "monitor/monitor.h"
+#include "mpi/mpi.h"
 #include "measure/params.h"
 
 static const char usage[] =

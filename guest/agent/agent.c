@@ -28,12 +28,13 @@
 #include <unistd.h>
 #include "agent/agent.h"
 #include "agent/guestdev.h"
+#include "cli/cliopt.h"
 #include "util/log.h"
 #include "measure/measure.h"
 #include "measure/params.h"
 #include "util/parse.h"
 #include "agent/qga.h"
-#include "channel/shmring.h"
+#include "channel/shmwriter.h"
 #include "util/monotime.h"
 
 #define AGENT_VERSION "vnoise-guest 0.4"
@@ -51,21 +52,22 @@
 #define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
-    "usage: vnoise-guest agent [--idle] [--duration S] [measure options] | agent --probe\n"
+    "usage: vnoise-guest agent [--idle] [-d TIME] [measure options] | agent --probe\n"
     "  answers the guest agent protocol on org.qemu.guest_agent.0 and org.vnoise.0, measures noise "
     "and\n"
     "  publishes it into the ivshmem region for vnoise-host (ring N = CPU N), answers its clock "
     "exchanges\n"
-    "  -c, --cpus L  measure these CPUs from the start (without it the agent waits for "
+    "  -c, --cpus LIST      measure these CPUs from the start (without it the agent waits for "
     "__com.vnoise_start,\n"
-    "                which then measures every CPU)\n"
-    "  --idle        do not measure until __com.vnoise_start (the ports and the clock are served "
-    "anyway)\n"
-    "  --duration S  stop after S seconds (default: until SIGINT/SIGTERM)\n"
-    "  --probe       print the channel's devices (ivshmem BAR2, virtio-serial ports) and exit\n"
-    "  measure options: -T/--threshold US, -P/--priority, -H/--helper,\n"
-    "                   --no-hcall, -p/--period, -r/--runtime (see 'vnoise-guest measure "
-    "--help')\n";
+    "                       which then measures every CPU)\n"
+    "      --idle           do not measure until __com.vnoise_start (the ports and the clock are "
+    "served anyway)\n"
+    "  -d, --duration TIME  stop after TIME, e.g. 10s (default: until SIGINT/SIGTERM)\n"
+    "      --probe          print the channel's devices (ivshmem BAR2, virtio-serial ports) and "
+    "exit\n"
+    "  measure options: -p/--period, -r/--runtime, -T/--threshold, -P/--priority, --helper,\n"
+    "                   --no-hypercall, -q, -v (see 'vnoise-guest measure --help')\n"
+    "TIME: a number and a unit ns us ms s m h (without one: us)\n";
 
 struct port {
 	const char *name;
@@ -701,53 +703,143 @@ static bool cpus_given(int argc, char **argv)
 	return false;
 }
 
+/*
+ * -d/--duration TIME of the agent itself (argv[*i], its value in "--duration=X" or the next argument):
+ * 0, advancing *i past the value, or EXIT_USAGE after the error line.
+ */
+static int parse_duration_opt(int argc, char **argv, int *i, uint64_t *duration_ns)
+{
+	const char *a = argv[*i], *v = NULL;
+	char spelled[16], err[256] = "";
+
+	snprintf(spelled, sizeof(spelled), "%s", a[1] == 'd' ? "-d" : "--duration");
+	if (!strncmp(a, "--duration=", 11))
+		v = a + 11;
+	else if (a[1] == 'd' && a[2])
+		v = a + 2;
+	else if (*i + 1 < argc)
+		v = argv[++*i];
+	if (!v) {
+		log_err("agent: option '%s' needs a value", a);
+		return EXIT_USAGE;
+	}
+	if (cliopt_parse_time(spelled, v, "s", duration_ns, err, sizeof(err)) || !*duration_ns) {
+		log_err("agent: %s (see 'vnoise-guest agent --help')",
+			*err ? err : "--duration must be > 0");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static bool is_duration_opt(const char *a)
+{
+	return !strcmp(a, "--duration") || !strncmp(a, "--duration=", 11) || !strncmp(a, "-d", 2);
+}
+
 /* Split argv into the agent's own options and measure options (parsed by params_parse as "measure"). */
 static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duration_ns, bool *idle)
 {
 	char **mv = calloc((size_t)argc + 2, sizeof(*mv));
 	char err[256];
-	int i, mc = 0, rc;
+	int i, mc = 0, rc = 0;
 
 	if (!mv)
 		return EXIT_FAIL;
 	mv[mc++] = "measure";
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc && !rc; i++) {
 		if (!strcmp(argv[i], "--idle")) {
 			*idle = true;
-		} else if (!strcmp(argv[i], "--duration")) {
-			if (i + 1 >= argc ||
-			    parse_duration(argv[i + 1], 1000000000ULL, duration_ns) ||
-			    !*duration_ns) {
-				log_err("invalid --duration '%s' (see 'vnoise-guest agent --help')",
-					i + 1 < argc ? argv[i + 1] : "");
-				free(mv);
-				return EXIT_USAGE;
-			}
-			i++;
+		} else if (is_duration_opt(argv[i])) {
+			rc = parse_duration_opt(argc, argv, &i, duration_ns);
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output") ||
 			   !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j") ||
-			   !strncmp(argv[i], "--stop", 6) || !strcmp(argv[i], "-d") ||
-			   !strcmp(argv[i], "--probe")) {
+			   !strncmp(argv[i], "--stop", 6) || !strcmp(argv[i], "--probe")) {
 			log_err("agent: option '%s' does not apply here (see 'vnoise-guest agent "
 				"--help')",
 				argv[i]);
-			free(mv);
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
 		} else {
 			mv[mc++] = argv[i];
 		}
 	}
-	rc = params_parse(mc, mv, &ag->mp, err, sizeof(err));
+	if (!rc)
+		rc = params_parse(mc, mv, &ag->mp, err, sizeof(err));
 	free(mv);
-	if (rc < 0) {
-		log_err("agent: %s", err);
-		return EXIT_USAGE;
-	}
 	if (rc == 1) {
 		fputs(usage, stdout);
 		return -1;
 	}
-	return 0;
+	if (rc < 0) {
+		log_err("agent: %s", err);
+		return EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* Open the two ports and the shared memory, start the clock and (unless idle) measuring. An exit code. */
+static int set_up(struct agent *ag, bool idle, int *opened)
+{
+	int i, rc;
+
+	for (i = 0; i < 2; i++) {
+		rc = port_open(ag, &ag->ports[i]);
+		if (rc == 0) {
+			(*opened)++;
+			log_info("agent: serving %s on %s", ag->ports[i].name, ag->ports[i].path);
+		} else if (rc != -ENOENT) {
+			log_err("agent: cannot open %s (%s): %s", ag->ports[i].name,
+				ag->ports[i].path, strerror(-rc));
+			return EXIT_FAIL;
+		}
+	}
+	rc = shm_open_region(ag);
+	if (rc == -ENOENT) {
+		log_warn("agent: no ivshmem-plain device (PCI 1af4:1110): serving the ports only");
+	} else if (rc) {
+		log_err("agent: cannot use the shared memory %s: %s", ag->shm_path, strerror(-rc));
+		return rc == -EACCES || rc == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
+	} else {
+		put_status(ag, now_ns());
+		if (pthread_create(&ag->clock, NULL, clock_main, ag)) {
+			log_err("agent: cannot start the clock thread");
+			return EXIT_FAIL;
+		}
+		ag->clock_on = true;
+		if (!idle && (rc = worker_start(ag))) {
+			log_err("agent: cannot start measuring: %s", strerror(-rc));
+			return EXIT_FAIL;
+		}
+	}
+	if (!*opened && !ag->w) {
+		log_err("agent: no virtio-serial port org.qemu.guest_agent.0 or org.vnoise.0 here");
+		return EXIT_CANNOT;
+	}
+	return EXIT_OK;
+}
+
+/* Stop measuring and the clock, release the shared memory and the ports, free ag. */
+static void tear_down(struct agent *ag)
+{
+	int i;
+
+	worker_stop(ag);
+	if (ag->clock_on) {
+		__atomic_store_n(&ag->state, VN_SHM_AGENT_STOPPED, __ATOMIC_RELEASE);
+		__atomic_store_n(&ag->clock_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(ag->clock, NULL);
+	}
+	if (ag->unplaced)
+		log_warn("agent: %" PRIu64 " records had no ring and were not published",
+			 ag->unplaced);
+	shmwriter_free(ag->w);
+	if (ag->shm)
+		munmap(ag->shm, ag->shm_size);
+	for (i = 0; i < 2; i++) {
+		if (ag->ports[i].fd >= 0)
+			close(ag->ports[i].fd);
+		qga_agent_free(ag->ports[i].qa);
+	}
+	free(ag);
 }
 
 int agent_main(int argc, char **argv)
@@ -756,7 +848,7 @@ int agent_main(int argc, char **argv)
 	struct agent *ag = calloc(1, sizeof(*ag));
 	uint64_t duration_ns = 0, end_ns = 0;
 	bool idle = false;
-	int i, opened = 0, ret = EXIT_FAIL, rc;
+	int opened = 0, ret, rc;
 
 	if (!ag) {
 		log_err("out of memory");
@@ -779,12 +871,12 @@ int agent_main(int argc, char **argv)
 		idle = true; /* a daemon does not take every CPU unless asked */
 	ag->mp.quiet = 1;
 	ag->sink = (struct measure_sink){ .sample = sink_sample,
-					.event = sink_event,
-					.lost = sink_lost,
-					.tick = sink_tick,
-					.ctx = ag,
-					.stop = &ag->worker_stop,
-					.poll_ns = AGENT_DRAIN_NS };
+					  .event = sink_event,
+					  .lost = sink_lost,
+					  .tick = sink_tick,
+					  .ctx = ag,
+					  .stop = &ag->worker_stop,
+					  .poll_ns = AGENT_DRAIN_NS };
 	ag->mp.sink = &ag->sink;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -796,66 +888,13 @@ int agent_main(int argc, char **argv)
 	read_boot_id(ag->boot_id);
 	if (duration_ns)
 		end_ns = ag->start_ns + duration_ns;
-	for (i = 0; i < 2; i++) {
-		rc = port_open(ag, &ag->ports[i]);
-		if (rc == 0) {
-			opened++;
-			log_info("agent: serving %s on %s", ag->ports[i].name, ag->ports[i].path);
-		} else if (rc != -ENOENT) {
-			log_err("agent: cannot open %s (%s): %s", ag->ports[i].name,
-				ag->ports[i].path, strerror(-rc));
-			goto out;
-		}
-	}
-	rc = shm_open_region(ag);
-	if (rc == -ENOENT) {
-		log_warn("agent: no ivshmem-plain device (PCI 1af4:1110): serving the ports only");
-	} else if (rc) {
-		log_err("agent: cannot use the shared memory %s: %s", ag->shm_path, strerror(-rc));
-		ret = rc == -EACCES || rc == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
-		goto out;
-	} else {
-		put_status(ag, now_ns());
-		if (pthread_create(&ag->clock, NULL, clock_main, ag)) {
-			log_err("agent: cannot start the clock thread");
-			goto out;
-		}
-		ag->clock_on = true;
-		if (!idle && (rc = worker_start(ag))) {
-			log_err("agent: cannot start measuring: %s", strerror(-rc));
-			goto out;
-		}
-	}
-	if (!opened && !ag->w) {
-		log_err("agent: no virtio-serial port org.qemu.guest_agent.0 or org.vnoise.0 here");
-		ret = EXIT_CANNOT;
-		goto out;
-	}
-	while (!g_stop && (!end_ns || now_ns() < end_ns)) {
+	ret = set_up(ag, idle, &opened);
+	while (!ret && !g_stop && (!end_ns || now_ns() < end_ns)) {
 		if (opened)
 			serve_once(ag);
 		else
 			usleep(100000);
 	}
-	ret = EXIT_OK;
-out:
-	worker_stop(ag);
-	if (ag->clock_on) {
-		__atomic_store_n(&ag->state, VN_SHM_AGENT_STOPPED, __ATOMIC_RELEASE);
-		__atomic_store_n(&ag->clock_stop, 1, __ATOMIC_RELEASE);
-		pthread_join(ag->clock, NULL);
-	}
-	if (ag->unplaced)
-		log_warn("agent: %" PRIu64 " records had no ring and were not published",
-			 ag->unplaced);
-	shmwriter_free(ag->w);
-	if (ag->shm)
-		munmap(ag->shm, ag->shm_size);
-	for (i = 0; i < 2; i++) {
-		if (ag->ports[i].fd >= 0)
-			close(ag->ports[i].fd);
-		qga_agent_free(ag->ports[i].qa);
-	}
-	free(ag);
+	tear_down(ag);
 	return ret;
 }

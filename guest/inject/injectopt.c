@@ -1,24 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * injectopt: pure parser of the `vnoise-guest inject` command line into struct inject_params. A small
- * hand-written loop (no getopt, so no global state and no messages of its own) walks argv; numbers are
- * parsed by two strict helpers: whole numbers (digits only, overflow and range checked) and fixed-point
- * decimals scaled to an integer (for --level in units of 10^-7 % and --duration in ns), so no float
- * rounding enters the ground truth.
+ * injectopt: parser of the `vnoise-guest inject` command line into struct inject_params, built on the common
+ * option table (cli/cliopt.h). argv is read whole first (so --help wins over bad values), then each value is
+ * checked: times by the common time rule, whole numbers by a strict helper (digits only, overflow and range
+ * checked) and --level as a fixed-point decimal scaled to an integer (units of 10^-7 %), so no float rounding
+ * enters the ground truth.
  */
 #include <errno.h>
-#include <stdarg.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include "cli/cliopt.h"
 #include "inject/injectopt.h"
 #include "util/parse.h"
-#include "util/log.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_USEC 1000ull
 #define LEVEL_FRAC_DIGITS 7 /* PCT x 10^7 = busy ns per second */
-#define SECONDS_FRAC_DIGITS 9
 
 /* Strict unsigned decimal (shared parse_u64) no larger than max. 0 or -EINVAL/-ERANGE. */
 static int parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -77,201 +76,257 @@ static int parse_fixed(const char *s, unsigned int frac, uint64_t *out)
 	return 0;
 }
 
-enum opt_id {
-	OPT_CPU,
-	OPT_LEVEL,
-	OPT_SPIKE,
-	OPT_EVERY,
-	OPT_FIFO,
-	OPT_DURATION,
-	OPT_COMM,
-	OPT_QUIET,
-	OPT_HELP,
-	OPT_MAX,
-};
-
-static const struct {
-	const char *name;
-	int has_arg;
-} opt_table[OPT_MAX] = {
-	[OPT_CPU] = { "--cpu", 1 },	[OPT_LEVEL] = { "--level", 1 },
-	[OPT_SPIKE] = { "--spike", 1 }, [OPT_EVERY] = { "--every", 1 },
-	[OPT_FIFO] = { "--fifo", 1 },	[OPT_DURATION] = { "--duration", 1 },
-	[OPT_COMM] = { "--comm", 1 },	[OPT_QUIET] = { "--quiet", 0 },
-	[OPT_HELP] = { "--help", 0 },
-};
-
-/* Find the option named by arg ("--x" or "--x=value"); *val points after '=' or is NULL. -1 if unknown. */
-static int opt_lookup(const char *arg, const char **val)
-{
-	size_t n = strcspn(arg, "=");
-	int i;
-
-	*val = arg[n] == '=' ? arg + n + 1 : NULL;
-	if (!strcmp(arg, "-h"))
-		return OPT_HELP;
-	if (!strcmp(arg, "-q"))
-		return OPT_QUIET;
-	for (i = 0; i < OPT_MAX; i++) {
-		if (strlen(opt_table[i].name) == n && !strncmp(arg, opt_table[i].name, n))
-			return i;
-	}
-	return -1;
-}
-
 static const char *num_problem(int r)
 {
 	return r == -ERANGE ? "out of range" : "not a valid number";
 }
 
+enum {
+	OPT_CPU = CLIOPT_OWN,
+	OPT_LEVEL,
+	OPT_SPIKE,
+	OPT_EVERY,
+	OPT_FIFO,
+	OPT_COMM,
+	OPT_END, /* one past the own ids */
+};
+
+static const struct cliopt opts[] = {
+	{ .id = OPT_CPU,
+	  .name = "cpu",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "pin the injector to CPU N (required)" },
+	{ .id = OPT_LEVEL,
+	  .name = "level",
+	  .has_arg = 1,
+	  .arg = "PCT",
+	  .help = "duty cycle: PCT% of thread CPU time in every second, 0 < PCT <= 100" },
+	{ .id = OPT_SPIKE,
+	  .name = "spike",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "busy TIME of thread CPU time ..." },
+	/* a bare --every was in milliseconds */
+	{ .id = OPT_EVERY,
+	  .name = "every",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "... every TIME (absolute times, no drift; at most 1h)",
+	  .bare_unit = "ms" },
+	{ .id = CLIOPT_PRIORITY,
+	  .help = "other (default) or fifo:N (SCHED_FIFO at priority N, 1..99)" },
+	{ .id = CLIOPT_DURATION, .help = "stop after TIME (default: until SIGINT/SIGTERM)" },
+	{ .id = OPT_COMM,
+	  .name = "comm",
+	  .has_arg = 1,
+	  .arg = "NAME",
+	  .help = "thread name, up to 15 characters (default " INJECT_DEFAULT_COMM ")" },
+	{ .id = CLIOPT_QUIET,
+	  .help = "no start line (the ground-truth summary is always printed)" },
+	{ .id = CLIOPT_HELP },
+	/* one release: --fifo PRIO is -P fifo:PRIO */
+	{ .id = OPT_FIFO, .name = "fifo", .has_arg = 1, .help = "" },
+	{ 0 },
+};
+
+/* The values given, by option; nothing is parsed before the whole argv was read (--help wins). */
+struct given {
+	const char *val[OPT_END - CLIOPT_OWN];
+	const char *priority, *duration;
+	char duration_spelled[16]; /* "-d" or "--duration", for the time rule's line */
+	int quiet, help;
+};
+
+#define VAL(g, id) ((g)->val[(id)-CLIOPT_OWN])
+
+/* The slot of option c in g, or NULL for a flag. */
+static const char **slot(struct given *g, int c)
+{
+	if (c == CLIOPT_PRIORITY)
+		return &g->priority;
+	if (c == CLIOPT_DURATION)
+		return &g->duration;
+	if (c >= CLIOPT_OWN && c < OPT_END)
+		return &VAL(g, c);
+	return NULL;
+}
+
+/* Read argv into g: unknown options, repeated ones, missing values and stray arguments fail. */
+static int scan(struct cliopt_parser *ps, int argc, char **argv, struct given *g)
+{
+	const char **v;
+	int c;
+
+	while ((c = cliopt_next(ps)) > 0) {
+		if (c == CLIOPT_HELP) {
+			g->help = 1;
+			continue;
+		}
+		if (c == CLIOPT_QUIET) {
+			if (g->quiet++)
+				return cliopt_fail(ps, "option %s given more than once",
+						   cliopt_name(ps));
+			continue;
+		}
+		if (c == OPT_FIFO)
+			cliopt_deprecated(ps, "-P fifo:N");
+		v = slot(g, c);
+		if (*v)
+			return cliopt_fail(ps, "option %s given more than once", cliopt_name(ps));
+		*v = ps->arg;
+		if (c == CLIOPT_DURATION)
+			snprintf(g->duration_spelled, sizeof(g->duration_spelled), "%s",
+				 ps->spelled);
+	}
+	if (c < 0)
+		return c;
+	if (optind < argc)
+		return cliopt_fail(ps, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* --level PCT: busy_ns of every second. */
+static int parse_level(struct cliopt_parser *ps, const char *s, struct inject_params *p)
+{
+	uint64_t v;
+	int r = parse_fixed(s, LEVEL_FRAC_DIGITS, &v);
+
+	if (r)
+		return cliopt_fail(ps, "--level '%s': %s (percent, e.g. 30 or 0.05)", s,
+				   num_problem(r));
+	if (v == 0 || v > NSEC_PER_SEC)
+		return cliopt_fail(ps, "--level '%s': must be in (0, 100]", s);
+	p->mode = INJECT_MODE_LEVEL;
+	p->busy_ns = v;
+	p->period_ns = NSEC_PER_SEC;
+	return 0;
+}
+
+/* --spike TIME --every TIME: busy_ns of every period_ns. */
+static int parse_spike(struct cliopt_parser *ps, const char *spike, const char *every,
+		       struct inject_params *p)
+{
+	uint64_t busy, period;
+
+	if (!spike || !every)
+		return cliopt_fail(ps, "--spike TIME and --every TIME go together");
+	if (cliopt_parse_time("--every", every, "ms", &period, ps->err, ps->errlen))
+		return -EINVAL;
+	if (period == 0 || period > INJECT_EVERY_MAX_MS * NSEC_PER_MSEC)
+		return cliopt_fail(ps, "--every '%s': %s", every,
+				   period ? "out of range (at most 1h)" : "must be > 0");
+	if (cliopt_parse_time("--spike", spike, NULL, &busy, ps->err, ps->errlen))
+		return -EINVAL;
+	if (busy >= period)
+		return cliopt_fail(ps, "--spike '%s': must be shorter than --every (%s)", spike,
+				   every);
+	if (busy == 0)
+		return cliopt_fail(ps, "--spike '%s': must be > 0", spike);
+	p->mode = INJECT_MODE_SPIKE;
+	p->busy_ns = busy;
+	p->period_ns = period;
+	return 0;
+}
+
+/* -P other | fifo:N, or the old --fifo N. */
+static int parse_policy(struct cliopt_parser *ps, const struct given *g, struct inject_params *p)
+{
+	uint64_t v;
+	int policy;
+
+	if (g->priority && VAL(g, OPT_FIFO))
+		return cliopt_fail(ps, "-P and --fifo exclude each other (--fifo N is -P fifo:N)");
+	if (VAL(g, OPT_FIFO)) {
+		if (parse_uint(VAL(g, OPT_FIFO), 99, &v) || v < 1)
+			return cliopt_fail(ps, "--fifo '%s': priority must be 1..99",
+					   VAL(g, OPT_FIFO));
+		p->fifo_prio = (int)v;
+		return 0;
+	}
+	if (!g->priority)
+		return 0;
+	ps->arg = g->priority;
+	if (cliopt_priority(ps, &policy, &p->fifo_prio))
+		return -EINVAL;
+	if (policy != SCHED_OTHER && policy != SCHED_FIFO)
+		return cliopt_fail(ps, "invalid --priority '%s': inject runs other or fifo:N",
+				   g->priority);
+	return 0;
+}
+
+static int parse_cpu(struct cliopt_parser *ps, const char *s, struct inject_params *p)
+{
+	uint64_t v;
+	int r;
+
+	if (!s)
+		return cliopt_fail(ps, "missing --cpu N");
+	r = parse_uint(s, INJECT_CPU_MAX, &v);
+	if (r)
+		return cliopt_fail(ps, "--cpu '%s': %s", s, num_problem(r));
+	p->cpu = (unsigned int)v;
+	return 0;
+}
+
+static int parse_rest(struct cliopt_parser *ps, const struct given *g, struct inject_params *p)
+{
+	const char *comm = VAL(g, OPT_COMM);
+	size_t n;
+
+	if (g->duration) {
+		if (cliopt_parse_time(g->duration_spelled, g->duration, "s", &p->duration_ns,
+				      ps->err, ps->errlen))
+			return -EINVAL;
+		if (!p->duration_ns)
+			return cliopt_fail(ps, "--duration '%s': must be > 0", g->duration);
+	}
+	if (!comm)
+		comm = INJECT_DEFAULT_COMM;
+	n = strlen(comm);
+	if (n == 0 || n > INJECT_COMM_MAX)
+		return cliopt_fail(ps, "--comm '%s': name must be 1..%d characters", comm,
+				   INJECT_COMM_MAX);
+	memcpy(p->comm, comm, n + 1);
+	return 0;
+}
+
 int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, size_t errlen)
 {
-	const char *vals[OPT_MAX] = { NULL };
-	int seen[OPT_MAX] = { 0 };
-	uint64_t v, spike_us = 0, every_ms = 0;
-	int i, r, err_ret = -EINVAL;
+	struct cliopt_parser ps;
+	struct given g = { 0 };
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	if (err && errlen)
 		err[0] = '\0';
-
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val;
-		int id = opt_lookup(arg, &val);
-
-		if (id < 0) {
-			log_reason(err, errlen, "%s '%s'",
-				   arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
-			goto out;
-		}
-		if (seen[id]) {
-			log_reason(err, errlen, "option %s given more than once",
-				   opt_table[id].name);
-			goto out;
-		}
-		seen[id] = 1;
-		if (!opt_table[id].has_arg) {
-			if (val) {
-				log_reason(err, errlen, "option %s takes no value",
-					   opt_table[id].name);
-				goto out;
-			}
-			continue;
-		}
-		if (!val) {
-			if (i + 1 >= argc) {
-				log_reason(err, errlen, "option %s needs a value",
-					   opt_table[id].name);
-				goto out;
-			}
-			val = argv[++i];
-		}
-		vals[id] = val;
-	}
-
-	if (seen[OPT_HELP]) {
+	rc = cliopt_init(&ps, opts, argc, argv, err, errlen);
+	if (!rc)
+		rc = scan(&ps, argc, argv, &g);
+	if (rc)
+		return rc;
+	if (g.help) {
 		p->help = 1;
 		return 0;
 	}
-	p->quiet = seen[OPT_QUIET];
-
-	if (!vals[OPT_CPU]) {
-		log_reason(err, errlen, "missing --cpu N");
-		goto out;
-	}
-	r = parse_uint(vals[OPT_CPU], INJECT_CPU_MAX, &v);
-	if (r) {
-		log_reason(err, errlen, "--cpu '%s': %s", vals[OPT_CPU], num_problem(r));
-		goto out;
-	}
-	p->cpu = (unsigned int)v;
-
-	if (vals[OPT_LEVEL] && (vals[OPT_SPIKE] || vals[OPT_EVERY])) {
-		log_reason(err, errlen, "--level and --spike/--every are exclusive");
-		goto out;
-	}
-	if (vals[OPT_LEVEL]) {
-		r = parse_fixed(vals[OPT_LEVEL], LEVEL_FRAC_DIGITS, &v);
-		if (r) {
-			log_reason(err, errlen, "--level '%s': %s (percent, e.g. 30 or 0.05)",
-				   vals[OPT_LEVEL], num_problem(r));
-			goto out;
-		}
-		if (v == 0 || v > NSEC_PER_SEC) {
-			log_reason(err, errlen, "--level '%s': must be in (0, 100]",
-				   vals[OPT_LEVEL]);
-			goto out;
-		}
-		p->mode = INJECT_MODE_LEVEL;
-		p->busy_ns = v;
-		p->period_ns = NSEC_PER_SEC;
-	} else if (vals[OPT_SPIKE] || vals[OPT_EVERY]) {
-		if (!vals[OPT_SPIKE] || !vals[OPT_EVERY]) {
-			log_reason(err, errlen, "--spike US and --every MS go together");
-			goto out;
-		}
-		r = parse_uint(vals[OPT_EVERY], INJECT_EVERY_MAX_MS, &every_ms);
-		if (r || every_ms == 0) {
-			log_reason(err, errlen, "--every '%s': %s (milliseconds, 1..%d)",
-				   vals[OPT_EVERY], r ? num_problem(r) : "must be > 0",
-				   INJECT_EVERY_MAX_MS);
-			goto out;
-		}
-		r = parse_uint(vals[OPT_SPIKE], every_ms * 1000, &spike_us);
-		if (r == -ERANGE || (!r && spike_us == every_ms * 1000)) {
-			log_reason(err, errlen,
-				   "--spike '%s': must be shorter than --every (%llu ms)",
-				   vals[OPT_SPIKE], (unsigned long long)every_ms);
-			goto out;
-		}
-		if (r || spike_us == 0) {
-			log_reason(err, errlen, "--spike '%s': %s (microseconds, > 0)",
-				   vals[OPT_SPIKE], r ? num_problem(r) : "must be > 0");
-			goto out;
-		}
-		p->mode = INJECT_MODE_SPIKE;
-		p->busy_ns = spike_us * NSEC_PER_USEC;
-		p->period_ns = every_ms * NSEC_PER_MSEC;
-	} else {
-		log_reason(err, errlen, "one of --level PCT or --spike US --every MS is required");
-		goto out;
-	}
-
-	if (vals[OPT_FIFO]) {
-		r = parse_uint(vals[OPT_FIFO], 99, &v);
-		if (r || v < 1) {
-			log_reason(err, errlen, "--fifo '%s': priority must be 1..99",
-				   vals[OPT_FIFO]);
-			goto out;
-		}
-		p->fifo_prio = (int)v;
-	}
-
-	if (vals[OPT_DURATION]) {
-		r = parse_fixed(vals[OPT_DURATION], SECONDS_FRAC_DIGITS, &v);
-		if (r || v == 0) {
-			log_reason(err, errlen, "--duration '%s': %s (seconds, > 0)",
-				   vals[OPT_DURATION], r ? num_problem(r) : "must be > 0");
-			goto out;
-		}
-		p->duration_ns = v;
-	}
-
-	if (vals[OPT_COMM]) {
-		size_t n = strlen(vals[OPT_COMM]);
-
-		if (n == 0 || n > INJECT_COMM_MAX) {
-			log_reason(err, errlen, "--comm '%s': name must be 1..%d characters",
-				   vals[OPT_COMM], INJECT_COMM_MAX);
-			goto out;
-		}
-		memcpy(p->comm, vals[OPT_COMM], n + 1);
-	} else {
-		memcpy(p->comm, INJECT_DEFAULT_COMM, sizeof(INJECT_DEFAULT_COMM));
-	}
-	err_ret = 0;
-out:
-	return err_ret;
+	p->quiet = g.quiet;
+	rc = parse_cpu(&ps, VAL(&g, OPT_CPU), p);
+	if (rc)
+		return rc;
+	if (VAL(&g, OPT_LEVEL) && (VAL(&g, OPT_SPIKE) || VAL(&g, OPT_EVERY)))
+		return cliopt_fail(&ps, "--level and --spike/--every are exclusive");
+	if (VAL(&g, OPT_LEVEL))
+		rc = parse_level(&ps, VAL(&g, OPT_LEVEL), p);
+	else if (VAL(&g, OPT_SPIKE) || VAL(&g, OPT_EVERY))
+		rc = parse_spike(&ps, VAL(&g, OPT_SPIKE), VAL(&g, OPT_EVERY), p);
+	else
+		rc =
+		    cliopt_fail(&ps, "one of --level PCT or --spike TIME --every TIME is required");
+	if (!rc)
+		rc = parse_policy(&ps, &g, p);
+	if (!rc)
+		rc = parse_rest(&ps, &g, p);
+	return rc;
 }
 
 void injectopt_describe(const struct inject_params *p, char *buf, size_t buflen)
@@ -290,10 +345,14 @@ void injectopt_describe(const struct inject_params *p, char *buf, size_t buflen)
 				frac[--n] = '\0';
 		}
 		snprintf(buf, buflen, "level %llu%s%%", (unsigned long long)ip, frac);
-	} else if (p->mode == INJECT_MODE_SPIKE) {
+	} else if (p->mode == INJECT_MODE_SPIKE && p->period_ns % NSEC_PER_MSEC == 0) {
 		snprintf(buf, buflen, "spike %lluus/%llums",
 			 (unsigned long long)(p->busy_ns / NSEC_PER_USEC),
 			 (unsigned long long)(p->period_ns / NSEC_PER_MSEC));
+	} else if (p->mode == INJECT_MODE_SPIKE) {
+		snprintf(buf, buflen, "spike %lluus/%lluus",
+			 (unsigned long long)(p->busy_ns / NSEC_PER_USEC),
+			 (unsigned long long)(p->period_ns / NSEC_PER_USEC));
 	} else {
 		snprintf(buf, buflen, "none");
 	}
@@ -301,18 +360,20 @@ void injectopt_describe(const struct inject_params *p, char *buf, size_t buflen)
 
 const char *injectopt_usage(void)
 {
-	return "usage: vnoise-guest inject --cpu N (--level PCT | --spike US --every MS) "
-	       "[options]\n"
-	       "  --cpu N          pin the injector to CPU N (required)\n"
-	       "  --level PCT      duty cycle: PCT% of thread CPU time in every second, 0 < PCT <= "
-	       "100\n"
-	       "  --spike US       busy US microseconds of thread CPU time ...\n"
-	       "  --every MS       ... every MS milliseconds (absolute times, no drift)\n"
-	       "  --fifo PRIO      run SCHED_FIFO at priority 1..99 (default SCHED_OTHER)\n"
-	       "  --duration S     stop after S seconds (default: until SIGINT/SIGTERM)\n"
-	       "  --comm NAME      thread name, up to 15 characters (default " INJECT_DEFAULT_COMM
-	       ")\n"
-	       "  --quiet          no start line (the ground-truth summary is always printed)\n"
-	       "Prints 'inject: pid P tid T ...' at start and\n"
-	       "'inject: busy_ns=B wall_ns=W count=C' (ground truth) at exit.\n";
+	static char usage[4096];
+	int n;
+
+	if (!usage[0]) {
+		n = snprintf(
+		    usage, sizeof(usage), "%s",
+		    "usage: vnoise-guest inject --cpu N (--level PCT | --spike TIME --every TIME) "
+		    "[options]\n"
+		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+		if (n < (int)sizeof(usage))
+			snprintf(usage + n, sizeof(usage) - (size_t)n, "%s",
+				 "Prints 'inject: pid P tid T ...' at start and\n"
+				 "'inject: busy_ns=B wall_ns=W count=C' (ground truth) at exit.\n");
+	}
+	return usage;
 }

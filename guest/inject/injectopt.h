@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * injectopt: command-line parsing for `vnoise-guest inject`, the noise source with known ground truth
- * (DESIGN.md "inject", seed 003). A pure function turns argv into a struct inject_params; it touches no
- * global state (no getopt), prints nothing and does not look at the machine (whether the CPU is online is
- * checked by the injector itself). Every number goes through a strict parser that rejects signs, blanks,
- * trailing junk and overflow.
+ * (DESIGN.md "inject", seed 003). A pure function turns argv into a struct inject_params; it prints nothing
+ * but the warning line of a deprecated spelling (cli/cliopt.h; getopt's state is reset on every call) and
+ * does not look at the machine (whether the CPU is online is checked by the injector itself). Every number
+ * goes through a strict parser that rejects signs, blanks, trailing junk and overflow.
  */
 #ifndef VNOISE_GUEST_INJECT_INJECTOPT_H
 #define VNOISE_GUEST_INJECT_INJECTOPT_H
@@ -14,7 +14,7 @@
 
 #define INJECT_COMM_MAX 15 /* longest thread name (TASK_COMM_LEN - 1) */
 #define INJECT_CPU_MAX 65535 /* highest --cpu accepted by the parser */
-#define INJECT_EVERY_MAX_MS 3600000 /* --every at most one hour */
+#define INJECT_EVERY_MAX_MS 3600000ULL /* --every at most one hour */
 #define INJECT_DEFAULT_COMM "vnoise-inject"
 
 enum inject_mode {
@@ -36,11 +36,13 @@ struct inject_params {
 };
 
 /*
- * Parse `inject [options]` (argv[0] is the subcommand name and is skipped). Options take their value as
- * the next argument or after '=': --cpu N (required), --level PCT (0 < PCT <= 100, up to 7 decimals) or
- * --spike US --every MS (US < MS * 1000), --fifo PRIO (1..99), --duration S (seconds, up to 9 decimals,
- * > 0), --comm NAME (1..15 chars), --quiet, -h/--help. Returns 0 and fills *p, or -EINVAL with a one-line
- * message (no prefix, no newline) in err. err may be NULL when errlen is 0.
+ * Parse `inject [options]` (argv[0] is the subcommand name). The options (docs/CLI.md): --cpu N (required),
+ * --level PCT (0 < PCT <= 100, up to 7 decimals) or --spike TIME --every TIME (spike < every <= 1 h; a bare
+ * --every number, once milliseconds, is rejected), -P other|fifo:N (N 1..99; the old --fifo N still works
+ * with a warning), -d --duration TIME (> 0; a bare number, once seconds, is rejected), --comm NAME (1..15
+ * chars), -q --quiet, -h --help. TIME: a number and a unit ns us ms s m h, microseconds without one. Each
+ * option at most once. Returns 0 and fills *p, or -EINVAL with a one-line message (no prefix, no newline)
+ * in err. err may be NULL when errlen is 0.
  */
 int injectopt_parse(int argc, char **argv, struct inject_params *p, char *err, size_t errlen)
     __attribute__((warn_unused_result));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * params: command line of the vnoise-guest measuring commands (measure, top, hist, record, report), parsed by
- * one pure function into a struct (STYLE.md 9). Option names follow rtla osnoise. Times are stored in ns.
+ * one pure function into a struct (STYLE.md 9) over the common option table (cli/cliopt.h, docs/CLI.md).
+ * Option names follow rtla osnoise. Times are stored in ns.
  */
 #ifndef VNOISE_GUEST_MEASURE_PARAMS_H
 #define VNOISE_GUEST_MEASURE_PARAMS_H

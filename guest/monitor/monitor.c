@@ -6,7 +6,6 @@
  * (schema vnoise.monitor/1), then a summary over the whole run.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +13,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/cliopt.h"
 #include "util/log.h"
 #include "measure/measure.h"
 #include "attrib/merge.h"
 #include "monitor/monitor.h"
+#include "util/json.h"
 #include "util/monotime.h"
 #include "util/parse.h"
 #include "bpf/passive_loader.h"
 #include "monitor/tgtdiff.h"
-
-#define MON_MAX 64
 
 struct mon_target {
 	int idx; /* passive target index */
@@ -111,42 +110,63 @@ static int cause_delta(const struct vn_tgt *a, const struct vn_tgt *b, struct vn
 	return n;
 }
 
+/* One target's JSON object: the change from a to b. */
+static void json_target(struct json_writer *w, const struct mon_target *t, const struct vn_tgt *a,
+			const struct vn_tgt *b)
+{
+	struct vn_tgt_cause cs[VN_TGT_CAUSES];
+	int n = cause_delta(a, b, cs);
+	char nm[64];
+
+	json_obj_begin(w);
+	json_kv_str(w, "target", t->name);
+	json_kv_str(w, "comm", t->comm);
+	json_kv_u64(w, "run_ns", b->run_ns - a->run_ns);
+	json_kv_u64(w, "noise_total_ns", monitor_noise_total(b) - monitor_noise_total(a));
+	json_key(w, "noise_ns");
+	json_obj_begin(w);
+	for (int c = 1; c < VN_CLASS_MAX - 1; c++)
+		json_kv_u64(w, merge_class_name(c), b->ns[c] - a->ns[c]);
+	json_obj_end(w);
+	json_key(w, "count");
+	json_obj_begin(w);
+	for (int c = 1; c < VN_CLASS_MAX - 1; c++)
+		json_kv_u64(w, merge_class_name(c), b->count[c] - a->count[c]);
+	json_obj_end(w);
+	json_key(w, "causes");
+	json_arr_begin(w);
+	for (int k = 0; k < n; k++) {
+		json_obj_begin(w);
+		json_kv_str(w, "source", monitor_cause_name(&cs[k], nm, sizeof(nm)));
+		json_kv_str(w, "class", merge_class_name(cs[k].cls));
+		json_kv_u64(w, "ns", cs[k].ns);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_kv_bool(w, "exited", t->gone);
+	json_obj_end(w);
+}
+
+/* One vnoise.monitor/1 line through the JSON writer (a comm may hold any byte). */
 static void print_json(const struct mon_target *t, int nt, const struct vn_tgt *cur, uint64_t t_ns,
 		       uint64_t period_ns, int summary)
 {
-	printf("{\"schema\":\"vnoise.monitor/1\",\"kind\":\"%s\",\"t_ns\":%llu,\"period_ns\":%llu,"
-	       "\"targets\":[",
-	       summary ? "summary" : "period", (unsigned long long)t_ns,
-	       (unsigned long long)period_ns);
-	for (int i = 0; i < nt; i++) {
-		const struct vn_tgt *a = summary ? &t[i].first : &t[i].prev, *b = &cur[i];
-		struct vn_tgt_cause cs[VN_TGT_CAUSES];
-		int n = cause_delta(a, b, cs);
-		uint64_t tot = monitor_noise_total(b) - monitor_noise_total(a);
-		char nm[64];
+	struct json_writer w;
 
-		printf(
-		    "%s{\"target\":\"%s\",\"comm\":\"%s\",\"run_ns\":%llu,\"noise_total_ns\":%llu,"
-		    "\"noise_ns\":{",
-		    i ? "," : "", t[i].name, t[i].comm, (unsigned long long)(b->run_ns - a->run_ns),
-		    (unsigned long long)tot);
-		for (int c = 1; c < VN_CLASS_MAX - 1; c++)
-			printf("%s\"%s\":%llu", c > 1 ? "," : "", merge_class_name(c),
-			       (unsigned long long)(b->ns[c] - a->ns[c]));
-		printf("},\"count\":{");
-		for (int c = 1; c < VN_CLASS_MAX - 1; c++)
-			printf("%s\"%s\":%llu", c > 1 ? "," : "", merge_class_name(c),
-			       (unsigned long long)(b->count[c] - a->count[c]));
-		printf("},\"causes\":[");
-		for (int k = 0; k < n; k++) {
-			monitor_cause_name(&cs[k], nm, sizeof(nm));
-			printf("%s{\"source\":\"%s\",\"class\":\"%s\",\"ns\":%llu}", k ? "," : "",
-			       nm, merge_class_name(cs[k].cls), (unsigned long long)cs[k].ns);
-		}
-		printf("],\"exited\":%s}", t[i].gone ? "true" : "false");
-	}
-	printf("]}\n");
-	fflush(stdout);
+	json_init(&w, stdout, 0);
+	json_obj_begin(&w);
+	json_kv_str(&w, "schema", "vnoise.monitor/1");
+	json_kv_str(&w, "kind", summary ? "summary" : "period");
+	json_kv_u64(&w, "t_ns", t_ns);
+	json_kv_u64(&w, "period_ns", period_ns);
+	json_key(&w, "targets");
+	json_arr_begin(&w);
+	for (int i = 0; i < nt; i++)
+		json_target(&w, &t[i], summary ? &t[i].first : &t[i].prev, &cur[i]);
+	json_arr_end(&w);
+	json_obj_end(&w);
+	if (json_finish(&w))
+		log_debug("monitor: a JSON line was not written whole");
 }
 
 static void print_table(const struct mon_target *t, int nt, const struct vn_tgt *cur, double secs,
@@ -183,240 +203,341 @@ static void print_table(const struct mon_target *t, int nt, const struct vn_tgt 
 	fflush(stdout);
 }
 
-static const char mon_usage[] =
-    "usage: vnoise-guest monitor (--pid LIST | --cgroup DIR | --cpus LIST) [options]\n"
-    "Passive mode: no sampler; the noise that hits the target tasks (their preemption while "
-    "runnable,\n"
-    "IRQs/softirqs/NMIs while they ran, steal), per target, every period. Needs root (eBPF).\n"
-    "  -p, --pid LIST      processes (all their threads), e.g. 1234,5678; stops when all have "
-    "exited\n"
-    "  -g, --cgroup DIR    a cgroup v2 directory (repeatable)\n"
-    "  -c, --cpus LIST     the user tasks running on these CPUs (kernel threads are noise)\n"
-    "  -d, --duration T    stop after T (default: until Ctrl-C or the processes exit)\n"
-    "  -P, --period T      print every T (default 1s)\n"
-    "      --json          JSON lines (schema vnoise.monitor/1) instead of the table\n"
-    "  -q, --quiet         only the summary\n";
+static const struct cliopt opts[] = {
+	{ .id = CLIOPT_PID,
+	  .help = "processes (all their threads), e.g. 1234,5678; stops when all have exited" },
+	{ .id = CLIOPT_CGROUP, .help = "a cgroup v2 directory (repeatable)" },
+	{ .id = CLIOPT_CPUS,
+	  .help = "the user tasks running on these CPUs (kernel threads are noise)" },
+	{ .id = CLIOPT_DURATION,
+	  .help = "stop after TIME (default: until Ctrl-C or the processes exit)" },
+	/* a bare --period was in seconds */
+	{ .id = CLIOPT_PERIOD,
+	  .help = "print every TIME (default 1s, at least 10ms)",
+	  .bare_unit = "s" },
+	{ .id = CLIOPT_JSON, .help = "JSON lines (schema vnoise.monitor/1) instead of the table" },
+	{ .id = CLIOPT_QUIET, .help = "only the summary" },
+	{ .id = CLIOPT_HELP },
+	/* one release: -g and -P had these meanings here (-p was --pid: now --period, see parse_period) */
+	{ .letter = 'g', .alias_of = CLIOPT_CGROUP },
+	{ .letter = 'P', .alias_of = CLIOPT_PERIOD },
+	{ 0 },
+};
 
-int monitor_main(int argc, char **argv)
+const char *monitor_usage(void)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, 0, 'p' },
-		{ "cgroup", required_argument, 0, 'g' },
-		{ "cpus", required_argument, 0, 'c' },
-		{ "duration", required_argument, 0, 'd' },
-		{ "period", required_argument, 0, 'P' },
-		{ "json", no_argument, 0, 'J' },
-		{ "quiet", no_argument, 0, 'q' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct mon_target t[MON_MAX];
-	struct vn_tgt cur[MON_MAX];
-	int cpus[VN_TGT_MAX], ncpus = 0, nt = 0, json = 0, quiet = 0, opt, npid = 0, rc = EXIT_OK;
-	const char *cgroups[MON_MAX];
-	int ncg = 0;
-	uint64_t duration = 0, period = 1000000000ULL, t0, next;
-	struct passive *pv = NULL;
-	struct passive_opts po = { 0 };
+	static char usage[4096];
+	int n;
+
+	if (!usage[0]) {
+		n = snprintf(
+		    usage, sizeof(usage), "%s",
+		    "usage: vnoise-guest monitor (--pid LIST | --cgroup DIR | --cpus LIST) "
+		    "[options]\n"
+		    "Passive mode: no sampler; the noise that hits the target tasks (their "
+		    "preemption while runnable,\n"
+		    "IRQs/softirqs/NMIs while they ran, steal), per target, every period. Needs "
+		    "root (eBPF).\n"
+		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+	}
+	return usage;
+}
+
+static int parse_pids(struct cliopt_parser *ps, struct monitor_params *p)
+{
+	char buf[1024], *save = NULL, *tok;
+	int pid;
+
+	if (snprintf(buf, sizeof(buf), "%s", ps->arg) >= (int)sizeof(buf))
+		return cliopt_fail(ps, "--pid: list too long");
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_int(tok, 1, 1 << 30, &pid) || p->npid >= MONITOR_MAX)
+			return cliopt_fail(
+			    ps, "--pid: '%s' is not a process id (or more than %d targets)", tok,
+			    MONITOR_MAX);
+		p->pids[p->npid++] = pid;
+	}
+	return 0;
+}
+
+static int parse_duration_opt(struct cliopt_parser *ps, struct monitor_params *p)
+{
+	uint64_t v;
+
+	if (parse_duration(ps->arg, 1000, &v))
+		return cliopt_fail(
+		    ps, "--duration: bad duration '%s' (want a time such as 10s or 500ms)",
+		    ps->arg);
+	if (cliopt_time(ps, &p->duration_ns))
+		return -EINVAL;
+	if (!p->duration_ns)
+		return cliopt_fail(ps, "--duration: bad duration '%s' (want > 0)", ps->arg);
+	return 0;
+}
+
+/* -p is --period now: "-p 1234" (the old --pid) fails with the time rule's line and a pointer to --pid. */
+static int parse_period(struct cliopt_parser *ps, struct monitor_params *p)
+{
+	size_t n;
+	int rc = cliopt_time(ps, &p->period_ns);
+
+	if (rc && !strcmp(ps->spelled, "-p")) {
+		n = strlen(ps->err);
+		snprintf(ps->err + n, ps->errlen - n, "; for a process write --pid %s", ps->arg);
+	}
+	if (rc)
+		return rc;
+	if (p->period_ns < 10000000ULL)
+		return cliopt_fail(ps, "invalid --period '%s': at least 10ms", ps->arg);
+	return 0;
+}
+
+static int parse_opt(struct cliopt_parser *ps, int c, struct monitor_params *p)
+{
+	switch (c) {
+	case CLIOPT_PID:
+		return parse_pids(ps, p);
+	case CLIOPT_CGROUP:
+		if (p->ncg >= MONITOR_MAX)
+			return cliopt_fail(ps, "--cgroup: at most %d", MONITOR_MAX);
+		p->cgroups[p->ncg++] = ps->arg;
+		return 0;
+	case CLIOPT_CPUS:
+		if (parse_cpulist(ps->arg, p->cpus, VN_TGT_MAX, VN_TGT_MAX, &p->ncpus) || !p->ncpus)
+			return cliopt_fail(ps, "--cpus: bad CPU list '%s' (want a list like 0,2-3)",
+					   ps->arg);
+		return 0;
+	case CLIOPT_DURATION:
+		return parse_duration_opt(ps, p);
+	case CLIOPT_PERIOD:
+		return parse_period(ps, p);
+	case CLIOPT_JSON:
+		p->json = 1;
+		return 0;
+	case CLIOPT_QUIET:
+		p->quiet = 1;
+		return 0;
+	default: /* CLIOPT_HELP */
+		return 1;
+	}
+}
+
+int monitor_parse(int argc, char **argv, struct monitor_params *p, char *err, size_t errlen)
+{
+	struct cliopt_parser ps;
+	int c, rc;
+
+	memset(p, 0, sizeof(*p));
+	p->period_ns = 1000000000ULL;
+	rc = cliopt_init(&ps, opts, argc, argv, err, errlen);
+	while (!rc && (c = cliopt_next(&ps)) != 0)
+		rc = c < 0 ? c : parse_opt(&ps, c, p);
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return cliopt_fail(&ps, "unexpected argument '%s'", argv[optind]);
+	if (!p->npid && !p->ncg && !p->ncpus)
+		return cliopt_fail(&ps, "no target: give --pid, --cgroup or --cpus");
+	if (p->npid + p->ncg + p->ncpus > MONITOR_MAX)
+		return cliopt_fail(&ps, "at most %d targets", MONITOR_MAX);
+	return 0;
+}
+
+/* The processes and cgroups exist (a usage error when not). */
+static int check_targets(const struct monitor_params *p)
+{
+	struct stat st;
+	char procs[4200];
+
+	for (int i = 0; i < p->npid; i++)
+		if (kill(p->pids[i], 0) && errno == ESRCH) {
+			log_err("--pid: no process %d", p->pids[i]);
+			return EXIT_USAGE;
+		}
+	for (int i = 0; i < p->ncg; i++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", p->cgroups[i]);
+		if (stat(p->cgroups[i], &st) || !S_ISDIR(st.st_mode) || access(procs, F_OK)) {
+			log_err("--cgroup: '%s' is not a cgroup v2 directory", p->cgroups[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
+}
+
+/* One monitor run: the targets, their counters at the last print, the passive helper. */
+struct mon_run {
+	const struct monitor_params *p;
+	struct mon_target t[MONITOR_MAX];
+	struct vn_tgt cur[MONITOR_MAX];
+	int nt;
+	struct passive *pv;
+	uint64_t t0;
+};
+
+/* Open the passive helper and follow every target; an exit code on failure. */
+static int open_targets(struct mon_run *r)
+{
+	const struct monitor_params *p = r->p;
+	struct passive_opts po = { .cpus = p->cpus, .ncpus = p->ncpus, .cgroups = p->ncg };
+	struct mon_target *t = r->t;
 	const char *why;
-	struct sigaction sa;
-	int err;
+	struct stat st;
+	int err = passive_open(&r->pv, &po, &why);
 
-	memset(t, 0, sizeof(t));
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "p:g:c:d:P:qh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p': {
-			char *s = strdup(optarg), *save = NULL, *tok;
-
-			if (!s)
-				return EXIT_FAIL;
-			for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				int pid;
-
-				if (parse_int(tok, 1, 1 << 30, &pid) || nt >= MON_MAX) {
-					log_err("--pid: '%s' is not a process id (or more than %d "
-						"targets)",
-						tok, MON_MAX);
-					free(s);
-					return EXIT_USAGE;
-				}
-				t[nt].pid = pid;
-				snprintf(t[nt].name, sizeof(t[nt].name), "pid:%d", pid);
-				nt++;
-				npid++;
-			}
-			free(s);
-			break;
-		}
-		case 'g':
-			if (ncg >= MON_MAX) {
-				log_err("--cgroup: at most %d", MON_MAX);
-				return EXIT_USAGE;
-			}
-			cgroups[ncg++] = optarg;
-			break;
-		case 'c':
-			if (parse_cpulist(optarg, cpus, VN_TGT_MAX, VN_TGT_MAX, &ncpus) || !ncpus) {
-				log_err("--cpus: bad CPU list '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'd':
-			if (parse_duration(optarg, 1000000000ULL, &duration) || !duration) {
-				log_err("--duration: bad duration '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'P':
-			if (parse_duration(optarg, 1000000000ULL, &period) ||
-			    period < 10000000ULL) {
-				log_err("--period: bad period '%s' (at least 10ms)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'J':
-			json = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			fputs(mon_usage, stdout);
-			return EXIT_OK;
-		default:
-			log_err("bad option (see 'vnoise-guest monitor --help')");
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		log_err("unexpected argument '%s' (see 'vnoise-guest monitor --help')",
-			argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!nt && !ncg && !ncpus) {
-		log_err("no target: give --pid, --cgroup or --cpus (see 'vnoise-guest monitor "
-			"--help')");
-		return EXIT_USAGE;
-	}
-	if (nt + ncg + ncpus > MON_MAX) {
-		log_err("at most %d targets", MON_MAX);
-		return EXIT_USAGE;
-	}
-	for (int i = 0; i < nt; i++) {
-		if (kill(t[i].pid, 0) && errno == ESRCH) {
-			log_err("--pid: no process %d", t[i].pid);
-			return EXIT_USAGE;
-		}
-	}
-	for (int i = 0; i < ncg; i++) {
-		struct stat st;
-		char procs[4200];
-
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroups[i]);
-		if (stat(cgroups[i], &st) || !S_ISDIR(st.st_mode) || access(procs, F_OK)) {
-			log_err("--cgroup: '%s' is not a cgroup v2 directory", cgroups[i]);
-			return EXIT_USAGE;
-		}
-	}
-	po.cpus = cpus;
-	po.ncpus = ncpus;
-	po.cgroups = ncg;
-	err = passive_open(&pv, &po, &why);
 	if (err) {
 		log_err("passive kernel helper: %s", why);
 		return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 	}
-	for (int i = 0; i < nt; i++) {
-		t[i].idx = passive_add_pid(pv, t[i].pid);
-		read_comm(t[i].pid, t[i].comm, sizeof(t[i].comm));
-		if (t[i].idx < 0) {
-			log_err("cannot follow pid %d: %s", t[i].pid, strerror(-t[i].idx));
-			passive_close(pv);
+	for (int i = 0; i < p->npid; i++, r->nt++) {
+		t[r->nt].pid = p->pids[i];
+		snprintf(t[r->nt].name, sizeof(t[r->nt].name), "pid:%d", p->pids[i]);
+		t[r->nt].idx = passive_add_pid(r->pv, p->pids[i]);
+		read_comm(p->pids[i], t[r->nt].comm, sizeof(t[r->nt].comm));
+		if (t[r->nt].idx < 0) {
+			log_err("cannot follow pid %d: %s", p->pids[i], strerror(-t[r->nt].idx));
 			return EXIT_FAIL;
 		}
 	}
-	for (int i = 0; i < ncg; i++) {
-		struct stat st;
+	for (int i = 0; i < p->ncg; i++, r->nt++) {
+		stat(p->cgroups[i], &st);
+		t[r->nt].idx = passive_add_cgroup(r->pv, (uint64_t)st.st_ino);
+		if (t[r->nt].idx < 0) {
+			log_err("cannot follow cgroup %s: %s", p->cgroups[i],
+				strerror(-t[r->nt].idx));
+			return EXIT_FAIL;
+		}
+		snprintf(t[r->nt].name, sizeof(t[r->nt].name), "cgroup:%.50s", p->cgroups[i]);
+		snprintf(t[r->nt].comm, sizeof(t[r->nt].comm), "-");
+	}
+	for (int i = 0; i < p->ncpus; i++, r->nt++) {
+		t[r->nt].idx = i;
+		snprintf(t[r->nt].name, sizeof(t[r->nt].name), "cpu:%d", p->cpus[i]);
+		snprintf(t[r->nt].comm, sizeof(t[r->nt].comm), "user tasks");
+	}
+	return EXIT_OK;
+}
 
-		stat(cgroups[i], &st);
-		t[nt].idx = passive_add_cgroup(pv, (uint64_t)st.st_ino);
-		if (t[nt].idx < 0) {
-			log_err("cannot follow cgroup %s: %s", cgroups[i], strerror(-t[nt].idx));
-			passive_close(pv);
-			return EXIT_FAIL;
+/* Read every target's counters into cur. */
+static void snapshot(struct mon_run *r)
+{
+	for (int i = 0; i < r->nt; i++)
+		r->cur[i] = *passive_tgt(r->pv, r->t[i].idx);
+}
+
+/* Print cur against the last print (summary: against the start). */
+static void report(const struct mon_run *r, uint64_t now, int summary)
+{
+	if (r->p->json)
+		print_json(r->t, r->nt, r->cur, now - r->t0,
+			   summary ? now - r->t0 : r->p->period_ns, summary);
+	else
+		print_table(r->t, r->nt, r->cur, (now - r->t0) / 1e9, summary);
+}
+
+/* Sleep until next or the end of the run, at most 0.1 s (to notice exited processes). */
+static void wait_until(const struct mon_run *r, uint64_t next)
+{
+	uint64_t now = now_ns(), end = r->t0 + r->p->duration_ns, d;
+	struct timespec ts;
+
+	if (now >= next)
+		return;
+	d = next - now;
+	if (r->p->duration_ns && end < next)
+		d = end > now ? end - now : 0;
+	if (d > 100000000ULL)
+		d = 100000000ULL;
+	ts.tv_sec = (time_t)(d / 1000000000ULL);
+	ts.tv_nsec = (long)(d % 1000000000ULL);
+	nanosleep(&ts, NULL);
+}
+
+/* Targets still there (a cgroup or CPU always is); marks the processes that exited. */
+static int count_alive(struct mon_run *r)
+{
+	int alive = 0;
+
+	for (int i = 0; i < r->nt; i++) {
+		struct mon_target *t = &r->t[i];
+
+		if (t->pid && !t->gone && kill(t->pid, 0) && errno == ESRCH)
+			t->gone = 1;
+		alive += !t->pid || !t->gone;
+	}
+	return alive;
+}
+
+/* Print every period until the duration, a signal, or (processes only) all of them exited. */
+static void run(struct mon_run *r)
+{
+	const struct monitor_params *p = r->p;
+	uint64_t now, next;
+	int alive;
+
+	for (int i = 0; i < r->nt; i++)
+		r->t[i].first = r->t[i].prev = *passive_tgt(r->pv, r->t[i].idx);
+	r->t0 = now_ns();
+	next = r->t0 + p->period_ns;
+	if (!p->json && !p->quiet)
+		printf("vnoise-guest monitor: %d target%s, period %.2f s (passive: no sampler)\n",
+		       r->nt, r->nt == 1 ? "" : "s", p->period_ns / 1e9);
+	while (!g_stop) {
+		if (p->duration_ns && now_ns() >= r->t0 + p->duration_ns)
+			break;
+		wait_until(r, next);
+		now = now_ns();
+		alive = count_alive(r);
+		if (now >= next || !alive) {
+			snapshot(r);
+			if (!p->quiet)
+				report(r, now, 0);
+			for (int i = 0; i < r->nt; i++)
+				r->t[i].prev = r->cur[i];
+			next += p->period_ns;
+			if (next < now)
+				next = now + p->period_ns;
 		}
-		snprintf(t[nt].name, sizeof(t[nt].name), "cgroup:%.50s", cgroups[i]);
-		snprintf(t[nt].comm, sizeof(t[nt].comm), "-");
-		nt++;
+		if (p->npid == r->nt && !alive)
+			break;
 	}
-	for (int i = 0; i < ncpus; i++) {
-		t[nt].idx = i;
-		snprintf(t[nt].name, sizeof(t[nt].name), "cpu:%d", cpus[i]);
-		snprintf(t[nt].comm, sizeof(t[nt].comm), "user tasks");
-		nt++;
+}
+
+int monitor_main(int argc, char **argv)
+{
+	struct monitor_params p;
+	struct mon_run *r;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[256];
+	int rc = monitor_parse(argc, argv, &p, err, sizeof(err));
+
+	if (rc == 1) {
+		fputs(monitor_usage(), stdout);
+		return EXIT_OK;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	if (rc) {
+		log_err("%s (see 'vnoise-guest monitor --help')", err);
+		return EXIT_USAGE;
+	}
+	rc = check_targets(&p);
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return EXIT_FAIL;
+	r->p = &p;
+	rc = open_targets(r);
+	if (rc)
+		goto out;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	for (int i = 0; i < nt; i++)
-		t[i].first = t[i].prev = *passive_tgt(pv, t[i].idx);
-	t0 = now_ns();
-	next = t0 + period;
-	if (!json && !quiet)
-		printf("vnoise-guest monitor: %d target%s, period %.2f s (passive: no sampler)\n",
-		       nt, nt == 1 ? "" : "s", period / 1e9);
-	while (!g_stop) {
-		uint64_t now = now_ns();
-		struct timespec ts;
-		int alive = 0;
-
-		if (duration && now >= t0 + duration)
-			break;
-		if (now < next) {
-			uint64_t d = next - now;
-
-			if (duration && t0 + duration < next)
-				d = t0 + duration > now ? t0 + duration - now : 0;
-			if (d > 100000000ULL)
-				d = 100000000ULL; /* notice exited processes within 0.1 s */
-			ts.tv_sec = (time_t)(d / 1000000000ULL);
-			ts.tv_nsec = (long)(d % 1000000000ULL);
-			nanosleep(&ts, NULL);
-		}
-		now = now_ns();
-		for (int i = 0; i < nt; i++) {
-			if (t[i].pid && !t[i].gone && kill(t[i].pid, 0) && errno == ESRCH)
-				t[i].gone = 1;
-			alive += !t[i].pid || !t[i].gone;
-		}
-		if (now >= next || !alive) {
-			for (int i = 0; i < nt; i++)
-				cur[i] = *passive_tgt(pv, t[i].idx);
-			if (!quiet) {
-				if (json)
-					print_json(t, nt, cur, now - t0, period, 0);
-				else
-					print_table(t, nt, cur, (now - t0) / 1e9, 0);
-			}
-			for (int i = 0; i < nt; i++)
-				t[i].prev = cur[i];
-			next += period;
-			if (next < now)
-				next = now + period;
-		}
-		if (npid == nt && !alive)
-			break;
-	}
-	for (int i = 0; i < nt; i++)
-		cur[i] = *passive_tgt(pv, t[i].idx);
-	if (json)
-		print_json(t, nt, cur, now_ns() - t0, now_ns() - t0, 1);
-	else
-		print_table(t, nt, cur, (now_ns() - t0) / 1e9, 1);
-	if (!passive_runs(pv))
+	run(r);
+	snapshot(r);
+	report(r, now_ns(), 1);
+	if (!passive_runs(r->pv))
 		log_warn("the passive helper saw no target run: are the targets on this machine?");
-	passive_close(pv);
+out:
+	passive_close(r->pv);
+	free(r);
 	return rc;
 }

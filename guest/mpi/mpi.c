@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <arpa/inet.h>
@@ -28,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/cliopt.h"
 #include "mpi/pipeline.h"
 #include "cluster/node_send.h"
 #include "format/keyfile.h"
@@ -36,6 +36,7 @@
 #include "attrib/merge.h"
 #include "util/monotime.h"
 #include "monitor/monitor.h"
+#include "mpi/mpi.h"
 #include "util/parse.h"
 #include "bpf/passive_loader.h"
 #include "cluster/node.h"
@@ -72,41 +73,6 @@ struct mpi_ctx {
 	int detail; /* the kernel helper tracks causes now */
 	uint64_t last_hello_ns;
 };
-
-static const char mpi_usage[] =
-    "usage: vnoise-guest mpi [options] -- COMMAND [ARGS...]   (e.g. -- mpirun -np 4 ./app)\n"
-    "Runs COMMAND with libvnoise-preload.so: the ranks time their MPI calls, and the time between "
-    "two\n"
-    "collectives (a computation interval) is compared across ranks with the noise that hit each "
-    "rank\n"
-    "(passive kernel helper, needs root). Delayed ranks are reported as noise (with the cause), "
-    "imbalance\n"
-    "or unexplained, one JSON line (schema vnoise.interval/1) per interval that has one.\n"
-    "  -j, --job NAME          job name in the reports (default: mpi)\n"
-    "  -D, --delay-pct X       a rank is delayed when its compute time exceeds the fastest rank's "
-    "by more\n"
-    "                          than X%% (default 10)\n"
-    "  -m, --min-noise T       noise of a class below T in an interval does not count (default 0; "
-    "us)\n"
-    "  -C, --classes LIST      classes that count as noise: nmi,irq,softirq,thread,hcall,steal "
-    "(default all)\n"
-    "  -a, --all               report every interval, not only those with a delayed rank\n"
-    "  -o, --out FILE          append the reports to FILE (default: stdout)\n"
-    "  -u, --udp ADDR:PORT     send each report as one UDP datagram (numeric address, [v6]:port)\n"
-    "  -c, --collector ADDR:PORT  report every interval to a vnoise-host collector as "
-    "authenticated\n"
-    "                          datagrams; the collector's round-robin sampling turns detailed\n"
-    "                          tracing (causes) on and off (needs --key-file)\n"
-    "  -k, --key-file FILE     the key shared with the collector (lines 'ID HEX', mode 600)\n"
-    "      --node-id N         this node's id in the reports (default: from the host name)\n"
-    "  -s, --stats FILE        per-thread statistics of the MPI and pthread calls, one JSON line "
-    "per thread\n"
-    "                          (vnoise.app/1; %%p = pid); default: none unless $VNOISE_PRELOAD_OUT "
-    "is set\n"
-    "      --no-helper         no kernel helper: no noise figures (imbalance only; no root "
-    "needed)\n"
-    "      --preload PATH      the preload library (default: libvnoise-preload.so beside this "
-    "program)\n";
 
 static int parse_classes(const char *s, uint32_t *mask)
 {
@@ -498,229 +464,336 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 	return EXIT_FAIL;
 }
 
-int mpi_main(int argc, char **argv)
+enum {
+	OPT_DELAY_PCT = CLIOPT_OWN,
+	OPT_MIN_NOISE,
+	OPT_MIN_DELAY,
+	OPT_CLASSES,
+	OPT_ALL,
+	OPT_UDP,
+	OPT_STATS,
+	OPT_NO_HELPER,
+	OPT_PRELOAD,
+};
+
+static const struct cliopt opts[] = {
+	{ .id = CLIOPT_JOB, .help = "job name in the reports (default: mpi)" },
+	{ .id = OPT_DELAY_PCT,
+	  .name = "delay-pct",
+	  .has_arg = 1,
+	  .arg = "X",
+	  .help =
+	      "a rank is delayed when its compute time exceeds the fastest rank's by more than X% "
+	      "(default 10)" },
+	{ .id = OPT_MIN_NOISE,
+	  .name = "min-noise",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "noise of a class below TIME in an interval does not count (default 0)" },
+	{ .id = OPT_MIN_DELAY,
+	  .name = "min-delay",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "a delay must also exceed TIME (default 10us, at most 4s)" },
+	{ .id = OPT_CLASSES,
+	  .name = "classes",
+	  .has_arg = 1,
+	  .arg = "LIST",
+	  .help = "classes that count as noise: nmi,irq,softirq,thread,hcall,steal (default all)" },
+	{ .id = OPT_ALL,
+	  .name = "all",
+	  .help = "report every interval, not only those with a delayed rank" },
+	{ .id = CLIOPT_OUTPUT, .help = "append the reports to FILE (default: stdout)" },
+	{ .id = OPT_UDP,
+	  .name = "udp",
+	  .has_arg = 1,
+	  .arg = "ADDR:PORT",
+	  .help = "send each report as one UDP datagram (numeric address, [v6]:port)" },
+	{ .id = CLIOPT_COLLECTOR,
+	  .help =
+	      "report every interval to a vnoise-host collector as authenticated datagrams; its "
+	      "sampling turns cause tracing on and off (needs --key-file)" },
+	{ .id = CLIOPT_KEY_FILE,
+	  .help = "the key shared with the collector (lines 'ID HEX', mode 600)" },
+	{ .id = CLIOPT_NODE_ID,
+	  .help = "this node's id in the reports (default: from the host name)" },
+	{ .id = OPT_STATS,
+	  .name = "stats",
+	  .has_arg = 1,
+	  .arg = "FILE",
+	  .help = "per-thread statistics of the MPI and pthread calls, one JSON line per thread "
+		  "(vnoise.app/1; %p = pid); default: none unless $VNOISE_PRELOAD_OUT is set" },
+	{ .id = OPT_NO_HELPER,
+	  .name = "no-helper",
+	  .help = "no kernel helper: no noise figures (imbalance only; no root needed)" },
+	{ .id = OPT_PRELOAD,
+	  .name = "preload",
+	  .has_arg = 1,
+	  .arg = "PATH",
+	  .help = "the preload library (default: libvnoise-preload.so beside this program)" },
+	{ .id = CLIOPT_HELP },
+	/* one release: the letters and the name this command had */
+	{ .letter = 'j', .alias_of = CLIOPT_JOB },
+	{ .letter = 'D', .alias_of = OPT_DELAY_PCT },
+	{ .letter = 'm', .alias_of = OPT_MIN_NOISE },
+	{ .letter = 'M', .alias_of = OPT_MIN_DELAY },
+	{ .letter = 'C', .alias_of = OPT_CLASSES },
+	{ .letter = 'a', .alias_of = OPT_ALL },
+	{ .name = "out", .alias_of = CLIOPT_OUTPUT },
+	{ .letter = 'u', .alias_of = OPT_UDP },
+	{ .letter = 'c', .alias_of = CLIOPT_COLLECTOR },
+	{ .letter = 's', .alias_of = OPT_STATS },
+	{ 0 },
+};
+
+const char *mpi_usage(void)
 {
-	static const struct option opts[] = {
-		{ "job", required_argument, 0, 'j' },
-		{ "delay-pct", required_argument, 0, 'D' },
-		{ "min-noise", required_argument, 0, 'm' },
-		{ "min-delay", required_argument, 0, 'M' },
-		{ "classes", required_argument, 0, 'C' },
-		{ "all", no_argument, 0, 'a' },
-		{ "out", required_argument, 0, 'o' },
-		{ "udp", required_argument, 0, 'u' },
-		{ "collector", required_argument, 0, 'c' },
-		{ "key-file", required_argument, 0, 'k' },
-		{ "node-id", required_argument, 0, 'I' },
-		{ "no-helper", no_argument, 0, 'N' },
-		{ "preload", required_argument, 0, 'L' },
-		{ "stats", required_argument, 0, 's' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct mpi_ctx *m;
-	double pct = 10.0;
-	uint64_t min_noise = 0, min_delay = 10000;
-	uint32_t mask = 0, flags = 0;
-	const char *job = NULL, *out = NULL, *udp = NULL, *preload_opt = NULL, *why;
-	const char *collector = NULL, *keypath = NULL;
-	uint64_t node_id = 0;
-	int have_node_id = 0;
-	char kerr[256];
-	char preload[PATH_MAX];
-	int opt, helper = 1, rc, err;
+	static char usage[8192];
+	int n;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+j:D:m:M:C:ao:u:c:k:s:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			job = optarg;
-			break;
-		case 'c':
-			collector = optarg;
-			break;
-		case 'k':
-			keypath = optarg;
-			break;
-		case 'I':
-			if (parse_u64(optarg, &node_id)) {
-				log_err("--node-id: '%s' is not a number", optarg);
-				return EXIT_USAGE;
-			}
-			have_node_id = 1;
-			break;
-		case 'D':
-			if (parse_double(optarg, &pct) || pct < 0 || pct > 10000) {
-				log_err("--delay-pct: '%s' is not a percentage (0-10000)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'm':
-			if (parse_duration(optarg, 1000ULL, &min_noise)) {
-				log_err("--min-noise: bad duration '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'M':
-			if (parse_duration(optarg, 1000ULL, &min_delay) || min_delay > UINT32_MAX) {
-				log_err("--min-delay: bad duration '%s' (at most 4s)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'C':
-			if (parse_classes(optarg, &mask)) {
-				log_err(
-				    "--classes: bad list '%s' (nmi,irq,softirq,thread,hcall,steal)",
-				    optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'a':
-			flags |= VN_PIPE_F_ALL;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'u':
-			udp = optarg;
-			break;
-		case 's':
-			setenv("VNOISE_PRELOAD_OUT", optarg,
-			       1); /* inherited by the job only: we load no preload */
-			break;
-		case 'N':
-			helper = 0;
-			break;
-		case 'L':
-			preload_opt = optarg;
-			break;
-		case 'h':
-			fputs(mpi_usage, stdout);
-			return EXIT_OK;
-		default:
-			log_err("bad option (see 'vnoise-guest mpi --help')");
-			return EXIT_USAGE;
-		}
+	if (!usage[0]) {
+		n = snprintf(usage, sizeof(usage), "%s",
+			     "usage: vnoise-guest mpi [options] -- COMMAND [ARGS...]   (e.g. -- "
+			     "mpirun -np 4 ./app)\n"
+			     "Runs COMMAND with libvnoise-preload.so: the ranks time their MPI "
+			     "calls, and the time "
+			     "between two\n"
+			     "collectives (a computation interval) is compared across ranks with "
+			     "the noise that hit "
+			     "each rank\n"
+			     "(passive kernel helper, needs root). Delayed ranks are reported as "
+			     "noise (with the "
+			     "cause), imbalance\n"
+			     "or unexplained, one JSON line (schema vnoise.interval/1) per "
+			     "interval that has one.\n"
+			     "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
 	}
-	if (optind >= argc) {
-		log_err("no command: vnoise-guest mpi [options] -- mpirun ... (see --help)");
-		return EXIT_USAGE;
+	return usage;
+}
+
+static int parse_number_opt(struct cliopt_parser *ps, int c, struct mpi_params *p)
+{
+	switch (c) {
+	case OPT_DELAY_PCT:
+		if (parse_double(ps->arg, &p->delay_pct) || p->delay_pct > 10000)
+			return cliopt_fail(ps, "--delay-pct: '%s' is not a percentage (0-10000)",
+					   ps->arg);
+		return 0;
+	case OPT_MIN_NOISE:
+		return cliopt_time(ps, &p->min_noise_ns);
+	case OPT_MIN_DELAY:
+		if (cliopt_time(ps, &p->min_delay_ns))
+			return -EINVAL;
+		if (p->min_delay_ns > UINT32_MAX)
+			return cliopt_fail(ps, "--min-delay: '%s' is too long (at most 4s)",
+					   ps->arg);
+		return 0;
+	case OPT_CLASSES:
+		if (parse_classes(ps->arg, &p->classes))
+			return cliopt_fail(
+			    ps, "--classes: bad list '%s' (nmi,irq,softirq,thread,hcall,steal)",
+			    ps->arg);
+		return 0;
+	default: /* CLIOPT_NODE_ID */
+		if (parse_u64(ps->arg, &p->node_id))
+			return cliopt_fail(ps, "--node-id: '%s' is not a number", ps->arg);
+		p->have_node_id = 1;
+		return 0;
 	}
-	if (out && udp) {
-		log_err("--out and --udp exclude each other");
-		return EXIT_USAGE;
+}
+
+static int parse_opt(struct cliopt_parser *ps, int c, struct mpi_params *p)
+{
+	switch (c) {
+	case CLIOPT_JOB:
+		p->job = ps->arg;
+		return 0;
+	case CLIOPT_OUTPUT:
+		p->output = ps->arg;
+		return 0;
+	case OPT_UDP:
+		p->udp = ps->arg;
+		return 0;
+	case CLIOPT_COLLECTOR:
+		p->collector = ps->arg;
+		return 0;
+	case CLIOPT_KEY_FILE:
+		p->key_file = ps->arg;
+		return 0;
+	case OPT_STATS:
+		p->stats = ps->arg;
+		return 0;
+	case OPT_PRELOAD:
+		p->preload = ps->arg;
+		return 0;
+	case OPT_ALL:
+		p->flags |= VN_PIPE_F_ALL;
+		return 0;
+	case OPT_NO_HELPER:
+		p->helper = 0;
+		return 0;
+	case CLIOPT_HELP:
+		return 1;
+	default:
+		return parse_number_opt(ps, c, p);
 	}
-	if (collector && (out || udp)) {
-		log_err("--collector excludes --out and --udp");
-		return EXIT_USAGE;
-	}
-	if (!collector != !keypath) {
-		log_err(collector ? "--collector needs --key-file"
-				  : "--key-file goes with --collector");
-		return EXIT_USAGE;
-	}
-	if (!mask)
-		for (int c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++)
-			mask |= 1u << c;
-	if (preload_opt) {
-		snprintf(preload, sizeof(preload), "%s", preload_opt);
-		if (access(preload, R_OK)) {
-			log_err("--preload: cannot read '%s'", preload);
-			return EXIT_USAGE;
-		}
-	} else if (find_preload(preload, sizeof(preload))) {
-		log_err("libvnoise-preload.so not found beside vnoise-guest (give --preload PATH)");
-		return EXIT_CANNOT;
-	}
-	m = calloc(1, sizeof(*m));
+}
+
+/* The outputs exclude each other; a collector needs its key. */
+static int check_params(struct cliopt_parser *ps, const struct mpi_params *p)
+{
+	if (!p->cmd[0])
+		return cliopt_fail(ps, "no command: vnoise-guest mpi [options] -- mpirun ...");
+	if (p->output && p->udp)
+		return cliopt_fail(ps, "--output and --udp exclude each other");
+	if (p->collector && (p->output || p->udp))
+		return cliopt_fail(ps, "--collector excludes --output and --udp");
+	if (!p->collector != !p->key_file)
+		return cliopt_fail(ps, p->collector ? "--collector needs --key-file"
+						    : "--key-file goes with --collector");
+	return 0;
+}
+
+int mpi_parse(int argc, char **argv, struct mpi_params *p, char *err, size_t errlen)
+{
+	struct cliopt_parser ps;
+	int c, rc;
+
+	memset(p, 0, sizeof(*p));
+	p->job = "mpi";
+	p->delay_pct = 10.0;
+	p->min_delay_ns = 10000;
+	p->helper = 1;
+	rc = cliopt_init(&ps, opts, argc, argv, err, errlen);
+	while (!rc && (c = cliopt_next(&ps)) != 0)
+		rc = c < 0 ? c : parse_opt(&ps, c, p);
+	if (rc)
+		return rc;
+	p->cmd = argv + optind;
+	if (!p->classes)
+		for (c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++)
+			p->classes |= 1u << c;
+	return check_params(&ps, p);
+}
+
+/* Everything mpi_ctx holds, released; accepts what open_* left half done. */
+static void ctx_free(struct mpi_ctx *m)
+{
 	if (!m)
-		return EXIT_FAIL;
-	m->out_fd = 1;
-	m->udp_fd = -1;
-	m->node.fd = -1;
-	if (collector) {
-		struct node_cfg nc = { 0 };
-		char host[256] = "";
+		return;
+	if (m->p)
+		munmap(m->p, sizeof(struct vn_pipe));
+	if (m->pipe_fd >= 0)
+		close(m->pipe_fd);
+	passive_close(m->pv);
+	if (m->out_fd > 2)
+		close(m->out_fd);
+	if (m->udp_fd >= 0)
+		close(m->udp_fd);
+	node_close(&m->node);
+	keyfile_clear(&m->keys);
+	free(m);
+}
 
-		if (parse_sockaddr(collector, 1, &nc.collector, &nc.collector_len)) {
-			log_err("--collector: '%s' is not a numeric ADDR:PORT", collector);
-			free(m);
-			return EXIT_USAGE;
-		}
-		if (keyfile_load(keypath, &m->keys, kerr, sizeof(kerr))) {
-			log_err("%s", kerr);
-			free(m);
-			return EXIT_USAGE;
-		}
-		if (!have_node_id) {
-			gethostname(host, sizeof(host) - 1);
-			node_id = datagram_job_id(host); /* a stable hash of the host name */
-		}
-		nc.node_id = node_id;
-		nc.job_id = datagram_job_id(job ? job : "mpi");
-		nc.keys = &m->keys;
-		if (node_open(&m->node, &nc, kerr, sizeof(kerr))) {
-			log_err("--collector %s: %s", collector, kerr);
-			keyfile_clear(&m->keys);
-			free(m);
-			return EXIT_FAIL;
-		}
-		m->collector = 1;
-		flags |= VN_PIPE_F_ALL; /* the collector gets every interval */
+/* --collector: the key and the node end of the cluster reports. An exit code. */
+static int open_collector(struct mpi_ctx *m, const struct mpi_params *p)
+{
+	struct node_cfg nc = { 0 };
+	char host[256] = "", kerr[256];
+
+	if (parse_sockaddr(p->collector, 1, &nc.collector, &nc.collector_len)) {
+		log_err("--collector: '%s' is not a numeric ADDR:PORT", p->collector);
+		return EXIT_USAGE;
 	}
-	if (udp) {
-		if (parse_sockaddr(udp, 1, &m->udp_addr, &m->udp_len)) {
-			log_err("--udp: '%s' is not a numeric ADDR:PORT", udp);
-			free(m);
+	if (keyfile_load(p->key_file, &m->keys, kerr, sizeof(kerr))) {
+		log_err("%s", kerr);
+		return EXIT_USAGE;
+	}
+	nc.node_id = p->node_id;
+	if (!p->have_node_id) {
+		gethostname(host, sizeof(host) - 1);
+		nc.node_id = datagram_job_id(host); /* a stable hash of the host name */
+	}
+	nc.job_id = datagram_job_id(p->job);
+	nc.keys = &m->keys;
+	if (node_open(&m->node, &nc, kerr, sizeof(kerr))) {
+		log_err("--collector %s: %s", p->collector, kerr);
+		return EXIT_FAIL;
+	}
+	m->collector = 1;
+	return EXIT_OK;
+}
+
+/* Where the reports go (collector, UDP, file or stdout). An exit code. */
+static int open_outputs(struct mpi_ctx *m, const struct mpi_params *p)
+{
+	int rc;
+
+	if (p->collector) {
+		rc = open_collector(m, p);
+		if (rc)
+			return rc;
+	}
+	if (p->udp) {
+		if (parse_sockaddr(p->udp, 1, &m->udp_addr, &m->udp_len)) {
+			log_err("--udp: '%s' is not a numeric ADDR:PORT", p->udp);
 			return EXIT_USAGE;
 		}
 		m->udp_fd = socket(m->udp_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	}
-	if (out) {
-		m->out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (p->output) {
+		m->out_fd = open(p->output, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (m->out_fd < 0) {
-			log_err("--out: cannot open '%s': %s", out, strerror(errno));
-			free(m);
+			log_err("--output: cannot open '%s': %s", p->output, strerror(errno));
 			return EXIT_USAGE;
 		}
 	}
-	if (helper) {
+	m->out = p->collector ? VN_PIPE_OUT_REPORT
+		 : p->udp     ? VN_PIPE_OUT_UDP
+		 : p->output  ? VN_PIPE_OUT_FILE
+			      : VN_PIPE_OUT_STDOUT;
+	return EXIT_OK;
+}
+
+/* The passive helper (unless --no-helper) and the shared interval pipeline. An exit code. */
+static int open_pipeline(struct mpi_ctx *m, const struct mpi_params *p)
+{
+	const char *why;
+	void *map;
+	int err;
+
+	if (p->helper) {
 		struct passive_opts po = { 0 };
 
 		err = passive_open(&m->pv, &po, &why);
 		if (err) {
 			log_err("passive kernel helper: %s (or run with --no-helper)", why);
-			node_close(&m->node);
-			keyfile_clear(&m->keys);
-			free(m);
 			return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		}
 		m->detail = 1;
 	}
 	m->pipe_fd = memfd_create("vnoise-pipe", MFD_CLOEXEC);
-	if (m->pipe_fd < 0 || ftruncate(m->pipe_fd, sizeof(struct vn_pipe)) ||
-	    (m->p = mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED,
-			 m->pipe_fd, 0)) == MAP_FAILED) {
+	map = MAP_FAILED;
+	if (m->pipe_fd >= 0 && !ftruncate(m->pipe_fd, sizeof(struct vn_pipe)))
+		map = mmap(NULL, sizeof(struct vn_pipe), PROT_READ | PROT_WRITE, MAP_SHARED,
+			   m->pipe_fd, 0);
+	if (map == MAP_FAILED) {
 		log_err("interval pipeline: %s", strerror(errno));
-		passive_close(m->pv);
-		free(m);
 		return EXIT_FAIL;
 	}
-	if (!job)
-		job = "mpi";
-	pipeline_init(m->p, job, pct, min_noise, mask, flags);
-	m->p->h.min_delay_ns = (uint32_t)min_delay;
-	m->out = collector ? VN_PIPE_OUT_REPORT
-		 : udp	   ? VN_PIPE_OUT_UDP
-		 : out	   ? VN_PIPE_OUT_FILE
-			   : VN_PIPE_OUT_STDOUT;
+	m->p = map;
+	/* the collector gets every interval */
+	pipeline_init(m->p, p->job, p->delay_pct, p->min_noise_ns, p->classes,
+		      p->flags | (p->collector ? VN_PIPE_F_ALL : 0));
+	m->p->h.min_delay_ns = (uint32_t)p->min_delay_ns;
 	m->p->h.out = m->out;
 	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s",
-		 collector ? collector
-		 : udp	   ? udp
-		 : out	   ? out
-			   : "");
-	if (collector) {
+		 p->collector ? p->collector
+		 : p->udp     ? p->udp
+		 : p->output  ? p->output
+			      : "");
+	if (m->collector) {
 		const struct datagram_key *k = &m->keys.keys[0];
 
 		m->p->h.node_id = m->node.cfg.node_id;
@@ -731,28 +804,76 @@ int mpi_main(int argc, char **argv)
 		memcpy(m->p->h.key, k->key, k->len);
 		node_tick(m); /* first HELLO; cause tracking off until the collector samples us */
 	}
+	return EXIT_OK;
+}
+
+/* Run the job in a private directory (its registration socket), then report what is left. */
+static int run(struct mpi_ctx *m, const struct mpi_params *p, const char *preload)
+{
+	int rc;
+
 	snprintf(m->dir, sizeof(m->dir), "/tmp/vnoise-mpi.XXXXXX");
 	if (!mkdtemp(m->dir)) {
 		log_err("cannot create a private directory: %s", strerror(errno));
-		rc = EXIT_FAIL;
-		goto out;
+		return EXIT_FAIL;
 	}
 	snprintf(m->sock, sizeof(m->sock), "%s/reg.sock", m->dir);
-	rc = run_job(m, argv + optind, preload);
+	rc = run_job(m, p->cmd, preload);
 	flush(m);
 	summary(m);
 	unlink(m->sock);
 	rmdir(m->dir);
-out:
-	munmap(m->p, sizeof(struct vn_pipe));
-	close(m->pipe_fd);
-	passive_close(m->pv);
-	if (m->out_fd > 2)
-		close(m->out_fd);
-	if (m->udp_fd >= 0)
-		close(m->udp_fd);
-	node_close(&m->node);
-	keyfile_clear(&m->keys);
-	free(m);
+	return rc;
+}
+
+/* The preload library: --preload, $VNOISE_PRELOAD or beside this program. An exit code. */
+static int locate_preload(const struct mpi_params *p, char *preload, size_t len)
+{
+	if (p->preload) {
+		snprintf(preload, len, "%s", p->preload);
+		if (access(preload, R_OK)) {
+			log_err("--preload: cannot read '%s'", preload);
+			return EXIT_USAGE;
+		}
+	} else if (find_preload(preload, len)) {
+		log_err("libvnoise-preload.so not found beside vnoise-guest (give --preload PATH)");
+		return EXIT_CANNOT;
+	}
+	return EXIT_OK;
+}
+
+int mpi_main(int argc, char **argv)
+{
+	struct mpi_params p;
+	struct mpi_ctx *m;
+	char err[256], preload[PATH_MAX];
+	int rc = mpi_parse(argc, argv, &p, err, sizeof(err));
+
+	if (rc == 1) {
+		fputs(mpi_usage(), stdout);
+		return EXIT_OK;
+	}
+	if (rc) {
+		log_err("%s (see 'vnoise-guest mpi --help')", err);
+		return EXIT_USAGE;
+	}
+	if (p.stats) /* inherited by the job only: we load no preload */
+		setenv("VNOISE_PRELOAD_OUT", p.stats, 1);
+	rc = locate_preload(&p, preload, sizeof(preload));
+	if (rc)
+		return rc;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return EXIT_FAIL;
+	m->out_fd = 1;
+	m->udp_fd = -1;
+	m->pipe_fd = -1;
+	m->node.fd = -1;
+	rc = open_outputs(m, &p);
+	if (!rc)
+		rc = open_pipeline(m, &p);
+	if (!rc)
+		rc = run(m, &p, preload);
+	ctx_free(m);
 	return rc;
 }

@@ -3,7 +3,8 @@
  * Helpers of the command-line suites (check_params, check_hostparams). Define CLI_PARAMS (the params struct)
  * and CLI_PARSE (the parse function: (argc, argv, params*, err, errlen) -> 0, 1 or -EINVAL) before including.
  * Gives P (the parsed params), err (its message), parse(arg0, ..., NULL), OK(args...) and
- * FAILS("words", args...): -EINVAL with a one-line message that mentions each word.
+ * FAILS("words", args...): -EINVAL with a one-line message that mentions each word, and
+ * STDERR_OF(buf, call): what call wrote on stderr (the warning lines of deprecated aliases).
  */
 #ifndef VNOISE_CLI_CHECK_H
 #define VNOISE_CLI_CHECK_H
@@ -13,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static CLI_PARAMS P;
 static char err[256];
@@ -56,5 +58,26 @@ static void check_message(const char *words)
 	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
 		ck_assert_msg(strstr(err, w), "message '%s' does not mention '%s'", err, w);
 }
+
+/* Run call with stderr going to a temporary file, then read that file into buf (NUL-terminated). */
+#define STDERR_OF(buf, call)                                    \
+	do {                                                    \
+		FILE *tmp_ = tmpfile();                         \
+		int saved_, n_;                                 \
+                                                                \
+		ck_assert_ptr_nonnull(tmp_);                    \
+		fflush(stderr);                                 \
+		saved_ = dup(2);                                \
+		ck_assert_int_ge(saved_, 0);                    \
+		ck_assert_int_ge(dup2(fileno(tmp_), 2), 0);     \
+		call;                                           \
+		fflush(stderr);                                 \
+		dup2(saved_, 2);                                \
+		close(saved_);                                  \
+		rewind(tmp_);                                   \
+		n_ = (int)fread(buf, 1, sizeof(buf) - 1, tmp_); \
+		buf[n_ > 0 ? n_ : 0] = 0;                       \
+		fclose(tmp_);                                   \
+	} while (0)
 
 #endif

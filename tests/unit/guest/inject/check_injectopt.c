@@ -7,8 +7,10 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "inject/injectopt.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -70,8 +72,8 @@ START_TEST(test_spike_all_options)
 {
 	char d[64];
 
-	ck_assert_int_eq(PARSE("--spike", "200", "--every", "20", "--cpu", "3", "--fifo", "50",
-			       "--duration", "2.5", "--comm", "noisy", "--quiet"),
+	ck_assert_int_eq(PARSE("--spike", "200", "--every", "20ms", "--cpu", "3", "--fifo", "50",
+			       "--duration", "2.5s", "--comm", "noisy", "--quiet"),
 			 0);
 	ck_assert_uint_eq(P.cpu, 3);
 	ck_assert_int_eq(P.mode, INJECT_MODE_SPIKE);
@@ -91,7 +93,7 @@ END_TEST
 
 START_TEST(test_limits_ok)
 {
-	ck_assert_int_eq(PARSE("--cpu", "0", "--spike", "19999", "--every", "20"), 0);
+	ck_assert_int_eq(PARSE("--cpu", "0", "--spike", "19999", "--every", "20ms"), 0);
 	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--fifo", "1"), 0);
 	ck_assert_int_eq(P.fifo_prio, 1);
 	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--fifo", "99"), 0);
@@ -99,9 +101,9 @@ START_TEST(test_limits_ok)
 	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--comm", "123456789012345"), 0);
 	ck_assert_str_eq(P.comm, "123456789012345");
 	ck_assert_int_eq(PARSE("--cpu", "65535", "--level", "1"), 0);
-	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--duration", "1"), 0);
+	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--duration", "1s"), 0);
 	ck_assert_uint_eq(P.duration_ns, 1000000000ull);
-	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--duration", "0.000000001"), 0);
+	ck_assert_int_eq(PARSE("--cpu", "0", "--level", "1", "--duration", "0.000000001s"), 0);
 	ck_assert_uint_eq(P.duration_ns, 1);
 }
 END_TEST
@@ -120,10 +122,11 @@ START_TEST(test_modes)
 {
 	EXPECT_FAIL("missing --cpu", "--level", "10");
 	EXPECT_FAIL("required", "--cpu", "0");
-	EXPECT_FAIL("exclusive", "--cpu", "0", "--level", "10", "--spike", "100", "--every", "10");
-	EXPECT_FAIL("exclusive", "--cpu", "0", "--level", "10", "--every", "10");
+	EXPECT_FAIL("exclusive", "--cpu", "0", "--level", "10", "--spike", "100", "--every",
+		    "10ms");
+	EXPECT_FAIL("exclusive", "--cpu", "0", "--level", "10", "--every", "10ms");
 	EXPECT_FAIL("together", "--cpu", "0", "--spike", "100");
-	EXPECT_FAIL("together", "--cpu", "0", "--every", "100");
+	EXPECT_FAIL("together", "--cpu", "0", "--every", "100ms");
 }
 END_TEST
 
@@ -140,10 +143,10 @@ START_TEST(test_junk_numbers)
 	EXPECT_FAIL("--level", "--cpu", "1", "--level", "1.2.3");
 	EXPECT_FAIL("--level", "--cpu", "1", "--level", "1e1");
 	EXPECT_FAIL("--level", "--cpu", "1", "--level", "0.00000001"); /* below 1 ns/s */
-	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "10us", "--every", "20");
-	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "10", "--every", "20ms");
+	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "10usec", "--every", "20ms");
+	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "10", "--every", "20msec");
 	EXPECT_FAIL("--fifo", "--cpu", "1", "--level", "5", "--fifo", "5x");
-	EXPECT_FAIL("--duration", "--cpu", "1", "--level", "5", "--duration", "1s");
+	EXPECT_FAIL("--duration", "--cpu", "1", "--level", "5", "--duration", "1sec");
 }
 END_TEST
 
@@ -151,7 +154,7 @@ START_TEST(test_negative)
 {
 	EXPECT_FAIL("--cpu '-1'", "--cpu", "-1", "--level", "1");
 	EXPECT_FAIL("--level", "--cpu", "1", "--level", "-5");
-	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "-5", "--every", "10");
+	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "-5", "--every", "10ms");
 	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "5", "--every", "-10");
 	EXPECT_FAIL("--fifo", "--cpu", "1", "--level", "5", "--fifo", "-1");
 	EXPECT_FAIL("--duration", "--cpu", "1", "--level", "5", "--duration", "-1");
@@ -165,10 +168,10 @@ START_TEST(test_overflow)
 	EXPECT_FAIL("out of range", "--cpu", "65536", "--level", "1");
 	EXPECT_FAIL("out of range", "--cpu", "4294967296", "--level", "1");
 	EXPECT_FAIL("--level", "--cpu", "1", "--level", "18446744073709551616");
-	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "5", "--every", "18446744073709551617");
-	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "5", "--every", "3600001");
-	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "18446744073709551616", "--every", "10");
-	EXPECT_FAIL("--duration", "--cpu", "1", "--level", "5", "--duration", "18446744074");
+	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "5", "--every", "18446744073709551617ms");
+	EXPECT_FAIL("--every", "--cpu", "1", "--spike", "5", "--every", "3600001ms");
+	EXPECT_FAIL("--spike", "--cpu", "1", "--spike", "18446744073709551616", "--every", "10ms");
+	EXPECT_FAIL("--duration", "--cpu", "1", "--level", "5", "--duration", "18446744074s");
 	EXPECT_FAIL("--fifo", "--cpu", "1", "--level", "5", "--fifo", "4294967297");
 }
 END_TEST
@@ -179,9 +182,9 @@ START_TEST(test_ranges)
 	EXPECT_FAIL("(0, 100]", "--cpu", "1", "--level", "0.0");
 	EXPECT_FAIL("(0, 100]", "--cpu", "1", "--level", "100.0000001");
 	EXPECT_FAIL("(0, 100]", "--cpu", "1", "--level", "101");
-	EXPECT_FAIL("shorter", "--cpu", "1", "--spike", "20000", "--every", "20");
-	EXPECT_FAIL("shorter", "--cpu", "1", "--spike", "30000", "--every", "20");
-	EXPECT_FAIL("> 0", "--cpu", "1", "--spike", "0", "--every", "20");
+	EXPECT_FAIL("shorter", "--cpu", "1", "--spike", "20000", "--every", "20ms");
+	EXPECT_FAIL("shorter", "--cpu", "1", "--spike", "30000", "--every", "20ms");
+	EXPECT_FAIL("> 0", "--cpu", "1", "--spike", "0", "--every", "20ms");
 	EXPECT_FAIL("> 0", "--cpu", "1", "--spike", "10", "--every", "0");
 	EXPECT_FAIL("1..99", "--cpu", "1", "--level", "5", "--fifo", "0");
 	EXPECT_FAIL("1..99", "--cpu", "1", "--level", "5", "--fifo", "100");
@@ -217,6 +220,51 @@ START_TEST(test_argv_structure)
 }
 END_TEST
 
+/* The common convention (docs/CLI.md): the time rule, -P, -d and the deprecated --fifo. */
+START_TEST(test_convention)
+{
+	char out[256];
+	FILE *tmp;
+	int saved, n;
+
+	EXPECT_FAIL("--every 20: a time without a unit is in microseconds; write 20ms", "--cpu",
+		    "1", "--spike", "5", "--every", "20");
+	EXPECT_FAIL("--duration 2: a time without a unit", "--cpu", "1", "--level", "5",
+		    "--duration", "2");
+	EXPECT_FAIL("-d 2: a time without a unit", "--cpu", "1", "--level", "5", "-d", "2");
+	ck_assert_int_eq(PARSE("--cpu", "1", "--spike", "1500", "--every", "2.5ms", "-d", "1m"), 0);
+	ck_assert_uint_eq(P.busy_ns, 1500000ull);
+	ck_assert_uint_eq(P.period_ns, 2500000ull);
+	ck_assert_uint_eq(P.duration_ns, 60000000000ull);
+	ck_assert_int_eq(PARSE("--cpu", "1", "--level", "5", "-P", "fifo:7", "-q"), 0);
+	ck_assert_int_eq(P.fifo_prio, 7);
+	ck_assert_int_eq(P.quiet, 1);
+	ck_assert_int_eq(PARSE("--cpu", "1", "--level", "5", "--priority", "other"), 0);
+	ck_assert_int_eq(P.fifo_prio, 0);
+	EXPECT_FAIL("--priority 'rr:3'", "--cpu", "1", "--level", "5", "-P", "rr:3");
+	EXPECT_FAIL("--priority 'fifo:0'", "--cpu", "1", "--level", "5", "-P", "fifo:0");
+	EXPECT_FAIL("--fifo", "--cpu", "1", "--level", "5", "-P", "fifo:3", "--fifo", "3");
+	/* --fifo N still works for one release, with one warning line */
+	tmp = tmpfile();
+	ck_assert_ptr_nonnull(tmp);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(tmp), 2);
+	n = PARSE("--cpu", "1", "--level", "5", "--fifo", "9");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(P.fifo_prio, 9);
+	rewind(tmp);
+	n = (int)fread(out, 1, sizeof(out) - 1, tmp);
+	out[n > 0 ? n : 0] = 0;
+	fclose(tmp);
+	ck_assert_msg(strstr(out, "warning: --fifo is deprecated, use -P fifo:N\n"), "stderr '%s'",
+		      out);
+}
+END_TEST
+
 static Suite *injectopt_suite(void)
 {
 	Suite *s = suite_create("injectopt");
@@ -243,6 +291,7 @@ static Suite *injectopt_suite(void)
 
 	tc = tcase_create("argv");
 	tcase_add_test(tc, test_argv_structure);
+	tcase_add_test(tc, test_convention);
 	suite_add_tcase(s, tc);
 	return s;
 }

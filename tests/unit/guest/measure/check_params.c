@@ -151,15 +151,15 @@ END_TEST
 
 START_TEST(test_duration)
 {
-	OK("measure", "--duration", "10");
-	ck_assert_uint_eq(P.duration_ns, 10 * S); /* s by default */
+	OK("measure", "--duration", "10s");
+	ck_assert_uint_eq(P.duration_ns, 10 * S);
 	OK("measure", "-d", "500ms");
 	ck_assert_uint_eq(P.duration_ns, 500 * MS);
 	OK("measure", "-d", "2m");
 	ck_assert_uint_eq(P.duration_ns, 120 * S);
 	OK("measure", "-d", "1h");
 	ck_assert_uint_eq(P.duration_ns, 3600 * S);
-	OK("measure", "-d", "1.5");
+	OK("measure", "-d", "1.5s");
 	ck_assert_uint_eq(P.duration_ns, 1500 * MS);
 	FAILS("--duration", "measure", "--duration", "0");
 	FAILS("--duration", "measure", "-d", "10sec");
@@ -308,7 +308,7 @@ END_TEST
 
 START_TEST(test_all_options_together)
 {
-	OK("record", "-c", "1-2", "-p", "100ms", "-r", "50ms", "-T", "10", "-d", "30", "-s", "1ms",
+	OK("record", "-c", "1-2", "-p", "100ms", "-r", "50ms", "-T", "10", "-d", "30s", "-s", "1ms",
 	   "-S", "5ms", "-P", "fifo:95", "-j", "-n", "3", "-o", "x.vnr", "--helper", "proc",
 	   "--no-hypercall", "-v");
 	ck_assert_int_eq(P.cmd, CMD_RECORD);
@@ -332,6 +332,53 @@ START_TEST(test_all_options_together)
 END_TEST
 
 /* ---- errors ---- */
+
+/* The time rule: a bare number is in us; where it used to be s (--duration), it is rejected. */
+START_TEST(test_time_rule)
+{
+	OK("measure", "-p", "100", "-r", "50", "-T", "7", "-s", "900", "-S", "1000");
+	ck_assert_uint_eq(P.period_ns, 100000);
+	ck_assert_uint_eq(P.runtime_ns, 50000);
+	ck_assert_uint_eq(P.threshold_ns, 7000);
+	ck_assert_uint_eq(P.stop_single_ns, 900000);
+	ck_assert_uint_eq(P.stop_total_ns, 1000000);
+	FAILS("-d 10: microseconds 10s 10us", "measure", "-d", "10");
+	FAILS("--duration 1.5: 1.5s", "hist", "--duration", "1.5");
+	FAILS("-d 30: 30s", "record", "-o", "x.vnr", "-d", "30");
+	OK("measure", "-d", "10us");
+	ck_assert_uint_eq(P.duration_ns, 10000);
+}
+END_TEST
+
+/* Every common letter is the same option as its long name (cli/cliopt.h). */
+START_TEST(test_letters_are_long_names)
+{
+	static const char *const pairs[][3] = {
+		{ "-c", "--cpus", "1-2" },	 { "-p", "--period", "2ms" },
+		{ "-r", "--runtime", "1ms" },	 { "-T", "--threshold", "9us" },
+		{ "-d", "--duration", "3s" },	 { "-s", "--stop-single", "1ms" },
+		{ "-S", "--stop-total", "2ms" }, { "-P", "--priority", "rr:3" },
+		{ "-j", "--json", NULL },	 { "-n", "--top", "4" },
+		{ "-q", "--quiet", NULL },	 { "-v", "--verbose", NULL },
+	};
+	struct measure_params a;
+	size_t i;
+
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		ck_assert_msg(parse("measure", pairs[i][0], pairs[i][2], NULL) == 0, "%s: %s",
+			      pairs[i][0], err);
+		a = P;
+		ck_assert_msg(parse("measure", pairs[i][1], pairs[i][2], NULL) == 0, "%s: %s",
+			      pairs[i][1], err);
+		ck_assert_msg(!memcmp(&a, &P, sizeof(a)), "%s differs from %s", pairs[i][0],
+			      pairs[i][1]);
+	}
+	OK("record", "-o", "x.vnr");
+	a = P;
+	OK("record", "--output", "x.vnr");
+	ck_assert(!memcmp(&a, &P, sizeof(a)));
+}
+END_TEST
 
 START_TEST(test_output_rules)
 {
@@ -508,6 +555,8 @@ static Suite *params_suite(void)
 	tcase_add_test(tc, test_helper);
 	tcase_add_test(tc, test_flags);
 	tcase_add_test(tc, test_all_options_together);
+	tcase_add_test(tc, test_time_rule);
+	tcase_add_test(tc, test_letters_are_long_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

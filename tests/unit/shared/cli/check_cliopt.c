@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for shared/cli/cliopt: the common option table, the convention checks of cliopt_init, the
+ * deprecated aliases (they work and warn once), the time rule (bare = us; rejected where a bare number used
+ * to mean another unit), the getopt error lines and the generated help.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cliopt.h"
+
+/* A small command built the way every vnoise command is: common options, own options, aliases. */
+struct demo {
+	uint64_t period_ns, duration_ns, every_ns;
+	int top, json, quiet;
+	const char *output, *udp;
+};
+
+enum { OPT_UDP = CLIOPT_OWN, OPT_EVERY };
+
+static const struct cliopt demo_opts[] = {
+	{ .id = CLIOPT_PERIOD, .help = "sampling period (default 1s)" },
+	{ .id = CLIOPT_DURATION },
+	{ .id = CLIOPT_TOP },
+	{ .id = CLIOPT_JSON },
+	{ .id = CLIOPT_OUTPUT },
+	{ .id = CLIOPT_QUIET },
+	{ .id = CLIOPT_HELP },
+	{ .id = OPT_UDP,
+	  .name = "udp",
+	  .has_arg = 1,
+	  .arg = "ADDR:PORT",
+	  .help = "send datagrams" },
+	{ .id = OPT_EVERY,
+	  .name = "every",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "interval",
+	  .bare_unit = "ms" },
+	{ .id = OPT_UDP, .name = "hidden-udp", .has_arg = 1, .help = "" },
+	{ .name = "out", .alias_of = CLIOPT_OUTPUT },
+	{ .letter = 'u', .alias_of = OPT_UDP },
+	{ .letter = 'J', .alias_of = CLIOPT_JSON },
+	{ 0 },
+};
+
+static int demo_parse(int argc, char **argv, struct demo *d, char *e, size_t elen)
+{
+	struct cliopt_parser ps;
+	int c, rc = cliopt_init(&ps, demo_opts, argc, argv, e, elen);
+
+	memset(d, 0, sizeof(*d));
+	if (rc)
+		return rc;
+	while ((c = cliopt_next(&ps)) > 0) {
+		switch (c) {
+		case CLIOPT_PERIOD:
+			rc = cliopt_time(&ps, &d->period_ns);
+			break;
+		case CLIOPT_DURATION:
+			rc = cliopt_time(&ps, &d->duration_ns);
+			break;
+		case OPT_EVERY:
+			rc = cliopt_time(&ps, &d->every_ns);
+			break;
+		case CLIOPT_TOP:
+			rc = cliopt_int(&ps, 0, 1000, &d->top);
+			break;
+		case CLIOPT_JSON:
+			d->json = 1;
+			break;
+		case CLIOPT_QUIET:
+			d->quiet = 1;
+			break;
+		case CLIOPT_OUTPUT:
+			d->output = ps.arg;
+			break;
+		case OPT_UDP:
+			d->udp = ps.arg;
+			break;
+		case CLIOPT_HELP:
+			return 1;
+		}
+		if (rc)
+			return rc;
+	}
+	if (c < 0)
+		return c;
+	if (optind != argc)
+		return cliopt_fail(&ps, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+#define CLI_PARAMS struct demo
+#define CLI_PARSE demo_parse
+#include "cli_check.h"
+
+START_TEST(test_common_spellings)
+{
+	OK("demo", "-p", "100", "-n", "3", "-j", "-o", "f", "-q");
+	ck_assert_uint_eq(P.period_ns, 100000);
+	ck_assert_int_eq(P.top, 3);
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_str_eq(P.output, "f");
+	ck_assert_int_eq(P.quiet, 1);
+	OK("demo", "--period", "2ms", "--top=4", "--json", "--output=g", "--quiet");
+	ck_assert_uint_eq(P.period_ns, 2000000);
+	ck_assert_int_eq(P.top, 4);
+	ck_assert_str_eq(P.output, "g");
+	ck_assert_int_eq(parse("demo", "-h", NULL), 1);
+	ck_assert_int_eq(parse("demo", "--help", NULL), 1);
+}
+END_TEST
+
+START_TEST(test_time_rule)
+{
+	/* bare = microseconds; units as parse_duration; 0 needs no unit */
+	OK("demo", "-p", "250");
+	ck_assert_uint_eq(P.period_ns, 250000);
+	OK("demo", "-p", "1.5ms", "-d", "10s", "--every", "20ms");
+	ck_assert_uint_eq(P.period_ns, 1500000);
+	ck_assert_uint_eq(P.duration_ns, 10000000000ULL);
+	ck_assert_uint_eq(P.every_ns, 20000000);
+	OK("demo", "-d", "0", "--every", "0");
+	ck_assert_uint_eq(P.duration_ns, 0);
+	OK("demo", "-d", "10us");
+	ck_assert_uint_eq(P.duration_ns, 10000);
+	/* where a bare number used to mean another unit: rejected, never reinterpreted */
+	FAILS("-d 10: microseconds 10s 10us", "demo", "-d", "10");
+	FAILS("--duration 2.5: 2.5s", "demo", "--duration", "2.5");
+	FAILS("--every 5: microseconds 5ms 5us", "demo", "--every", "5");
+	FAILS("--every 5:", "demo", "--every=5");
+	FAILS("--period 10x", "demo", "-p", "10x");
+	FAILS("--duration", "demo", "-d", "10sec");
+	FAILS("--top 1001 0..1000", "demo", "-n", "1001");
+}
+END_TEST
+
+START_TEST(test_aliases_warn)
+{
+	char out[512];
+	int rc;
+
+	STDERR_OF(out, rc = parse("demo", "--out", "f", NULL));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(P.output, "f");
+	ck_assert_ptr_nonnull(strstr(out, "warning: --out is deprecated, use -o (--output)"));
+	ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+	STDERR_OF(out, rc = parse("demo", "-u", "1.2.3.4:5", "-J", NULL));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(P.udp, "1.2.3.4:5");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_ptr_nonnull(strstr(out, "-u is deprecated, use --udp"));
+	ck_assert_ptr_nonnull(strstr(out, "-J is deprecated, use -j (--json)"));
+	/* the new spellings are silent */
+	STDERR_OF(out, rc = parse("demo", "--output", "f", "--udp", "x", "-j", NULL));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(out, "");
+	/* a hidden own option works */
+	OK("demo", "--hidden-udp", "y");
+	ck_assert_str_eq(P.udp, "y");
+}
+END_TEST
+
+START_TEST(test_getopt_errors)
+{
+	FAILS("--bogus", "demo", "--bogus");
+	FAILS("-x", "demo", "-qx");
+	FAILS("-x", "demo", "-xq");
+	FAILS("-p value", "demo", "-p");
+	FAILS("-qp value", "demo", "-qp");
+	FAILS("--period value", "demo", "--period");
+	FAILS("--json value", "demo", "--json=1");
+	FAILS("stray", "demo", "-q", "stray");
+	/* options stop at "--" and at the first non-option */
+	FAILS("-q", "demo", "--", "-q");
+}
+END_TEST
+
+/* cliopt_init on a table must fail with a line that mentions words. */
+static void bad_table(const struct cliopt *t, const char *words)
+{
+	struct cliopt_parser ps;
+	char *argv[] = { "demo", NULL };
+
+	memset(err, 0, sizeof(err));
+	ck_assert_int_eq(cliopt_init(&ps, t, 1, argv, err, sizeof(err)), -EINVAL);
+	check_message(words);
+}
+
+START_TEST(test_convention_enforced)
+{
+	/* an own option cannot take a letter: every letter is a common option's */
+	bad_table(
+	    (const struct cliopt[]){
+		{ .id = CLIOPT_OWN, .name = "pid", .letter = 'x', .has_arg = 1 }, { 0 } },
+	    "--pid long-only");
+	/* a common option keeps its letter and name */
+	bad_table((const struct cliopt[]){ { .id = CLIOPT_PERIOD, .letter = 'P' }, { 0 } },
+		  "--period");
+	/* a letter used with its common meaning cannot be an alias of something else */
+	bad_table((const struct cliopt[]){ { .id = CLIOPT_PERIOD },
+					   { .id = CLIOPT_PID },
+					   { .letter = 'p', .alias_of = CLIOPT_PID },
+					   { 0 } },
+		  "-p twice");
+	bad_table((const struct cliopt[]){ { .id = CLIOPT_OWN, .name = "json" },
+					   { .id = CLIOPT_JSON },
+					   { 0 } },
+		  "--json twice");
+	bad_table((const struct cliopt[]){ { .name = "out", .alias_of = CLIOPT_OUTPUT }, { 0 } },
+		  "alias");
+	bad_table((const struct cliopt[]){ { .id = 'x' }, { 0 } }, "common");
+}
+END_TEST
+
+START_TEST(test_common_table)
+{
+	static const int ids[] = { CLIOPT_CPUS,	      CLIOPT_CGROUP,	CLIOPT_PERIOD,
+				   CLIOPT_RUNTIME,    CLIOPT_THRESHOLD, CLIOPT_STOP_SINGLE,
+				   CLIOPT_STOP_TOTAL, CLIOPT_DURATION,	CLIOPT_PRIORITY,
+				   CLIOPT_JSON,	      CLIOPT_OUTPUT,	CLIOPT_TOP,
+				   CLIOPT_QUIET,      CLIOPT_VERBOSE,	CLIOPT_HELP,
+				   CLIOPT_DOMAIN,     CLIOPT_KEY_FILE,	CLIOPT_GUEST,
+				   CLIOPT_PID,	      CLIOPT_JOB,	CLIOPT_CONNECT,
+				   CLIOPT_COLLECTOR,  CLIOPT_NODE_ID };
+	const struct cliopt *o;
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		o = cliopt_common(ids[i]);
+		ck_assert_ptr_nonnull(o);
+		ck_assert_ptr_nonnull(o->name);
+		ck_assert_ptr_nonnull(o->help);
+		/* a letter id is its letter */
+		ck_assert_int_eq(o->letter, ids[i] < 128 ? ids[i] : 0);
+	}
+	ck_assert_str_eq(cliopt_common(CLIOPT_DURATION)->bare_unit, "s");
+	ck_assert_ptr_null(cliopt_common(CLIOPT_PERIOD)->bare_unit);
+	ck_assert_ptr_null(cliopt_common('x'));
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	char buf[2048];
+	size_t n = cliopt_help(demo_opts, buf, sizeof(buf));
+
+	ck_assert_uint_eq(n, strlen(buf));
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "  -p, --period TIME      sampling period (default 1s)\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "  -j, --json             JSON output\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "      --udp ADDR:PORT    send datagrams\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "  -d, --duration TIME"));
+	/* aliases and hidden options are not shown */
+	ck_assert_ptr_null(strstr(buf, "--out "));
+	ck_assert_ptr_null(strstr(buf, "hidden"));
+	ck_assert_ptr_null(strstr(buf, "-J"));
+	ck_assert_ptr_null(strstr(buf, "-u,"));
+	/* too small a buffer: truncated, the needed length returned */
+	ck_assert_uint_eq(cliopt_help(demo_opts, buf, 10), n);
+	ck_assert_uint_eq(strlen(buf), 9);
+}
+END_TEST
+
+static Suite *cliopt_suite(void)
+{
+	Suite *s = suite_create("cliopt");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_common_spellings);
+	tcase_add_test(tc, test_time_rule);
+	tcase_add_test(tc, test_aliases_warn);
+	tcase_add_test(tc, test_getopt_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("table");
+	tcase_add_test(tc, test_convention_enforced);
+	tcase_add_test(tc, test_common_table);
+	tcase_add_test(tc, test_help);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cliopt_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
