@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "# bpf_cost: kernel helper ns/event under event storms on CPU $CPU ($SECS s each)"
 echo "# reproduce: make && sudo bench/bpf_cost.sh $CPU $SECS"
 for storm in pipe pipe-cross udp; do
-	"$VG" measure --cpus "$CPU" --duration "$SECS" --json -q >"$tmp/$storm.json" 2>"$tmp/$storm.err" &
+	"$VG" measure --cpus "$CPU" --duration "${SECS}s" --json -q >"$tmp/$storm.json" 2>"$tmp/$storm.err" &
 	mpid=$!
 	sleep 1
 	"$STORM" "$storm" "$CPU" $((SECS - 2))

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Host daemon cost (issue 3, acceptance 3), measured on a harness VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG
-# guest with vCPU 0 pinned to host CPU 0 and vCPU 1 to CPU 1, monitored by `vnoise-host record -p 1`.
+# guest with vCPU 0 pinned to host CPU 0 and vCPU 1 to CPU 1, monitored by `vnoise-host record -p 1s`.
 #  1. Idle guest: the daemon's CPU per monitored vCPU (target <= 0.1% of a core per vCPU with the dispatch
 #     log on), with the dispatch log, with --no-irqs and with --no-dispatch (counters only). Both the whole
 #     run (self_cpu_ns / duration_ns, startup included: BPF load and verification, libvirt connection) and
@@ -31,7 +31,7 @@ if ! [[ $SECS =~ ^[0-9]+$ ]] || [ "$SECS" -lt 6 ]; then
 fi
 SSECS=$((SECS / 2 > 6 ? SECS / 2 : 6))
 
-echo "# host_cost: vnoise-host on a 2-vCPU TCG guest (vCPU 0 -> CPU 0, vCPU 1 -> CPU 1), -p 1," \
+echo "# host_cost: vnoise-host on a 2-vCPU TCG guest (vCPU 0 -> CPU 0, vCPU 1 -> CPU 1), -p 1s," \
 	"$SECS s per idle run, $SSECS s per storm run"
 echo "# reproduce: make && sudo bench/host_cost.sh $SECS"
 [ "$(id -u)" -eq 0 ] || {
@@ -77,7 +77,7 @@ rec_start() {
 	local name=$1 secs=$2 i
 	shift 2
 	(
-		"$VH" record -D "$VM_NAME" -p 1 -d "$secs" -o "$tmp/$name.rec" --json "$@" \
+		"$VH" record -D "$VM_NAME" -p 1s -d "${secs}s" -o "$tmp/$name.rec" --json "$@" \
 			>"$tmp/$name.json" 2>"$tmp/$name.err" &
 		echo $! >"$tmp/$name.pid"
 		wait $!
@@ -172,10 +172,10 @@ for mode in dispatch no-irqs no-dispatch; do
 done
 echo "#  vCPUs monitored: $(jq '[.domains[]?.vcpus | length] | add // 0' "$tmp/dispatch.json")." \
 	"kernel BPF as % of one core for the whole host = vCPUs x the figure"
-echo "#  reproduce: $VH record -D DOMAIN -p 1 -d $SECS -o FILE --json [--no-irqs | --no-dispatch]"
+echo "#  reproduce: $VH record -D DOMAIN -p 1s -d ${SECS}s -o FILE --json [--no-irqs | --no-dispatch]"
 
 # ---- 2: storms on CPU 0 ----
-vm_exec "/bin/vnoise-guest measure --cpus 0 --duration $((SSECS + 3)) --helper proc -q >/dev/null 2>&1 &" \
+vm_exec "/bin/vnoise-guest measure --cpus 0 --duration $((SSECS + 3))s --helper proc -q >/dev/null 2>&1 &" \
 	>/dev/null || echo "host_cost: could not start the guest load on vCPU 0"
 sleep 1
 rec_start busy "$SSECS"
@@ -238,5 +238,5 @@ awk -v rb="${rt_busy:-?}" -v rf="${rt_fast:-?}" '
 		printf "%-31s %10s %8s %12s %8s %12s %8s\n", "vCPU 0 ran (% of the run)", v[1], "", v[2], "", v[3], ""
 		printf "%-31s %10s %8s %12s %8s %12s %8s\n", "storm round trips/s", "-", "", rb, "", rf, ""
 	}' "$tmp/rows"
-echo "#  reproduce: $VH record -D DOMAIN -p 1 -d $SSECS -o FILE --json while $STORM pipe 0 $((SSECS - 3)) runs"
-echo "#    (busy: vm_exec '/bin/vnoise-guest measure --cpus 0 --duration $((SSECS + 3)) --helper proc -q &' first)"
+echo "#  reproduce: $VH record -D DOMAIN -p 1s -d ${SSECS}s -o FILE --json while $STORM pipe 0 $((SSECS - 3)) runs"
+echo "#    (busy: vm_exec '/bin/vnoise-guest measure --cpus 0 --duration $((SSECS + 3))s --helper proc -q &' first)"

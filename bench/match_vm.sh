@@ -40,19 +40,19 @@ trap cleanup EXIT
 export VM_GUEST_DIR=$tmp/guest
 . "$ROOT/tests/vm/vm.bash"
 vm_setup >/dev/null || exit 1
-vm_start_agent --cpus 0 --duration $((2 * SECS + 60)) -- --pin0 0 --pin 1:1 >/dev/null || exit 1
+vm_start_agent --cpus 0 --duration $((2 * SECS + 60))s -- --pin0 0 --pin 1:1 >/dev/null || exit 1
 agent_cpu() { # guest agent CPU ticks (utime+stime, all threads but the sampler's)
 	vm_exec 'p=$(pidof vnoise-guest); t=0; for s in /proc/$p/task/*/stat; do
 		set -- $(sed "s/.*) //" $s); [ "${37}" = 0 ] && continue; t=$((t + ${12} + ${13})); done; echo $t'
 }
 for mode in idle hog; do
 	if [ "$mode" = hog ]; then
-		"$VG" inject --cpu 0 --comm vnhog_bench --spike 5000 --every 10 --quiet >/dev/null 2>&1 &
+		"$VG" inject --cpu 0 --comm vnhog_bench --spike 5000 --every 10ms --quiet >/dev/null 2>&1 &
 		HOG=$!
 		sleep 1
 	fi
 	a0=$(agent_cpu)
-	"$VH" record --guest -D "$VM_NAME" -d "$SECS" -o "$tmp/$mode.rec" --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
+	"$VH" record --guest -D "$VM_NAME" -d "${SECS}s" -o "$tmp/$mode.rec" --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
 		{ echo "match_vm: record failed:"; tail -3 "$tmp/$mode.err"; exit 1; }
 	a1=$(agent_cpu)
 	jq -r --arg mode "$mode" --argjson secs "$SECS" --argjson tk "$(( ${a1:-0} - ${a0:-0} ))" '

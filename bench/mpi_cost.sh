@@ -59,7 +59,7 @@ VGOPT=""
 VGRUN="$VG mpi ${VGOPT:+$VGOPT }-o /dev/null --"
 # Barriers alone: intervals of ~1 us, below --min-delay (10 us) so rarely reported; a threshold
 # no interval reaches shows the tracking alone.
-VGQUIET="$VG mpi ${VGOPT:+$VGOPT }-D 10000 -o /dev/null --"
+VGQUIET="$VG mpi ${VGOPT:+$VGOPT }--delay-pct 10000 -o /dev/null --"
 export VNOISE_PRELOAD_OUT=/dev/null # the ranks' per-thread lines
 B_TRK="$VGRUN $MPIRUN -np 1 $ML --barrier-only --iters $N"
 echo "(b) $B_TRK"
@@ -128,7 +128,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP (d): vnoise-guest monitor needs root"
 	exit 0
 fi
-MON="$VG monitor --cpus all -q --duration 600"
+MON="$VG monitor --cpus all -q --duration 600s"
 echo "(d) each monitored run inside: $MON"
 # monitored CMD...: CMD while the monitor runs
 monitored() {

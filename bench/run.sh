@@ -21,8 +21,8 @@ CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
 cd "$(dirname "$0")/.." || exit 1
 echo "# vnoise benchmarks on $(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "## sampler loop (reproduce: $BUILD/vnoise-guest measure --cpus $CPU --duration 5 --json)"
-"$BUILD/vnoise-guest" measure --cpus "$CPU" --duration 5 --json -q | jq -r '
+echo "## sampler loop (reproduce: $BUILD/vnoise-guest measure --cpus $CPU --duration 5s --json)"
+"$BUILD/vnoise-guest" measure --cpus "$CPU" --duration 5s --json -q | jq -r '
 	"sampler loop: \(.overhead.sampler_loop_ns * 10 | floor / 10) ns/iteration; " +
 	"kernel helper idle cost: \(.overhead.bpf_run_ns_per_event | floor) ns/event over \(.overhead.bpf_runs) runs"'
 echo

@@ -23,7 +23,7 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
 	struct host_params p;
-	char err[256];
+	char err[256], help[4096];
 	int rc;
 
 	log_set_prog("vnoise-host");
@@ -36,7 +36,8 @@ int main(int argc, char **argv)
 		return collect_main(argc - 1, argv + 1);
 	rc = hostparams_parse(argc - 1, argv + 1, &p, err, sizeof(err));
 	if (rc == 1) {
-		fputs(hostparams_usage(), stdout);
+		hostparams_usage(p.cmd, help, sizeof(help));
+		fputs(help, stdout);
 		return EXIT_OK;
 	}
 	if (rc) {

@@ -234,7 +234,7 @@ void child_reap_orphans(int timeout_ms)
 	const struct timespec ts = { 0, 10000000L };
 	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	pid_t left[64];
-	int n = proc_children_named(getpid(), NULL, left, 64);
+	int n = child_proc_named(getpid(), NULL, left, 64);
 
 	for (int i = 0; i < n; i++)
 		kill(left[i], SIGKILL);
@@ -249,7 +249,7 @@ void child_reap_orphans(int timeout_ms)
 	}
 }
 
-int proc_children_named(pid_t ppid, const char *comm, pid_t *pids, int max)
+int child_proc_named(pid_t ppid, const char *comm, pid_t *pids, int max)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;

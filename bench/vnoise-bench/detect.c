@@ -145,7 +145,7 @@ static int gate_wait(const char *path)
 }
 
 /* "key":[lo,hi], or null when the interval is not usable (too few runs). Shared with the sweep's JSON. */
-void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi)
+void detect_json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi)
 {
 	json_key(w, key);
 	if (!ok) {
@@ -166,7 +166,7 @@ static int print_json(const struct detect_params *p, int nranks, const double *r
 	json_init(&w, stdout, 0);
 	json_obj_begin(&w);
 	json_kv_str(&w, "schema", "vnoise.detect/1");
-	json_kv_str(&w, "op", vnb_op_name(p->op));
+	json_kv_str(&w, "op", opts_op_name(p->op));
 	json_kv_i64(&w, "count", p->count);
 	json_kv_i64(&w, "size", p->op == VNB_OP_BARRIER ? 0 : p->size);
 	json_kv_i64(&w, "ranks", nranks);
@@ -182,10 +182,10 @@ static int print_json(const struct detect_params *p, int nranks, const double *r
 	json_kv_double(&w, "mean_s", s->mean);
 	json_kv_double(&w, "sd_s", s->sd);
 	json_kv_double(&w, "median_s", s->median);
-	json_ci(&w, "median95_s", s->med95_ok, s->med95_lo, s->med95_hi);
-	json_ci(&w, "median99_s", s->med99_ok, s->med99_lo, s->med99_hi);
-	json_ci(&w, "mean95_s", s->mean_ok, s->mean95_lo, s->mean95_hi);
-	json_ci(&w, "mean99_s", s->mean_ok, s->mean99_lo, s->mean99_hi);
+	detect_json_ci(&w, "median95_s", s->med95_ok, s->med95_lo, s->med95_hi);
+	detect_json_ci(&w, "median99_s", s->med99_ok, s->med99_lo, s->med99_hi);
+	detect_json_ci(&w, "mean95_s", s->mean_ok, s->mean95_lo, s->mean95_hi);
+	detect_json_ci(&w, "mean99_s", s->mean_ok, s->mean99_lo, s->mean99_hi);
 	json_kv_double(&w, "min_s", s->min);
 	json_kv_double(&w, "max_s", s->max);
 	json_obj_end(&w);
@@ -226,7 +226,7 @@ int detect_main(int argc, char **argv)
 	int rank = 0, nranks = 1, ok = 1, ret = EXIT_FAIL;
 
 	log_set_prog("vnoise-bench detect");
-	if (detect_parse(argc, argv, &p, msg, sizeof(msg))) {
+	if (opts_detect_parse(argc, argv, &p, msg, sizeof(msg))) {
 		if (launcher_rank0())
 			log_err("%s", msg);
 		return EXIT_USAGE;
@@ -258,7 +258,7 @@ int detect_main(int argc, char **argv)
 	if (!ok)
 		goto out;
 	if (!rank && !p.json) {
-		printf("vnoise-bench detect: %s x %d", vnb_op_name(p.op), p.count);
+		printf("vnoise-bench detect: %s x %d", opts_op_name(p.op), p.count);
 		if (p.op != VNB_OP_BARRIER)
 			printf(", %d bytes", p.size);
 		printf(", %d ranks, %d warm-up + %d runs\n", nranks, p.warmup, p.runs);

@@ -200,7 +200,7 @@ static void build_command(struct sweep *s, const char *argv0)
 	cmd_add(cmd, len, "--levels");
 	cmd_add(cmd, len, levels);
 	cmd_add(cmd, len, "--op");
-	cmd_add(cmd, len, vnb_op_name(p->d.op));
+	cmd_add(cmd, len, opts_op_name(p->d.op));
 	snprintf(buf, sizeof(buf), "%d", p->d.count);
 	cmd_add(cmd, len, "--count");
 	cmd_add(cmd, len, buf);
@@ -426,7 +426,7 @@ static int start_job(struct sweep *s, const struct detect_params *d, const char 
 	argv[n++] = "detect";
 	argv[n++] = "--json";
 	argv[n++] = "--op";
-	argv[n++] = (char *)vnb_op_name(d->op);
+	argv[n++] = (char *)opts_op_name(d->op);
 	argv[n++] = "--count";
 	argv[n++] = count;
 	argv[n++] = "--size";
@@ -455,7 +455,7 @@ static int find_ranks(struct sweep *s)
 	int r;
 
 	for (;;) {
-		s->nranks = proc_children_named(s->job.pid, "vnoise-bench", s->ranks, s->p->np);
+		s->nranks = child_proc_named(s->job.pid, "vnoise-bench", s->ranks, s->p->np);
 		if (s->nranks == s->p->np)
 			return 0;
 		r = child_poll(one, 1, 20);
@@ -629,7 +629,7 @@ static int job_wait(struct sweep *s)
 }
 
 /*
- * --run-secs: time short detector jobs (no injector, no monitor), growing the count until a run takes
+ * --run-length: time short detector jobs (no injector, no monitor), growing the count until a run takes
  * 50 ms, and scale the count to the wanted run time (two significant digits). 0 or -EIO / -EINTR.
  */
 static int calibrate(struct sweep *s, int *count)
@@ -673,7 +673,7 @@ static int calibrate(struct sweep *s, int *count)
 		fprintf(
 		    stderr,
 		    "vnoise-bench sweep: calibration: %.3f us per %s, --count %d for %.2f s runs\n",
-		    1e6 * per_op, vnb_op_name(d.op), *count, s->p->run_secs);
+		    1e6 * per_op, opts_op_name(d.op), *count, s->p->run_secs);
 	memset(lv, 0, sizeof(*lv));
 	return 0;
 }
@@ -823,18 +823,135 @@ static void progress(const struct sweep *s, int li, int pass, size_t first)
 	fprintf(stderr, " (%.1f s)\n", s->job_secs);
 }
 
+/* The signals that stop a sweep, caught (no SA_RESTART: poll and waits return EINTR) from install to
+ * restore. */
+struct sweep_signals {
+	struct sigaction old_int, old_term, old_hup;
+	int set;
+};
+
+static void signals_install(struct sweep_signals *ss)
+{
+	struct sigaction sa;
+
+	vnb_stop = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &ss->old_int);
+	sigaction(SIGTERM, &sa, &ss->old_term);
+	sigaction(SIGHUP, &sa, &ss->old_hup);
+	ss->set = 1;
+}
+
+static void signals_restore(const struct sweep_signals *ss)
+{
+	if (!ss->set)
+		return;
+	sigaction(SIGINT, &ss->old_int, NULL);
+	sigaction(SIGTERM, &ss->old_term, NULL);
+	sigaction(SIGHUP, &ss->old_hup, NULL);
+}
+
+/* Zero sw and res and tie them to p; the injector CPU, the mpirun command, the children, the tools.
+ * Returns 0, or the exit code (with a message). */
+static int sweep_init(struct sweep *sw, struct sweep_result *res, const struct sweep_params *p)
+{
+	int last;
+
+	memset(sw, 0, sizeof(*sw));
+	memset(res, 0, sizeof(*res));
+	sw->p = p;
+	sw->r = res;
+	res->p = p;
+	sw->ncpus = online_cpus(&last);
+	res->cpu = p->cpu >= 0 ? p->cpu : last;
+	sw->root = geteuid() == 0;
+	if (split_mpirun(sw)) {
+		log_err("--mpirun: no command");
+		return EXIT_USAGE;
+	}
+	child_init(&sw->inj, "vnoise-guest inject");
+	child_init(&sw->job, "mpirun");
+	child_init(&sw->mon, "vnoise-guest monitor");
+	if (find_tools(sw))
+		return EXIT_FAIL;
+	return 0;
+}
+
+/*
+ * Calibrate the job size when asked (p->d.count), then every pass over every level and each level's summary
+ * into sw->r. Returns 0 or -errno (-EINTR: a signal came, every child stopped).
+ */
+static int sweep_run(struct sweep *sw, struct sweep_params *p, const char *argv0)
+{
+	struct sweep_result *res = sw->r;
+	int err = 0;
+
+	if (p->run_secs > 0) {
+		int count;
+
+		err = calibrate(sw, &count);
+		if (err)
+			return err;
+		p->d.count = count;
+	}
+	build_command(sw, argv0);
+	if (!p->quiet)
+		fprintf(stderr,
+			"vnoise-bench sweep: %d levels, %s x %d, %d ranks, %d runs per level in %d "
+			"pass(es) (+%d warm-up per job), injector on CPU %d%s\n",
+			p->nlevels, opts_op_name(p->d.op), p->d.count, p->np, p->d.runs, p->passes,
+			p->d.warmup, res->cpu, sw->root ? "" : "; not root: no vnoise attribution");
+	for (int li = 0; li < p->nlevels; li++) {
+		memset(&res->lv[li], 0, sizeof(res->lv[li]));
+		res->lv[li].level = p->level[li];
+		res->lv[li].level_txt = p->level_txt[li];
+	}
+	/* Passes over all levels: what stays fixed for a job's life is spread over every level. */
+	for (int pass = 0; pass < p->passes && !err; pass++) {
+		for (int li = 0; li < p->nlevels && !err; li++) {
+			int runs = p->d.runs / p->passes + (pass < p->d.runs % p->passes);
+			size_t first = res->lv[li].n;
+
+			err = sweep_job(sw, li, runs);
+			if (!err)
+				progress(sw, li, pass, first);
+		}
+	}
+	for (int li = 0; li < p->nlevels && !err; li++) {
+		err = level_finish(sw, li);
+		res->nlevels = li + 1;
+	}
+	return err;
+}
+
+/* Stop every child (injector, job, stray ranks, monitor), reap orphans, remove the gate directory. */
+static void sweep_teardown(struct sweep *sw)
+{
+	child_stop(&sw->inj, SIGINT, INJECT_STOP_MS);
+	child_stop(&sw->job, SIGTERM, 5000);
+	kill_ranks(sw);
+	child_stop(&sw->mon, SIGINT, 2000);
+	child_reap_orphans(1000);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	if (sw->tmpdir[0])
+		rmdir(sw->tmpdir);
+	qga_doc_free(sw->doc);
+}
+
 int sweep_main(int argc, char **argv, const char *argv0)
 {
 	static struct sweep_result res;
 	static struct sweep sw;
 	struct sweep_params p;
-	struct sigaction sa, old_int, old_term, old_hup;
+	struct sweep_signals sig = { .set = 0 };
 	char msg[256];
 	uint64_t t0 = now_ns();
-	int last, ret = EXIT_FAIL, sig_set = 0, err = 0;
+	int ret, err = 0;
 
 	log_set_prog("vnoise-bench sweep");
-	if (sweep_parse(argc, argv, &p, msg, sizeof(msg))) {
+	if (opts_sweep_parse(argc, argv, &p, msg, sizeof(msg))) {
 		log_err("%s", msg);
 		return EXIT_USAGE;
 	}
@@ -846,23 +963,10 @@ int sweep_main(int argc, char **argv, const char *argv0)
 		log_err("run sweep without mpirun: it starts mpirun itself");
 		return EXIT_USAGE;
 	}
-	memset(&sw, 0, sizeof(sw));
-	memset(&res, 0, sizeof(res));
-	sw.p = &p;
-	sw.r = &res;
-	res.p = &p;
-	sw.ncpus = online_cpus(&last);
-	res.cpu = p.cpu >= 0 ? p.cpu : last;
-	sw.root = geteuid() == 0;
-	if (split_mpirun(&sw)) {
-		log_err("--mpirun: no command");
-		return EXIT_USAGE;
-	}
-	child_init(&sw.inj, "vnoise-guest inject");
-	child_init(&sw.job, "mpirun");
-	child_init(&sw.mon, "vnoise-guest monitor");
-	if (find_tools(&sw))
-		return EXIT_FAIL;
+	ret = sweep_init(&sw, &res, &p);
+	if (ret)
+		return ret;
+	ret = EXIT_FAIL;
 	sw.doc = qga_doc_new();
 	snprintf(sw.tmpdir, sizeof(sw.tmpdir), "/tmp/vnoise-bench.XXXXXX");
 	if (!sw.doc || !mkdtemp(sw.tmpdir)) {
@@ -870,84 +974,25 @@ int sweep_main(int argc, char **argv, const char *argv0)
 		sw.tmpdir[0] = 0;
 		goto out;
 	}
-
-	vnb_stop = 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: poll and waits return EINTR */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	sig_set = 1;
+	signals_install(&sig);
 	/* Orphaned ranks (mpirun killed) become ours to reap, not init's. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-
-	if (p.run_secs > 0) {
-		int count;
-
-		err = calibrate(&sw, &count);
-		if (err) {
-			if (err == -EINTR)
-				log_err("interrupted: every child stopped");
-			goto out;
-		}
-		p.d.count = count;
-	}
-	build_command(&sw, argv0);
-
-	if (!p.quiet)
-		fprintf(stderr,
-			"vnoise-bench sweep: %d levels, %s x %d, %d ranks, %d runs per level in %d "
-			"pass(es) (+%d warm-up per job), injector on CPU %d%s\n",
-			p.nlevels, vnb_op_name(p.d.op), p.d.count, p.np, p.d.runs, p.passes,
-			p.d.warmup, res.cpu, sw.root ? "" : "; not root: no vnoise attribution");
-	for (int li = 0; li < p.nlevels; li++) {
-		memset(&res.lv[li], 0, sizeof(res.lv[li]));
-		res.lv[li].level = p.level[li];
-		res.lv[li].level_txt = p.level_txt[li];
-	}
-	/* Passes over all levels: what stays fixed for a job's life is spread over every level. */
-	for (int pass = 0; pass < p.passes && !err; pass++) {
-		for (int li = 0; li < p.nlevels && !err; li++) {
-			int runs = p.d.runs / p.passes + (pass < p.d.runs % p.passes);
-			size_t first = res.lv[li].n;
-
-			err = sweep_job(&sw, li, runs);
-			if (!err)
-				progress(&sw, li, pass, first);
-		}
-	}
-	for (int li = 0; li < p.nlevels && !err; li++) {
-		err = level_finish(&sw, li);
-		res.nlevels = li + 1;
-	}
+	err = sweep_run(&sw, &p, argv0);
 	if (err) {
 		if (err == -EINTR)
 			log_err("interrupted: every child stopped");
 		goto out;
 	}
 	res.secs = (double)(now_ns() - t0) / 1e9;
-	sweep_verdicts(&res);
-	if (sweep_print(&res, p.json)) {
+	sweepout_verdicts(&res);
+	if (sweepout_print(&res, p.json)) {
 		log_err("writing the results failed");
 		goto out;
 	}
 	ret = EXIT_OK;
 out:
-	child_stop(&sw.inj, SIGINT, INJECT_STOP_MS);
-	child_stop(&sw.job, SIGTERM, 5000);
-	kill_ranks(&sw);
-	child_stop(&sw.mon, SIGINT, 2000);
-	child_reap_orphans(1000);
-	prctl(PR_SET_CHILD_SUBREAPER, 0);
-	if (sw.tmpdir[0])
-		rmdir(sw.tmpdir);
-	qga_doc_free(sw.doc);
-	if (sig_set) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		sigaction(SIGHUP, &old_hup, NULL);
-	}
+	sweep_teardown(&sw);
+	signals_restore(&sig);
 	if (err == -EINTR)
 		ret = 128 + (vnb_stop ? vnb_stop : SIGINT);
 	return ret;

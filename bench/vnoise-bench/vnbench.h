@@ -36,7 +36,7 @@ struct detect_params {
 	int size; /* bytes: alltoall per peer, allreduce as size / 8 doubles (at least one) */
 	int runs; /* counted runs, 1 .. NSTATS_MAX */
 	int warmup; /* runs done first and not counted */
-	int json; /* one vnoise.detect/1 line instead of the text */
+	int json; /* -j: one vnoise.detect/1 line instead of the text */
 	char gate
 	    [VNB_PATH_MAX]; /* --gate FILE: rank 0 waits for FILE before the first run; "" = none */
 	int help;
@@ -59,7 +59,8 @@ struct sweep_params {
 	int np; /* ranks */
 	int passes; /* runs of a level are split over this many jobs, one per pass over all levels */
 	int cpu; /* injector CPU; -1 = the last online CPU */
-	double run_secs; /* > 0: calibrate the count for runs of about this long (s) */
+	double
+	    run_secs; /* --run-length in s; > 0: calibrate the count for runs of about this long */
 	int quick;
 	int json;
 	int quiet; /* no progress lines on stderr */
@@ -68,15 +69,16 @@ struct sweep_params {
 };
 
 /*
- * Parsers: pure (no global state, no output). argv[0] is the subcommand's name and is skipped. Options take
- * their value as the next argument or after '='. Return 0 and fill *p, or -EINVAL with a one-line message
- * (no prefix, no newline) in err.
+ * Parsers on the common option table (shared/cli/cliopt.h): pure but for the warning line of a deprecated
+ * spelling (sweep --run-length). argv[0] is the subcommand's name and is skipped. Options take their value as
+ * the next argument or after '='; a TIME takes a unit (a bare number is in microseconds). Return 0 and fill
+ * *p (p->help set for -h/--help), or -EINVAL with a one-line message (no prefix, no newline) in err.
  */
-int detect_parse(int argc, char **argv, struct detect_params *p, char *err, size_t errlen)
+int opts_detect_parse(int argc, char **argv, struct detect_params *p, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-int sweep_parse(int argc, char **argv, struct sweep_params *p, char *err, size_t errlen)
+int opts_sweep_parse(int argc, char **argv, struct sweep_params *p, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-const char *vnb_op_name(int op);
+const char *opts_op_name(int op);
 extern const char detect_usage[];
 extern const char sweep_usage[];
 
@@ -147,7 +149,7 @@ void child_reap_orphans(int timeout_ms);
  * Pids of the processes whose parent is ppid and whose comm is comm (NULL: any), ascending, at most max.
  * Returns the number found.
  */
-int proc_children_named(pid_t ppid, const char *comm, pid_t *pids, int max);
+int child_proc_named(pid_t ppid, const char *comm, pid_t *pids, int max);
 
 /* ---- sweep results (sweep.c fills, sweepout.c prints) ---- */
 
@@ -194,12 +196,12 @@ struct sweep_result {
 #define SWEEP_INJ_COMM "vnb-inject"
 
 /* Fill lowest_detected and lowest_attributed from the levels. */
-void sweep_verdicts(struct sweep_result *r);
+void sweepout_verdicts(struct sweep_result *r);
 /* Print the table and the verdict lines (text) or one vnoise.sweep/1 document (json). 0 or -EIO. */
-int sweep_print(const struct sweep_result *r, int json);
+int sweepout_print(const struct sweep_result *r, int json);
 
 struct json_writer;
 /* "key":[lo,hi] of a confidence interval, or null when it is not usable (detect.c; the sweep's JSON too). */
-void json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi);
+void detect_json_ci(struct json_writer *w, const char *key, int ok, double lo, double hi);
 
 #endif

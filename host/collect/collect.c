@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* collect: `vnoise-host collect`, the cluster collector's daemon around clusteragg (see collect.h). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 #include "collect/collect.h"
 #include "collect/clusteragg.h"
+#include "cli/cliopt.h"
 #include "cli/exitcode.h"
 #include "export/httpd.h"
 #include "format/keyfile.h"
@@ -28,44 +28,13 @@
 #define BATCH 64 /* datagrams per recvmmsg() */
 #define TICK_NS 5000000ull /* the rotation is driven at least this often */
 
-static const char usage[] =
-    "usage: vnoise-host collect [options]\n"
-    "Receive the nodes' UDP reports, keep them, rank the nodes, rotate detailed sampling.\n"
-    "  -k, --key-file FILE     shared report keys: lines 'ID HEX' (required; mode 600)\n"
-    "  -l, --listen ADDR:PORT  where to receive (default " COLLECT_DEFAULT_LISTEN
-    "; port 0: any free port)\n"
-    "  -m, --metrics ADDR:PORT serve Prometheus /metrics there (off by default)\n"
-    "  -s, --store FILE        keep accepted reports in FILE, reloaded at start (default "
-    "./" COLLECT_DEFAULT_STORE ")\n"
-    "      --no-store          keep nothing on disk\n"
-    "  -w, --pcap-out FILE     write every datagram received to FILE (pcap)\n"
-    "  -r, --pcap-in FILE      replay a capture instead of listening, print the report, exit\n"
-    "      --slot DUR          round-robin slot (default 1s; 0: no rotation, counters only)\n"
-    "      --sample-nodes N    nodes sampled per slot and job (default 1)\n"
-    "      --wait-nodes N      start a job's rotation once N of its nodes registered (default 1)\n"
-    "      --slots N           stop rotating after N slots per job (default: never)\n"
-    "      --exclude-pct P     take out a node whose compute time rises more than P%% while "
-    "sampled (default 20)\n"
-    "      --exclude-min N     intervals needed sampled and unsampled before judging (default "
-    "5)\n"
-    "      --max-nodes N       nodes kept at most (default 65536)\n"
-    "      --job NAME          show NAME for that job's id (the nodes' --job; repeatable, 16 at "
-    "most)\n"
-    "  -d, --duration DUR      stop after DUR (default: at SIGINT/SIGTERM)\n"
-    "  -p, --period DUR        every DUR: a status line on stderr and, without --json, the "
-    "report's\n"
-    "                          tables on stdout (a dashboard)\n"
-    "  -j, --json              the final report as one vnoise.collect/1 JSON object\n"
-    "  -q, --quiet / -v, --verbose\n"
-    "exit: 0 done, 1 failure, 2 usage, 5 a damaged capture or store\n";
-
-const char *collect_usage(void)
-{
-	return usage;
-}
-
 enum {
-	O_NO_STORE = 256,
+	O_LISTEN = CLIOPT_OWN,
+	O_METRICS,
+	O_STORE,
+	O_NO_STORE,
+	O_PCAP_OUT,
+	O_PCAP_IN,
 	O_SLOT,
 	O_SAMPLE_NODES,
 	O_WAIT_NODES,
@@ -73,39 +42,116 @@ enum {
 	O_EXCL_PCT,
 	O_EXCL_MIN,
 	O_MAX_NODES,
-	O_JOB,
 };
 
-int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size_t errlen)
-{
-	static const struct option opts[] = {
-		{ "key-file", required_argument, 0, 'k' },
-		{ "listen", required_argument, 0, 'l' },
-		{ "metrics", required_argument, 0, 'm' },
-		{ "store", required_argument, 0, 's' },
-		{ "no-store", no_argument, 0, O_NO_STORE },
-		{ "pcap-out", required_argument, 0, 'w' },
-		{ "pcap-in", required_argument, 0, 'r' },
-		{ "slot", required_argument, 0, O_SLOT },
-		{ "sample-nodes", required_argument, 0, O_SAMPLE_NODES },
-		{ "wait-nodes", required_argument, 0, O_WAIT_NODES },
-		{ "slots", required_argument, 0, O_SLOTS },
-		{ "exclude-pct", required_argument, 0, O_EXCL_PCT },
-		{ "exclude-min", required_argument, 0, O_EXCL_MIN },
-		{ "max-nodes", required_argument, 0, O_MAX_NODES },
-		{ "job", required_argument, 0, O_JOB },
-		{ "duration", required_argument, 0, 'd' },
-		{ "period", required_argument, 0, 'p' },
-		{ "json", no_argument, 0, 'j' },
-		{ "quiet", no_argument, 0, 'q' },
-		{ "verbose", no_argument, 0, 'v' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	int c, v, no_store = 0;
+static const struct cliopt collect_opts_table[] = {
+	{ .id = CLIOPT_KEY_FILE,
+	  .help = "shared report keys: lines 'ID HEX' (required; mode 600)" },
+	{ .id = O_LISTEN,
+	  .name = "listen",
+	  .has_arg = 1,
+	  .arg = "ADDR:PORT",
+	  .help = "where to receive (default " COLLECT_DEFAULT_LISTEN "; port 0: any free port)" },
+	{ .id = O_METRICS,
+	  .name = "metrics",
+	  .has_arg = 1,
+	  .arg = "ADDR:PORT",
+	  .help = "serve Prometheus /metrics there (off by default)" },
+	{ .id = O_STORE,
+	  .name = "store",
+	  .has_arg = 1,
+	  .arg = "FILE",
+	  .help = "keep accepted reports in FILE, reloaded at start\n"
+		  "                         (default ./" COLLECT_DEFAULT_STORE ")" },
+	{ .id = O_NO_STORE, .name = "no-store", .help = "keep nothing on disk" },
+	{ .id = O_PCAP_OUT,
+	  .name = "pcap-out",
+	  .has_arg = 1,
+	  .arg = "FILE",
+	  .help = "write every datagram received to FILE (pcap)" },
+	{ .id = O_PCAP_IN,
+	  .name = "pcap-in",
+	  .has_arg = 1,
+	  .arg = "FILE",
+	  .help = "replay a capture instead of listening, print the report, exit" },
+	{ .id = O_SLOT,
+	  .name = "slot",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "round-robin slot, >= 1ms (default 1s; 0: no rotation, counters only)",
+	  .bare_unit = "s" },
+	{ .id = O_SAMPLE_NODES,
+	  .name = "sample-nodes",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "nodes sampled per slot and job (default 1)" },
+	{ .id = O_WAIT_NODES,
+	  .name = "wait-nodes",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "start a job's rotation once N of its nodes registered (default 1)" },
+	{ .id = O_SLOTS,
+	  .name = "slots",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "stop rotating after N slots per job (default: never)" },
+	{ .id = O_EXCL_PCT,
+	  .name = "exclude-pct",
+	  .has_arg = 1,
+	  .arg = "P",
+	  .help = "take out a node whose compute time rises more than P% while sampled\n"
+		  "                         (default 20)" },
+	{ .id = O_EXCL_MIN,
+	  .name = "exclude-min",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "intervals needed sampled and unsampled before judging (default 5)" },
+	{ .id = O_MAX_NODES,
+	  .name = "max-nodes",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "nodes kept at most (default 65536)" },
+	{ .id = CLIOPT_JOB,
+	  .help = "a job the nodes run with --job ID: shown by that name (repeatable, 16\n"
+		  "                         at most)" },
+	{ .id = CLIOPT_DURATION, .help = "stop after TIME (default: at SIGINT/SIGTERM)" },
+	{ .id = CLIOPT_PERIOD,
+	  .help = "every TIME (>= 1ms): a status line on stderr and, without --json, the\n"
+		  "                         report's tables on stdout (a dashboard)",
+	  .bare_unit = "s" },
+	{ .id = CLIOPT_JSON, .help = "the final report as one vnoise.collect/1 JSON object" },
+	{ .id = CLIOPT_QUIET },
+	{ .id = CLIOPT_VERBOSE },
+	{ .id = CLIOPT_HELP },
+	/* the old letters, kept one release: none of them has a common meaning in collect */
+	{ .letter = 'l', .alias_of = O_LISTEN },
+	{ .letter = 'm', .alias_of = O_METRICS },
+	{ .letter = 's', .alias_of = O_STORE },
+	{ .letter = 'w', .alias_of = O_PCAP_OUT },
+	{ .letter = 'r', .alias_of = O_PCAP_IN },
+	{ 0 },
+};
 
+static const char usage_head[] =
+    "usage: vnoise-host collect -k FILE [options]\n"
+    "Receive the nodes' UDP reports, keep them, rank the nodes, rotate detailed sampling.\n";
+static const char usage_tail[] =
+    "TIME takes a unit: 500ms, 2s, 1m (ns us ms s m h); a bare number is in microseconds.\n"
+    "exit: 0 done, 1 failure, 2 usage, 5 a damaged capture or store\n";
+
+size_t collect_usage(char *buf, size_t len)
+{
+	size_t n = strlen(usage_head);
+	int w;
+
+	snprintf(buf, len, "%s", usage_head);
+	n += cliopt_help(collect_opts_table, n < len ? buf + n : NULL, n < len ? len - n : 0);
+	w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", usage_tail);
+	return n + (w > 0 ? (size_t)w : 0);
+}
+
+static void set_defaults(struct collect_opts *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->listen = COLLECT_DEFAULT_LISTEN;
 	o->store = COLLECT_DEFAULT_STORE;
@@ -115,142 +161,142 @@ int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size
 	o->exclude_pct = 20;
 	o->exclude_min = 5;
 	o->max_nodes = 65536;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:k:l:m:s:w:r:d:p:jqvh", opts, NULL)) != -1) {
-		const char *name = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+}
 
-		switch (c) {
-		case 'k':
-			o->key_file = optarg;
-			break;
-		case 'l':
-			if (parse_sockaddr(optarg, 0, &ss, &sl)) {
-				snprintf(err, errlen, "--listen: '%s' is not a numeric ADDR:PORT",
-					 optarg);
-				return -EINVAL;
-			}
-			o->listen = optarg;
-			break;
-		case 'm':
-			if (parse_sockaddr(optarg, 0, &ss, &sl)) {
-				snprintf(err, errlen, "--metrics: '%s' is not a numeric ADDR:PORT",
-					 optarg);
-				return -EINVAL;
-			}
-			o->metrics = optarg;
-			break;
-		case 's':
-			o->store = optarg;
-			break;
-		case O_NO_STORE:
-			no_store = 1;
-			break;
-		case 'w':
-			o->pcap_out = optarg;
-			break;
-		case 'r':
-			o->pcap_in = optarg;
-			break;
-		case O_SLOT:
-			if (parse_duration(optarg, 1000000000ull, &o->slot_ns) ||
-			    (o->slot_ns && o->slot_ns < 1000000ull)) {
-				snprintf(err, errlen, "--slot: '%s' is not 0 or a duration >= 1ms",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case O_SAMPLE_NODES:
-		case O_WAIT_NODES:
-		case O_EXCL_MIN:
-		case O_MAX_NODES:
-			if (parse_int(optarg, 1, c == O_MAX_NODES ? 1 << 24 : 1 << 20, &v)) {
-				snprintf(err, errlen, "%s: '%s' is not a positive number", name,
-					 optarg);
-				return -EINVAL;
-			}
-			if (c == O_SAMPLE_NODES)
-				o->sample_nodes = (unsigned)v;
-			else if (c == O_WAIT_NODES)
-				o->wait_nodes = (unsigned)v;
-			else if (c == O_EXCL_MIN)
-				o->exclude_min = (unsigned)v;
-			else
-				o->max_nodes = (unsigned)v;
-			break;
-		case O_JOB:
-			if (!*optarg || strlen(optarg) > 31 || o->njobs == 16) {
-				snprintf(
-				    err, errlen,
-				    "--job: '%.40s' is not a name of 1 to 31 bytes (16 at most)",
-				    optarg);
-				return -EINVAL;
-			}
-			o->jobs[o->njobs++] = optarg;
-			break;
-		case O_SLOTS:
-			if (parse_u64(optarg, &o->max_slots) || !o->max_slots) {
-				snprintf(err, errlen, "--slots: '%s' is not a positive number",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case O_EXCL_PCT:
-			if (parse_double(optarg, &o->exclude_pct) || o->exclude_pct > 1e6) {
-				snprintf(err, errlen,
-					 "--exclude-pct: '%s' is not a percentage >= 0", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-		case 'p':
-			if (parse_duration(optarg, 1000000000ull,
-					   c == 'd' ? &o->duration_ns : &o->period_ns) ||
-			    (c == 'p' && o->period_ns < 1000000ull)) {
-				snprintf(err, errlen, "%s: '%s' is not a duration%s", name, optarg,
-					 c == 'p' ? " >= 1ms" : "");
-				return -EINVAL;
-			}
-			break;
-		case 'j':
-			o->json = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			return 1;
-		case ':':
-			snprintf(err, errlen, "%s needs a value", name);
+/* An address option: checked here, bound or served only by the daemon. */
+static int take_sockaddr(struct cliopt_parser *ps, const char **out)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+
+	if (parse_sockaddr(ps->arg, 0, &ss, &sl))
+		return cliopt_fail(ps, "%s: '%s' is not a numeric ADDR:PORT", cliopt_name(ps),
+				   ps->arg);
+	*out = ps->arg;
+	return 0;
+}
+
+/* The options with a number: the engine's settings, the times. */
+static int take_number(struct cliopt_parser *ps, int c, struct collect_opts *o)
+{
+	int v = 0, rc;
+
+	switch (c) {
+	case O_SLOT:
+		if (cliopt_time(ps, &o->slot_ns))
 			return -EINVAL;
-		default:
-			snprintf(err, errlen, "unknown option '%s'", name);
+		if (o->slot_ns && o->slot_ns < 1000000ull)
+			return cliopt_fail(ps, "--slot: '%s' is not 0 or a time >= 1ms", ps->arg);
+		return 0;
+	case CLIOPT_PERIOD:
+		if (cliopt_time(ps, &o->period_ns))
 			return -EINVAL;
-		}
+		if (o->period_ns < 1000000ull)
+			return cliopt_fail(ps, "--period: '%s' is not a time >= 1ms", ps->arg);
+		return 0;
+	case CLIOPT_DURATION:
+		return cliopt_time(ps, &o->duration_ns);
+	case O_SLOTS:
+		if (parse_u64(ps->arg, &o->max_slots) || !o->max_slots)
+			return cliopt_fail(ps, "--slots: '%s' is not a positive number", ps->arg);
+		return 0;
+	case O_EXCL_PCT:
+		if (parse_double(ps->arg, &o->exclude_pct) || o->exclude_pct > 1e6)
+			return cliopt_fail(ps, "--exclude-pct: '%s' is not a percentage >= 0",
+					   ps->arg);
+		return 0;
 	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
+	rc = cliopt_int(ps, 1, c == O_MAX_NODES ? 1 << 24 : 1 << 20, &v);
+	if (c == O_SAMPLE_NODES)
+		o->sample_nodes = (unsigned)v;
+	else if (c == O_WAIT_NODES)
+		o->wait_nodes = (unsigned)v;
+	else if (c == O_EXCL_MIN)
+		o->exclude_min = (unsigned)v;
+	else
+		o->max_nodes = (unsigned)v;
+	return rc;
+}
+
+/* One option: 0, 1 for --help, or -EINVAL with the message in err. */
+static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, int *no_store)
+{
+	switch (c) {
+	case CLIOPT_KEY_FILE:
+		o->key_file = ps->arg;
+		return 0;
+	case O_LISTEN:
+		return take_sockaddr(ps, &o->listen);
+	case O_METRICS:
+		return take_sockaddr(ps, &o->metrics);
+	case O_STORE:
+		o->store = ps->arg;
+		return 0;
+	case O_NO_STORE:
+		*no_store = 1;
+		return 0;
+	case O_PCAP_OUT:
+		o->pcap_out = ps->arg;
+		return 0;
+	case O_PCAP_IN:
+		o->pcap_in = ps->arg;
+		return 0;
+	case CLIOPT_JOB:
+		if (!*ps->arg || strlen(ps->arg) > 31 || o->njobs == 16)
+			return cliopt_fail(
+			    ps, "--job: '%.40s' is not a name of 1 to 31 bytes (16 at most)",
+			    ps->arg);
+		o->jobs[o->njobs++] = ps->arg;
+		return 0;
+	case CLIOPT_JSON:
+		o->json = 1;
+		return 0;
+	case CLIOPT_QUIET:
+		o->quiet = 1;
+		return 0;
+	case CLIOPT_VERBOSE:
+		o->verbose++;
+		return 0;
+	case CLIOPT_HELP:
+		return 1;
 	}
-	if (!o->key_file) {
-		snprintf(err, errlen, "--key-file is required (the key shared with the nodes)");
-		return -EINVAL;
-	}
+	return take_number(ps, c, o);
+}
+
+/* What the options mean together. */
+static int check_rules(struct cliopt_parser *ps, struct collect_opts *o, int no_store)
+{
+	if (!o->key_file)
+		return cliopt_fail(ps, "--key-file is required (the key shared with the nodes)");
 	if (no_store || o->pcap_in)
 		o->store = NULL;
-	if (o->pcap_in && (o->pcap_out || o->metrics)) {
-		snprintf(err, errlen,
-			 "--pcap-in replays and exits: no --pcap-out or --metrics with it");
-		return -EINVAL;
-	}
-	if (o->store && o->pcap_out && !strcmp(o->store, o->pcap_out)) {
-		snprintf(err, errlen, "--store and --pcap-out are the same file");
-		return -EINVAL;
-	}
+	if (o->pcap_in && (o->pcap_out || o->metrics))
+		return cliopt_fail(
+		    ps, "--pcap-in replays and exits: no --pcap-out or --metrics with it");
+	if (o->store && o->pcap_out && !strcmp(o->store, o->pcap_out))
+		return cliopt_fail(ps, "--store and --pcap-out are the same file");
 	return 0;
+}
+
+int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size_t errlen)
+{
+	struct cliopt_parser ps;
+	int c, rc, no_store = 0;
+
+	set_defaults(o);
+	rc = cliopt_init(&ps, collect_opts_table, argc, argv, err, errlen);
+	if (rc)
+		return rc;
+	while ((c = cliopt_next(&ps)) > 0) {
+		rc = take_option(&ps, c, o, &no_store);
+		if (rc)
+			return rc;
+	}
+	if (c < 0)
+		return c;
+	if (optind < argc)
+		return cliopt_fail(&ps, "unexpected argument '%s'", argv[optind]);
+	return check_rules(&ps, o, no_store);
 }
 
 /* ---- the daemon ---- */
@@ -495,143 +541,202 @@ static int open_store(struct collector *c)
 	return 0;
 }
 
-int collect_main(int argc, char **argv)
+/* The command line: -1 to go on, else the exit status (the help printed, or the usage error). */
+static int parse_args(int argc, char **argv, struct collect_opts *o)
 {
-	struct collector c = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct clusteragg_cfg cfg = { 0 };
-	struct sigaction sa = { 0 };
-	char err[256];
-	uint64_t start, next_status;
-	int rc, ret = EXIT_FAIL;
+	char err[256], help[4096];
+	int rc = collect_parse(argc, argv, o, err, sizeof(err));
 
-	rc = collect_parse(argc, argv, &c.o, err, sizeof(err));
 	if (rc == 1) {
-		fputs(usage, stdout);
+		collect_usage(help, sizeof(help));
+		fputs(help, stdout);
 		return EXIT_OK;
 	}
 	if (rc) {
 		log_err("%s (see 'vnoise-host collect --help')", err);
 		return EXIT_USAGE;
 	}
-	log_set_verbosity(c.o.quiet ? -1 : c.o.verbose);
-	if (keyfile_load(c.o.key_file, &c.keys, err, sizeof(err))) {
-		log_err("%s", err);
-		return EXIT_USAGE;
-	}
-	cfg.keys = &c.keys;
-	cfg.slot_ns = c.o.pcap_in ? 0 : c.o.slot_ns;
-	cfg.sample_nodes = c.o.sample_nodes;
-	cfg.wait_nodes = c.o.wait_nodes;
-	cfg.max_slots = c.o.max_slots;
-	cfg.exclude_ratio = c.o.exclude_pct / 100;
-	cfg.exclude_min = c.o.exclude_min;
-	cfg.max_nodes = c.o.max_nodes;
+	return -1;
+}
+
+/* The engine on the options (a replay does not rotate); NULL and errno on failure. */
+static struct clusteragg *engine_new(struct collector *c)
+{
+	struct clusteragg_cfg cfg = { 0 };
+
+	cfg.keys = &c->keys;
+	cfg.slot_ns = c->o.pcap_in ? 0 : c->o.slot_ns;
+	cfg.sample_nodes = c->o.sample_nodes;
+	cfg.wait_nodes = c->o.wait_nodes;
+	cfg.max_slots = c->o.max_slots;
+	cfg.exclude_ratio = c->o.exclude_pct / 100;
+	cfg.exclude_min = c->o.exclude_min;
+	cfg.max_nodes = c->o.max_nodes;
 	cfg.send = send_cmd;
-	cfg.send_ctx = &c;
+	cfg.send_ctx = c;
 	cfg.event = on_event;
-	cfg.job_names = c.o.jobs;
-	cfg.njob_names = c.o.njobs;
-	c.cs = clusteragg_new(&cfg);
-	if (!c.cs) {
-		log_err("collector: %s", strerror(errno));
-		goto out;
-	}
+	cfg.job_names = c->o.jobs;
+	cfg.njob_names = c->o.njobs;
+	return clusteragg_new(&cfg);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { 0 };
+
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+}
 
-	if (c.o.pcap_in) {
-		rc = replay(&c, c.o.pcap_in, "capture");
-		if (rc) {
-			ret = rc == -EBADMSG ? EXIT_DAMAGED
-			      : rc == -EINTR ? 128 + g_stop
-					     : EXIT_FAIL;
-			goto out;
-		}
-		goto report;
+/* --pcap-in: the capture through the engine; the exit status (EXIT_OK: the report is due). */
+static int run_replay(struct collector *c)
+{
+	int rc = replay(c, c->o.pcap_in, "capture");
+
+	if (rc == -EBADMSG)
+		return EXIT_DAMAGED;
+	if (rc == -EINTR)
+		return 128 + g_stop; /* as a shell reports a process ended by that signal */
+	return rc ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The store, the socket, --pcap-out and /metrics: EXIT_OK or the exit status (reported). */
+static int start_live(struct collector *c)
+{
+	char err[256];
+	int rc;
+
+	if (c->o.store) {
+		rc = open_store(c);
+		if (rc)
+			return rc == -EBADMSG ? EXIT_DAMAGED : EXIT_FAIL;
 	}
-	if (c.o.store) {
-		rc = open_store(&c);
-		if (rc) {
-			ret = rc == -EBADMSG ? EXIT_DAMAGED : EXIT_FAIL;
-			goto out;
+	if (open_socket(c))
+		return EXIT_FAIL;
+	if (c->o.pcap_out) {
+		c->out = pcapio_create(c->o.pcap_out, err, sizeof(err));
+		if (!c->out) {
+			log_err("--pcap-out %s: %s", c->o.pcap_out, err);
+			return EXIT_FAIL;
 		}
 	}
-	if (open_socket(&c))
-		goto out;
-	if (c.o.pcap_out) {
-		c.out = pcapio_create(c.o.pcap_out, err, sizeof(err));
-		if (!c.out) {
-			log_err("--pcap-out %s: %s", c.o.pcap_out, err);
-			goto out;
+	if (c->o.metrics) {
+		c->http = httpd_start(c->o.metrics, render, c, err, sizeof(err));
+		if (!c->http) {
+			log_err("--metrics %s: %s", c->o.metrics, err);
+			return EXIT_FAIL;
 		}
+		log_info("serving /metrics on port %u", httpd_port(c->http));
 	}
-	if (c.o.metrics) {
-		c.http = httpd_start(c.o.metrics, render, &c, err, sizeof(err));
-		if (!c.http) {
-			log_err("--metrics %s: %s", c.o.metrics, err);
-			goto out;
-		}
-		log_info("serving /metrics on port %u", httpd_port(c.http));
-	}
-	start = now_ns();
-	next_status = start + c.o.period_ns;
+	return EXIT_OK;
+}
+
+/* --period: the status line and, without --json, the report's tables (the dashboard). */
+static void show_period(struct collector *c, uint64_t t, uint64_t start)
+{
+	status(c);
+	if (c->o.json) /* JSON: the report at the end only */
+		return;
+	pthread_mutex_lock(&c->lock);
+	fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
+	clusteragg_report(c->cs, stdout, 0);
+	pthread_mutex_unlock(&c->lock);
+	fflush(stdout);
+}
+
+/* Receive and rotate until --duration or a signal. */
+static void run_loop(struct collector *c)
+{
+	uint64_t start = now_ns(), next_status = start + c->o.period_ns;
+
 	while (!g_stop) {
-		struct pollfd pfd = { c.fd, POLLIN, 0 };
+		struct pollfd pfd = { c->fd, POLLIN, 0 };
 		uint64_t t = now_ns();
 
-		if (c.o.duration_ns && t - start >= c.o.duration_ns)
+		if (c->o.duration_ns && t - start >= c->o.duration_ns)
 			break;
-		if (c.o.period_ns && t >= next_status) {
-			status(&c);
-			if (!c.o.json) { /* the dashboard: the tables every period (JSON: at the end only) */
-				pthread_mutex_lock(&c.lock);
-				fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
-				clusteragg_report(c.cs, stdout, 0);
-				pthread_mutex_unlock(&c.lock);
-				fflush(stdout);
-			}
-			next_status += c.o.period_ns;
+		if (c->o.period_ns && t >= next_status) {
+			show_period(c, t, start);
+			next_status += c->o.period_ns;
 		}
-		pthread_mutex_lock(&c.lock);
-		clusteragg_tick(c.cs, now_rt_ns());
-		pthread_mutex_unlock(&c.lock);
+		pthread_mutex_lock(&c->lock);
+		clusteragg_tick(c->cs, now_rt_ns());
+		pthread_mutex_unlock(&c->lock);
 		if (poll(&pfd, 1, (int)(TICK_NS / 1000000)) > 0)
 			/* drain the queue before sleeping again: one wake-up per burst, not per few datagrams */
-			for (int k = 0; k < 64 && receive(&c) == BATCH; k++)
+			for (int k = 0; k < 64 && receive(c) == BATCH; k++)
 				;
 	}
-report:
-	pthread_mutex_lock(&c.lock);
-	clusteragg_close_all(c.cs);
-	pthread_mutex_unlock(&c.lock);
-	if (c.o.period_ns)
-		status(&c);
-	if (c.o.period_ns && !c.o.json)
+}
+
+/* The intervals still open are closed, then the report (the last status line first with --period). */
+static void final_report(struct collector *c)
+{
+	pthread_mutex_lock(&c->lock);
+	clusteragg_close_all(c->cs);
+	pthread_mutex_unlock(&c->lock);
+	if (c->o.period_ns)
+		status(c);
+	if (c->o.period_ns && !c->o.json)
 		fputs("\n--- end\n", stdout);
-	clusteragg_report(c.cs, stdout, c.o.json);
+	clusteragg_report(c->cs, stdout, c->o.json);
 	fflush(stdout);
-	ret = EXIT_OK;
-out:
-	httpd_stop(c.http);
-	if (c.out && pcapio_flush(c.out))
-		log_warn("--pcap-out %s: write error; the capture is incomplete", c.o.pcap_out);
-	pcapio_close(c.out);
-	if (c.store && pcapio_flush(c.store))
-		log_warn("store %s: write error; the store is incomplete", c.o.store);
-	pcapio_close(c.store);
-	if (c.out_errors || c.store_errors)
+}
+
+/* Stop serving, flush and close the files (what could not be written is said), free the engine. */
+static void teardown(struct collector *c)
+{
+	httpd_stop(c->http);
+	if (c->out && pcapio_flush(c->out))
+		log_warn("--pcap-out %s: write error; the capture is incomplete", c->o.pcap_out);
+	pcapio_close(c->out);
+	if (c->store && pcapio_flush(c->store))
+		log_warn("store %s: write error; the store is incomplete", c->o.store);
+	pcapio_close(c->store);
+	if (c->out_errors || c->store_errors)
 		log_warn("%" PRIu64 " datagrams not written to --pcap-out, %" PRIu64
 			 " not written to the store",
-			 c.out_errors, c.store_errors);
-	if (c.sock_drops)
+			 c->out_errors, c->store_errors);
+	if (c->sock_drops)
 		log_warn("the kernel dropped %" PRIu64 " datagrams (receive buffer full)",
-			 c.sock_drops);
-	if (c.fd >= 0)
-		close(c.fd);
-	clusteragg_free(c.cs);
-	keyfile_clear(&c.keys);
+			 c->sock_drops);
+	if (c->fd >= 0)
+		close(c->fd);
+	clusteragg_free(c->cs);
+	keyfile_clear(&c->keys);
+}
+
+int collect_main(int argc, char **argv)
+{
+	struct collector c = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	char err[256];
+	int ret = parse_args(argc, argv, &c.o);
+
+	if (ret >= 0)
+		return ret;
+	log_set_verbosity(c.o.quiet ? -1 : c.o.verbose);
+	if (keyfile_load(c.o.key_file, &c.keys, err, sizeof(err))) {
+		log_err("%s", err);
+		return EXIT_USAGE;
+	}
+	c.cs = engine_new(&c);
+	if (!c.cs) {
+		log_err("collector: %s", strerror(errno));
+		ret = EXIT_FAIL;
+	} else if (c.o.pcap_in) {
+		catch_signals();
+		ret = run_replay(&c);
+	} else {
+		catch_signals();
+		ret = start_live(&c);
+		if (ret == EXIT_OK)
+			run_loop(&c);
+	}
+	if (ret == EXIT_OK)
+		final_report(&c);
+	teardown(&c);
 	return ret;
 }

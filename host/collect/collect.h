@@ -9,6 +9,7 @@
 #ifndef VNOISE_HOST_COLLECT_COLLECT_H
 #define VNOISE_HOST_COLLECT_COLLECT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define COLLECT_DEFAULT_LISTEN "127.0.0.1:7361"
@@ -26,17 +27,19 @@ struct collect_opts {
 	double exclude_pct;
 	uint64_t duration_ns, period_ns; /* 0: until a signal / no status lines */
 	int json, verbose, quiet;
-	const char *jobs[16]; /* --job NAME: names shown for these jobs' ids */
+	const char *jobs[16]; /* --job ID: names shown for these jobs' ids */
 	unsigned njobs;
 };
 
 /*
- * Parse the options after "collect" (argv[0] is "collect"). 0, 1 for --help, or -EINVAL with a one-line
- * reason in err. Pure: no file is opened.
+ * Parse the options after "collect" (argv[0] is "collect") on the common option table (shared/cli/cliopt.h;
+ * the old letters -l -m -s -w -r are deprecated aliases that warn). 0, 1 for --help, or -EINVAL with a
+ * one-line reason in err. Pure but for that warning line: no file is opened.
  */
 int collect_parse(int argc, char **argv, struct collect_opts *o, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-const char *collect_usage(void);
+/* The help of `vnoise-host collect` into buf; returns the length it needed, as snprintf. */
+size_t collect_usage(char *buf, size_t len);
 /* Run the collector; returns the exit status (shared/cli/exitcode.h). */
 int collect_main(int argc, char **argv);
 

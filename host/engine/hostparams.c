@@ -1,196 +1,325 @@
 /* SPDX-License-Identifier: MIT */
-/* hostparams: getopt_long based parser of vnoise-host's commands; no side effects beyond the struct. */
+/*
+ * hostparams: the parser of vnoise-host's commands on the common option table (cliopt); no side effects
+ * beyond the struct and the warning line of a deprecated spelling.
+ *
+ * Every command accepts every option of the table, and the rules after the parse reject those that do not
+ * apply with the reason ("-o is for record only"); the help of a command shows only the options it takes.
+ */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include "cli/cliopt.h"
 #include "engine/hostparams.h"
-#include "util/parse.h"
 
-static const char usage[] =
-    "usage: vnoise-host {top|record|list} [options]   |   vnoise-host report FILE [--json] [--top "
-    "N]\n"
-    "  -c, --connect URI      libvirt URI (default qemu:///system)\n"
-    "  -D, --domain NAME      monitor this domain (repeatable; default every running domain)\n"
-    "  -p, --period TIME      statistics period (default 1s; unit s when none)\n"
-    "  -d, --duration TIME    stop after TIME (default: until Ctrl-C; unit s when none)\n"
-    "  -o, --output FILE      record: file to write\n"
-    "  -g, --guest            combined view: read each domain's vnoise guest channel (ivshmem), "
-    "align\n"
-    "                         the clocks, subtract hypervisor time from guest noise and attribute "
-    "it\n"
-    "                         (JSON schema vnoise.match/1); report: show a --guest recording that "
-    "way\n"
-    "      --flows            top, record: capture on each domain's tap devices; packets and "
-    "bytes\n"
-    "                         per flow and period into and out of the guest, next to the guest's\n"
-    "                         network noise with --guest (needs root)\n"
-    "      --flows-top N      flows listed per domain and direction (default 10)\n"
-    "  -j, --json             JSON output (schema vnoise.host/1)\n"
-    "  -n, --top N            preemptors, exit reasons and IRQs listed per vCPU (default 5)\n"
-    "      --no-dispatch      counters only (libvirt, schedstat): no host tracing\n"
-    "      --no-irqs          no host IRQ/softirq accounting in the dispatch log\n"
-    "      --qmp              map vCPU threads with QMP query-cpus-fast (taints the domain)\n"
-    "  -q, --quiet            no progress messages;  -v, --verbose  more\n";
+#define MS 1000000ULL
+#define S 1000000000ULL
 
-const char *hostparams_usage(void)
+enum { OPT_NO_DISPATCH = CLIOPT_OWN, OPT_NO_IRQS, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP };
+
+/* The commands an option is shown for in their help. */
+enum {
+	SHOW_TOP = 1 << HCMD_TOP,
+	SHOW_RECORD = 1 << HCMD_RECORD,
+	SHOW_REPORT = 1 << HCMD_REPORT,
+	SHOW_LIST = 1 << HCMD_LIST,
+	SHOW_LIVE = SHOW_TOP | SHOW_RECORD,
+	SHOW_ALL = SHOW_LIVE | SHOW_REPORT | SHOW_LIST,
+};
+
+struct host_opt {
+	struct cliopt o;
+	unsigned show; /* SHOW_*: 0 for the deprecated aliases */
+};
+
+static const struct host_opt host_opts[] = {
+	{ { .id = CLIOPT_CONNECT, .help = "libvirt URI (default qemu:///system)" },
+	  SHOW_LIVE | SHOW_LIST },
+	{ { .id = CLIOPT_DOMAIN,
+	    .help = "monitor this domain (repeatable; default every running domain)" },
+	  SHOW_LIVE | SHOW_LIST },
+	{ { .id = CLIOPT_PERIOD,
+	    .help = "statistics period, 10ms..1h (default 1s)",
+	    .bare_unit = "s" },
+	  SHOW_LIVE },
+	{ { .id = CLIOPT_DURATION, .help = "stop after TIME (default: until Ctrl-C)" }, SHOW_LIVE },
+	{ { .id = CLIOPT_OUTPUT, .help = "the record file to write (required)" }, SHOW_RECORD },
+	{ { .id = CLIOPT_GUEST,
+	    .help = "the combined guest + host view: each domain's vnoise guest channel\n"
+		    "                         (ivshmem) read, the clocks aligned, hypervisor time "
+		    "subtracted\n"
+		    "                         from guest noise and attributed (schema "
+		    "vnoise.match/1); for\n"
+		    "                         report, of a record made with --guest" },
+	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = OPT_FLOWS,
+	    .name = "flows",
+	    .help = "capture on each domain's tap devices: packets and bytes per flow and\n"
+		    "                         period into and out of the guest, next to the "
+		    "guest's network\n"
+		    "                         noise with --guest (needs root)" },
+	  SHOW_LIVE },
+	{ { .id = OPT_FLOWS_TOP,
+	    .name = "flows-top",
+	    .has_arg = 1,
+	    .arg = "N",
+	    .help = "flows listed per domain and direction (default 10)" },
+	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = CLIOPT_JSON, .help = "JSON output (schema vnoise.host/1)" },
+	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = CLIOPT_TOP,
+	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },
+	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = OPT_NO_DISPATCH,
+	    .name = "no-dispatch",
+	    .help = "counters only (libvirt, schedstat): no host tracing" },
+	  SHOW_LIVE },
+	{ { .id = OPT_NO_IRQS,
+	    .name = "no-irqs",
+	    .help = "no host IRQ/softirq accounting in the dispatch log" },
+	  SHOW_LIVE },
+	{ { .id = OPT_QMP,
+	    .name = "qmp",
+	    .help = "map vCPU threads with QMP query-cpus-fast (taints the domain)" },
+	  SHOW_LIVE | SHOW_LIST },
+	{ { .id = CLIOPT_QUIET }, SHOW_ALL },
+	{ { .id = CLIOPT_VERBOSE }, SHOW_ALL },
+	{ { .id = CLIOPT_HELP }, SHOW_ALL },
+	/* -c is --cpus elsewhere; vnoise-host has no --cpus, so it stays one release as --connect */
+	{ { .letter = 'c', .alias_of = CLIOPT_CONNECT }, 0 },
+};
+
+#define NOPTS (sizeof(host_opts) / sizeof(host_opts[0]))
+
+_Static_assert(NOPTS <= CLIOPT_MAX, "host_opts does not fit a cliopt table");
+
+/* The cliopt table of the options shown for the commands in show (SHOW_ALL: every option, aliases too). */
+static void host_table(unsigned show, struct cliopt table[NOPTS + 1])
 {
-	return usage;
+	size_t i, n = 0;
+
+	for (i = 0; i < NOPTS; i++)
+		if (show == SHOW_ALL || (host_opts[i].show & show))
+			table[n++] = host_opts[i].o;
+	table[n] = (struct cliopt){ 0 };
 }
 
-#define FAIL(...)                                   \
-	do {                                        \
-		snprintf(err, errlen, __VA_ARGS__); \
-		return -EINVAL;                     \
-	} while (0)
+static const char *const usage_head[] = {
+	[HCMD_TOP] =
+	    "usage: vnoise-host top [options]\n"
+	    "A live table per domain and vCPU every period: steal, out-time, preemptors, exits.\n",
+	[HCMD_RECORD] = "usage: vnoise-host record -o FILE [options]\n"
+			"What top shows, written to FILE; prints the run's summary at the end.\n",
+	[HCMD_REPORT] = "usage: vnoise-host report FILE [options]\n"
+			"The views of a record file.\n",
+	[HCMD_LIST] = "usage: vnoise-host list [options]\n"
+		      "The domains, their QEMU pid and vCPU thread ids, shmem and tap devices.\n",
+};
+
+static const char time_note[] =
+    "TIME takes a unit: 500ms, 2s, 1m (ns us ms s m h); a bare number is in microseconds.\n";
+
+size_t hostparams_usage(enum host_cmd cmd, char *buf, size_t len)
+{
+	struct cliopt table[NOPTS + 1];
+	size_t n;
+	int w;
+
+	host_table(1u << cmd, table);
+	w = snprintf(buf, len, "%s", usage_head[cmd]);
+	n = w > 0 ? (size_t)w : 0;
+	n += cliopt_help(table, n < len ? buf + n : NULL, n < len ? len - n : 0);
+	if (cmd == HCMD_TOP || cmd == HCMD_RECORD) {
+		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", time_note);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
+
+static void set_defaults(struct host_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->period_ns = 1 * S;
+	p->top_n = 5;
+	p->flows_top = 10;
+}
+
+static int command_of(const char *name, enum host_cmd *cmd, char *err, size_t errlen)
+{
+	static const char *const names[] = { [HCMD_TOP] = "top",
+					     [HCMD_RECORD] = "record",
+					     [HCMD_REPORT] = "report",
+					     [HCMD_LIST] = "list" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i])) {
+			*cmd = (enum host_cmd)i;
+			return 0;
+		}
+	log_reason(err, errlen, "unknown command '%s' (want top, record, report or list)", name);
+	return -EINVAL;
+}
+
+/* The options with a value that is checked: --connect, --domain, the times and the counts. */
+static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, int *flows_top_set)
+{
+	const char *a = ps->arg;
+
+	switch (c) {
+	case CLIOPT_CONNECT:
+		if (!*a)
+			return cliopt_fail(ps, "invalid --connect '': want a libvirt URI");
+		p->uri = a;
+		return 0;
+	case CLIOPT_DOMAIN:
+		if (!*a || strlen(a) > 127)
+			return cliopt_fail(ps, "invalid --domain '%s': want a domain name", a);
+		if (p->ndomains == HOSTPARAMS_MAX_DOMAINS)
+			return cliopt_fail(ps, "too many --domain (at most %d)",
+					   HOSTPARAMS_MAX_DOMAINS);
+		p->domains[p->ndomains++] = a;
+		return 0;
+	case CLIOPT_PERIOD:
+		if (cliopt_time(ps, &p->period_ns))
+			return -EINVAL;
+		if (p->period_ns < 10 * MS || p->period_ns > 3600 * S)
+			return cliopt_fail(ps, "invalid --period '%s': want 10ms..1h", a);
+		return 0;
+	case CLIOPT_DURATION:
+		if (cliopt_time(ps, &p->duration_ns))
+			return -EINVAL;
+		if (!p->duration_ns || p->duration_ns > 31ULL * 24 * 3600 * S)
+			return cliopt_fail(
+			    ps,
+			    "invalid --duration '%s': want > 0 and at most 31 days (e.g. 10s, 2m)",
+			    a);
+		return 0;
+	case CLIOPT_OUTPUT:
+		if (!*a)
+			return cliopt_fail(ps, "invalid --output '': want a file name");
+		p->output = a;
+		return 0;
+	case CLIOPT_TOP:
+		return cliopt_int(ps, 1, 1000, &p->top_n);
+	case OPT_FLOWS_TOP:
+		*flows_top_set = 1;
+		return cliopt_int(ps, 1, 1000, &p->flows_top);
+	}
+	return cliopt_fail(ps, "hostparams: option %d not handled", c);
+}
+
+/* One option: 0, 1 for --help, or -EINVAL with the message in err. */
+static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, int *flows_top_set)
+{
+	switch (c) {
+	case CLIOPT_JSON:
+		p->json = 1;
+		return 0;
+	case OPT_NO_DISPATCH:
+		p->no_dispatch = 1;
+		return 0;
+	case OPT_NO_IRQS:
+		p->no_irqs = 1;
+		return 0;
+	case OPT_QMP:
+		p->qmp = 1;
+		return 0;
+	case CLIOPT_GUEST:
+		p->guest = 1;
+		return 0;
+	case OPT_FLOWS:
+		p->flows = 1;
+		return 0;
+	case CLIOPT_QUIET:
+		p->quiet = 1;
+		return 0;
+	case CLIOPT_VERBOSE:
+		p->verbose++;
+		return 0;
+	case CLIOPT_HELP:
+		return 1;
+	}
+	return take_value(ps, c, p, flows_top_set);
+}
+
+/* The options of each command once parsed: what a command does not take is named with the reason. */
+static int check_rules(struct cliopt_parser *ps, const struct host_params *p, int flows_top_set)
+{
+	if (p->cmd == HCMD_RECORD && !p->output)
+		return cliopt_fail(ps, "record needs -o FILE");
+	if (p->cmd != HCMD_RECORD && p->output)
+		return cliopt_fail(ps, "-o is for record only");
+	if (p->cmd == HCMD_LIST && p->guest)
+		return cliopt_fail(ps, "--guest is for top, record and report");
+	if (p->cmd == HCMD_LIST && (p->flows || flows_top_set))
+		return cliopt_fail(ps, "--flows and --flows-top are for top and record");
+	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && flows_top_set && !p->flows)
+		return cliopt_fail(ps, "--flows-top needs --flows");
+	if (p->cmd != HCMD_REPORT)
+		return 0;
+	if (!p->input)
+		return cliopt_fail(ps, "report needs a FILE");
+	if (p->ndomains || p->uri || p->duration_ns || p->no_dispatch || p->qmp)
+		return cliopt_fail(ps, "report reads a file: --connect, --domain, --duration, "
+				       "--no-dispatch and --qmp do not apply");
+	if (p->flows)
+		return cliopt_fail(ps,
+				   "report reads a file: --flows does not apply (recorded flows "
+				   "are shown; --flows-top N limits them)");
+	return 0;
+}
+
+/*
+ * The options up to the end, report's FILE among them: options may follow FILE, except after "--" which
+ * makes FILE the last argument. 0, 1 for --help or -EINVAL.
+ */
+static int take_options(struct cliopt_parser *ps, int argc, char **argv, struct host_params *p,
+			int *flows_top_set)
+{
+	int c, rc, dashdash;
+
+	for (;;) {
+		c = cliopt_next(ps);
+		if (c < 0)
+			return c;
+		if (c > 0) {
+			rc = take_option(ps, c, p, flows_top_set);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (p->cmd != HCMD_REPORT || p->input || optind >= argc)
+			break;
+		dashdash = !strcmp(argv[optind - 1], "--");
+		p->input = argv[optind++];
+		if (dashdash)
+			break;
+	}
+	if (optind < argc)
+		return cliopt_fail(ps, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
 
 int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, size_t errlen)
 {
-	enum { OPT_NODISP = 256, OPT_NOIRQ, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP };
-	static const struct option opts[] = { { "connect", required_argument, 0, 'c' },
-					      { "domain", required_argument, 0, 'D' },
-					      { "period", required_argument, 0, 'p' },
-					      { "duration", required_argument, 0, 'd' },
-					      { "output", required_argument, 0, 'o' },
-					      { "json", no_argument, 0, 'j' },
-					      { "top", required_argument, 0, 'n' },
-					      { "no-dispatch", no_argument, 0, OPT_NODISP },
-					      { "no-irqs", no_argument, 0, OPT_NOIRQ },
-					      { "qmp", no_argument, 0, OPT_QMP },
-					      { "guest", no_argument, 0, 'g' },
-					      { "flows", no_argument, 0, OPT_FLOWS },
-					      { "flows-top", required_argument, 0, OPT_FLOWS_TOP },
-					      { "quiet", no_argument, 0, 'q' },
-					      { "verbose", no_argument, 0, 'v' },
-					      { "help", no_argument, 0, 'h' },
-					      { 0, 0, 0, 0 } };
-	int c, cur, flows_top_set = 0;
+	struct cliopt table[NOPTS + 1];
+	struct cliopt_parser ps;
+	int rc, flows_top_set = 0;
 
-	memset(p, 0, sizeof(*p));
-	p->period_ns = 1000000000ULL;
-	p->top_n = 5;
-	p->flows_top = 10;
-	if (argc < 1)
-		FAIL("missing command");
-	if (!strcmp(argv[0], "top"))
-		p->cmd = HCMD_TOP;
-	else if (!strcmp(argv[0], "record"))
-		p->cmd = HCMD_RECORD;
-	else if (!strcmp(argv[0], "report"))
-		p->cmd = HCMD_REPORT;
-	else if (!strcmp(argv[0], "list"))
-		p->cmd = HCMD_LIST;
-	else
-		FAIL("unknown command '%s' (want top, record, report or list)", argv[0]);
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		cur = optind ? optind : 1;
-		c = getopt_long(argc, argv, "+:c:D:p:d:o:jgn:qvh", opts, NULL);
-		if (c == -1) {
-			if (p->cmd == HCMD_REPORT && !p->input && optind < argc) {
-				/* after "--" FILE is the last argument: no more options parsed */
-				int dashdash = !strcmp(argv[optind - 1], "--");
-
-				p->input = argv[optind++];
-				if (!dashdash)
-					continue;
-			}
-			break;
-		}
-		switch (c) {
-		case 'c':
-			if (!*optarg)
-				FAIL("invalid --connect '': want a libvirt URI");
-			p->uri = optarg;
-			break;
-		case 'D':
-			if (!*optarg || strlen(optarg) > 127)
-				FAIL("invalid --domain '%s': want a domain name", optarg);
-			if (p->ndomains == HOSTPARAMS_MAX_DOMAINS)
-				FAIL("too many --domain (at most %d)", HOSTPARAMS_MAX_DOMAINS);
-			p->domains[p->ndomains++] = optarg;
-			break;
-		case 'p':
-			if (parse_duration(optarg, 1000000000ULL, &p->period_ns) ||
-			    p->period_ns < 10000000ULL || p->period_ns > 3600000000000ULL)
-				FAIL("invalid --period '%s': want 10ms..1h", optarg);
-			break;
-		case 'd':
-			if (parse_duration(optarg, 1000000000ULL, &p->duration_ns) ||
-			    !p->duration_ns || p->duration_ns > 31ULL * 24 * 3600 * 1000000000ULL)
-				FAIL("invalid --duration '%s': want > 0 (e.g. 10, 10s, 500ms, 2m)",
-				     optarg);
-			break;
-		case 'o':
-			if (!*optarg)
-				FAIL("invalid --output '': want a file name");
-			p->output = optarg;
-			break;
-		case 'j':
-			p->json = 1;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, 1000, &p->top_n))
-				FAIL("invalid --top '%s': want 1..1000", optarg);
-			break;
-		case OPT_NODISP:
-			p->no_dispatch = 1;
-			break;
-		case OPT_NOIRQ:
-			p->no_irqs = 1;
-			break;
-		case OPT_QMP:
-			p->qmp = 1;
-			break;
-		case 'g':
-			p->guest = 1;
-			break;
-		case OPT_FLOWS:
-			p->flows = 1;
-			break;
-		case OPT_FLOWS_TOP:
-			if (parse_int(optarg, 1, 1000, &p->flows_top))
-				FAIL("invalid --flows-top '%s': want 1..1000", optarg);
-			flows_top_set = 1;
-			break;
-		case 'q':
-			p->quiet = 1;
-			break;
-		case 'v':
-			p->verbose++;
-			break;
-		case 'h':
-			return 1;
-		case ':':
-			FAIL("option '%s' needs a value", argv[cur]);
-		default:
-			FAIL("unknown option '%s'", argv[cur]);
-		}
+	set_defaults(p);
+	if (argc < 1) {
+		log_reason(err, errlen, "missing command");
+		return -EINVAL;
 	}
-	if (optind < argc)
-		FAIL("unexpected argument '%s'", argv[optind]);
-	if (p->cmd == HCMD_RECORD && !p->output)
-		FAIL("record needs -o FILE");
-	if (p->cmd != HCMD_RECORD && p->output)
-		FAIL("-o is for record only");
-	if (p->cmd == HCMD_LIST && p->guest)
-		FAIL("--guest is for top, record and report");
-	if (p->cmd == HCMD_LIST && (p->flows || flows_top_set))
-		FAIL("--flows and --flows-top are for top and record");
-	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && flows_top_set && !p->flows)
-		FAIL("--flows-top needs --flows");
-	if (p->cmd == HCMD_REPORT) {
-		if (!p->input)
-			FAIL("report needs a FILE");
-		if (p->ndomains || p->uri || p->duration_ns || p->no_dispatch || p->qmp)
-			FAIL("report reads a file: --connect, --domain, --duration, --no-dispatch "
-			     "and "
-			     "--qmp do not apply");
-		if (p->flows)
-			FAIL("report reads a file: --flows does not apply (recorded flows are "
-			     "shown; "
-			     "--flows-top N limits them)");
-	}
-	return 0;
+	rc = command_of(argv[0], &p->cmd, err, errlen);
+	if (rc)
+		return rc;
+	host_table(SHOW_ALL, table);
+	rc = cliopt_init(&ps, table, argc, argv, err, errlen);
+	if (!rc)
+		rc = take_options(&ps, argc, argv, p, &flows_top_set);
+	if (!rc)
+		rc = check_rules(&ps, p, flows_top_set);
+	return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostparams: command line of vnoise-host (top, record, report, list), parsed by one pure function into a
- * struct (STYLE.md 9). Times are stored in ns; a time without a unit is in seconds here (host periods are
- * seconds long), "500ms", "2s", "1m" take units.
+ * struct (STYLE.md 9) through the common option table (shared/cli/cliopt.h, docs/CLI.md). Times are stored
+ * in ns and take a unit ("500ms", "2s", "1m"); a time without one is in microseconds, and for one release a
+ * bare non-zero --period or --duration (seconds before) is rejected with a hint.
  */
 #ifndef VNOISE_HOST_ENGINE_HOSTPARAMS_H
 #define VNOISE_HOST_ENGINE_HOSTPARAMS_H
@@ -16,7 +17,7 @@ enum host_cmd { HCMD_TOP, HCMD_RECORD, HCMD_REPORT, HCMD_LIST };
 
 struct host_params {
 	enum host_cmd cmd;
-	const char *uri; /* --connect, default qemu:///system */
+	const char *uri; /* --connect (-c: deprecated alias), default qemu:///system */
 	const char *
 	    domains[HOSTPARAMS_MAX_DOMAINS]; /* --domain, repeatable; none = every running domain */
 	int ndomains;
@@ -37,13 +38,16 @@ struct host_params {
 };
 
 /*
- * Parse argv (argv[0] is the command: "top", "record", "report", "list"). Returns 0, 1 for --help, or
- * -EINVAL with a one-line message in err.
+ * Parse argv (argv[0] is the command: "top", "record", "report", "list"). Returns 0, 1 for --help (p->cmd is
+ * set), or -EINVAL with a one-line message in err. A deprecated spelling prints one warning line on stderr.
  */
 int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
-/* Usage text (all commands). */
-const char *hostparams_usage(void);
+/*
+ * The help of one command (its usage line and only the options it takes) into buf; returns the length it
+ * needed, as snprintf.
+ */
+size_t hostparams_usage(enum host_cmd cmd, char *buf, size_t len);
 
 #endif

@@ -18,18 +18,18 @@ expect_err 2 "--priority" "$VG" measure --priority fifo:100
 expect_err 2 "unknown option" "$VG" measure --bogus
 expect_err 2 "needs a value" "$VG" measure --cpus
 expect_err 2 "runtime" "$VG" measure --runtime 2s --period 1s
-expect_err 2 "-o FILE" "$VG" record --duration 1
+expect_err 2 "-o FILE" "$VG" record --duration 1s
 expect_err 2 "FILE" "$VG" report
 expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
 expect_err 2 "error" "$VG" inject --level 1
-expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1
+expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1s
 expect_err 2 "cpu 1000 does not exist" "$VG" inject --cpu 1000 --level 1
 
 # A CPU that exists but is offline (real hotplug, restored on every exit path of this test).
 if [ -w "/sys/devices/system/cpu/cpu$cpu/online" ] && [ "$cpu" -ge 1 ]; then
 	trap 'echo 1 >/sys/devices/system/cpu/cpu'"$cpu"'/online 2>/dev/null; cleanup_lib' EXIT
 	echo 0 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot take CPU $cpu offline"
-	expect_err 4 "CPU $cpu is offline" "$VG" measure --cpus "$cpu" --duration 1
+	expect_err 4 "CPU $cpu is offline" "$VG" measure --cpus "$cpu" --duration 1s
 	echo 1 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot bring CPU $cpu back"
 	sleep 0.5
 else
@@ -37,7 +37,7 @@ else
 fi
 
 # Not root: a clear message and the counters-only fallback, never a crash.
-setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --cpus "$cpu" --duration 2 --json \
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --cpus "$cpu" --duration 2s --json \
 	>"$TMP/np.json" 2>"$TMP/np.err" || fail "unprivileged measure failed: $(cat "$TMP/np.err")"
 grep -q "not root" "$TMP/np.err" || fail "no 'not root' message: $(cat "$TMP/np.err")"
 jq -e '.kernel_helper == "proc" and (.cpus[0].runtime_ns > 1000000000)' "$TMP/np.json" >/dev/null ||
@@ -45,8 +45,8 @@ jq -e '.kernel_helper == "proc" and (.cpus[0].runtime_ns > 1000000000)' "$TMP/np
 jq -e '([.cpus[0].by_class_ns[]] | add) == .cpus[0].noise_ns' "$TMP/np.json" >/dev/null ||
 	fail "proc fallback classes do not add up"
 ok "not root -> $(cat "$TMP/np.err")"
-"$VG" measure --helper bpf --cpus "$cpu" --duration 1 --json >/dev/null 2>"$TMP/e" || fail "--helper bpf as root failed"
-setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --helper bpf --cpus "$cpu" --duration 1 \
+"$VG" measure --helper bpf --cpus "$cpu" --duration 1s --json >/dev/null 2>"$TMP/e" || fail "--helper bpf as root failed"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --helper bpf --cpus "$cpu" --duration 1s \
 	>/dev/null 2>"$TMP/e"
 [ $? -eq 4 ] && grep -q "needs root" "$TMP/e" || fail "--helper bpf unprivileged: $(cat "$TMP/e")"
 ok "--helper bpf unprivileged -> exit 4"

@@ -120,7 +120,7 @@ TOTALS='{datagrams: .datagrams, nodes: [.nodes[] | del(.slots_sampled, .commands
 ok "capture: tshark reads $(wc -l <"$TMP/tshark.out") packets; --pcap-in gives identical totals"
 
 # the store: a new collector on it starts with the accepted reports (not the rejected ones)
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1 --json >"$TMP/S.json" \
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S.json" \
 	2>"$TMP/S.err" || fail "collector on the store failed: $(cat "$TMP/S.err")"
 STORED='[.nodes[] | {node, datagrams, lost, noise_ns, compute_ns, class_ns, intervals}]'
 [ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/S.json")" ] ||
@@ -130,22 +130,22 @@ ok "store: reloaded into the same per-node totals"
 # a capture is refused and left as it was
 used=$(jq '.datagrams.ok' "$TMP/S.json")
 truncate -s -7 "$TMP/A.store"
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1 --json >"$TMP/S2.json" \
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S2.json" \
 	2>"$TMP/S2.err" || fail "collector on a damaged store failed: $(cat "$TMP/S2.err")"
 [ "$(jq '.datagrams.ok' "$TMP/S2.json")" = $((used - 1)) ] || fail "damaged store: $(jq .datagrams.ok "$TMP/S2.json") of $used - 1 datagrams"
 grep -q "warning: store .*moved to .*A.store.damaged" "$TMP/S2.err" || fail "no warning about the damaged store: $(cat "$TMP/S2.err")"
 [ -s "$TMP/A.store.damaged" ] || fail "the damaged store was not kept"
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1 --json >"$TMP/S3.json" \
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S3.json" \
 	2>"$TMP/S3.err" || fail "collector on the repaired store failed: $(cat "$TMP/S3.err")"
 [ "$(jq '.datagrams.ok' "$TMP/S3.json")" = $((used - 1)) ] && ! grep -q warning "$TMP/S3.err" ||
 	fail "the repaired store did not reload cleanly: $(cat "$TMP/S3.err")"
 cp "$TMP/junk.pcap" "$TMP/junk.store"
-expect_err 5 "store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/junk.store" --duration 0.1 -q
+expect_err 5 "store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/junk.store" --duration 0.1s -q
 cmp -s "$TMP/junk.pcap" "$TMP/junk.store" || fail "a foreign file given as store was changed"
 ok "store: a cut store repaired ($((used - 1)) of $used datagrams kept, the file kept as .damaged); a foreign file refused, untouched"
 
 # --period without --json: the tables every period (a dashboard), the status line on stderr
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --no-store --slot 100ms --period 300ms --duration 2 \
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --no-store --slot 100ms --period 300ms --duration 2s \
 	>"$TMP/D.txt" 2>"$TMP/D.err" &
 DPID=$!
 PIDS+=("$DPID")

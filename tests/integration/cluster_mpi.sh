@@ -18,7 +18,7 @@ KEY="$TMP/keys"
 printf '5 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
 chmod 600 "$KEY"
 expect_err 2 "needs --key-file" "$VG" mpi --collector 127.0.0.1:9 -- true
-expect_err 2 "excludes --out" "$VG" mpi --collector 127.0.0.1:9 -k "$KEY" --out x -- true
+expect_err 2 "excludes --out" "$VG" mpi --collector 127.0.0.1:9 -k "$KEY" --output x -- true
 
 start_collector c --slot 300ms --wait-nodes 2 --no-store --exclude-pct 1000
 "$SIM" -c "127.0.0.1:$PORT" -k "$KEY" -n 1 -j real -i 600 -t 10ms -w 100 >"$TMP/sim.json" 2>"$TMP/sim.err" &

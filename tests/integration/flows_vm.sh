@@ -25,7 +25,7 @@ US=$BUILD/tests/tools/udpsend
 PORT=5555
 
 vm_setup || fail "vm_setup"
-vm_start_agent --cpus 0 --duration 150 -- --net --pin0 0 --pin 1:1 || fail "the agent does not run"
+vm_start_agent --cpus 0 --duration 150s -- --net --pin0 0 --pin 1:1 || fail "the agent does not run"
 echo "guest $VM_GUEST_IP on tap $VM_TAP (host $VM_HOST_IP)"
 
 # virtio-net's receive interrupts (and so NET_RX) on the measured vCPU 0
@@ -44,7 +44,7 @@ sel() { echo ".dir == \"to_guest\" and .proto == \"udp\" and .src == \"$VM_HOST_
 
 # ---- 1: top, per period ----
 n1=300 s1=256
-"$VH" top --guest --flows -D "$VM_NAME" -p 1 -d 8 --json -q >"$TMP/top.jsonl" 2>"$TMP/top.err" &
+"$VH" top --guest --flows -D "$VM_NAME" -p 1s -d 8s --json -q >"$TMP/top.jsonl" 2>"$TMP/top.err" &
 vh=$!
 PIDS+=($vh)
 sleep 2.5
@@ -75,7 +75,7 @@ ok "top: $p1 packets / $b1 bytes in $nbusy periods, exactly what was sent; guest
 
 # ---- 2: record --guest, the run's totals, and the file ----
 n2=200 s2=1000
-"$VH" record --guest --flows -D "$VM_NAME" -d 7 -o "$TMP/g.rec" --json >"$TMP/g.json" 2>"$TMP/g.err" &
+"$VH" record --guest --flows -D "$VM_NAME" -d 7s -o "$TMP/g.rec" --json >"$TMP/g.json" 2>"$TMP/g.err" &
 vh=$!
 PIDS+=($vh)
 sleep 2.5
@@ -101,7 +101,7 @@ ok "record --guest: $p2 packets / $b2 bytes exactly; guest NET_RX $rx2 ns ($(jq 
 # ---- 3: host view, directions ----
 n3=50 s3=64
 read -r tx0 _ < <(cat "/sys/class/net/$VM_TAP/statistics/tx_packets")
-"$VH" record --flows -D "$VM_NAME" -d 5 -o "$TMP/h.rec" --json >"$TMP/h.json" 2>"$TMP/h.err" &
+"$VH" record --flows -D "$VM_NAME" -d 5s -o "$TMP/h.rec" --json >"$TMP/h.json" 2>"$TMP/h.err" &
 vh=$!
 PIDS+=($vh)
 sleep 2
@@ -129,7 +129,7 @@ ok "record --flows: $p3 packets / $b3 bytes exactly; $into frames into the guest
 # ---- 4: the domain restarts during one record: its (new) tap is captured again ----
 n4=40 s4=128
 virsh -q -c qemu:///system dumpxml "$VM_NAME" >"$TMP/dom.xml" || fail "dumpxml"
-"$VH" record --flows -D "$VM_NAME" -d 90 -o "$TMP/r.rec" --json >"$TMP/r.json" 2>"$TMP/r.err" &
+"$VH" record --flows -D "$VM_NAME" -d 90s -o "$TMP/r.rec" --json >"$TMP/r.json" 2>"$TMP/r.err" &
 vh=$!
 PIDS+=($vh)
 sleep 2

@@ -24,9 +24,9 @@ run_case() {
 run_once() {
 	local attempt=$1 name=$2 exp=$3 tol=$4 nominal=$5
 	shift 5
-	start_injector vngt "$TMP/inj.out" --duration $((DUR + 3)) "$@"
+	start_injector vngt "$TMP/inj.out" --duration "$((DUR + 3))s" "$@"
 	local ipid=$INJ_PID
-	"$VG" measure --cpus "$cpu" --duration "$DUR" --json --top 100 -q >"$TMP/m.json" 2>"$TMP/m.err" ||
+	"$VG" measure --cpus "$cpu" --duration "${DUR}s" --json --top 100 -q >"$TMP/m.json" 2>"$TMP/m.err" ||
 		fail "$name: measure failed: $(cat "$TMP/m.err")"
 	kill "$ipid" 2>/dev/null
 	wait "$ipid" 2>/dev/null
@@ -61,10 +61,10 @@ run_once() {
 	ok "$name (other threads: $others ns)"
 }
 
-run_case "spike 200us/20ms fifo:50" 1.0 0.2 1 --spike 200 --every 20 --fifo 50
+run_case "spike 200us/20ms fifo:50" 1.0 0.2 1 --spike 200 --every 20ms -P fifo:50
 run_case "duty-cycle 0.1% normal" 0.1 0.03 1 --level 0.1
 run_case "duty-cycle 0.5% normal" 0.5 0.1 0 --level 0.5
-run_case "spike 500us/50ms fifo:10" 1.0 0.2 0 --spike 500 --every 50 --fifo 10
-run_case "spike 100us/10ms normal" 1.0 0.2 0 --spike 100 --every 10
-run_case "spike 1000us/100ms fifo:90" 1.0 0.2 0 --spike 1000 --every 100 --fifo 90
+run_case "spike 500us/50ms fifo:10" 1.0 0.2 0 --spike 500 --every 50ms -P fifo:10
+run_case "spike 100us/10ms normal" 1.0 0.2 0 --spike 100 --every 10ms
+run_case "spike 1000us/100ms fifo:90" 1.0 0.2 0 --spike 1000 --every 100ms -P fifo:90
 echo "all ground-truth cases hold"

@@ -20,21 +20,21 @@ expect_err 2 "unknown option" "$VH" top --bogus
 expect_err 2 "needs a value" "$VH" top --domain
 
 # libvirt unreachable: a socket nobody listens on
-expect_err 6 "libvirt unreachable" "$VH" top --connect "qemu+unix:///system?socket=$TMP/none.sock" -d 1
+expect_err 6 "libvirt unreachable" "$VH" top --connect "qemu+unix:///system?socket=$TMP/none.sock" -d 1s
 expect_err 6 "libvirt unreachable" "$VH" list --connect "qemu+unix:///system?socket=$TMP/none.sock"
 
 vm_setup || fail "vm_setup"
-expect_err 7 "domain 'no-such-domain-$$' not found" "$VH" top -D "no-such-domain-$$" -d 1
-expect_err 7 "not found" "$VH" record -D "no-such-domain-$$" -d 1 -o "$TMP/nd.rec"
+expect_err 7 "domain 'no-such-domain-$$' not found" "$VH" top -D "no-such-domain-$$" -d 1s
+expect_err 7 "not found" "$VH" record -D "no-such-domain-$$" -d 1s -o "$TMP/nd.rec"
 [ ! -e "$TMP/nd.rec" ] || fail "record created its file although the domain does not exist"
 # no permission: not root (libvirtd refuses us; host tracing would need root too)
 expect_err 4 "no permission" setpriv --reuid=nobody --regid=nogroup --clear-groups "$VH" list
-expect_err 4 "no permission" setpriv --reuid=nobody --regid=nogroup --clear-groups "$VH" top -d 1
+expect_err 4 "no permission" setpriv --reuid=nobody --regid=nogroup --clear-groups "$VH" top -d 1s
 # a file that cannot be written
-expect_err 1 "cannot create" "$VH" record -d 1 -o /proc/no/such/file
+expect_err 1 "cannot create" "$VH" record -d 1s -o /proc/no/such/file
 
 # record files: a good one, then damaged, truncated and foreign ones
-"$VH" record -p 200ms -d 1.2 -o "$TMP/good.rec" -q || fail "record of an idle host failed"
+"$VH" record -p 200ms -d 1.2s -o "$TMP/good.rec" -q || fail "record of an idle host failed"
 "$VH" report "$TMP/good.rec" --json | jq -e '.schema == "vnoise.host/1"' >/dev/null || fail "good file"
 size=$(stat -c %s "$TMP/good.rec")
 head -c $((size - 40)) "$TMP/good.rec" >"$TMP/trunc.rec"
@@ -51,7 +51,7 @@ rc=$?
 ok "damaged file: exit 5, $(head -1 "$TMP/err")"
 head -c 4096 /dev/urandom >"$TMP/random.rec"
 expect_err 5 "not a vnoise record file" "$VH" report "$TMP/random.rec"
-"$VG" record --cpus 0 --duration 1 --helper proc -o "$TMP/guest.rec" -q >/dev/null 2>&1 ||
+"$VG" record --cpus 0 --duration 1s --helper proc -o "$TMP/guest.rec" -q >/dev/null 2>&1 ||
 	fail "vnoise-guest record failed"
 expect_err 5 "not a vnoise-host record file" "$VH" report "$TMP/guest.rec"
 expect_err 1 "cannot read" "$VH" report "$TMP/does-not-exist.rec"

@@ -29,20 +29,20 @@ grep -q "shmem=$VM_SHM_NAME shmem_size=4194304" "$TMP/list" || fail "shmem not m
 ok "vCPU threads, QEMU pid and shmem mapped"
 
 # ---- 1: a host hog pinned with vCPU 0 ----
-vm_exec "/bin/vnoise-guest measure --cpus 0 --duration 60 --helper proc -q >/dev/null 2>&1 &" ||
+vm_exec "/bin/vnoise-guest measure --cpus 0 --duration 60s --helper proc -q >/dev/null 2>&1 &" ||
 	fail "cannot start the guest load"
 sleep 2
 hog="vnhog$$"
 hog=${hog:0:15}
-"$VG" inject --cpu 0 --comm "$hog" --spike 5000 --every 10 --quiet >"$TMP/hog.out" 2>&1 &
+"$VG" inject --cpu 0 --comm "$hog" --spike 5000 --every 10ms --quiet >"$TMP/hog.out" 2>&1 &
 PIDS+=($!)
 sleep 1
 read -r _ rd0 _ <"/proc/$qpid/task/$tid0/schedstat"
-"$VH" record -D "$VM_NAME" -d 10 -o "$TMP/hog.rec" --json >"$TMP/hog.json" 2>"$TMP/rec.err" ||
+"$VH" record -D "$VM_NAME" -d 10s -o "$TMP/hog.rec" --json >"$TMP/hog.json" 2>"$TMP/rec.err" ||
 	{ cat "$TMP/rec.err"; fail "record failed"; }
 read -r _ rd1 _ <"/proc/$qpid/task/$tid0/schedstat"
 # top: one JSON document per period, each naming the hog on vCPU 0
-"$VH" top -D "$VM_NAME" -p 1 -d 3.5 --json -q >"$TMP/top.jsonl" || fail "top failed"
+"$VH" top -D "$VM_NAME" -p 1s -d 3.5s --json -q >"$TMP/top.jsonl" || fail "top failed"
 [ "$(wc -l <"$TMP/top.jsonl")" -ge 3 ] || fail "top printed $(wc -l <"$TMP/top.jsonl") periods in 3.5 s"
 jq -se "map(.domains[0].vcpus[] | select(.vcpu == 0) | .preemptors[0].comm == \"$hog\") | all" \
 	"$TMP/top.jsonl" >/dev/null || fail "a top period does not show the hog first on vCPU 0"
@@ -81,7 +81,7 @@ ok "report FILE --json equals the live summary"
 # ---- 2: lifecycle during one record ----
 virsh -q -c qemu:///system dumpxml "$VM_NAME" >"$TMP/dom.xml" || fail "dumpxml"
 uuid=$(virsh -q -c qemu:///system domuuid "$VM_NAME")
-"$VH" record -D "$VM_NAME" -d 45 -o "$TMP/life.rec" --json >"$TMP/life.json" 2>"$TMP/life.err" &
+"$VH" record -D "$VM_NAME" -d 45s -o "$TMP/life.rec" --json >"$TMP/life.json" 2>"$TMP/life.err" &
 rec=$!
 PIDS+=($rec)
 sleep 5
@@ -94,7 +94,7 @@ qpid2=$(cat "/var/run/libvirt/qemu/$VM_NAME.pid")
 sleep 3
 vm_restart_libvirtd || fail "cannot restart libvirtd"
 sleep 5
-vm_exec "/bin/vnoise-guest measure --cpus 0 --duration 60 --helper proc -q >/dev/null 2>&1 &" || true
+vm_exec "/bin/vnoise-guest measure --cpus 0 --duration 60s --helper proc -q >/dev/null 2>&1 &" || true
 wait "$rec"
 rc=$?
 cat "$TMP/life.err"

@@ -19,19 +19,19 @@ VG=$BUILD/vnoise-guest
 [ -x "$VH" ] || fail "$VH not built"
 
 vm_setup || fail "vm_setup"
-vm_start_agent --cpus 0 --duration 90 -- --pin0 0 --pin 1:1 || fail "the agent does not run"
+vm_start_agent --cpus 0 --duration 90s -- --pin0 0 --pin 1:1 || fail "the agent does not run"
 
 inj="vninj$$"
 inj=${inj:0:15}
 hog="vnhog$$"
 hog=${hog:0:15}
-vm_exec "vnoise-guest inject --cpu 0 --comm $inj --spike 500 --every 20 >/tmp/inj.log 2>&1 &" ||
+vm_exec "vnoise-guest inject --cpu 0 --comm $inj --spike 500 --every 20ms >/tmp/inj.log 2>&1 &" ||
 	fail "cannot start the guest injector"
 sleep 1
-"$VG" inject --cpu 0 --comm "$hog" --spike 5000 --every 10 --quiet >"$TMP/hog.out" 2>&1 &
+"$VG" inject --cpu 0 --comm "$hog" --spike 5000 --every 10ms --quiet >"$TMP/hog.out" 2>&1 &
 PIDS+=($!)
 sleep 1
-"$VH" record --guest -D "$VM_NAME" -d 10 -o "$TMP/m.rec" --json >"$TMP/m.json" 2>"$TMP/m.err" ||
+"$VH" record --guest -D "$VM_NAME" -d 10s -o "$TMP/m.rec" --json >"$TMP/m.json" 2>"$TMP/m.err" ||
 	{ cat "$TMP/m.err"; fail "record --guest failed"; }
 kill "${PIDS[-1]}" 2>/dev/null
 "$VH" report --guest "$TMP/m.rec" >"$TMP/m.txt" || fail "report --guest failed"

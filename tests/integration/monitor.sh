@@ -10,8 +10,8 @@ cpu=$(test_cpu)
 [ "$cpu" -ge 1 ] || skip "needs 2 CPUs (one for the target, one for housekeeping)"
 DUR=5
 
-expect_err 2 "no target" "$VG" monitor --duration 1
-expect_err 2 "no process" "$VG" monitor --pid 999999999 --duration 1
+expect_err 2 "no target" "$VG" monitor --duration 1s
+expect_err 2 "no process" "$VG" monitor --pid 999999999 --duration 1s
 expect_err 2 "bad CPU list" "$VG" monitor --cpus 0-x
 expect_err 2 "not a cgroup v2 directory" "$VG" monitor --cgroup /nonexistent
 expect_err 2 "bad duration" "$VG" monitor --pid 1 --duration soon
@@ -25,7 +25,7 @@ sleep 0.2
 check_case() {
 	local name=$1 exp=$2 tol=$3
 	shift 3
-	"$VG" monitor "$@" --duration "$DUR" --json -q >"$TMP/mon.json" 2>"$TMP/mon.err" ||
+	"$VG" monitor "$@" --duration "${DUR}s" --json -q >"$TMP/mon.json" 2>"$TMP/mon.err" ||
 		fail "$name: monitor failed: $(cat "$TMP/mon.err")"
 	jq -e '.schema == "vnoise.monitor/1" and .kind == "summary"' "$TMP/mon.json" >/dev/null ||
 		fail "$name: no summary line: $(cat "$TMP/mon.json")"
@@ -43,12 +43,12 @@ check_case() {
 	ok "$name"
 }
 
-start_injector vnmon "$TMP/inj1.out" --duration $((DUR + 3)) --spike 2000 --every 20 --fifo 10
+start_injector vnmon "$TMP/inj1.out" --duration "$((DUR + 3))s" --spike 2000 --every 20ms -P fifo:10
 check_case "pid, FIFO spikes 2ms/20ms" 10 1.5 --pid "$TGT"
 kill "$INJ_PID" 2>/dev/null
 wait "$INJ_PID" 2>/dev/null
 
-start_injector vnmon "$TMP/inj2.out" --duration $((DUR + 3)) --level 20
+start_injector vnmon "$TMP/inj2.out" --duration "$((DUR + 3))s" --level 20
 check_case "pid, SCHED_OTHER duty cycle 20%" 20 3 --pid "$TGT"
 kill "$INJ_PID" 2>/dev/null
 wait "$INJ_PID" 2>/dev/null
@@ -60,7 +60,7 @@ done
 if [ -n "$CG" ] && mkdir "$CG"; then
 	trap 'echo "$TGT" > "$(dirname "$CG")/cgroup.procs" 2>/dev/null; kill "$TGT" 2>/dev/null; sleep 0.1; rmdir "$CG" 2>/dev/null; cleanup_lib' EXIT
 	echo "$TGT" >"$CG/cgroup.procs" || fail "cannot move the target into $CG"
-	start_injector vnmon "$TMP/inj3.out" --duration $((DUR + 3)) --spike 2000 --every 20 --fifo 10
+	start_injector vnmon "$TMP/inj3.out" --duration "$((DUR + 3))s" --spike 2000 --every 20ms -P fifo:10
 	check_case "cgroup, FIFO spikes 2ms/20ms" 10 1.5 --cgroup "$CG"
 	kill "$INJ_PID" 2>/dev/null
 	wait "$INJ_PID" 2>/dev/null
@@ -69,7 +69,7 @@ else
 fi
 
 # CPU mode: the busy user task on the CPU is the target; it ran most of the time and took timer interrupts.
-"$VG" monitor --cpus "$cpu" --duration 2 --json -q >"$TMP/cpu.json" 2>"$TMP/cpu.err" ||
+"$VG" monitor --cpus "$cpu" --duration 2s --json -q >"$TMP/cpu.json" 2>"$TMP/cpu.err" ||
 	fail "cpu mode: $(cat "$TMP/cpu.err")"
 run=$(jq '.targets[0].run_ns' "$TMP/cpu.json")
 irqs=$(jq '.targets[0].count.irq' "$TMP/cpu.json")

@@ -19,11 +19,11 @@ touch "$TMP/start"
 expect_err 2 "no command" "$VG" mpi
 expect_err 2 "--classes: bad list" "$VG" mpi --classes irq,bogus -- true
 expect_err 2 "--udp: 'nowhere' is not a numeric ADDR:PORT" "$VG" mpi --udp nowhere -- true
-expect_err 2 "exclude each other" "$VG" mpi --out x --udp 127.0.0.1:9 -- true
+expect_err 2 "exclude each other" "$VG" mpi --output x --udp 127.0.0.1:9 -- true
 
 # --- acceptance: 2 ranks, injected noise and imbalance --------------------------------------------------
 INJ=10,20,30
-"$VG" mpi --job accept --delay-pct 20 --out "$TMP/rep.jsonl" -- "${MPIRUN[@]}" -np 2 "$ML" --pin \
+"$VG" mpi --job accept --delay-pct 20 --output "$TMP/rep.jsonl" -- "${MPIRUN[@]}" -np 2 "$ML" --pin \
 	--iters 60 --work-us 3000 --inject 1:4000:$INJ --imbalance 0:2.5:40-44 >"$TMP/job.out" 2>"$TMP/job.err" ||
 	fail "the job failed: $(tail -5 "$TMP/job.err") $(tail -3 "$TMP/job.out")"
 cat "$TMP/job.out"

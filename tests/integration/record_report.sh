@@ -5,8 +5,8 @@
 require_root
 require_bpf
 cpu=$(test_cpu)
-start_injector vnrec /dev/null --spike 300 --every 20 --fifo 20 --duration 6
-"$VG" record -o "$TMP/r.vnr" --cpus "$cpu" --duration 4 --json --top 100 -q >"$TMP/live.json" 2>"$TMP/rec.err" ||
+start_injector vnrec /dev/null --spike 300 --every 20ms -P fifo:20 --duration 6s
+"$VG" record -o "$TMP/r.vnr" --cpus "$cpu" --duration 4s --json --top 100 -q >"$TMP/live.json" 2>"$TMP/rec.err" ||
 	fail "record failed: $(cat "$TMP/rec.err")"
 [ -s "$TMP/r.vnr" ] || fail "no record file"
 "$VG" report "$TMP/r.vnr" --json --top 100 >"$TMP/off.json" 2>"$TMP/rep.err" || fail "report failed: $(cat "$TMP/rep.err")"

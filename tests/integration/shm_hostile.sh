@@ -23,7 +23,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=98
 scribble_then_agent() {
 	vm_start --pin0 0 --pin 1:1 || fail "vm_start"
 	vm_wait_ready 90 || fail "guest not ready"
-	"$VHS" record --guest -D "$VM_NAME" -d 30 -o "$TMP/h.rec" --json >"$TMP/h.json" 2>"$TMP/h.err" &
+	"$VHS" record --guest -D "$VM_NAME" -d 30s -o "$TMP/h.rec" --json >"$TMP/h.json" 2>"$TMP/h.err" &
 	vh=$!
 	sleep 2
 	"$SCRIB" "$VM_SHM" 12 "$$" >"$TMP/scrib.out" || { cat "$TMP/scrib.out"; fail "shmscribble failed"; }
@@ -31,7 +31,7 @@ scribble_then_agent() {
 	kill -0 "$vh" 2>/dev/null || { cat "$TMP/h.err"; fail "vnoise-host died while the guest scribbled"; }
 	ok "vnoise-host (ASan+UBSan) survived 12 s of hostile writes"
 	# the real agent: a new epoch; vnoise-host must follow it
-	vm_exec "vnoise-guest agent --cpus 0 --duration 40 >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
+	vm_exec "vnoise-guest agent --cpus 0 --duration 40s >/tmp/agent.log 2>&1 &" || fail "cannot start the agent"
 	if ! vm_agent_running 40; then
 		vm_exec --timeout 10 true >/dev/null 2>&1 && fail "the agent does not run"
 		echo "note: the TCG guest locked up while the agent attached its eBPF programs; once more"

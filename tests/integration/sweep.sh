@@ -17,9 +17,9 @@ expect_err 2 "unknown command 'bogus'" "$VB" bogus
 expect_err 2 "--count 'x': not an integer" "$VB" detect --count x
 expect_err 2 "--op 'bcast': not barrier, allreduce or alltoall" "$VB" detect --op bcast
 expect_err 2 "--size '0': not a byte count" "$VB" detect --op alltoall --size 0
-expect_err 2 "--runs: missing value" "$VB" detect --runs
+expect_err 2 "option '--runs' needs a value" "$VB" detect --runs
 expect_err 2 "unknown option '--frob'" "$VB" detect --frob
-expect_err 2 "--json: takes no value" "$VB" detect --json=1
+expect_err 2 "option '--json' takes no value" "$VB" detect --json=1
 expect_err 2 "'abc' is not a percent" "$VB" sweep --levels 0,abc
 expect_err 2 "'101' is not a percent" "$VB" sweep --levels 0,101
 expect_err 2 "'0.000000001' is not a percent" "$VB" sweep --levels 0,0.000000001
@@ -28,8 +28,8 @@ expect_err 2 "0.5 twice" "$VB" sweep --levels 0,0.5,0.5
 expect_err 2 "--runs 2000: at most 1000" "$VB" sweep --runs 2000
 expect_err 2 "--np '0'" "$VB" sweep --np 0
 expect_err 2 "--mpirun: empty" "$VB" sweep --mpirun " "
-expect_err 2 "--run-secs '0': not a time" "$VB" sweep --run-secs 0
-expect_err 2 "--count and --run-secs exclude each other" "$VB" sweep --count 10 --run-secs 1
+expect_err 2 "--run-length '0': not a time" "$VB" sweep --run-length 0
+expect_err 2 "--count and --run-length exclude each other" "$VB" sweep --count 10 --run-length 1s
 expect_err 2 "unexpected argument 'extra'" "$VB" sweep extra
 
 # --- detect under mpirun (no root needed) ------------------------------------------------------------------
@@ -55,7 +55,7 @@ gone vnb-inject || fail "an injector named vnb-inject is already running"
 # second), and its share is within [0.7, 1.3]% whatever the bursts' phase; still when the VM switches to
 # its 3x faster mode after the calibration (then ~3.3 s: 3 or 4 bursts).
 start=$(date +%s)
-"$VB" sweep --levels 0,1 --runs 5 --run-secs 1 --json >"$TMP/sweep.json" 2>"$TMP/sweep.err" ||
+"$VB" sweep --levels 0,1 --runs 5 --run-length 1s --json >"$TMP/sweep.json" 2>"$TMP/sweep.err" ||
 	fail "sweep failed: $(tail -5 "$TMP/sweep.err")"
 cat "$TMP/sweep.err"
 echo "sweep of 2 levels: $(($(date +%s) - start)) s"

@@ -88,7 +88,7 @@ rc=$?
 ok "vmexec connection error: rc 125, $(cat "$TMP/err")"
 
 # vnoise-guest measures inside and prints valid JSON.
-vm_exec --timeout 60 '/bin/vnoise-guest measure --cpus 0 --duration 1 --json 2>/tmp/measure.err' \
+vm_exec --timeout 60 '/bin/vnoise-guest measure --cpus 0 --duration 1s --json 2>/tmp/measure.err' \
 	>"$TMP/measure.json"
 rc=$?
 [ "$rc" -eq 0 ] || fail "vnoise-guest measure in the guest: rc $rc, $(vm_exec cat /tmp/measure.err)"

@@ -2,7 +2,7 @@
 # Boots Debian's guest kernel under QEMU TCG with an initramfs holding the static vnoise-guest, runs a short
 # measurement inside, and prints the guest's console. A first check that the kernel helper loads on the
 # kernel the test VMs run (REFERENCE.md §1, §5); the libvirt harness proper comes with the vnoise-host issue.
-# Usage (root): tests/vm/boot-check.sh [vnoise-guest args...]   (default: measure --cpus 1 --duration 3 --json)
+# Usage (root): tests/vm/boot-check.sh [vnoise-guest args...]   (default: measure --cpus 1 --duration 3s --json)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=$ROOT/.cache/vm
@@ -23,7 +23,7 @@ mkdir -p "$ird"/{bin,sbin,proc,sys,dev,tmp,etc}
 cp /bin/busybox "$ird/bin/busybox"
 for a in sh mount umount cat echo mkdir poweroff sleep ls dmesg; do ln -s busybox "$ird/bin/$a"; done
 cp "$VG" "$ird/bin/vnoise-guest"
-args=${*:-measure --cpus 1 --duration 3 --json}
+args=${*:-measure --cpus 1 --duration 3s --json}
 cat >"$ird/init" <<INIT
 #!/bin/sh
 mount -t proc proc /proc

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for host/engine/hostparams, the command line of vnoise-host (top, record, report, list): defaults,
- * every option in its long and short form, time units (seconds when none), the repeatable --domain and its
- * limit, the per-command rules (record needs -o, -o only for record, report FILE and the options that do not
- * apply to it), --flows and --flows-top and their rules, the errors (-EINVAL and a one-line message naming the culprit), --help, and repeated calls in
- * one process (getopt state is reset by hostparams_parse).
+ * every option in its long and short form, time units (a time needs one: a bare non-zero --period or
+ * --duration, seconds before, is rejected with a hint), the repeatable --domain and its limit, the
+ * per-command rules (record needs -o, -o only for record, report FILE and the options that do not apply to
+ * it), --flows and --flows-top and their rules, the errors (-EINVAL and a one-line message naming the
+ * culprit), the deprecated -c (works, warns), the same letter meaning the same option in every command,
+ * each command's help (only its options), and repeated calls in one process (getopt state is reset).
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +23,15 @@
 #define CLI_PARAMS struct host_params
 #define CLI_PARSE hostparams_parse
 #include "cli_check.h"
+
+/* The help of cmd (one buffer, overwritten by the next call). */
+static const char *usage_of(enum host_cmd cmd)
+{
+	static char buf[8192];
+
+	ck_assert_uint_lt(hostparams_usage(cmd, buf, sizeof(buf)), sizeof(buf));
+	return buf;
+}
 
 static void check_defaults(enum host_cmd cmd)
 {
@@ -170,11 +181,11 @@ END_TEST
 
 START_TEST(test_period)
 {
-	OK("top", "-p", "2");
+	OK("top", "-p", "2s");
 	ck_assert_uint_eq(P.period_ns, 2 * S);
 	OK("top", "--period", "500ms");
 	ck_assert_uint_eq(P.period_ns, 500 * MS);
-	OK("top", "--period=1.5");
+	OK("top", "--period=1.5s");
 	ck_assert_uint_eq(P.period_ns, 1500 * MS);
 	OK("top", "-p", "2s");
 	ck_assert_uint_eq(P.period_ns, 2 * S);
@@ -185,11 +196,11 @@ START_TEST(test_period)
 	ck_assert_uint_eq(P.period_ns, 10 * MS);
 	OK("top", "-p", "1h");
 	ck_assert_uint_eq(P.period_ns, 3600 * S);
-	OK("list", "-p", "0.01");
+	OK("list", "-p", "0.01s");
 	ck_assert_uint_eq(P.period_ns, 10 * MS);
 	FAILS("--period '9ms'", "top", "-p", "9ms");
 	FAILS("--period", "top", "-p", "0");
-	FAILS("--period", "top", "-p", "3601");
+	FAILS("--period", "top", "-p", "3601s");
 	FAILS("--period", "top", "-p", "3600000000001ns");
 	FAILS("--period", "top", "-p", "61m");
 	FAILS("--period 'abc'", "top", "--period", "abc");
@@ -203,7 +214,7 @@ END_TEST
 
 START_TEST(test_duration)
 {
-	OK("top", "-d", "10");
+	OK("top", "-d", "10s");
 	ck_assert_uint_eq(P.duration_ns, 10 * S);
 	OK("record", "-o", "f", "--duration", "500ms");
 	ck_assert_uint_eq(P.duration_ns, 500 * MS);
@@ -320,8 +331,8 @@ END_TEST
 
 START_TEST(test_all_options_together)
 {
-	OK("record", "-c", "qemu:///system", "-D", "a", "--domain", "b", "-p", "250ms", "-d", "30",
-	   "-o", "out.vnr", "-j", "-n", "7", "--no-irqs", "--qmp", "-q", "-v");
+	OK("record", "--connect", "qemu:///system", "-D", "a", "--domain", "b", "-p", "250ms", "-d",
+	   "30s", "-o", "out.vnr", "-j", "-n", "7", "--no-irqs", "--qmp", "-q", "-v");
 	ck_assert_int_eq(P.cmd, HCMD_RECORD);
 	ck_assert_str_eq(P.uri, "qemu:///system");
 	ck_assert_int_eq(P.ndomains, 2);
@@ -400,7 +411,7 @@ START_TEST(test_report_options)
 	FAILS("--connect", "report", "f.vnr", "--connect", "qemu:///system");
 	FAILS("--connect", "report", "-c", "qemu:///system", "f.vnr");
 	FAILS("--domain", "report", "f.vnr", "-D", "vm1");
-	FAILS("--duration", "report", "f.vnr", "-d", "5");
+	FAILS("--duration", "report", "f.vnr", "-d", "5s");
 	FAILS("--no-dispatch", "report", "f.vnr", "--no-dispatch");
 	FAILS("--qmp", "report", "--qmp", "f.vnr");
 	/* a missing FILE is named before them */
@@ -463,11 +474,127 @@ START_TEST(test_help)
 	FAILS("--bogus", "top", "--bogus", "--help");
 	FAILS("--period", "top", "-p", "x", "--help");
 	/* the usage names every command and option */
-	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "record"));
-	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "report FILE"));
-	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--no-dispatch"));
-	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--qmp"));
-	ck_assert_ptr_nonnull(strstr(hostparams_usage(), "--domain"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_RECORD), "record"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_REPORT), "report FILE"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "--no-dispatch"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_LIST), "--qmp"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "--domain"));
+}
+END_TEST
+
+START_TEST(test_help_per_command)
+{
+	static const char *const not_list[] = { "--period", "--duration",    "--output",
+						"--guest",  "--flows",	     "--json",
+						"--top",    "--no-dispatch", "--no-irqs" };
+	static const char *const not_report[] = { "--connect",	"--domain", "--period",
+						  "--duration", "--output", "--no-dispatch",
+						  "--no-irqs",	"--qmp",    "--flows " };
+	size_t i;
+
+	/* each command's help shows the options it takes, and only those */
+	for (i = 0; i < sizeof(not_list) / sizeof(not_list[0]); i++)
+		ck_assert_msg(!strstr(usage_of(HCMD_LIST), not_list[i]), "list shows %s",
+			      not_list[i]);
+	for (i = 0; i < sizeof(not_report) / sizeof(not_report[0]); i++)
+		ck_assert_msg(!strstr(usage_of(HCMD_REPORT), not_report[i]), "report shows %s",
+			      not_report[i]);
+	ck_assert_ptr_null(strstr(usage_of(HCMD_TOP), "--output"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_RECORD), "  -o, --output FILE"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "  -p, --period TIME"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "      --connect URI"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_REPORT), "  -g, --guest"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_REPORT), "--flows-top N"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_LIST), "  -D, --domain NAME"));
+	/* the deprecated -c is in no help */
+	for (i = HCMD_TOP; i <= HCMD_LIST; i++)
+		ck_assert_ptr_null(strstr(usage_of((enum host_cmd)i), "-c,"));
+	/* the help of the parsed command: p->cmd is set when --help returns 1 */
+	ck_assert_int_eq(parse("list", "--help", NULL), 1);
+	ck_assert_int_eq(P.cmd, HCMD_LIST);
+	/* too small a buffer: truncated, the length needed returned */
+	{
+		char small[16];
+		size_t n = hostparams_usage(HCMD_TOP, small, sizeof(small));
+
+		ck_assert_uint_eq(n, strlen(usage_of(HCMD_TOP)));
+		ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+	}
+}
+END_TEST
+
+/* ---- the convention: time rule, deprecated spellings, letters ---- */
+
+START_TEST(test_bare_time_rejected)
+{
+	/* --period and --duration were seconds without a unit: a bare number is refused, with the hint */
+	FAILS("-p 2: a time without a unit is in microseconds; write 2s (or 2us)", "top", "-p",
+	      "2");
+	FAILS("--period 1.5: 1.5s 1.5us", "top", "--period=1.5");
+	FAILS("-d 10: microseconds 10s 10us", "record", "-o", "f", "-d", "10");
+	FAILS("--duration 3: 3s", "top", "--duration", "3");
+	/* a unit, and 0 (no unit needed), are taken as written */
+	OK("top", "-p", "100000us", "-d", "2500000us");
+	ck_assert_uint_eq(P.period_ns, 100 * MS);
+	ck_assert_uint_eq(P.duration_ns, 2500 * MS);
+	FAILS("invalid --period '0'", "top", "-p", "0");
+}
+END_TEST
+
+START_TEST(test_deprecated_c)
+{
+	char out[512];
+	int rc;
+
+	/* -c is --cpus in other commands; here it stays one release as --connect, with a warning */
+	STDERR_OF(out, rc = parse("top", "-c", "qemu:///session", NULL));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(P.uri, "qemu:///session");
+	ck_assert_ptr_nonnull(strstr(out, "warning: -c is deprecated, use --connect"));
+	ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+	STDERR_OF(out, rc = parse("list", "--connect", "qemu:///session", "-D", "a", NULL));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(out, "");
+	/* its errors name the option by its new name */
+	FAILS("--connect", "top", "-c", "");
+}
+END_TEST
+
+START_TEST(test_same_letter)
+{
+	static const char *const cmds[][3] = {
+		{ "top", NULL }, { "record", "-o", "f" }, { "report", "f", NULL }, { "list", NULL }
+	};
+	struct host_params a;
+	size_t i;
+
+	/* every letter is the common option of that letter in every command */
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *c0 = cmds[i][0], *c1 = cmds[i][1], *c2 = cmds[i][2];
+
+		ck_assert_int_eq(parse(c0, "-p", "2s", "-n", "3", "-j", "-q", "-v", c1, c2, NULL),
+				 0);
+		a = P;
+		ck_assert_int_eq(parse(c0, "--period", "2s", "--top", "3", "--json", "--quiet",
+				       "--verbose", c1, c2, NULL),
+				 0);
+		ck_assert_uint_eq(a.period_ns, P.period_ns);
+		ck_assert_int_eq(a.top_n, P.top_n);
+		ck_assert_int_eq(a.json, P.json);
+		ck_assert_int_eq(a.quiet, P.quiet);
+		ck_assert_int_eq(a.verbose, P.verbose);
+	}
+	OK("top", "-D", "x", "-g", "-d", "1s");
+	ck_assert_str_eq(P.domains[0], "x");
+	ck_assert_int_eq(P.guest, 1);
+	ck_assert_uint_eq(P.duration_ns, 1 * S);
+	OK("record", "-o", "f");
+	ck_assert_str_eq(P.output, "f");
+	/* the letters of other commands' options are not taken here */
+	FAILS("unknown option '-C'", "top", "-C", "x");
+	FAILS("unknown option '-T'", "top", "-T", "5us");
+	FAILS("unknown option '-r'", "top", "-r", "5us");
+	FAILS("unknown option '-k'", "top", "-k", "f");
 }
 END_TEST
 
@@ -499,7 +626,7 @@ START_TEST(test_repeated_calls)
 	OK("report", "-j", "b.vnr");
 	ck_assert_str_eq(P.input, "b.vnr");
 	FAILS("needs a value", "top", "-p");
-	OK("top", "-p", "3");
+	OK("top", "-p", "3s");
 	ck_assert_uint_eq(P.period_ns, 3 * S);
 	OK("list");
 	check_defaults(HCMD_LIST);
@@ -545,6 +672,13 @@ static Suite *hostparams_suite(void)
 
 	tc = tcase_create("help");
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_help_per_command);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("convention");
+	tcase_add_test(tc, test_bare_time_rejected);
+	tcase_add_test(tc, test_deprecated_c);
+	tcase_add_test(tc, test_same_letter);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("repeated");
