@@ -327,17 +327,25 @@ static void irq_action_name(char *dst, const char *p, const char *le, unsigned i
 	snprintf(dst, PROCSTAT_NAME_LEN, "irq%u", irq);
 }
 
-int procstat_parse_interrupts(struct procstat_snap *s, const char *text, size_t len)
+/*
+ * One row of /proc/interrupts or /proc/softirqs after its "label:" token (ts, tl without the colon): fill src,
+ * vals[ncols] from the text at p. Returns 0 to add the row, 1 to skip it, -EINVAL if it is malformed.
+ */
+typedef int (*row_parser)(struct procstat_src *src, const char *ts, size_t tl, const char *p,
+			  const char *le, uint64_t *vals, unsigned int ncols);
+
+/* The shape both files share: a header of CPU columns, then labelled rows of per-CPU counts. */
+static int parse_table(struct procstat_snap *s, struct procstat_table *t, unsigned int part,
+		       const char *text, size_t len, row_parser row, int need_rows)
 {
 	struct cursor c = { text, text + len };
-	struct procstat_table *t = &s->irq;
 	unsigned int *cols = NULL, ncols = 0, cap = 0;
 	uint64_t *vals = NULL;
 	const char *ls, *le;
 	int err = -EINVAL;
 
 	table_clear(t);
-	s->parts &= ~PROCSTAT_PART_INTERRUPTS;
+	s->parts &= ~part;
 	if (!text)
 		goto out;
 	do {
@@ -353,53 +361,26 @@ int procstat_parse_interrupts(struct procstat_snap *s, const char *text, size_t 
 		goto out;
 	}
 	while (next_line(&c, &ls, &le)) {
-		struct procstat_src src = { .cls = VN_CLASS_IRQ, .counted = 1 };
+		struct procstat_src src = { 0 };
 		const char *p = ls, *ts;
 		size_t tl;
-		uint64_t irq;
-		int n;
 
 		if (!next_tok(&p, le, &ts, &tl))
 			continue;
 		err = -EINVAL;
 		if (tl < 2 || ts[tl - 1] != ':' || !label_ok(ts, tl - 1))
 			goto out;
-		tl--;
-		n = parse_values(&p, le, vals, ncols);
-		if (n < 0)
-			goto out;
-		if (!tok_u64(ts, tl, &irq)) {
-			if (irq > UINT32_MAX || (unsigned int)n != ncols)
-				goto out;
-			src.id = (uint32_t)irq;
-			irq_action_name(src.name, p, le, src.id);
-		} else {
-			unsigned int i;
-
-			if (n == 1 && ncols > 1)
-				continue; /* a global counter (ERR, MIS): not per CPU */
-			if ((unsigned int)n != ncols)
-				goto out;
-			for (i = 0; i < sizeof(irq_named) / sizeof(irq_named[0]); i++) {
-				if (tok_eq(ts, tl, irq_named[i].label))
-					break;
-			}
-			if (i < sizeof(irq_named) / sizeof(irq_named[0])) {
-				snprintf(src.name, sizeof(src.name), "%s", irq_named[i].name);
-				src.id = irq_named[i].id;
-				src.cls = irq_named[i].cls;
-				src.counted = irq_named[i].counted;
-			} else {
-				name_copy(src.name, ts, tl, 1);
-				src.id = PROCSTAT_ID_NAMED;
-			}
-		}
-		err = table_add(t, &cap, &src, vals, cols, ncols);
+		err = row(&src, ts, tl - 1, p, le, vals, ncols);
+		if (err > 0)
+			continue;
+		if (!err)
+			err = table_add(t, &cap, &src, vals, cols, ncols);
 		if (err)
 			goto out;
 	}
-	s->parts |= PROCSTAT_PART_INTERRUPTS;
-	err = 0;
+	err = need_rows && !t->nrows ? -EINVAL : 0;
+	if (!err)
+		s->parts |= part;
 out:
 	if (err)
 		table_clear(t);
@@ -408,76 +389,79 @@ out:
 	return err;
 }
 
+static int interrupts_row(struct procstat_src *src, const char *ts, size_t tl, const char *p,
+			  const char *le, uint64_t *vals, unsigned int ncols)
+{
+	uint64_t irq;
+	unsigned int i;
+	int n;
+
+	src->cls = VN_CLASS_IRQ;
+	src->counted = 1;
+	n = parse_values(&p, le, vals, ncols);
+	if (n < 0)
+		return -EINVAL;
+	if (!tok_u64(ts, tl, &irq)) {
+		if (irq > UINT32_MAX || (unsigned int)n != ncols)
+			return -EINVAL;
+		src->id = (uint32_t)irq;
+		irq_action_name(src->name, p, le, src->id);
+		return 0;
+	}
+	if (n == 1 && ncols > 1)
+		return 1; /* a global counter (ERR, MIS): not per CPU */
+	if ((unsigned int)n != ncols)
+		return -EINVAL;
+	for (i = 0; i < sizeof(irq_named) / sizeof(irq_named[0]); i++) {
+		if (tok_eq(ts, tl, irq_named[i].label)) {
+			snprintf(src->name, sizeof(src->name), "%s", irq_named[i].name);
+			src->id = irq_named[i].id;
+			src->cls = irq_named[i].cls;
+			src->counted = irq_named[i].counted;
+			return 0;
+		}
+	}
+	name_copy(src->name, ts, tl, 1);
+	src->id = PROCSTAT_ID_NAMED;
+	return 0;
+}
+
+int procstat_parse_interrupts(struct procstat_snap *s, const char *text, size_t len)
+{
+	return parse_table(s, &s->irq, PROCSTAT_PART_INTERRUPTS, text, len, interrupts_row, 0);
+}
+
 /* ---- /proc/softirqs ---- */
 
 static const char *const softirq_labels[] = { "HI",	  "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
 					      "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU" };
 
+static int softirqs_row(struct procstat_src *src, const char *ts, size_t tl, const char *p,
+			const char *le, uint64_t *vals, unsigned int ncols)
+{
+	const char *js;
+	size_t jl, i;
+
+	src->cls = VN_CLASS_SOFTIRQ;
+	src->counted = 1;
+	src->id = PROCSTAT_ID_NAMED;
+	if (parse_values(&p, le, vals, ncols) != (int)ncols)
+		return -EINVAL;
+	if (next_tok(&p, le, &js, &jl))
+		return -EINVAL; /* trailing junk */
+	for (i = 0; i < sizeof(softirq_labels) / sizeof(softirq_labels[0]); i++) {
+		if (tok_eq(ts, tl, softirq_labels[i])) {
+			src->id = (uint32_t)i;
+			break;
+		}
+	}
+	name_copy(src->name, ts, tl, 1);
+	return 0;
+}
+
 int procstat_parse_softirqs(struct procstat_snap *s, const char *text, size_t len)
 {
-	struct cursor c = { text, text + len };
-	struct procstat_table *t = &s->soft;
-	unsigned int *cols = NULL, ncols = 0, cap = 0;
-	uint64_t *vals = NULL;
-	const char *ls, *le;
-	int err = -EINVAL;
-
-	table_clear(t);
-	s->parts &= ~PROCSTAT_PART_SOFTIRQS;
-	if (!text)
-		goto out;
-	do {
-		if (!next_line(&c, &ls, &le))
-			goto out;
-	} while (blank_line(ls, le));
-	err = parse_header(t, ls, le, &cols, &ncols);
-	if (err)
-		goto out;
-	vals = calloc(ncols, sizeof(*vals));
-	if (!vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (next_line(&c, &ls, &le)) {
-		struct procstat_src src = { .cls = VN_CLASS_SOFTIRQ,
-					    .counted = 1,
-					    .id = PROCSTAT_ID_NAMED };
-		const char *p = ls, *ts, *js;
-		size_t tl, jl, i;
-
-		if (!next_tok(&p, le, &ts, &tl))
-			continue;
-		err = -EINVAL;
-		if (tl < 2 || ts[tl - 1] != ':' || !label_ok(ts, tl - 1))
-			goto out;
-		tl--;
-		if (parse_values(&p, le, vals, ncols) != (int)ncols)
-			goto out;
-		if (next_tok(&p, le, &js, &jl))
-			goto out; /* trailing junk */
-		for (i = 0; i < sizeof(softirq_labels) / sizeof(softirq_labels[0]); i++) {
-			if (tok_eq(ts, tl, softirq_labels[i])) {
-				src.id = (uint32_t)i;
-				break;
-			}
-		}
-		name_copy(src.name, ts, tl, 1);
-		err = table_add(t, &cap, &src, vals, cols, ncols);
-		if (err)
-			goto out;
-	}
-	if (!t->nrows) {
-		err = -EINVAL;
-		goto out;
-	}
-	s->parts |= PROCSTAT_PART_SOFTIRQS;
-	err = 0;
-out:
-	if (err)
-		table_clear(t);
-	free(cols);
-	free(vals);
-	return err;
+	return parse_table(s, &s->soft, PROCSTAT_PART_SOFTIRQS, text, len, softirqs_row, 1);
 }
 
 /* ---- per-CPU scalars ---- */

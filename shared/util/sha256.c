@@ -103,7 +103,7 @@ static sha256_blocks_fn *sha256_blocks = sha256_blocks_first;
 
 static sha256_blocks_fn *impl_fn(enum sha256_impl impl)
 {
-	return impl == SHA256_IMPL_SHANI ? sha256_blocks_shani : sha256_blocks_generic;
+	return impl == SHA256_IMPL_SHANI ? sha256_shani_blocks : sha256_blocks_generic;
 }
 
 /* The automatic choice, unless sha256_impl_set() made one first; returns the function now in use. */
@@ -148,7 +148,7 @@ enum sha256_impl sha256_impl_get(void)
 
 	if (f == sha256_blocks_first)
 		f = blocks_resolve();
-	return f == sha256_blocks_shani ? SHA256_IMPL_SHANI : SHA256_IMPL_GENERIC;
+	return f == sha256_shani_blocks ? SHA256_IMPL_SHANI : SHA256_IMPL_GENERIC;
 }
 
 int sha256_impl_set(enum sha256_impl impl)

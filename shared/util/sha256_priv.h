@@ -23,9 +23,9 @@ extern const uint32_t sha256_k[64];
 /* Compress nblocks 64-byte blocks from p (any alignment) into the chaining state h. */
 typedef void sha256_blocks_fn(uint32_t h[8], const uint8_t *p, size_t nblocks);
 sha256_blocks_fn sha256_blocks_generic;
-sha256_blocks_fn sha256_blocks_shani; /* only where sha256_shani_supported(); sha256_shani.c */
+sha256_blocks_fn sha256_shani_blocks; /* only where sha256_shani_supported(); sha256_shani.c */
 
-/* Whether this CPU runs sha256_blocks_shani() (cpuid: SHA, SSSE3, SSE4.1; false off x86). */
+/* Whether this CPU runs sha256_shani_blocks() (cpuid: SHA, SSSE3, SSE4.1; false off x86). */
 bool sha256_shani_supported(void);
 
 /* Whether this CPU runs impl. */

@@ -44,7 +44,7 @@ static inline SHANI_TARGET __m128i schedule(__m128i a, __m128i b, __m128i c, __m
 	return _mm_sha256msg2_epu32(x, d);
 }
 
-SHANI_TARGET void sha256_blocks_shani(uint32_t h[8], const uint8_t *p, size_t nblocks)
+SHANI_TARGET void sha256_shani_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
 {
 	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bll, 0x0405060700010203ll);
 	__m128i abef, cdgh, abef0, cdgh0, t, w0, w1, w2, w3;
@@ -93,7 +93,7 @@ bool sha256_shani_supported(void)
 	return false;
 }
 
-void sha256_blocks_shani(uint32_t h[8], const uint8_t *p, size_t nblocks)
+void sha256_shani_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
 {
 	sha256_blocks_generic(h, p, nblocks);
 }
