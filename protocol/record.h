@@ -6,7 +6,7 @@
  * Payloads are text "key=value\n" lines (META, STATS, END) or arrays of the noise records of
  * protocol/noise.h (SAMPLES, EVENTS). The END chunk marks a cleanly closed file. This header is an ABI:
  * fixed-width little-endian fields, explicit padding, sizes and offsets asserted. protocol/README.md
- * ("Record file") is the human spec; shared/format/recfile.h reads and writes it.
+ * ("Record file") is the human spec; shared/format/recwriter.h writes it, recreader.h reads it.
  */
 #ifndef VNOISE_RECORD_H
 #define VNOISE_RECORD_H

@@ -3,7 +3,8 @@
  * vnoise shared-memory channel: the layout of the ivshmem-plain region (guest BAR2, host /dev/shm/<name>)
  * between the guest agent (the only producer) and vnoise-host (the consumer). This header is an ABI: fixed
  * width little-endian fields, explicit padding, units in names, sizes and offsets asserted, no pointers.
- * protocol/README.md ("Shared-memory channel") is the human spec; shared/channel/shmring.{c,h} implements both sides.
+ * protocol/README.md ("Shared-memory channel") is the human spec; shared/channel/ implements both sides (shmwriter,
+ * shmreader, shmregion for what they share).
  *
  * Region (all offsets from the start of the region, every area 64-byte aligned):
  *
