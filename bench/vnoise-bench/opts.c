@@ -328,7 +328,11 @@ static int run_length(struct cliopt_parser *ps, int c, double *secs)
 /* One of the sweep's own options: 0 or -EINVAL (err set). */
 static int sweep_opt(struct cliopt_parser *ps, int c, struct sweep_params *p, int *seen)
 {
+	const struct cliopt_flags flags = { .json = &p->json, .quiet = &p->quiet };
 	const char *val = ps->arg;
+
+	if (cliopt_flag(c, &flags))
+		return 0;
 
 	switch (c) {
 	case O_LEVELS:
@@ -358,12 +362,6 @@ static int sweep_opt(struct cliopt_parser *ps, int c, struct sweep_params *p, in
 		return run_length(ps, c, &p->run_secs);
 	case O_QUICK:
 		p->quick = 1;
-		return 0;
-	case CLIOPT_JSON:
-		p->json = 1;
-		return 0;
-	case CLIOPT_QUIET:
-		p->quiet = 1;
 		return 0;
 	}
 	return cliopt_fail(ps, "sweep: option %d not handled", c);

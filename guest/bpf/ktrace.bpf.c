@@ -126,10 +126,20 @@ static __always_inline void ev_submit(struct ktrace_slot *sl, __u64 pos)
 	sl->seq = pos + 1;
 }
 
-/* Report delta ns of steal that happened somewhere in [start, now). */
-static __always_inline void steal_emit(struct ktrace_cpu *s, __u64 start, __u64 now, __u64 delta)
+/* One record as its writer knows it; ev_write saturates the times and fills in the rest. */
+struct ev_desc {
+	__u64 start_ns, end_ns;
+	__u64 net_ns, steal_ns; /* saturated to 32 bits, flagged VN_EVF_TRUNCATED */
+	__u32 id;
+	__u32 depth; /* stored modulo 256: writers clamp it where it can be larger */
+	__u8 cls;
+	const struct nest_frame *parent; /* the frame it is nested in; NULL: top level */
+	const char *comm; /* VN_COMM_LEN bytes for THREAD records; NULL: all zero */
+};
+
+/* Write record d at the head of cpu's ring (counted as dropped when the ring is full). */
+static __always_inline void ev_write(struct ktrace_cpu *s, __u32 cpu, const struct ev_desc *d)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct ktrace_slot *sl;
 	struct vn_event *e;
 	__u64 pos;
@@ -139,20 +149,38 @@ static __always_inline void steal_emit(struct ktrace_cpu *s, __u64 start, __u64 
 	if (!sl)
 		return;
 	e = &sl->e;
-	e->start_ns = start;
-	e->end_ns = now;
-	e->net_ns = sat32(delta, &fl);
-	e->steal_ns = 0;
-	e->id = 0;
-	e->parent_id = 0;
+	e->start_ns = d->start_ns;
+	e->end_ns = d->end_ns;
+	e->net_ns = sat32(d->net_ns, &fl);
+	e->steal_ns = sat32(d->steal_ns, &fl);
+	e->id = d->id;
 	e->cpu = cpu;
-	e->cls = VN_CLASS_STEAL;
-	e->parent_cls = VN_CLASS_NONE;
-	e->depth = 0;
+	e->cls = d->cls;
+	e->depth = d->depth;
+	if (d->parent) {
+		e->parent_cls = d->parent->cls;
+		e->parent_id = d->parent->id;
+	} else {
+		e->parent_cls = VN_CLASS_NONE;
+		e->parent_id = 0;
+	}
 	e->flags = fl;
 	e->pad[0] = e->pad[1] = 0;
-	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	if (d->comm)
+		__builtin_memcpy(e->comm, d->comm, VN_COMM_LEN);
+	else
+		__builtin_memset(e->comm, 0, sizeof(e->comm));
 	ev_submit(sl, pos);
+}
+
+/* Report delta ns of steal that happened somewhere in [start, now). */
+static __always_inline void steal_emit(struct ktrace_cpu *s, __u64 start, __u64 now, __u64 delta)
+{
+	struct ev_desc d = {
+		.start_ns = start, .end_ns = now, .net_ns = delta, .cls = VN_CLASS_STEAL
+	};
+
+	ev_write(s, bpf_get_smp_processor_id(), &d);
 }
 
 /* Exact steal clock: report the steal that happened at base level since the CPU last got there. */
@@ -206,37 +234,17 @@ static __always_inline void lost_track(struct ktrace_cpu *s, __u64 now, __u64 st
 static __always_inline void closed_emit(struct ktrace_cpu *s, __u32 cpu, __u8 cls, const char *comm,
 					__u64 now, const struct nest_closed *c)
 {
-	struct ktrace_slot *sl;
-	struct vn_event *e;
-	__u64 pos;
-	__u8 fl = 0;
+	struct ev_desc d = { .start_ns = c->start_ns,
+			     .end_ns = now,
+			     .net_ns = c->net_ns,
+			     .steal_ns = c->steal_ns,
+			     .id = c->id,
+			     .depth = c->depth,
+			     .cls = cls,
+			     .parent = c->parent,
+			     .comm = comm };
 
-	sl = ev_reserve(s, cpu, &pos);
-	if (!sl)
-		return;
-	e = &sl->e;
-	e->start_ns = c->start_ns;
-	e->end_ns = now;
-	e->net_ns = sat32(c->net_ns, &fl);
-	e->steal_ns = sat32(c->steal_ns, &fl);
-	e->id = c->id;
-	e->cpu = cpu;
-	e->cls = cls;
-	e->depth = c->depth;
-	e->pad[0] = e->pad[1] = 0;
-	if (c->parent) {
-		e->parent_cls = c->parent->cls;
-		e->parent_id = c->parent->id;
-	} else {
-		e->parent_cls = VN_CLASS_NONE;
-		e->parent_id = 0;
-	}
-	if (comm)
-		__builtin_memcpy(e->comm, comm, VN_COMM_LEN);
-	else
-		__builtin_memset(e->comm, 0, sizeof(e->comm));
-	e->flags = fl;
-	ev_submit(sl, pos);
+	ev_write(s, cpu, &d);
 }
 
 /* Close the top frame, which must be of class cls; comm is the thread's name for THREAD frames. */
@@ -264,29 +272,38 @@ static __always_inline void frame_pop(struct ktrace_cpu *s, __u32 cpu, __u8 cls,
 	}
 }
 
-static __always_inline int on_enter(__u8 cls, __u32 id)
+/*
+ * Start handling an event on this CPU: NULL when the CPU is not monitored; else its state, with *now the
+ * event's time and a change of the lagging steal clock reported.
+ */
+static __always_inline struct ktrace_cpu *event_begin(__u64 *now)
 {
 	struct ktrace_cpu *s = cpu_state();
-	__u64 now;
 
 	if (!s)
 		return 0;
-	now = bpf_ktime_get_ns();
-	steal_observe(s, now);
-	frame_push(s, cls, id, now, frame_steal());
+	*now = bpf_ktime_get_ns();
+	steal_observe(s, *now);
+	return s;
+}
+
+static __always_inline int on_enter(__u8 cls, __u32 id)
+{
+	__u64 now;
+	struct ktrace_cpu *s = event_begin(&now);
+
+	if (s)
+		frame_push(s, cls, id, now, frame_steal());
 	return 0;
 }
 
 static __always_inline int on_exit(__u8 cls)
 {
-	struct ktrace_cpu *s = cpu_state();
 	__u64 now;
+	struct ktrace_cpu *s = event_begin(&now);
 
-	if (!s)
-		return 0;
-	now = bpf_ktime_get_ns();
-	steal_observe(s, now);
-	frame_pop(s, bpf_get_smp_processor_id(), cls, 0, now, frame_steal());
+	if (s)
+		frame_pop(s, bpf_get_smp_processor_id(), cls, 0, now, frame_steal());
 	return 0;
 }
 
@@ -294,16 +311,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ktrace_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (KTRACE_MAX_CPUS - 1);
-	struct ktrace_cpu *s = cpu_state();
 	char comm[VN_COMM_LEN];
 	__u64 now, st;
+	struct ktrace_cpu *s = event_begin(&now);
 	__u32 pid;
 
 	if (!s)
 		return 0;
-	now = bpf_ktime_get_ns();
 	st = frame_steal();
-	steal_observe(s, now);
 	if (s->nest.depth) {
 		/*
 		 * The open frame must be prev's. Some kernels do not emit every switch (idle->task on
@@ -333,45 +348,23 @@ int BPF_PROG(ktrace_sched_switch, bool preempt, struct task_struct *prev, struct
 SEC("tp_btf/nmi_handler")
 int BPF_PROG(ktrace_nmi, void *handler, s64 delta_ns, int handled)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct ktrace_cpu *s = cpu_state();
-	struct ktrace_slot *sl;
 	struct nest_frame *pf;
-	struct vn_event *e;
-	__u64 now, delta, pos;
-	__u32 d;
-	__u8 fl = 0;
+	struct ev_desc d = { .cls = VN_CLASS_NMI };
+	__u32 depth;
 
 	if (!s || delta_ns <= 0)
 		return 0;
-	now = bpf_ktime_get_ns();
-	delta = delta_ns;
-	d = s->nest.depth;
+	d.end_ns = bpf_ktime_get_ns();
+	d.net_ns = delta_ns;
+	d.start_ns = d.end_ns - d.net_ns;
+	depth = s->nest.depth;
+	d.depth = depth < 255 ? depth : 255;
 	pf = nest_top(&s->nest); /* the NMI interrupted it */
-	sl = ev_reserve(s, cpu, &pos);
-	if (sl) {
-		e = &sl->e;
-		e->start_ns = now - delta;
-		e->end_ns = now;
-		e->net_ns = sat32(delta, &fl);
-		e->steal_ns = 0;
-		e->id = 0;
-		e->cpu = cpu;
-		e->cls = VN_CLASS_NMI;
-		e->depth = d < 255 ? d : 255;
-		e->flags = fl;
-		e->pad[0] = e->pad[1] = 0;
-		e->parent_cls = VN_CLASS_NONE;
-		e->parent_id = 0;
-		if (pf) {
-			e->parent_cls = pf->cls;
-			e->parent_id = pf->id;
-		}
-		__builtin_memset(e->comm, 0, sizeof(e->comm));
-		ev_submit(sl, pos);
-	}
+	d.parent = pf;
+	ev_write(s, bpf_get_smp_processor_id(), &d);
 	if (pf)
-		pf->child_ns += delta;
+		pf->child_ns += d.net_ns;
 	return 0;
 }
 

@@ -144,6 +144,10 @@ static int parse_time_opt(struct cliopt_parser *ps, int c, struct measure_params
 /* One option into p; 1 for --help. */
 static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, int *runtime_set)
 {
+	const struct cliopt_flags flags = { &p->json, &p->quiet, &p->verbose };
+
+	if (cliopt_flag(c, &flags))
+		return 0;
 	switch (c) {
 	case CLIOPT_CPUS:
 		return parse_cpus(ps, p);
@@ -165,20 +169,11 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 		return 0;
 	case OPT_HELPER:
 		return parse_helper(ps, p);
-	case CLIOPT_JSON:
-		p->json = 1;
-		return 0;
 	case OPT_NOHC:
 		p->no_hcall = 1;
 		return 0;
 	case OPT_HIST:
 		p->report_hist = 1;
-		return 0;
-	case CLIOPT_QUIET:
-		p->quiet = 1;
-		return 0;
-	case CLIOPT_VERBOSE:
-		p->verbose++;
 		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;

@@ -295,6 +295,10 @@ static int parse_period(struct cliopt_parser *ps, struct monitor_params *p)
 
 static int parse_opt(struct cliopt_parser *ps, int c, struct monitor_params *p)
 {
+	const struct cliopt_flags flags = { .json = &p->json, .quiet = &p->quiet };
+
+	if (cliopt_flag(c, &flags))
+		return 0;
 	switch (c) {
 	case CLIOPT_PID:
 		return parse_pids(ps, p);
@@ -312,12 +316,6 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct monitor_params *p)
 		return parse_duration_opt(ps, p);
 	case CLIOPT_PERIOD:
 		return parse_period(ps, p);
-	case CLIOPT_JSON:
-		p->json = 1;
-		return 0;
-	case CLIOPT_QUIET:
-		p->quiet = 1;
-		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;
 	}

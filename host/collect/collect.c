@@ -221,6 +221,10 @@ static int take_number(struct cliopt_parser *ps, int c, struct collect_opts *o)
 /* One option: 0, 1 for --help, or -EINVAL with the message in err. */
 static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, int *no_store)
 {
+	const struct cliopt_flags flags = { &o->json, &o->quiet, &o->verbose };
+
+	if (cliopt_flag(c, &flags))
+		return 0;
 	switch (c) {
 	case CLIOPT_KEY_FILE:
 		o->key_file = ps->arg;
@@ -247,15 +251,6 @@ static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, 
 			    ps, "--job: '%.40s' is not a name of 1 to 31 bytes (16 at most)",
 			    ps->arg);
 		o->jobs[o->njobs++] = ps->arg;
-		return 0;
-	case CLIOPT_JSON:
-		o->json = 1;
-		return 0;
-	case CLIOPT_QUIET:
-		o->quiet = 1;
-		return 0;
-	case CLIOPT_VERBOSE:
-		o->verbose++;
 		return 0;
 	case CLIOPT_HELP:
 		return 1;

@@ -212,10 +212,11 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 /* One option: 0, 1 for --help, or -EINVAL with the message in err. */
 static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, int *flows_top_set)
 {
-	switch (c) {
-	case CLIOPT_JSON:
-		p->json = 1;
+	const struct cliopt_flags flags = { &p->json, &p->quiet, &p->verbose };
+
+	if (cliopt_flag(c, &flags))
 		return 0;
+	switch (c) {
 	case OPT_NO_DISPATCH:
 		p->no_dispatch = 1;
 		return 0;
@@ -230,12 +231,6 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 		return 0;
 	case OPT_FLOWS:
 		p->flows = 1;
-		return 0;
-	case CLIOPT_QUIET:
-		p->quiet = 1;
-		return 0;
-	case CLIOPT_VERBOSE:
-		p->verbose++;
 		return 0;
 	case CLIOPT_HELP:
 		return 1;

@@ -143,13 +143,43 @@ static void guest_net_sum(const struct hostagg_domain *d, struct guest_net *g)
 	"the channel carries guest IRQ numbers, not their names: virtio-net's queue interrupts " \
 	"are among the device IRQs"
 
+/*
+ * The guest device IRQs (not x86 vectors) among a vCPU's top guest sources, largest first, into s (room for
+ * MV_MAX_LIST); returns how many. None for a vCPU without combined-view data.
+ */
+static uint32_t guest_devirqs(const struct hostagg_vcpu *v, int top, const struct hostagg_msrc **s)
+{
+	uint32_t k, n, kept = 0;
+
+	if (!v->match.seen)
+		return 0;
+	n = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, s, (uint32_t)top);
+	for (k = 0; k < n; k++)
+		if (s[k]->cls == VN_CLASS_IRQ && s[k]->id < VN_VEC_BASE)
+			s[kept++] = s[k];
+	return kept;
+}
+
+static void text_guest_devirqs(FILE *f, uint32_t j, const struct hostagg_vcpu *v, int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	uint32_t n = guest_devirqs(v, top, s), k;
+	char name[96];
+
+	if (!n)
+		return;
+	fprintf(f, "    guest device IRQs on vCPU %u:", j);
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s %s %.3f ms (%llu)", k ? "," : "",
+			matchview_source_name(s[k], name, sizeof(name)),
+			(double)s[k]->total_ns / 1e6, LL(s[k]->count));
+	fputc('\n', f);
+}
+
 /* With --flows: the guest's network noise next to the domain's flows. */
 static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
 {
-	const struct hostagg_msrc *s[MV_MAX_LIST];
 	struct guest_net g;
-	char name[96];
-	uint32_t j, k, n;
 
 	if (!d->net)
 		return;
@@ -162,35 +192,32 @@ static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
 	    (double)g.rx_ns / 1e6, LL(g.rx_count), (double)g.tx_ns / 1e6, LL(g.tx_count),
 	    (double)g.softirq_ns / 1e6, (double)g.irq_ns / 1e6, (double)g.dev_ns / 1e6,
 	    LL(g.dev_count));
-	for (j = 0; j < d->nvcpus; j++) {
-		const struct hostagg_vcpu *v = &d->vcpus[j];
-		bool any = false;
-
-		if (!v->match.seen)
-			continue;
-		n = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, s, (uint32_t)top);
-		for (k = 0; k < n; k++) {
-			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
-				continue;
-			if (!any)
-				fprintf(f, "    guest device IRQs on vCPU %u:", j);
-			fprintf(f, "%s %s %.3f ms (%llu)", any ? "," : "",
-				matchview_source_name(s[k], name, sizeof(name)),
-				(double)s[k]->total_ns / 1e6, LL(s[k]->count));
-			any = true;
-		}
-		if (any)
-			fputc('\n', f);
-	}
+	for (uint32_t j = 0; j < d->nvcpus; j++)
+		text_guest_devirqs(f, j, &d->vcpus[j], top);
 	fprintf(f, "    (%s)\n", DEV_IRQ_NOTE);
+}
+
+static void json_guest_devirqs(struct json_writer *w, uint32_t j, const struct hostagg_vcpu *v,
+			       int top)
+{
+	const struct hostagg_msrc *s[MV_MAX_LIST];
+	uint32_t n = guest_devirqs(v, top, s), k;
+	char name[96];
+
+	for (k = 0; k < n; k++) {
+		json_obj_begin(w);
+		json_kv_u64(w, "vcpu", j);
+		json_kv_str(w, "source", matchview_source_name(s[k], name, sizeof(name)));
+		json_kv_u64(w, "irq", s[k]->id);
+		json_kv_u64(w, "total_ns", s[k]->total_ns);
+		json_kv_u64(w, "count", s[k]->count);
+		json_obj_end(w);
+	}
 }
 
 static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d, int top)
 {
-	const struct hostagg_msrc *s[MV_MAX_LIST];
 	struct guest_net g;
-	char name[96];
-	uint32_t j, k, n;
 
 	if (!d->net)
 		return;
@@ -209,24 +236,8 @@ static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d
 	json_kv_u64(w, "sources_dropped", g.src_dropped);
 	json_key(w, "device_irqs");
 	json_arr_begin(w);
-	for (j = 0; j < d->nvcpus; j++) {
-		const struct hostagg_vcpu *v = &d->vcpus[j];
-
-		if (!v->match.seen)
-			continue;
-		n = hostagg_msrc_sorted(v, VN_HOST_MSRC_GUEST, s, (uint32_t)top);
-		for (k = 0; k < n; k++) {
-			if (s[k]->cls != VN_CLASS_IRQ || s[k]->id >= VN_VEC_BASE)
-				continue;
-			json_obj_begin(w);
-			json_kv_u64(w, "vcpu", j);
-			json_kv_str(w, "source", matchview_source_name(s[k], name, sizeof(name)));
-			json_kv_u64(w, "irq", s[k]->id);
-			json_kv_u64(w, "total_ns", s[k]->total_ns);
-			json_kv_u64(w, "count", s[k]->count);
-			json_obj_end(w);
-		}
-	}
+	for (uint32_t j = 0; j < d->nvcpus; j++)
+		json_guest_devirqs(w, j, &d->vcpus[j], top);
 	json_arr_end(w);
 	json_kv_str(w, "note", DEV_IRQ_NOTE);
 	json_obj_end(w);

@@ -97,17 +97,17 @@ static bool has_flows(const struct hostagg_domain *d)
 			  d->net->other[1].packets);
 }
 
-void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in)
+/* How many flows a direction lists: --flows-top, clamped to [1, HV_MAX_LIST]. */
+static uint32_t flows_top(const struct hostview_info *in)
 {
-	const struct vn_host_flow *fl[HV_MAX_LIST];
-	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
-	const struct hostagg_net *n = d->net;
-	uint32_t i, k, cnt;
-	unsigned dir;
+	if (in->flows_top < 1)
+		return 1;
+	return in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : (uint32_t)in->flows_top;
+}
 
-	if (!has_flows(d))
-		return;
-	for (i = 0; i < n->ntaps; i++) {
+static void text_taps(FILE *f, const struct hostagg_net *n)
+{
+	for (uint32_t i = 0; i < n->ntaps; i++) {
 		const struct hostagg_tap *t = &n->tap[i];
 
 		fprintf(f,
@@ -129,26 +129,39 @@ void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct h
 	if (n->taps_dropped)
 		fprintf(f, "  (%" PRIu64 " tap records of further taps not shown)\n",
 			n->taps_dropped);
-	for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
-		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
-		if (!cnt && !n->other[dir].packets)
-			continue;
-		fprintf(f, "    flows %s (bytes, packets):\n", dir_labels[dir]);
-		for (k = 0; k < cnt; k++) {
-			char lbl[160];
+}
 
-			fprintf(f, "      %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
-				(unsigned long long)fl[k]->packets,
-				tapflow_label(fl[k], lbl, sizeof(lbl)));
-			if (n->ntaps > 1)
-				fprintf(f, " (%.16s)", fl[k]->tap);
-			fputc('\n', f);
-		}
-		if (n->other[dir].packets)
-			fprintf(f, "      %12llu %9llu  other flows (tables full)\n",
-				(unsigned long long)n->other[dir].bytes,
-				(unsigned long long)n->other[dir].packets);
+static void text_flows(FILE *f, const struct hostagg_domain *d, unsigned dir, uint32_t top)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+	const struct hostagg_net *n = d->net;
+	uint32_t cnt = hostagg_flows_sorted(d, dir, fl, top);
+
+	if (!cnt && !n->other[dir].packets)
+		return;
+	fprintf(f, "    flows %s (bytes, packets):\n", dir_labels[dir]);
+	for (uint32_t k = 0; k < cnt; k++) {
+		char lbl[160];
+
+		fprintf(f, "      %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
+			(unsigned long long)fl[k]->packets, tapflow_label(fl[k], lbl, sizeof(lbl)));
+		if (n->ntaps > 1)
+			fprintf(f, " (%.16s)", fl[k]->tap);
+		fputc('\n', f);
 	}
+	if (n->other[dir].packets)
+		fprintf(f, "      %12llu %9llu  other flows (tables full)\n",
+			(unsigned long long)n->other[dir].bytes,
+			(unsigned long long)n->other[dir].packets);
+}
+
+void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in)
+{
+	if (!has_flows(d))
+		return;
+	text_taps(f, d->net);
+	for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++)
+		text_flows(f, d, dir, flows_top(in));
 }
 
 static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
@@ -175,29 +188,20 @@ static void json_flow(struct json_writer *w, const struct vn_host_flow *x)
 	json_obj_end(w);
 }
 
-void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
-			 const struct hostview_info *in)
+static void json_capture(struct json_writer *w, const struct hostagg_net *n)
 {
-	const struct vn_host_flow *fl[HV_MAX_LIST];
-	int top = in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : in->flows_top < 1 ? 1 : in->flows_top;
-	const struct hostagg_net *n = d->net;
-	uint32_t i, k, cnt;
-	unsigned dir;
-
-	if (!has_flows(d))
-		return;
 	json_key(w, "capture");
 	json_obj_begin(w);
 	json_key(w, "taps");
 	json_arr_begin(w);
-	for (i = 0; i < n->ntaps; i++) {
+	for (uint32_t i = 0; i < n->ntaps; i++) {
 		const struct hostagg_tap *t = &n->tap[i];
 
 		json_obj_begin(w);
 		json_kv_str(w, "tap", t->tap);
 		json_kv_u64(w, "periods", t->periods);
 		json_kv_u64(w, "failed_periods", t->failed);
-		for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
+		for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
 			json_key(w, dir_names[dir]);
 			json_obj_begin(w);
 			json_kv_u64(w, "packets", t->packets[dir]);
@@ -213,14 +217,25 @@ void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 	json_kv_u64(w, "flows_dropped", n->flows_dropped);
 	json_kv_u64(w, "taps_dropped", n->taps_dropped);
 	json_obj_end(w);
+}
+
+void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
+			 const struct hostview_info *in)
+{
+	const struct vn_host_flow *fl[HV_MAX_LIST];
+
+	if (!has_flows(d))
+		return;
+	json_capture(w, d->net);
 	json_key(w, "flows");
 	json_arr_begin(w);
-	for (dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
-		cnt = hostagg_flows_sorted(d, dir, fl, (uint32_t)top);
-		for (k = 0; k < cnt; k++)
+	for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
+		uint32_t cnt = hostagg_flows_sorted(d, dir, fl, flows_top(in));
+
+		for (uint32_t k = 0; k < cnt; k++)
 			json_flow(w, fl[k]);
-		if (n->other[dir].packets)
-			json_flow(w, &n->other[dir]);
+		if (d->net->other[dir].packets)
+			json_flow(w, &d->net->other[dir]);
 	}
 	json_arr_end(w);
 }

@@ -365,6 +365,19 @@ int cliopt_int(struct cliopt_parser *ps, int min, int max, int *out)
 	return 0;
 }
 
+int cliopt_flag(int c, const struct cliopt_flags *f)
+{
+	if (c == CLIOPT_JSON && f->json)
+		*f->json = 1;
+	else if (c == CLIOPT_QUIET && f->quiet)
+		*f->quiet = 1;
+	else if (c == CLIOPT_VERBOSE && f->verbose)
+		(*f->verbose)++;
+	else
+		return 0;
+	return 1;
+}
+
 size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len)
 {
 	struct cliopt e;

@@ -152,6 +152,16 @@ void cliopt_deprecated(const struct cliopt_parser *ps, const char *use);
 int cliopt_int(struct cliopt_parser *ps, int min, int max, int *out)
     __attribute__((warn_unused_result));
 
+/* Where a command keeps the common flags; NULL for one it does not take. */
+struct cliopt_flags {
+	int *json; /* -j: set to 1 */
+	int *quiet; /* -q: set to 1 */
+	int *verbose; /* -v: counts how often it is given */
+};
+
+/* If option c is one of the common flags f keeps, store it and return 1; else return 0. */
+int cliopt_flag(int c, const struct cliopt_flags *f);
+
 /* Print the one-line error into err (as log_reason) and return -EINVAL. */
 int cliopt_fail(struct cliopt_parser *ps, const char *fmt, ...) VN_FMT(2, 3);
 

@@ -494,132 +494,149 @@ static int cpu_label(const char *ts, size_t tl, unsigned int *cpu)
 	return 1;
 }
 
-int procstat_parse_stat(struct procstat_snap *s, const char *text, size_t len, long clk_tck)
+#define CPU_LINE_MAX 9 /* numbers used of a cpu<N> line, at most */
+
+/*
+ * One line of /proc/stat or /proc/schedstat: for a "cpu<N>" line followed by at least nvals numbers, 1 with
+ * *cpu (its slot reserved in s) and the first nvals numbers in v; 0 for any other line; -errno for a bad
+ * per-CPU line.
+ */
+static int cpu_line(struct procstat_snap *s, const char *ls, const char *le, uint64_t *v,
+		    unsigned int nvals, unsigned int *cpu)
 {
-	struct cursor c = { text, text + len };
+	const char *p = ls, *ts;
+	size_t tl;
+	int r;
+
+	if (!next_tok(&p, le, &ts, &tl))
+		return 0;
+	r = cpu_label(ts, tl, cpu);
+	if (r <= 0)
+		return r;
+	if (parse_values(&p, le, v, nvals) != (int)nvals)
+		return -EINVAL;
+	r = cpu_reserve(s, *cpu + 1);
+	return r ? r : 1;
+}
+
+/* The CPU's "has a line in this file" flag of part PROCSTAT_PART_STAT or PROCSTAT_PART_SCHEDSTAT. */
+static uint8_t *cpu_has(struct procstat_cpu *c, unsigned int part)
+{
+	return part == PROCSTAT_PART_STAT ? &c->has_stat : &c->has_sched;
+}
+
+/*
+ * The cpu<N> lines of a per-CPU file (part PROCSTAT_PART_STAT or PROCSTAT_PART_SCHEDSTAT) from c on, other
+ * lines skipped: each CPU at most once, with at least nvals (<= CPU_LINE_MAX) numbers, whose first nvals
+ * store() keeps; the CPU's flag of part is set. Returns 0, or -errno (no CPU line: -EINVAL) with the flag
+ * of part cleared on every CPU.
+ */
+static int cpu_lines(struct procstat_snap *s, struct cursor *c, unsigned int part,
+		     unsigned int nvals, void (*store)(struct procstat_cpu *cpu, const uint64_t *v))
+{
 	const char *ls, *le;
 	unsigned int i, found = 0;
 	int err = -EINVAL;
 
+	while (next_line(c, &ls, &le)) {
+		uint64_t v[CPU_LINE_MAX];
+		unsigned int cpu;
+		int r = cpu_line(s, ls, le, v, nvals, &cpu);
+
+		if (r == 0)
+			continue;
+		err = r < 0 ? r : -EINVAL;
+		if (r < 0 || *cpu_has(&s->cpu[cpu], part))
+			goto out;
+		*cpu_has(&s->cpu[cpu], part) = 1;
+		store(&s->cpu[cpu], v);
+		found++;
+	}
+	err = found ? 0 : -EINVAL;
+out:
+	if (err) {
+		for (i = 0; i < s->ncpus; i++)
+			*cpu_has(&s->cpu[i], part) = 0;
+	}
+	return err;
+}
+
+/* A /proc/stat cpu line: user nice system idle iowait irq softirq steal (USER_HZ ticks). */
+static void stat_store(struct procstat_cpu *c, const uint64_t *v)
+{
+	c->steal_ticks = v[7];
+}
+
+int procstat_parse_stat(struct procstat_snap *s, const char *text, size_t len, long clk_tck)
+{
+	struct cursor c = { text, text + len };
+	int err;
+
 	s->parts &= ~PROCSTAT_PART_STAT;
-	for (i = 0; i < s->ncpus; i++) {
+	for (unsigned int i = 0; i < s->ncpus; i++) {
 		s->cpu[i].has_stat = 0;
 		s->cpu[i].steal_ticks = 0;
 	}
 	if (!text || clk_tck <= 0)
-		goto out;
+		return -EINVAL;
 	s->clk_tck = clk_tck;
-	while (next_line(&c, &ls, &le)) {
-		const char *p = ls, *ts;
-		size_t tl;
-		uint64_t v[8];
-		unsigned int cpu;
-		int r;
-
-		if (!next_tok(&p, le, &ts, &tl))
-			continue;
-		r = cpu_label(ts, tl, &cpu);
-		if (r == 0)
-			continue;
-		err = -EINVAL;
-		if (r < 0)
-			goto out;
-		if (parse_values(&p, le, v, 8) != 8)
-			goto out; /* user nice system idle iowait irq softirq steal */
-		err = cpu_reserve(s, cpu + 1);
-		if (err)
-			goto out;
-		err = -EINVAL;
-		if (s->cpu[cpu].has_stat)
-			goto out;
-		s->cpu[cpu].has_stat = 1;
-		s->cpu[cpu].steal_ticks = v[7];
-		found++;
-	}
-	if (!found)
-		goto out;
+	err = cpu_lines(s, &c, PROCSTAT_PART_STAT, 8, stat_store);
+	if (err)
+		return err;
 	s->parts |= PROCSTAT_PART_STAT;
-	err = 0;
-out:
-	if (err) {
-		for (i = 0; i < s->ncpus; i++)
-			s->cpu[i].has_stat = 0;
-	}
-	return err;
+	return 0;
+}
+
+/*
+ * A /proc/schedstat version 15..17 cpu line: yld_count, 0, sched_count, sched_goidle, ttwu_count,
+ * ttwu_local, rq_cpu_time (ns), run_delay (ns), pcount. We use the last three.
+ */
+static void schedstat_store(struct procstat_cpu *c, const uint64_t *v)
+{
+	c->run_ns = v[6];
+	c->wait_ns = v[7];
+	c->timeslices = v[8];
+}
+
+/* The "version N" line that starts /proc/schedstat (blank lines before it skipped): 0 or -errno. */
+static int schedstat_version(struct cursor *c, uint64_t *ver)
+{
+	const char *ls, *le, *p, *ts;
+	size_t tl;
+
+	do {
+		if (!next_line(c, &ls, &le))
+			return -EINVAL;
+	} while (blank_line(ls, le));
+	p = ls;
+	if (!next_tok(&p, le, &ts, &tl) || !tok_eq(ts, tl, "version") ||
+	    !next_tok(&p, le, &ts, &tl) || tok_u64(ts, tl, ver) || *ver > UINT32_MAX)
+		return -EINVAL;
+	return *ver < 15 ? -ENOTSUP : 0;
 }
 
 int procstat_parse_schedstat(struct procstat_snap *s, const char *text, size_t len)
 {
 	struct cursor c = { text, text + len };
-	const char *ls, *le, *p, *ts;
-	size_t tl;
 	uint64_t ver;
-	unsigned int i, found = 0;
-	int err = -EINVAL;
+	int err;
 
 	s->parts &= ~PROCSTAT_PART_SCHEDSTAT;
 	s->schedstat_version = 0;
-	for (i = 0; i < s->ncpus; i++) {
+	for (unsigned int i = 0; i < s->ncpus; i++) {
 		s->cpu[i].has_sched = 0;
 		s->cpu[i].run_ns = s->cpu[i].wait_ns = s->cpu[i].timeslices = 0;
 	}
 	if (!text)
-		goto out;
-	do {
-		if (!next_line(&c, &ls, &le))
-			goto out;
-	} while (blank_line(ls, le));
-	p = ls;
-	if (!next_tok(&p, le, &ts, &tl) || !tok_eq(ts, tl, "version") ||
-	    !next_tok(&p, le, &ts, &tl) || tok_u64(ts, tl, &ver) || ver > UINT32_MAX)
-		goto out;
-	if (ver < 15) {
-		err = -ENOTSUP;
-		goto out;
-	}
-	while (next_line(&c, &ls, &le)) {
-		uint64_t v[9];
-		unsigned int cpu;
-		int r;
-
-		p = ls;
-		if (!next_tok(&p, le, &ts, &tl))
-			continue;
-		r = cpu_label(ts, tl, &cpu);
-		if (r == 0)
-			continue; /* timestamp, domain<N> lines */
-		err = -EINVAL;
-		if (r < 0)
-			goto out;
-		/*
-		 * Version 15..17 cpu line: yld_count, 0, sched_count, sched_goidle, ttwu_count, ttwu_local,
-		 * rq_cpu_time (ns), run_delay (ns), pcount. We use the last three.
-		 */
-		if (parse_values(&p, le, v, 9) != 9)
-			goto out;
-		err = cpu_reserve(s, cpu + 1);
-		if (err)
-			goto out;
-		err = -EINVAL;
-		if (s->cpu[cpu].has_sched)
-			goto out;
-		s->cpu[cpu].has_sched = 1;
-		s->cpu[cpu].run_ns = v[6];
-		s->cpu[cpu].wait_ns = v[7];
-		s->cpu[cpu].timeslices = v[8];
-		found++;
-	}
-	if (!found)
-		goto out;
+		return -EINVAL;
+	err = schedstat_version(&c, &ver);
+	if (!err) /* then cpu<N> lines among timestamp and domain<N> lines */
+		err = cpu_lines(s, &c, PROCSTAT_PART_SCHEDSTAT, 9, schedstat_store);
+	if (err)
+		return err;
 	s->schedstat_version = (unsigned int)ver;
 	s->parts |= PROCSTAT_PART_SCHEDSTAT;
-	err = 0;
-out:
-	if (err) {
-		for (i = 0; i < s->ncpus; i++)
-			s->cpu[i].has_sched = 0;
-	}
-	return err;
+	return 0;
 }
 
 /* ---- snapshot ---- */
