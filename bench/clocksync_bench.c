@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "match/clocksync.h"
+#include "lib/benchutil.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -28,10 +29,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd_n(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (rng >> 11) % n;
+	return (bench_xorshift64(&rng) >> 11) % n;
 }
 
 static uint64_t guest_at(uint64_t h)

@@ -128,10 +128,7 @@ static const struct size sizes[] = {
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return bench_xorshift64(&rng_state);
 }
 
 /*
@@ -343,27 +340,46 @@ static int row(const struct keyfile *kf, const struct wire *hello, const struct 
 	return 0;
 }
 
+/* The heading of a table whose rows are named by first (records, nodes). */
+static void table_head(const char *first)
+{
+	printf("%-10s %5s %16s %16s %10s %16s\n", first, "bytes", "parse", "ingest", "engine",
+	       "bad-mac");
+}
+
+/*
+ * One row called name: ndgrams datagrams of size from nnodes nodes, sealed under kf and (the forger's) under
+ * other, then timed. 0 or -1 on a miscount or no memory.
+ */
+static int seal_and_row(const struct keyfile *kf, const struct keyfile *other, uint32_t nnodes,
+			uint64_t ndgrams, const struct size *size, const char *name, int repeats)
+{
+	struct wire hello = { 0 }, good = { 0 }, forged = { 0 }, junk = { 0 };
+	int rc = -1;
+
+	if (seal(kf, nnodes, ndgrams, size, &hello, &good) ||
+	    seal(other, nnodes, ndgrams, size, &junk, &forged))
+		fprintf(stderr, "collect_bench: out of memory\n");
+	else
+		rc = row(kf, &hello, &good, &forged, name, repeats);
+	wire_free(&hello);
+	wire_free(&good);
+	wire_free(&forged);
+	wire_free(&junk);
+	return rc;
+}
+
 /* The table for the compression function in use (row only: NULL all); 0 or -1 on a miscount or no memory. */
 static int report(const struct keyfile *kf, const struct keyfile *other, uint32_t nnodes,
 		  uint64_t ndgrams, int repeats, const char *only)
 {
-	printf("%-10s %5s %16s %16s %10s %16s\n", "records", "bytes", "parse", "ingest", "engine",
-	       "bad-mac");
+	table_head("records");
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		struct wire hello = { 0 }, good = { 0 }, forged = { 0 }, junk = { 0 };
-		int rc = -1;
+		int rc;
 
 		if (only && strcmp(only, sizes[s].id))
 			continue;
-		if (seal(kf, nnodes, ndgrams, &sizes[s], &hello, &good) ||
-		    seal(other, nnodes, ndgrams, &sizes[s], &junk, &forged))
-			fprintf(stderr, "collect_bench: out of memory\n");
-		else
-			rc = row(kf, &hello, &good, &forged, sizes[s].name, repeats);
-		wire_free(&hello);
-		wire_free(&good);
-		wire_free(&forged);
-		wire_free(&junk);
+		rc = seal_and_row(kf, other, nnodes, ndgrams, &sizes[s], sizes[s].name, repeats);
 		if (rc)
 			return rc;
 	}
@@ -379,24 +395,14 @@ static const uint32_t sweep_nodes[] = { 256, 1024, 4096 };
 static int sweep(const struct keyfile *kf, const struct keyfile *other, uint64_t ndgrams,
 		 int repeats)
 {
-	printf("%-10s %5s %16s %16s %10s %16s\n", "nodes", "bytes", "parse", "ingest", "engine",
-	       "bad-mac");
+	table_head("nodes");
 	for (size_t i = 0; i < sizeof(sweep_nodes) / sizeof(sweep_nodes[0]); i++) {
-		struct wire hello = { 0 }, good = { 0 }, forged = { 0 }, junk = { 0 };
 		uint64_t n = 16ull * sweep_nodes[i] > ndgrams ? 16ull * sweep_nodes[i] : ndgrams;
 		char name[16];
-		int rc = -1;
+		int rc;
 
 		snprintf(name, sizeof(name), "%u", sweep_nodes[i]);
-		if (seal(kf, sweep_nodes[i], n, &sizes[2], &hello, &good) ||
-		    seal(other, sweep_nodes[i], n, &sizes[2], &junk, &forged))
-			fprintf(stderr, "collect_bench: out of memory\n");
-		else
-			rc = row(kf, &hello, &good, &forged, name, repeats);
-		wire_free(&hello);
-		wire_free(&good);
-		wire_free(&forged);
-		wire_free(&junk);
+		rc = seal_and_row(kf, other, sweep_nodes[i], n, &sizes[2], name, repeats);
 		if (rc)
 			return rc;
 	}

@@ -16,28 +16,18 @@
 # Figures only, never pass/fail. Usage: bench/host_cost.sh [SECONDS]   (root; default 20 s per idle run,
 # storms max(6, SECONDS/2) s; about 4 x SECONDS + 25 s in all). Needs build/vnoise-host, build/bench/storm.
 set -u
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$PWD
-BUILD=${VNOISE_BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-SECS=${1:-20}
-VH=$BUILD/vnoise-host
+# shellcheck source-path=SCRIPTDIR source=lib/vmbench.bash
+. "$(dirname "$0")/lib/vmbench.bash"
+vmbench_init host_cost 6 "$@"
 STORM=$BUILD/bench/storm
 SETTLE=5
 URI=qemu:///system
-if ! [[ $SECS =~ ^[0-9]+$ ]] || [ "$SECS" -lt 6 ]; then
-	echo "usage: bench/host_cost.sh [SECONDS >= 6]" >&2
-	exit 2
-fi
 SSECS=$((SECS / 2 > 6 ? SECS / 2 : 6))
 
 echo "# host_cost: vnoise-host on a 2-vCPU TCG guest (vCPU 0 -> CPU 0, vCPU 1 -> CPU 1), -p 1s," \
 	"$SECS s per idle run, $SSECS s per storm run"
 echo "# reproduce: make && sudo bench/host_cost.sh $SECS"
-[ "$(id -u)" -eq 0 ] || {
-	echo "host_cost: not measured: needs root"
-	exit 1
-}
+vmbench_need_root host_cost
 for f in "$VH" "$STORM"; do
 	[ -x "$f" ] || {
 		echo "host_cost: not measured: $f not built (make)"

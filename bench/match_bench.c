@@ -59,10 +59,7 @@ static const char *const hogs[] = { "vnhog",	   "kworker/3:1", "qemu-io",	     "
 
 static uint32_t rnd(struct gen *g, uint32_t n)
 {
-	g->rng ^= g->rng << 13;
-	g->rng ^= g->rng >> 7;
-	g->rng ^= g->rng << 17;
-	return (uint32_t)((g->rng >> 11) % n);
+	return (uint32_t)((bench_xorshift64(&g->rng) >> 11) % n);
 }
 
 static struct rec *push(struct buf *b, int type, uint32_t vcpu)
@@ -105,14 +102,7 @@ static void push_ev(struct gen *g, uint32_t v, int cls, uint32_t id, uint64_t st
 {
 	struct rec *r = push(&g->guest, T_EVENT, v);
 
-	r->e.start_ns = start;
-	r->e.end_ns = end;
-	r->e.net_ns = (uint32_t)(end - start);
-	r->e.cls = (uint8_t)cls;
-	r->e.id = id;
-	r->e.parent_cls = (uint8_t)pcls;
-	r->e.parent_id = pid;
-	r->e.depth = (uint8_t)depth;
+	bench_event(&r->e, cls, id, start, end, end - start, pcls, pid, depth);
 	if (cls == VN_CLASS_THREAD)
 		snprintf(r->e.comm, sizeof(r->e.comm), "kworker/%u:%u", v, id % 4);
 	g->events++;

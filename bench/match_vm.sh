@@ -11,24 +11,14 @@
 #   - the guest agent's CPU on vCPU 1 (its threads other than the sampler, from /proc in the guest).
 # Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS]   (root; default 20)
 set -u
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$PWD
-BUILD=${VNOISE_BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-SECS=${1:-20}
-VH=$BUILD/vnoise-host
+# shellcheck source-path=SCRIPTDIR source=lib/vmbench.bash
+. "$(dirname "$0")/lib/vmbench.bash"
+vmbench_init match_vm 5 "$@"
 VG=$BUILD/vnoise-guest
-if ! [[ $SECS =~ ^[0-9]+$ ]] || [ "$SECS" -lt 5 ]; then
-	echo "usage: bench/match_vm.sh [SECONDS >= 5]" >&2
-	exit 2
-fi
 echo "# match_vm: vnoise-host record --guest on a 2-vCPU TCG guest running vnoise-guest agent --cpus 0," \
 	"$SECS s per run"
 echo "# reproduce: make && sudo bench/match_vm.sh $SECS"
-[ "$(id -u)" -eq 0 ] || {
-	echo "match_vm: not measured: needs root"
-	exit 1
-}
+vmbench_need_root match_vm
 tmp=$(mktemp -d /tmp/vnoise-match-vm.XXXXXX)
 HOG=''
 cleanup() {

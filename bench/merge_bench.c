@@ -39,10 +39,7 @@ struct gen {
 
 static uint32_t rnd(struct gen *g, uint32_t n)
 {
-	g->rng ^= g->rng << 13;
-	g->rng ^= g->rng >> 7;
-	g->rng ^= g->rng << 17;
-	return (uint32_t)((g->rng >> 11) % n);
+	return (uint32_t)((bench_xorshift64(&g->rng) >> 11) % n);
 }
 
 static void push_ev(struct gen *g, int cls, uint32_t id, uint64_t start, uint64_t end, uint64_t net,
@@ -51,14 +48,7 @@ static void push_ev(struct gen *g, int cls, uint32_t id, uint64_t start, uint64_
 	struct rec *r = &g->r[g->n++];
 
 	memset(r, 0, sizeof(*r));
-	r->e.start_ns = start;
-	r->e.end_ns = end;
-	r->e.net_ns = (uint32_t)net;
-	r->e.cls = (uint8_t)cls;
-	r->e.id = id;
-	r->e.parent_cls = (uint8_t)pcls;
-	r->e.parent_id = pid;
-	r->e.depth = (uint8_t)depth;
+	bench_event(&r->e, cls, id, start, end, net, pcls, pid, depth);
 	if (cls == VN_CLASS_THREAD)
 		snprintf(r->e.comm, sizeof(r->e.comm), "kworker/0:%u", id % 64);
 	g->events++;

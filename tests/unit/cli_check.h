@@ -4,7 +4,8 @@
  * and CLI_PARSE (the parse function: (argc, argv, params*, err, errlen) -> 0, 1 or -EINVAL) before including.
  * Gives P (the parsed params), err (its message), parse(arg0, ..., NULL), OK(args...) and
  * FAILS("words", args...): -EINVAL with a one-line message that mentions each word, and
- * STDERR_OF(buf, call): what call wrote on stderr (the warning lines of deprecated aliases).
+ * STDERR_OF(buf, call): what call wrote on stderr (the warning lines of deprecated aliases), and
+ * cli_check_main(suite, repeated): the suite's main.
  */
 #ifndef VNOISE_CLI_CHECK_H
 #define VNOISE_CLI_CHECK_H
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -79,5 +81,26 @@ static void check_message(const char *words)
 		buf[n_ > 0 ? n_ : 0] = 0;                       \
 		fclose(tmp_);                                   \
 	} while (0)
+
+/*
+ * Add the test case "repeated" (the test repeated: parses one after the other, getopt state reset) to s and
+ * run s in this process, not forked, since repeated calls in one process are part of what is tested.
+ * Returns the exit status of main: EXIT_SUCCESS when every test passed.
+ */
+static inline int cli_check_main(Suite *s, const TTest *repeated)
+{
+	TCase *tc = tcase_create("repeated");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, repeated);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
 
 #endif

@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "vmutil.h"
 
 #define VMEXEC_EXIT_TIMEOUT 124
 #define VMEXEC_EXIT_ERROR 125
@@ -51,32 +52,6 @@ struct vmexec_conn {
 	char buf[65536];
 	size_t len;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Strict unsigned decimal in [0, max]: no sign, no junk. Returns 0 or -EINVAL / -ERANGE. */
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
 
 static void usage(FILE *f)
 {

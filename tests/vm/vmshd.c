@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "vmutil.h"
 
 #define VMSHD_DEFAULT_NAME "org.vnoise.test.0"
 #define VMSHD_LINE_MAX 256 /* longest header line */
@@ -86,38 +87,12 @@ static void vmshd_log(const char *fmt, ...)
 		return;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-/* Strict unsigned decimal in [0, max]: no sign, no junk. Returns 0 or -EINVAL / -ERANGE. */
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
 }
 
 static int id_valid(const char *id)

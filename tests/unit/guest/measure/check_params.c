@@ -576,22 +576,10 @@ static Suite *params_suite(void)
 	tc = tcase_create("help");
 	tcase_add_test(tc, test_help);
 	suite_add_tcase(s, tc);
-
-	tc = tcase_create("repeated");
-	tcase_add_test(tc, test_repeated_calls);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(params_suite());
-	int failed;
-
-	/* no fork: repeated calls in one process are part of what is tested */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return cli_check_main(params_suite(), test_repeated_calls);
 }

@@ -197,6 +197,43 @@ static void request(uint16_t port, const char *req, bool head, struct resp *r)
 	       "\n" body
 #define GET(path) REQ("GET", path, "", "")
 
+/* Header name of r is there and is exactly want. */
+static void check_header(const struct resp *r, const char *name, const char *want)
+{
+	size_t n;
+	const char *v = header(r, name, &n);
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(n, strlen(want));
+	ck_assert(!strncmp(v, want, n));
+}
+
+/* req on a fresh connection to 127.0.0.1:port is answered 200 with the SAMPLE body. */
+static void request_sample(uint16_t port, const char *req)
+{
+	struct resp r;
+
+	request(port, req, false, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, SAMPLE);
+	resp_free(&r);
+}
+
+/* Each of the n requests, on a fresh connection, is answered status (and with "Allow: allow" unless NULL). */
+static void request_each(uint16_t port, const char *const *reqs, size_t n, int status,
+			 const char *allow)
+{
+	struct resp r;
+
+	for (size_t i = 0; i < n; i++) {
+		request(port, reqs[i], false, &r);
+		ck_assert_int_eq(r.status, status);
+		if (allow)
+			check_header(&r, "Allow", allow);
+		resp_free(&r);
+	}
+}
+
 static struct httpd *start(struct ctx *c)
 {
 	char err[256] = "";
@@ -213,23 +250,14 @@ START_TEST(test_get)
 	struct httpd *h = start(&c);
 	struct httpd_stats st;
 	struct resp r;
-	const char *v;
-	size_t n;
 
 	request(httpd_port(h), GET("/metrics"), false, &r);
 	ck_assert_int_eq(r.status, 200);
-	v = header(&r, "Content-Type", &n);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(n, strlen("text/plain; version=0.0.4; charset=utf-8"));
-	ck_assert(!strncmp(v, "text/plain; version=0.0.4; charset=utf-8", n));
+	check_header(&r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	ck_assert_int_eq(content_length(&r), (long)strlen(SAMPLE));
 	ck_assert_str_eq(r.body, SAMPLE);
 	resp_free(&r);
-	request(httpd_port(h), GET("/metrics?name[]=t_up"), false,
-		&r); /* the query is not the path */
-	ck_assert_int_eq(r.status, 200);
-	ck_assert_str_eq(r.body, SAMPLE);
-	resp_free(&r);
+	request_sample(httpd_port(h), GET("/metrics?name[]=t_up")); /* the query is not the path */
 	{ /* keep-alive: two scrapes on one connection */
 		int fd = connect_to(AF_INET, "127.0.0.1", httpd_port(h));
 
@@ -287,13 +315,8 @@ START_TEST(test_not_found)
 	struct ctx c = { .mode = SMALL };
 	struct httpd *h = start(&c);
 	struct httpd_stats st;
-	struct resp r;
 
-	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
-		request(httpd_port(h), reqs[i], false, &r);
-		ck_assert_int_eq(r.status, 404);
-		resp_free(&r);
-	}
+	request_each(httpd_port(h), reqs, sizeof(reqs) / sizeof(reqs[0]), 404, NULL);
 	ck_assert_int_eq(c.calls, 0);
 	httpd_stats(h, &st);
 	ck_assert_uint_eq(st.requests, 5);
@@ -316,27 +339,13 @@ START_TEST(test_method)
 	struct ctx c = { .mode = SMALL };
 	struct httpd *h = start(&c);
 	struct httpd_stats st;
-	struct resp r;
-	const char *v;
-	size_t n;
 
-	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
-		request(httpd_port(h), reqs[i], false, &r);
-		ck_assert_int_eq(r.status, 405);
-		v = header(&r, "Allow", &n);
-		ck_assert_ptr_nonnull(v);
-		ck_assert_uint_eq(n, strlen("GET, HEAD"));
-		ck_assert(!strncmp(v, "GET, HEAD", n));
-		resp_free(&r);
-	}
+	request_each(httpd_port(h), reqs, sizeof(reqs) / sizeof(reqs[0]), 405, "GET, HEAD");
 	ck_assert_int_eq(c.calls, 0);
 	httpd_stats(h, &st);
 	ck_assert_uint_eq(st.rejected, 5);
 	/* a GET carrying a body is still answered */
-	request(httpd_port(h), REQ("GET", "/metrics", "Content-Length: 4\r\n", "junk"), false, &r);
-	ck_assert_int_eq(r.status, 200);
-	ck_assert_str_eq(r.body, SAMPLE);
-	resp_free(&r);
+	request_sample(httpd_port(h), REQ("GET", "/metrics", "Content-Length: 4\r\n", "junk"));
 	httpd_stop(h);
 }
 END_TEST
@@ -479,7 +488,6 @@ START_TEST(test_reset_mid_response)
 	struct ctx c = { .mode = BIG, .big = 4 << 20 };
 	struct httpd *h = start(&c);
 	struct linger lg = { 1, 0 };
-	struct resp r;
 
 	/* Clients that reset while a 4 MB answer is on its way: EPIPE/ECONNRESET, never SIGPIPE */
 	for (int i = 0; i < 5; i++) {
@@ -494,11 +502,7 @@ START_TEST(test_reset_mid_response)
 		close(fd);
 	}
 	c.mode = SMALL;
-	request(httpd_port(h), GET("/metrics"), false,
-		&r); /* still serving, and we are still alive */
-	ck_assert_int_eq(r.status, 200);
-	ck_assert_str_eq(r.body, SAMPLE);
-	resp_free(&r);
+	request_sample(httpd_port(h), GET("/metrics")); /* still serving, and we are still alive */
 	httpd_stop(h);
 }
 END_TEST

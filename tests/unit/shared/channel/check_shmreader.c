@@ -22,27 +22,12 @@
 #include "channel/shmreader.h"
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
+#include "shm_check.h"
 #include "shm_hostile.h"
 
 /* ---- helpers ---- */
 
-#define RSIZE (64u * 1024) /* default region: 2 rings x 64 slots fit */
 #define COL_MAX 8192
-
-/* A region allocated to the byte: ASan reports any read past size. */
-static void *region_new(size_t size)
-{
-	void *p = NULL;
-
-	ck_assert_int_eq(posix_memalign(&p, 4096, size), 0);
-	memset(p, 0, size);
-	return p;
-}
-
-static struct vn_shm_header *H(void *base)
-{
-	return base;
-}
 
 static struct vn_shm_ring *CTL(void *base, uint32_t r)
 {

@@ -12,23 +12,7 @@
 #include <string.h>
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
-
-#define RSIZE (64u * 1024) /* default region: 2 rings x 64 slots fit */
-
-/* A region allocated to the byte: ASan reports any read past size. */
-static void *region_new(size_t size)
-{
-	void *p = NULL;
-
-	ck_assert_int_eq(posix_memalign(&p, 4096, size), 0);
-	memset(p, 0, size);
-	return p;
-}
-
-static struct vn_shm_header *H(void *base)
-{
-	return base;
-}
+#include "shm_check.h"
 
 START_TEST(test_layout_sizes)
 {

@@ -241,6 +241,27 @@ START_TEST(test_common_table)
 }
 END_TEST
 
+START_TEST(test_flags)
+{
+	int json = 0, quiet = 0, verbose = 0;
+	struct cliopt_flags all = { &json, &quiet, &verbose };
+	struct cliopt_flags only_json = { &json, NULL, NULL };
+
+	ck_assert_int_eq(cliopt_flag('j', &all), 1);
+	ck_assert_int_eq(cliopt_flag('q', &all), 1);
+	ck_assert_int_eq(cliopt_flag('v', &all), 1);
+	ck_assert_int_eq(cliopt_flag('v', &all), 1);
+	ck_assert_int_eq(json, 1);
+	ck_assert_int_eq(quiet, 1);
+	ck_assert_int_eq(verbose, 2); /* counted */
+	ck_assert_int_eq(cliopt_flag('d', &all), 0); /* not a flag */
+	quiet = 0;
+	ck_assert_int_eq(cliopt_flag('q', &only_json),
+			 0); /* a command without -q does not take it */
+	ck_assert_int_eq(quiet, 0);
+}
+END_TEST
+
 START_TEST(test_help)
 {
 	char buf[2048];
@@ -278,6 +299,7 @@ static Suite *cliopt_suite(void)
 	tcase_add_test(tc, test_convention_enforced);
 	tcase_add_test(tc, test_common_table);
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_flags);
 	suite_add_tcase(s, tc);
 	return s;
 }

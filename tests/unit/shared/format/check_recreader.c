@@ -157,6 +157,34 @@ static void write_sample_file(const char *p, struct expect *e, int close_it)
 	}
 }
 
+/* write_sample_file() to path, closed, and its bytes (malloc'd, *len of them). */
+static unsigned char *sample_file_bytes(struct expect *e, size_t *len)
+{
+	write_sample_file(path, e, 1);
+	return read_bytes(path, len);
+}
+
+/* A valid file header of the given version, header_size sizeof(*h), its CRC set. */
+static void file_header(struct vn_rec_header *h, uint32_t version)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, VN_REC_MAGIC, 8);
+	h->version = version;
+	h->header_size = sizeof(*h);
+	h->header_crc32 = crc32_update(0, h, sizeof(*h));
+}
+
+/* A valid chunk header of type for the len bytes at payload (seq 0), both CRCs set. */
+static void chunk_header(struct vn_rec_chunk *ch, uint16_t type, const void *payload, uint32_t len)
+{
+	memset(ch, 0, sizeof(*ch));
+	ch->magic = VN_CHUNK_MAGIC;
+	ch->type = type;
+	ch->payload_len = len;
+	ch->payload_crc32 = crc32_update(0, payload, len);
+	ch->header_crc32 = crc32_update(0, ch, sizeof(*ch));
+}
+
 static void free_expect(struct expect *e)
 {
 	int i;
@@ -315,11 +343,7 @@ START_TEST(test_unsupported_version)
 	struct vn_rec_header h;
 	char msg[256];
 
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, VN_REC_MAGIC, 8);
-	h.version = 7;
-	h.header_size = sizeof(h);
-	h.header_crc32 = crc32_update(0, &h, sizeof(h));
+	file_header(&h, 7);
 	write_bytes(path, &h, sizeof(h));
 	ck_assert_int_eq(open_and_next(path, msg, sizeof(msg)), -EPROTONOSUPPORT);
 	ck_assert_str_eq(msg, "unsupported version 7 (this build reads 1)");
@@ -344,11 +368,7 @@ START_TEST(test_longer_header_skipped)
 	memcpy(raw, &h, sizeof(h));
 	h.header_crc32 = crc32_update(0, raw, 96);
 	memcpy(raw, &h, sizeof(h));
-	memset(&ch, 0, sizeof(ch));
-	ch.magic = VN_CHUNK_MAGIC;
-	ch.type = VN_CHUNK_END;
-	ch.payload_crc32 = crc32_update(0, NULL, 0);
-	ch.header_crc32 = crc32_update(0, &ch, sizeof(ch));
+	chunk_header(&ch, VN_CHUNK_END, NULL, 0);
 	memcpy(raw + 96, &ch, sizeof(ch));
 	write_bytes(path, raw, sizeof(raw));
 
@@ -373,8 +393,7 @@ START_TEST(test_damaged_header_continues)
 	struct recfile_reader *r;
 	struct recfile_chunk c;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	raw[17] ^= 0x10; /* created_realtime_ns */
 	write_bytes(path, raw, len);
 	r = recreader_open(path);
@@ -413,8 +432,7 @@ START_TEST(test_payload_crc_skipped)
 	size_t len, off;
 	int i;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	off = chunk_off(&e, 2);
 	raw[off + sizeof(struct vn_rec_chunk) + 3] ^= 1;
 	write_bytes(path, raw, len);
@@ -454,8 +472,7 @@ START_TEST(test_bad_chunk_header_resync)
 	char want[200];
 	size_t len, off;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	off = chunk_off(&e, 1);
 	raw[off + 9] ^= 0x40; /* payload_len: header CRC no longer matches */
 	write_bytes(path, raw, len);
@@ -500,8 +517,7 @@ START_TEST(test_garbage_between_chunks)
 	size_t i;
 
 	/* 100 kB of garbage (with fake "VNCK" magics) inserted before chunk 3: spans scan windows */
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	off = chunk_off(&e, 3);
 	mut = malloc(len + glen);
 	memcpy(mut, raw, off);
@@ -539,8 +555,7 @@ START_TEST(test_sequence_gap)
 	char want[200];
 
 	/* cut chunk 1 out cleanly: every remaining chunk is intact, only seq shows the loss */
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	a = chunk_off(&e, 1);
 	b = chunk_off(&e, 2);
 	mut = malloc(len);
@@ -589,24 +604,31 @@ START_TEST(test_no_end_marker)
 }
 END_TEST
 
-START_TEST(test_truncated_messages)
+/* Open path, whose chunks 0 and 1 are whole and chunk 2 cut: both arrive, then -ENODATA. */
+static struct recfile_reader *open_cut_at_chunk_2(void)
 {
-	struct recfile_reader *r;
+	struct recfile_reader *r = recreader_open(path);
 	struct recfile_chunk c;
-	struct expect e;
-	unsigned char *raw;
-	char want[200];
-	size_t len, off;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
-	off = chunk_off(&e, 2);
-	write_bytes(path, raw, off + 10);
-	r = recreader_open(path);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(recreader_next(r, &c), 1);
 	ck_assert_int_eq(recreader_next(r, &c), 1);
 	ck_assert_int_eq(recreader_next(r, &c), -ENODATA);
+	return r;
+}
+
+START_TEST(test_truncated_messages)
+{
+	struct expect e;
+	size_t len;
+	unsigned char *raw = sample_file_bytes(&e, &len);
+	size_t off = chunk_off(&e, 2);
+	struct recfile_reader *r;
+	struct recfile_chunk c;
+	char want[200];
+
+	write_bytes(path, raw, off + 10);
+	r = open_cut_at_chunk_2();
 	snprintf(want, sizeof(want),
 		 "truncated chunk 2 at offset %zu: header needs 32 bytes, 10 left", off);
 	ck_assert_str_eq(recreader_error(r), want);
@@ -615,11 +637,7 @@ START_TEST(test_truncated_messages)
 	recreader_close(r);
 
 	write_bytes(path, raw, off + 32 + 100);
-	r = recreader_open(path);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(recreader_next(r, &c), 1);
-	ck_assert_int_eq(recreader_next(r, &c), 1);
-	ck_assert_int_eq(recreader_next(r, &c), -ENODATA);
+	r = open_cut_at_chunk_2();
 	snprintf(want, sizeof(want),
 		 "truncated chunk 2 at offset %zu: payload needs 112 bytes, 100 left", off);
 	ck_assert_str_eq(recreader_error(r), want);
@@ -638,8 +656,7 @@ START_TEST(test_trailing_bytes)
 	struct recfile_chunk c;
 	struct recfile_stats st;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	mut = malloc(len + 7);
 	memcpy(mut, raw, len);
 	memcpy(mut + len, "garbage", 7);
@@ -668,18 +685,9 @@ START_TEST(test_bad_record_multiple)
 	struct recfile_chunk c;
 
 	memset(raw, 7, sizeof(raw));
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, VN_REC_MAGIC, 8);
-	h.version = 1;
-	h.header_size = sizeof(h);
-	h.header_crc32 = crc32_update(0, &h, sizeof(h));
+	file_header(&h, 1);
 	memcpy(raw, &h, sizeof(h));
-	memset(&ch, 0, sizeof(ch));
-	ch.magic = VN_CHUNK_MAGIC;
-	ch.type = VN_CHUNK_SAMPLES;
-	ch.payload_len = 25;
-	ch.payload_crc32 = crc32_update(0, raw + sizeof(h) + sizeof(ch), 25);
-	ch.header_crc32 = crc32_update(0, &ch, sizeof(ch));
+	chunk_header(&ch, VN_CHUNK_SAMPLES, raw + sizeof(h) + sizeof(ch), 25);
 	memcpy(raw + sizeof(h), &ch, sizeof(ch));
 	write_bytes(path, raw, sizeof(raw));
 	r = recreader_open(path);
@@ -703,8 +711,7 @@ START_TEST(test_truncate_every_offset)
 	unsigned seen;
 	int got, rc;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	for (cut = 0; cut <= len; cut++) {
 		write_bytes(path, raw, cut);
 		rc = read_all(path, &e, &got, &seen);
@@ -734,8 +741,7 @@ START_TEST(test_every_bit_flip)
 	unsigned seen;
 	int got, rc;
 
-	write_sample_file(path, &e, 1);
-	raw = read_bytes(path, &len);
+	raw = sample_file_bytes(&e, &len);
 	for (bit = 0; bit < len * 8; bit++) {
 		raw[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 		write_bytes(path, raw, len);
@@ -768,11 +774,7 @@ START_TEST(test_random_files)
 	size_t len, i;
 
 	srand(12345);
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, VN_REC_MAGIC, 8);
-	h.version = 1;
-	h.header_size = sizeof(h);
-	h.header_crc32 = crc32_update(0, &h, sizeof(h));
+	file_header(&h, 1);
 	for (iter = 0; iter < 400; iter++) {
 		len = (size_t)rand() % sizeof(buf);
 		for (i = 0; i < len; i++)
