@@ -73,6 +73,15 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
+# The version, from one place: VERSION, plus the git revision when built from git (README, docs/CLI.md).
+VERSION := $(shell cat VERSION)
+GITREV := $(shell git describe --always --dirty --exclude '*' 2>/dev/null)
+$(BUILD)/vnoise_version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define VNOISE_VERSION "%s"\n#define VNOISE_GITREV "%s"\n' '$(VERSION)' '$(GITREV)' >$@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/shared/util/version.o: $(BUILD)/vnoise_version.h
+
 .SECONDARY:
 .PHONY: all check unit fuzz deps measure bench format format-check clean FORCE
 all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS) $(PRELOAD) $(TEST_TOOLS) \
@@ -244,8 +253,8 @@ ifeq ($(SANITIZE),)
 SAN_HOST := build-san/vnoise-host
 $(SAN_HOST): FORCE
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined build-san/vnoise-host
-FORCE:
 endif
+FORCE:
 check: all $(UNIT_BINS) $(SAN_HOST)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
