@@ -73,6 +73,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
+.DEFAULT_GOAL := all
 # The version, from one place: VERSION, plus the git revision when built from git (README, docs/CLI.md).
 VERSION := $(shell cat VERSION)
 GITREV := $(shell git describe --always --dirty --exclude '*' 2>/dev/null)
