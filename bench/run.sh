@@ -59,7 +59,7 @@ echo
 echo "## reporting rank, per interval to the collector (reproduce: $BUILD/bench/node_send_bench 20000 7)"
 "$BUILD/bench/node_send_bench" 20000 7
 echo
-echo "## collective noise detector sensitivity sweep, seed 003 (reproduce: bench/sweep.sh)"
+echo "## collective noise detector sensitivity sweep (reproduce: bench/sweep.sh)"
 bench/sweep.sh
 echo
 echo "## host daemon cost on a harness VM (reproduce: bench/host_cost.sh 20)"

@@ -4,31 +4,26 @@
  * the sweep can launch itself as the detector (found through /proc/self/exe).
  */
 #include <stdio.h>
-#include <string.h>
+#include "cli/cliopt.h"
 #include "util/log.h"
 #include "vnbench.h"
 
-static const char usage[] =
-    "usage: vnoise-bench COMMAND [options]\n"
-    "  detect   time a loop of collectives (run it under mpirun)\n"
-    "  sweep    the detector at injection levels 0..1% beside vnoise's attribution (runs mpirun)\n"
-    "see 'vnoise-bench COMMAND --help'\n";
+static const char *argv0; /* this program as it was started: the command the sweep shows */
+
+static int run_sweep(int argc, char **argv)
+{
+	return sweep_main(argc, argv, argv0);
+}
+
+static const struct cliopt_cmd commands[] = {
+	{ "detect", "time a loop of collectives (run it under mpirun)", detect_main },
+	{ "sweep", "the detector at injection levels 0..1% beside vnoise's attribution",
+	  run_sweep },
+	{ NULL, NULL, NULL },
+};
 
 int main(int argc, char **argv)
 {
-	log_set_prog("vnoise-bench");
-	if (argc < 2) {
-		log_err("no command (detect or sweep; see 'vnoise-bench --help')");
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage, stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "detect"))
-		return detect_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "sweep"))
-		return sweep_main(argc - 1, argv + 1, argv[0]);
-	log_err("unknown command '%s' (detect or sweep)", argv[1]);
-	return EXIT_USAGE;
+	argv0 = argv[0];
+	return cliopt_dispatch("vnoise-bench", commands, argc, argv);
 }

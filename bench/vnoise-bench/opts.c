@@ -16,7 +16,7 @@
 /* The help (detect.c and sweep.c print these arrays); the option tables below list the same options. */
 const char detect_usage[] =
     "usage: mpirun -np N vnoise-bench detect [options]\n"
-    "Seed 003's noise detector: time R runs of a loop of N collectives (after W\n"
+    "A collective noise detector: time R runs of a loop of N collectives (after W\n"
     "warm-ups); a run's time is the slowest rank's. Rank 0 prints one line per run\n"
     "and a summary.\n"
     "      --op OP            barrier, allreduce or alltoall (default barrier)\n"
@@ -26,32 +26,38 @@ const char detect_usage[] =
     "      --runs R           counted runs (default 10)\n"
     "      --warmup W         runs done first and not counted (default 2)\n"
     "      --gate FILE        rank 0 waits (up to 60 s) until FILE exists before the\n"
-    "                         first run (the sweep opens it once its monitor is attached)\n"
+    "                         first run (the sweep makes it once its monitor is\n"
+    "                         attached)\n"
     "  -j, --json             one vnoise.detect/1 line instead of the text\n"
-    "  -h, --help             this help\n";
+    "  -h, --help             this help\n"
+    "  -V, --version          print the version and exit\n";
 
 const char sweep_usage[] =
     "usage: vnoise-bench sweep [options]   (not under mpirun: it runs mpirun itself)\n"
-    "Seed 003's sensitivity study: the detector at each injection level (vnoise-guest\n"
-    "inject, a duty cycle on one CPU), with vnoise-guest monitor on the ranks in the\n"
-    "same runs (needs root).\n"
+    "The detector's sensitivity study: the detector at each injection level\n"
+    "(vnoise-guest inject, a duty cycle on one CPU), with vnoise-guest monitor on the\n"
+    "ranks in the same runs (needs root).\n"
     "      --levels LIST      injection levels in percent, 0 (the baseline) included\n"
     "                         (default 0,0.01,0.05,0.1,0.3,0.5,0.7,1)\n"
-    "      --op, --count, --size, --runs, --warmup   as for detect (runs at most 1000)\n"
-    "      --run-length TIME  choose --count so that a run takes about TIME (calibrated\n"
-    "                         first; 10ms..10m)\n"
-    "      --passes K         split each level's runs over K jobs, one per pass over all\n"
-    "                         levels (default 1)\n"
+    "      --op, --count, --size, --runs, --warmup\n"
+    "                         as for detect (runs at most 1000)\n"
+    "      --run-length TIME  choose --count so that a run takes about TIME\n"
+    "                         (calibrated first; 10ms..10m)\n"
+    "      --passes K         split each level's runs over K jobs, one per pass over\n"
+    "                         all levels (default 1)\n"
     "      --np N             ranks (default 2)\n"
-    "      --cpu C            the injector's CPU (default: the last online CPU, the last\n"
-    "                         rank's)\n"
+    "      --cpu C            the injector's CPU (default: the last online CPU, the\n"
+    "                         last rank's)\n"
     "      --quick            CI-sized (~4 min): --runs 15 --warmup 1 --run-length 1s\n"
     "                         --passes 3 (explicit options win)\n"
-    "      --mpirun CMD       launcher (default \"" SWEEP_MPIRUN_DEFAULT "\")\n"
+    "      --mpirun CMD       launcher\n"
+    "                         (default \"" SWEEP_MPIRUN_DEFAULT "\")\n"
     "  -j, --json             one vnoise.sweep/1 document instead of the table\n"
     "  -q, --quiet            no progress lines on stderr\n"
     "  -h, --help             this help\n"
-    "TIME takes a unit: 500ms, 2s, 1m (ns us ms s m h); a bare number is in microseconds.\n";
+    "  -V, --version          print the version and exit\n"
+    "TIME takes a unit: 500ms, 2s, 1m30s (ns us ms s m h); a bare number is in\n"
+    "microseconds.\n";
 
 /*
  * Quick mode. The run time is set, not the count: the same 2-rank barrier takes 0.2 us on this 2-vCPU guest

@@ -139,7 +139,7 @@ static void table_detection(const struct sweep_result *r)
 	row_label("Mean 99% CIs apart?");
 	for (i = 0; i < n; i++)
 		cell(!r->lv[i].cmp_ok ? "-" : r->lv[i].cmp.mean99_disjoint ? "yes" : "no");
-	printf("   (seed 003's criterion)\n");
+	printf("   (the detector's own criterion)\n");
 	row_label("Detected?");
 	for (i = 0; i < n; i++)
 		cell(!r->lv[i].cmp_ok ? "-" : r->lv[i].cmp.detected ? "yes" : "no");

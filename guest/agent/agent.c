@@ -30,6 +30,7 @@
 #include "agent/guestdev.h"
 #include "cli/cliopt.h"
 #include "util/log.h"
+#include "util/version.h"
 #include "measure/measure.h"
 #include "measure/params.h"
 #include "util/parse.h"
@@ -37,7 +38,6 @@
 #include "channel/shmwriter.h"
 #include "util/monotime.h"
 
-#define AGENT_VERSION "vnoise-guest 0.4"
 #define WRITE_WAIT_MS 1000
 #define CLOCK_POLL_NS 5000000ULL /* clock thread: mailbox poll interval outside the spin windows */
 #define HEARTBEAT_NS 100000000ULL /* status heartbeat */
@@ -52,21 +52,25 @@
 #define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
-    "usage: vnoise-guest agent [--idle] [-d TIME] [measure options] | agent --probe\n"
-    "  answers the guest agent protocol on org.qemu.guest_agent.0 and org.vnoise.0, measures noise "
-    "and\n"
-    "  publishes it into the ivshmem region for vnoise-host (ring N = CPU N), answers its clock "
-    "exchanges\n"
-    "  -c, --cpus LIST      measure these CPUs from the start (without it the agent waits for "
-    "__com.vnoise_start,\n"
-    "                       which then measures every CPU)\n"
-    "      --idle           do not measure until __com.vnoise_start (the ports and the clock are "
-    "served anyway)\n"
-    "  -d, --duration TIME  stop after TIME, e.g. 10s (default: until SIGINT/SIGTERM)\n"
-    "      --probe          print the channel's devices (ivshmem BAR2, virtio-serial ports) and "
-    "exit\n"
-    "  measure options: -p/--period, -r/--runtime, -T/--threshold, -P/--priority, --helper,\n"
-    "                   --no-hypercall, -q, -v (see 'vnoise-guest measure --help')\n"
+    "usage: vnoise-guest agent [--idle] [-d TIME] [measure options]\n"
+    "       vnoise-guest agent --probe\n"
+    "The guest end of the host channel: answers the guest agent protocol on\n"
+    "org.qemu.guest_agent.0 and org.vnoise.0, measures noise and publishes it into\n"
+    "the ivshmem region for vnoise-host (ring N = CPU N) and answers its clock\n"
+    "exchanges.\n"
+    "  -c, --cpus LIST        measure these CPUs from the start (without it the agent\n"
+    "                         waits for __com.vnoise_start, then measures every CPU)\n"
+    "      --idle             do not measure until __com.vnoise_start (the ports and\n"
+    "                         the clock are served anyway)\n"
+    "  -d, --duration TIME    stop after TIME, e.g. 10s (default: until SIGINT or\n"
+    "                         SIGTERM)\n"
+    "      --probe            print the channel's devices (ivshmem BAR2,\n"
+    "                         virtio-serial ports) and exit\n"
+    "  measure options: -p/--period, -r/--runtime, -T/--threshold, -P/--priority,\n"
+    "                   --helper, --no-hypercall, -q, -v\n"
+    "                   (see 'vnoise-guest measure --help')\n"
+    "  -h, --help             this help\n"
+    "  -V, --version          print the version and exit\n"
     "TIME: a number and a unit ns us ms s m h (without one: us)\n";
 
 struct port {
@@ -592,7 +596,7 @@ static int cmd_status(void *ctx, const struct qga_value *args, struct json_write
 	(void)args;
 	(void)err;
 	json_obj_begin(w);
-	json_kv_str(w, "version", AGENT_VERSION);
+	json_kv_str(w, "version", version_string());
 	json_kv_u64(w, "uptime_ns", now_ns() - ag->start_ns);
 	json_kv_u64(w, "requests", ag->requests);
 	if (guestdev_find_ivshmem(NULL, path, sizeof(path), &size) == 0) {
@@ -632,7 +636,7 @@ static int port_open(struct agent *ag, struct port *p)
 	p->fd = open(p->path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (p->fd < 0)
 		return -errno;
-	p->qa = qga_agent_new(AGENT_VERSION);
+	p->qa = qga_agent_new(version_string());
 	if (!p->qa || qga_agent_register(p->qa, cmds, sizeof(cmds) / sizeof(cmds[0])))
 		return -ENOMEM;
 	return 0;

@@ -102,12 +102,12 @@ static int inject_pin(struct inject_ctx *ctx, unsigned int cpu)
 
 	state = cpu_sysfs_state(cpu);
 	if (state == -ENOENT) {
-		log_err("cpu %u does not exist", cpu);
+		log_err("CPU %u is not present on this machine", cpu);
 		err = -ENOENT;
 		goto out;
 	}
 	if (state == 0) {
-		log_err("cpu %u is offline", cpu);
+		log_err("CPU %u is offline", cpu);
 		err = -ENODEV;
 		goto out;
 	}
@@ -130,9 +130,9 @@ static int inject_pin(struct inject_ctx *ctx, unsigned int cpu)
 	if (sched_setaffinity(0, ctx->mask_size, set)) {
 		err = -errno;
 		if (errno == EINVAL)
-			log_err("cpu %u is offline or not allowed for this process", cpu);
+			log_err("CPU %u is offline or not allowed for this process", cpu);
 		else
-			log_err("cannot pin to cpu %u: %s", cpu, strerror(errno));
+			log_err("cannot pin to CPU %u: %s", cpu, strerror(errno));
 		goto out;
 	}
 out:
@@ -309,8 +309,8 @@ int inject_main(int argc, char **argv)
 
 	r = inject_pin(&ctx, p.cpu);
 	if (r) {
-		/* A CPU that does not exist, is offline or outside our cpuset is a bad value. */
-		ret = r == -ENOENT || r == -ENODEV || r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		/* A CPU that does not exist, is offline or outside our cpuset: as in measure. */
+		ret = r == -ENOENT || r == -ENODEV || r == -EINVAL ? EXIT_CANNOT : EXIT_FAIL;
 		goto out;
 	}
 	if (p.fifo_prio && inject_set_fifo(&ctx, p.fifo_prio))

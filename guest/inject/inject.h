@@ -12,7 +12,8 @@
 /*
  * Run the injector in the calling thread until --duration elapses or SIGINT/SIGTERM arrives. argv[0] is
  * "inject". Returns the process exit code: 0 success, 1 runtime failure (e.g. SCHED_FIFO refused),
- * 2 invalid options or a CPU that is offline or does not exist. Installs SIGINT/SIGTERM handlers for its
+ * 2 invalid options, 4 a CPU that is not present, offline or outside the process's cpuset (as measure:
+ * "CPU N is not present on this machine"). Installs SIGINT/SIGTERM handlers for its
  * duration and restores the thread's affinity, policy and name before returning.
  */
 int inject_main(int argc, char **argv);

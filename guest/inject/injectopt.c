@@ -101,7 +101,8 @@ static const struct cliopt opts[] = {
 	  .name = "level",
 	  .has_arg = 1,
 	  .arg = "PCT",
-	  .help = "duty cycle: PCT% of thread CPU time in every second, 0 < PCT <= 100" },
+	  .help = "duty cycle: PCT% of thread CPU time in every second\n"
+		  "                         (0 < PCT <= 100)" },
 	{ .id = OPT_SPIKE,
 	  .name = "spike",
 	  .has_arg = 1,
@@ -115,15 +116,15 @@ static const struct cliopt opts[] = {
 	  .help = "... every TIME (absolute times, no drift; at most 1h)",
 	  .bare_unit = "ms" },
 	{ .id = CLIOPT_PRIORITY,
-	  .help = "other (default) or fifo:N (SCHED_FIFO at priority N, 1..99)" },
+	  .help = "other (default) or fifo:N (SCHED_FIFO at priority N,\n"
+		  "                         1..99)" },
 	{ .id = CLIOPT_DURATION, .help = "stop after TIME (default: until SIGINT/SIGTERM)" },
 	{ .id = OPT_COMM,
 	  .name = "comm",
 	  .has_arg = 1,
 	  .arg = "NAME",
-	  .help = "thread name, up to 15 characters (default " INJECT_DEFAULT_COMM ")" },
-	{ .id = CLIOPT_QUIET,
-	  .help = "no start line (the ground-truth summary is always printed)" },
+	  .help = "thread name (default " INJECT_DEFAULT_COMM ", 15 chars at most)" },
+	{ .id = CLIOPT_QUIET, .help = "no start line (the ground truth is printed anyway)" },
 	{ .id = CLIOPT_HELP },
 	/* one release: --fifo PRIO is -P fifo:PRIO */
 	{ .id = OPT_FIFO, .name = "fifo", .has_arg = 1, .help = "" },
@@ -366,8 +367,8 @@ const char *injectopt_usage(void)
 	if (!usage[0]) {
 		n = snprintf(
 		    usage, sizeof(usage), "%s",
-		    "usage: vnoise-guest inject --cpu N (--level PCT | --spike TIME --every TIME) "
-		    "[options]\n"
+		    "usage: vnoise-guest inject --cpu N (--level PCT | --spike TIME --every TIME)\n"
+		    "                           [options]\n"
 		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
 		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
 		if (n < (int)sizeof(usage))

@@ -72,6 +72,7 @@ struct mpi_ctx {
 	int collector;
 	int detail; /* the kernel helper tracks causes now */
 	uint64_t last_hello_ns;
+	int not_started; /* the command could not be executed: no summary */
 };
 
 static int parse_classes(const char *s, uint32_t *mask)
@@ -288,6 +289,13 @@ static void summary(struct mpi_ctx *m)
 	const struct vn_pipe_hdr *h = &m->p->h;
 	char nm[64];
 
+	if (!m->registered && !m->refused && !h->intervals) {
+		/* nothing to sum up: say why instead of a line of zeros */
+		log_warn("job '%s': no rank registered (no MPI_Init, or the command dropped "
+			 "LD_PRELOAD)",
+			 h->job);
+		return;
+	}
 	log_info(
 	    "job '%s': %d rank%s registered, %d refused; intervals filtered %llu, reported %llu, "
 	    "quiet %llu, overrun %llu, output errors %llu, calls of unregistered ranks %llu; "
@@ -367,6 +375,63 @@ static int node_tick(struct mpi_ctx *m)
 	return (int)(until / 1000000 + 1 < 1000 ? until / 1000000 + 1 : 1000);
 }
 
+/*
+ * Start cmd with the preload library and the registration socket in its environment (signals as in old).
+ * A command that cannot be executed is found before anything else happens: the child reports execvp's
+ * errno through a close-on-exec pipe. Returns the child's pid, or -1 with the exit code in *rc: 127 when
+ * the command is not found, 126 when it cannot be executed (as a shell), EXIT_FAIL when fork fails.
+ */
+static pid_t start_job(struct mpi_ctx *m, char **cmd, const char *preload, const sigset_t *old,
+		       int *rc)
+{
+	int ep[2], e = 0;
+	pid_t child;
+
+	if (pipe2(ep, O_CLOEXEC)) {
+		log_err("pipe: %s", strerror(errno));
+		*rc = EXIT_FAIL;
+		return -1;
+	}
+	child = fork();
+	if (child == 0) {
+		const char *lp = getenv("LD_PRELOAD");
+		char env[PATH_MAX * 2];
+
+		close(ep[0]);
+		sigprocmask(SIG_SETMASK, old, NULL);
+		snprintf(env, sizeof(env), "%s%s%s", preload, lp && *lp ? " " : "", lp ? lp : "");
+		setenv("LD_PRELOAD", env, 1);
+		setenv("VNOISE_SOCK", m->sock, 1);
+		if (!getenv("VNOISE_PRELOAD_OUT"))
+			setenv("VNOISE_PRELOAD_STATS", "0", 1);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
+			log_err("cannot run '%s': %s", cmd[0], strerror(e));
+		_exit(127);
+	}
+	close(ep[1]);
+	if (child < 0) {
+		log_err("fork: %s", strerror(errno));
+		close(ep[0]);
+		*rc = EXIT_FAIL;
+		return -1;
+	}
+	/* EOF: the exec succeeded (the pipe closed with it); an errno: it failed */
+	while (read(ep[0], &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (!e)
+		return child;
+	waitpid(child, NULL, 0);
+	if (e == ENOENT)
+		log_err("cannot run '%s': command not found", cmd[0]);
+	else
+		log_err("cannot run '%s': %s", cmd[0], strerror(e));
+	*rc = e == ENOENT ? 127 : 126;
+	return -1;
+}
+
 static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 {
 	struct pollfd pf[3 + MPI_MAX_CLIENTS];
@@ -390,25 +455,13 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	child = fork();
+	child = start_job(m, cmd, preload, &old, &status);
 	if (child < 0) {
-		log_err("fork: %s", strerror(errno));
 		close(lfd);
-		return EXIT_FAIL;
-	}
-	if (child == 0) {
-		const char *lp = getenv("LD_PRELOAD");
-		char env[PATH_MAX * 2];
-
+		close(sfd);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		snprintf(env, sizeof(env), "%s%s%s", preload, lp && *lp ? " " : "", lp ? lp : "");
-		setenv("LD_PRELOAD", env, 1);
-		setenv("VNOISE_SOCK", m->sock, 1);
-		if (!getenv("VNOISE_PRELOAD_OUT"))
-			setenv("VNOISE_PRELOAD_STATS", "0", 1);
-		execvp(cmd[0], cmd);
-		log_err("cannot run '%s': %s", cmd[0], strerror(errno));
-		_exit(127);
+		m->not_started = 1;
+		return status;
 	}
 	while (!done) {
 		int np = 0;
@@ -482,55 +535,62 @@ static const struct cliopt opts[] = {
 	  .name = "delay-pct",
 	  .has_arg = 1,
 	  .arg = "X",
-	  .help =
-	      "a rank is delayed when its compute time exceeds the fastest rank's by more than X% "
-	      "(default 10)" },
+	  .help = "a rank is delayed when its compute time exceeds the\n"
+		  "                         fastest rank's by more than X% (default 10)" },
 	{ .id = OPT_MIN_NOISE,
 	  .name = "min-noise",
 	  .has_arg = 1,
 	  .arg = "TIME",
-	  .help = "noise of a class below TIME in an interval does not count (default 0)" },
+	  .help = "a class's noise in an interval below TIME is ignored\n"
+		  "                         (default 0)" },
 	{ .id = OPT_MIN_DELAY,
 	  .name = "min-delay",
 	  .has_arg = 1,
 	  .arg = "TIME",
-	  .help = "a delay must also exceed TIME (default 10us, at most 4s)" },
+	  .help = "a delay must also exceed TIME (default 10us, 4s max)" },
 	{ .id = OPT_CLASSES,
 	  .name = "classes",
 	  .has_arg = 1,
 	  .arg = "LIST",
-	  .help = "classes that count as noise: nmi,irq,softirq,thread,hcall,steal (default all)" },
+	  .help = "classes that count as noise:\n"
+		  "                         nmi,irq,softirq,thread,hcall,steal (default all)" },
 	{ .id = OPT_ALL,
 	  .name = "all",
-	  .help = "report every interval, not only those with a delayed rank" },
+	  .help = "report every interval, not only those with a delayed\n"
+		  "                         rank" },
 	{ .id = CLIOPT_OUTPUT, .help = "append the reports to FILE (default: stdout)" },
 	{ .id = OPT_UDP,
 	  .name = "udp",
 	  .has_arg = 1,
 	  .arg = "ADDR:PORT",
-	  .help = "send each report as one UDP datagram (numeric address, [v6]:port)" },
+	  .help = "send each report as one UDP datagram (numeric address,\n"
+		  "                         [v6]:port)" },
 	{ .id = CLIOPT_COLLECTOR,
-	  .help =
-	      "report every interval to a vnoise-host collector as authenticated datagrams; its "
-	      "sampling turns cause tracing on and off (needs --key-file)" },
+	  .help = "report every interval to a vnoise-host collector as\n"
+		  "                         authenticated datagrams; its sampling turns cause\n"
+		  "                         tracing on and off (needs --key-file)" },
 	{ .id = CLIOPT_KEY_FILE,
-	  .help = "the key shared with the collector (lines 'ID HEX', mode 600)" },
-	{ .id = CLIOPT_NODE_ID,
-	  .help = "this node's id in the reports (default: from the host name)" },
+	  .help = "the key shared with the collector (lines 'ID HEX',\n"
+		  "                         mode 600)" },
+	{ .id = CLIOPT_NODE_ID, .help = "this node's id in the reports (default: host name)" },
 	{ .id = OPT_STATS,
 	  .name = "stats",
 	  .has_arg = 1,
 	  .arg = "FILE",
-	  .help = "per-thread statistics of the MPI and pthread calls, one JSON line per thread "
-		  "(vnoise.app/1; %p = pid); default: none unless $VNOISE_PRELOAD_OUT is set" },
+	  .help =
+	      "per-thread statistics of the MPI and pthread calls, one\n"
+	      "                         JSON line per thread (vnoise.app/1; %p in FILE: the\n"
+	      "                         pid); default: none unless $VNOISE_PRELOAD_OUT is set" },
 	{ .id = OPT_NO_HELPER,
 	  .name = "no-helper",
-	  .help = "no kernel helper: no noise figures (imbalance only; no root needed)" },
+	  .help = "no kernel helper: no noise figures (imbalance only; no\n"
+		  "                         root needed)" },
 	{ .id = OPT_PRELOAD,
 	  .name = "preload",
 	  .has_arg = 1,
 	  .arg = "PATH",
-	  .help = "the preload library (default: libvnoise-preload.so beside this program)" },
+	  .help = "the preload library (default: libvnoise-preload.so\n"
+		  "                         beside this program)" },
 	{ .id = CLIOPT_HELP },
 	/* one release: the letters and the name this command had */
 	{ .letter = 'j', .alias_of = CLIOPT_JOB },
@@ -552,21 +612,21 @@ const char *mpi_usage(void)
 	int n;
 
 	if (!usage[0]) {
-		n = snprintf(usage, sizeof(usage), "%s",
-			     "usage: vnoise-guest mpi [options] -- COMMAND [ARGS...]   (e.g. -- "
-			     "mpirun -np 4 ./app)\n"
-			     "Runs COMMAND with libvnoise-preload.so: the ranks time their MPI "
-			     "calls, and the time "
-			     "between two\n"
-			     "collectives (a computation interval) is compared across ranks with "
-			     "the noise that hit "
-			     "each rank\n"
-			     "(passive kernel helper, needs root). Delayed ranks are reported as "
-			     "noise (with the "
-			     "cause), imbalance\n"
-			     "or unexplained, one JSON line (schema vnoise.interval/1) per "
-			     "interval that has one.\n"
-			     "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+		n = snprintf(
+		    usage, sizeof(usage), "%s",
+		    "usage: vnoise-guest mpi [options] -- COMMAND [ARGS...]\n"
+		    "       (e.g. vnoise-guest mpi -- mpirun -np 4 ./app)\n"
+		    "Runs COMMAND with libvnoise-preload.so: the ranks time their MPI calls, and "
+		    "the\n"
+		    "time between two collectives (a computation interval) is compared across "
+		    "ranks\n"
+		    "with the noise that hit each rank (passive kernel helper, needs root). "
+		    "Delayed\n"
+		    "ranks are reported as noise (with the cause), imbalance or unexplained, one\n"
+		    "JSON line (schema vnoise.interval/1) per interval that has one. Exit: the "
+		    "job's\n"
+		    "status; 127 when COMMAND is not found, 126 when it cannot be executed.\n"
+		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
 		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
 	}
 	return usage;
@@ -819,11 +879,59 @@ static int run(struct mpi_ctx *m, const struct mpi_params *p, const char *preloa
 	}
 	snprintf(m->sock, sizeof(m->sock), "%s/reg.sock", m->dir);
 	rc = run_job(m, p->cmd, preload);
-	flush(m);
-	summary(m);
+	if (!m->not_started) {
+		flush(m);
+		summary(m);
+	}
 	unlink(m->sock);
 	rmdir(m->dir);
 	return rc;
+}
+
+/* Whether path is a file this process may execute: 0 or -errno (-EACCES for a directory). */
+static int executable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK))
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * The job's command as execvp will look for it (a name with a slash as it is, else along $PATH), before
+ * anything is set up: one line and 127 when it is not found, 126 when it cannot be executed (a shell's
+ * codes), else EXIT_OK. start_job catches what this cannot see (a file that is not a program).
+ */
+static int check_command(const char *cmd)
+{
+	const char *path = getenv("PATH"), *d, *e;
+	char full[PATH_MAX];
+	int r = -ENOENT, x, len;
+
+	if (strchr(cmd, '/')) {
+		r = executable(cmd);
+	} else {
+		for (d = path && *path ? path : "/bin:/usr/bin"; r && d; d = e ? e + 1 : NULL) {
+			e = strchr(d, ':');
+			len = (int)(e ? e - d : (long)strlen(d));
+			/* an empty element is the current directory */
+			snprintf(full, sizeof(full), "%.*s/%s", len ? len : 1, len ? d : ".", cmd);
+			x = executable(full);
+			if (!x || x == -EACCES)
+				r = x;
+		}
+	}
+	if (!r)
+		return EXIT_OK;
+	if (r == -ENOENT) {
+		log_err("cannot run '%s': command not found", cmd);
+		return 127;
+	}
+	log_err("cannot run '%s': %s", cmd, strerror(-r));
+	return 126;
 }
 
 /* The preload library: --preload, $VNOISE_PRELOAD or beside this program. An exit code. */
@@ -857,6 +965,9 @@ int mpi_main(int argc, char **argv)
 		log_err("%s (see 'vnoise-guest mpi --help')", err);
 		return EXIT_USAGE;
 	}
+	rc = check_command(p.cmd[0]);
+	if (rc)
+		return rc;
 	if (p.stats) /* inherited by the job only: we load no preload */
 		setenv("VNOISE_PRELOAD_OUT", p.stats, 1);
 	rc = locate_preload(&p, preload, sizeof(preload));

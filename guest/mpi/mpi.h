@@ -35,7 +35,11 @@ struct mpi_params {
 int mpi_parse(int argc, char **argv, struct mpi_params *p, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 const char *mpi_usage(void);
-/* The command: run the job, report its intervals; the job's exit status, or an exit code of ours. */
+/*
+ * The command: run the job, report its intervals; the job's exit status, or an exit code of ours. A
+ * COMMAND that is not found exits 127, one that cannot be executed 126 (as a shell), with one line and
+ * no summary.
+ */
 int mpi_main(int argc, char **argv);
 
 #endif

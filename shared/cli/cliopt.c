@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* cliopt: the common option table and the getopt_long based parser every command is built from. */
+/*
+ * cliopt: the common option table, the getopt_long based parser every command is built from and the
+ * command dispatch of the programs.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "util/parse.h"
+#include "util/version.h"
 
 /* getopt_long's value of the long option at index i of the parser's entries */
 #define LONG_BASE 0x10000
@@ -43,6 +49,7 @@ static const struct cliopt common[] = {
 	COMMON(CLIOPT_QUIET, "quiet", 'q', NULL, "no progress messages"),
 	COMMON(CLIOPT_VERBOSE, "verbose", 'v', NULL, "more messages (repeat for more)"),
 	COMMON(CLIOPT_HELP, "help", 'h', NULL, "this help"),
+	COMMON(CLIOPT_VERSION, "version", 'V', NULL, "print the version and exit"),
 	COMMON(CLIOPT_DOMAIN, "domain", 'D', "NAME", "the libvirt domain (repeatable)"),
 	COMMON(CLIOPT_KEY_FILE, "key-file", 'k', "FILE", "the cluster key file"),
 	COMMON(CLIOPT_GUEST, "guest", 'g', NULL, "also read the guests' records"),
@@ -52,6 +59,9 @@ static const struct cliopt common[] = {
 	COMMON(CLIOPT_COLLECTOR, "collector", 0, "ADDR:PORT", "the cluster collector"),
 	COMMON(CLIOPT_NODE_ID, "node-id", 0, "N", "this node's id in the cluster"),
 };
+
+/* The program's name for --version: set by cliopt_dispatch. */
+static const char *prog_name;
 
 const struct cliopt *cliopt_common(int id)
 {
@@ -201,6 +211,9 @@ int cliopt_init(struct cliopt_parser *ps, const struct cliopt *opts, int argc, c
 		if (rc)
 			return rc;
 	}
+	/* every command takes --version (the one slot beyond CLIOPT_MAX is for it) */
+	if (!find_id(ps, CLIOPT_VERSION))
+		ps->ent[ps->n++] = *cliopt_common(CLIOPT_VERSION);
 	rc = resolve_aliases(ps);
 	if (!rc)
 		rc = check_unique(ps);
@@ -281,6 +294,10 @@ int cliopt_next(struct cliopt_parser *ps)
 		else
 			log_warn("%s is deprecated, use --%s", ps->spell, o->name);
 	}
+	if (o->id == CLIOPT_VERSION) {
+		version_print(stdout, prog_name ? prog_name : program_invocation_short_name);
+		exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK);
+	}
 	ps->cur = o;
 	snprintf(ps->lname, sizeof(ps->lname), "--%s", o->name);
 	ps->arg = o->has_arg ? optarg : NULL;
@@ -302,14 +319,21 @@ static int is_bare_nonzero(const char *s)
 	       v > 0;
 }
 
+/* What is wrong with a TIME that parse_duration refused with rc. */
+static const char *time_problem(int rc)
+{
+	return rc == -ERANGE ? "out of range (at most 5124095h, about 584 years)"
+			     : "want a time such as 100us, 5ms, 2s or 1m30s";
+}
+
 int cliopt_parse_time(const char *spelled, const char *s, const char *bare_unit, uint64_t *ns,
 		      char *err, size_t errlen)
 {
 	uint64_t v;
+	int rc = parse_duration(s, 1000, &v);
 
-	if (parse_duration(s, 1000, &v)) {
-		log_reason(err, errlen, "invalid %s '%s': want a time such as 100us, 5ms or 2s",
-			   spelled, s);
+	if (rc) {
+		log_reason(err, errlen, "invalid %s '%s': %s", spelled, s, time_problem(rc));
 		return -EINVAL;
 	}
 	if (bare_unit && is_bare_nonzero(s)) {
@@ -325,10 +349,11 @@ int cliopt_parse_time(const char *spelled, const char *s, const char *bare_unit,
 int cliopt_time(struct cliopt_parser *ps, uint64_t *ns)
 {
 	uint64_t v;
+	int rc = parse_duration(ps->arg, 1000, &v);
 
-	if (parse_duration(ps->arg, 1000, &v))
-		return cliopt_fail(ps, "invalid %s '%s': want a time such as 100us, 5ms or 2s",
-				   cliopt_name(ps), ps->arg);
+	if (rc)
+		return cliopt_fail(ps, "invalid %s '%s': %s", cliopt_name(ps), ps->arg,
+				   time_problem(rc));
 	return cliopt_parse_time(ps->spelled, ps->arg, ps->cur->bare_unit, ns, ps->err, ps->errlen);
 }
 
@@ -378,16 +403,43 @@ int cliopt_flag(int c, const struct cliopt_flags *f)
 	return 1;
 }
 
+/* printf at buf + n of a buffer of len bytes (truncated, never past it); returns n plus what it needed. */
+static size_t VN_FMT(4, 5) append(char *buf, size_t len, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, fmt, ap);
+	va_end(ap);
+	return w > 0 ? n + (size_t)w : n;
+}
+
+/* One option line of a help: "  -c, --cpus LIST        CPUs...\n" at buf + n; returns the new n. */
+static size_t help_line(const struct cliopt *e, char *buf, size_t len, size_t n)
+{
+	char left[64];
+
+	if (e->letter)
+		snprintf(left, sizeof(left), "  -%c, --%s%s%s", e->letter, e->name,
+			 e->has_arg ? " " : "", e->has_arg && e->arg ? e->arg : "");
+	else
+		snprintf(left, sizeof(left), "      --%s%s%s", e->name, e->has_arg ? " " : "",
+			 e->has_arg && e->arg ? e->arg : "");
+	return append(buf, len, n, "%-24s %s\n", left, e->help);
+}
+
 size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len)
 {
 	struct cliopt e;
-	const struct cliopt *c;
-	char left[64];
+	const struct cliopt *c, *o;
 	size_t n = 0;
-	int w;
+	int has_version = 0;
 
 	if (len)
 		buf[0] = 0;
+	for (o = opts; !is_end(o); o++)
+		has_version |= !o->alias_of && o->id == CLIOPT_VERSION;
 	for (; !is_end(opts); opts++) {
 		e = *opts;
 		c = e.id < CLIOPT_OWN ? cliopt_common(e.id) : NULL;
@@ -400,16 +452,69 @@ size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len)
 		}
 		if (!e.help || !e.help[0] || !e.name)
 			continue;
-		if (e.letter)
-			snprintf(left, sizeof(left), "  -%c, --%s%s%s", e.letter, e.name,
-				 e.has_arg ? " " : "", e.has_arg && e.arg ? e.arg : "");
-		else
-			snprintf(left, sizeof(left), "      --%s%s%s", e.name, e.has_arg ? " " : "",
-				 e.has_arg && e.arg ? e.arg : "");
-		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%-24s %s\n", left,
-			     e.help);
-		if (w > 0)
-			n += (size_t)w;
+		n = help_line(&e, buf, len, n);
+		if (e.id == CLIOPT_HELP && !has_version)
+			n = help_line(cliopt_common(CLIOPT_VERSION), buf, len, n);
 	}
 	return n;
+}
+
+/* "a, b or c": the names of cmds into buf (len > 0). */
+static void cmd_list(const struct cliopt_cmd *cmds, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; cmds[i].name; i++)
+		n = append(buf, len, n, "%s%s",
+			   !i		      ? ""
+			   : cmds[i + 1].name ? ", "
+					      : " or ",
+			   cmds[i].name);
+}
+
+size_t cliopt_usage(const char *prog, const struct cliopt_cmd *cmds, char *buf, size_t len)
+{
+	size_t n;
+	int i;
+
+	if (len)
+		buf[0] = 0;
+	n = append(buf, len, 0, "usage: %s COMMAND [options]\ncommands:\n", prog);
+	for (i = 0; cmds[i].name; i++)
+		n = append(buf, len, n, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	n = append(buf, len, n, "options:\n");
+	n = help_line(cliopt_common(CLIOPT_HELP), buf, len, n);
+	n = help_line(cliopt_common(CLIOPT_VERSION), buf, len, n);
+	return append(buf, len, n, "run '%s COMMAND --help' for the options of a command\n", prog);
+}
+
+int cliopt_dispatch(const char *prog, const struct cliopt_cmd *cmds, int argc, char **argv)
+{
+	char list[256], usage[2048];
+	const char *a = argc > 1 ? argv[1] : NULL;
+	int i;
+
+	prog_name = prog;
+	log_set_prog(prog);
+	cmd_list(cmds, list, sizeof(list));
+	if (!a) {
+		log_err("no command (want %s; see '%s --help')", list, prog);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "help")) {
+		cliopt_usage(prog, cmds, usage, sizeof(usage));
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+		version_print(stdout, prog);
+		return EXIT_OK;
+	}
+	for (i = 0; cmds[i].name; i++)
+		if (!strcmp(a, cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	log_err("unknown command '%s' (want %s; see '%s --help')", a, list, prog);
+	return EXIT_USAGE;
 }

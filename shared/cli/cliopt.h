@@ -15,9 +15,16 @@
  * number is rejected there with one line ("-d 10: a time without a unit is in microseconds; write 10s (or
  * 10us)") instead of being silently reinterpreted.
  *
+ * Every command also takes -V, --version without listing it: cliopt_init adds it to the table, cliopt_help
+ * shows it after -h, and cliopt_next prints "PROG VERSION" on stdout and exits 0 when it is given (as a
+ * command's --help would: nothing was set up yet). PROG is the program name given to cliopt_dispatch.
+ *
  * A parser is a pure function of argv (STYLE.md 9) apart from the warning lines of deprecated aliases
- * (log_warn). Errors are one line in the caller's err buffer, the caller returns -EINVAL (EXIT_USAGE).
- * Built on getopt_long, which is not reentrant: one parser at a time per process.
+ * (log_warn) and --version. Errors are one line in the caller's err buffer, the caller returns -EINVAL
+ * (EXIT_USAGE). Built on getopt_long, which is not reentrant: one parser at a time per process.
+ *
+ * cliopt_dispatch is the other half: a program's command table (PROG COMMAND [options]), its --help,
+ * --version and the line for an unknown command, all derived from that table.
  */
 #ifndef VNOISE_CLI_CLIOPT_H
 #define VNOISE_CLI_CLIOPT_H
@@ -47,6 +54,7 @@ enum cliopt_id {
 	CLIOPT_QUIET = 'q', /* -q --quiet */
 	CLIOPT_VERBOSE = 'v', /* -v --verbose */
 	CLIOPT_HELP = 'h', /* -h --help */
+	CLIOPT_VERSION = 'V', /* -V --version: every command, implicitly */
 	CLIOPT_DOMAIN = 'D', /* -D --domain NAME (host) */
 	CLIOPT_KEY_FILE = 'k', /* -k --key-file FILE */
 	CLIOPT_GUEST = 'g', /* -g --guest (host) */
@@ -79,7 +87,7 @@ struct cliopt {
 	int alias_of; /* non-zero: deprecated alias of this id */
 };
 
-#define CLIOPT_MAX 64
+#define CLIOPT_MAX 64 /* entries of a command's table, without the implicit --version */
 
 /* The state of one parse; the fields above the line are for the caller to read. */
 struct cliopt_parser {
@@ -91,10 +99,10 @@ struct cliopt_parser {
 	char *err;
 	size_t errlen;
 	const struct cliopt *cur; /* the resolved entry of the returned option */
-	struct cliopt ent[CLIOPT_MAX];
+	struct cliopt ent[CLIOPT_MAX + 1];
 	int n;
-	struct option lopts[CLIOPT_MAX + 1];
-	char shorts[2 * CLIOPT_MAX + 4];
+	struct option lopts[CLIOPT_MAX + 2];
+	char shorts[2 * CLIOPT_MAX + 6];
 	char spell[64];
 	char lname[64];
 };
@@ -114,7 +122,8 @@ int cliopt_init(struct cliopt_parser *ps, const struct cliopt *opts, int argc, c
  * The next option: its id (> 0; a deprecated alias gives its replacement's id after printing the warning
  * line), 0 at the end of the options, or -EINVAL with a line in err (unknown option, missing value, a
  * value given to a flag). ps->arg is the option's value. May be called again after 0 once the caller
- * consumed a positional argument (optind++), to parse options that follow it.
+ * consumed a positional argument (optind++), to parse options that follow it. -V/--version does not
+ * return: it prints "PROG VERSION" on stdout and exits 0.
  */
 int cliopt_next(struct cliopt_parser *ps) __attribute__((warn_unused_result));
 
@@ -122,8 +131,10 @@ int cliopt_next(struct cliopt_parser *ps) __attribute__((warn_unused_result));
 const char *cliopt_name(const struct cliopt_parser *ps);
 
 /*
- * ps->arg as a TIME in ns (a bare number is in us). -EINVAL with a line in err when it is not a time, or
- * when it is a bare non-zero number and the option's bare number used to mean another unit.
+ * ps->arg as a TIME in ns (a bare number is in us; units may be combined, largest first: 1m30s). -EINVAL
+ * with a line in err when it is not a time ("want a time such as..."), when it does not fit in 64 bits of
+ * ns ("out of range"), or when it is a bare non-zero number and the option's bare number used to mean
+ * another unit.
  */
 int cliopt_time(struct cliopt_parser *ps, uint64_t *ns) __attribute__((warn_unused_result));
 
@@ -167,8 +178,29 @@ int cliopt_fail(struct cliopt_parser *ps, const char *fmt, ...) VN_FMT(2, 3);
 
 /*
  * The option lines of a command's help ("  -c, --cpus LIST        CPUs to measure...\n"), aliases and
- * hidden options left out, into buf. Returns the length it needed (as snprintf).
+ * hidden options left out, -V, --version after -h, into buf. Returns the length it needed (as snprintf).
  */
 size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len);
+
+/* One command of a program's table; a table ends with an entry whose name is NULL. */
+struct cliopt_cmd {
+	const char *name; /* "measure" */
+	const char *summary; /* one line of the program's --help */
+	/* the command: argv[0] is its name; returns the exit code (shared/cli/exitcode.h) */
+	int (*run)(int argc, char **argv);
+};
+
+/*
+ * The program PROG COMMAND [options]: sets prog as the name of the log lines and of --version, then
+ * - no argument: one line "no command (want a, b or c; see 'PROG --help')", EXIT_USAGE;
+ * - -h, --help or help: the usage (the commands and their summaries from cmds) on stdout, EXIT_OK;
+ * - -V or --version: "PROG VERSION" on stdout (version_print), EXIT_OK;
+ * - a command of cmds: its run(argc - 1, argv + 1);
+ * - anything else: one line "unknown command 'x' (want a, b or c; see 'PROG --help')", EXIT_USAGE.
+ */
+int cliopt_dispatch(const char *prog, const struct cliopt_cmd *cmds, int argc, char **argv);
+
+/* The usage cliopt_dispatch prints for --help, into buf; returns the length it needed (as snprintf). */
+size_t cliopt_usage(const char *prog, const struct cliopt_cmd *cmds, char *buf, size_t len);
 
 #endif

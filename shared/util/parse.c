@@ -76,48 +76,79 @@ int parse_double(const char *s, double *out)
 	return 0;
 }
 
-int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+/* The units of a duration, two-letter ones first: "1ms" is a millisecond, "1m5s" a minute and 5 s. */
+static const struct {
+	const char *sfx;
+	uint64_t ns;
+} duration_units[] = { { "ns", 1 },
+		       { "us", 1000 },
+		       { "ms", 1000000 },
+		       { "s", 1000000000ULL },
+		       { "m", 60000000000ULL },
+		       { "h", 3600000000000ULL } };
+
+/*
+ * One term "NUMBER[UNIT]" at s into *ns, its unit into *unit (0 when it has none: the number is then in
+ * def_unit_ns) and where it ends into *end. 0, -EINVAL or -ERANGE.
+ */
+static int duration_term(const char *s, uint64_t def_unit_ns, uint64_t *ns, uint64_t *unit,
+			 const char **end)
 {
-	static const struct {
-		const char *sfx;
-		uint64_t ns;
-	} units[] = { { "ns", 1 },
-		      { "us", 1000 },
-		      { "ms", 1000000 },
-		      { "s", 1000000000ULL },
-		      { "m", 60000000000ULL },
-		      { "h", 3600000000000ULL } };
 	const char *rest;
-	uint64_t unit = def_unit_ns;
-	double v, ns;
-	size_t i;
+	size_t i, len;
+	double v, d;
 	int err = parse_number_prefix(s, &v, &rest);
 
 	if (err)
 		return err;
-	if (*rest) {
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (!strcmp(rest, units[i].sfx))
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -EINVAL;
-		unit = units[i].ns;
+	*unit = 0;
+	for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
+		len = strlen(duration_units[i].sfx);
+		if (!strncmp(rest, duration_units[i].sfx, len)) {
+			*unit = duration_units[i].ns;
+			*end = rest + len;
+			break;
+		}
 	}
+	if (!*unit)
+		*end = rest;
 	/* an integer is converted exactly: a double has only 53 bits */
 	if (strspn(s, "0123456789") == (size_t)(rest - s)) {
 		unsigned long long iv;
 
 		errno = 0;
 		iv = strtoull(s, NULL, 10);
-		if (errno == ERANGE || __builtin_mul_overflow(iv, unit, &iv))
+		if (errno == ERANGE || __builtin_mul_overflow(iv, *unit ? *unit : def_unit_ns, &iv))
 			return -ERANGE;
-		*out_ns = iv;
+		*ns = iv;
 		return 0;
 	}
-	ns = v * (double)unit;
-	if (ns >= 18446744073709551615.0)
+	d = v * (double)(*unit ? *unit : def_unit_ns);
+	if (d >= 18446744073709551615.0)
 		return -ERANGE;
-	*out_ns = (uint64_t)(ns + 0.5);
+	*ns = (uint64_t)(d + 0.5);
+	return 0;
+}
+
+int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+{
+	uint64_t total = 0, ns, unit, last = UINT64_MAX;
+	const char *p = s;
+	int err, n = 0;
+
+	do {
+		err = duration_term(p, def_unit_ns, &ns, &unit, &p);
+		if (err)
+			return err;
+		/* a number without a unit stands alone; combined units go largest first, once each */
+		if ((!unit && (n || *p)) || unit >= last)
+			return -EINVAL;
+		last = unit;
+		n++;
+		if (__builtin_add_overflow(total, ns, &total))
+			return -ERANGE;
+	} while (*p);
+	*out_ns = total;
 	return 0;
 }
 

@@ -14,6 +14,11 @@ expect_err 2 "--cpus" "$VG" measure --cpus 1-
 expect_err 2 "--period" "$VG" measure --period 0
 expect_err 2 "--threshold" "$VG" measure --threshold 5q
 expect_err 2 "--duration" "$VG" measure --duration -1
+# issue 20: overflow is named as such; combined units are taken, largest first
+expect_err 2 "invalid --duration '99999999999999999999': out of range" "$VG" measure -d 99999999999999999999
+grep -q "want a time" "$TMP/err" && fail "overflow reported as a malformed time: $(cat "$TMP/err")"
+expect_err 2 "invalid --duration '30m1h': want a time such as" "$VG" measure -d 30m1h
+expect_err 2 "invalid --period '1h2m3s4ms'" "$VG" measure -d 1h2m -p 1h2m3s4ms
 expect_err 2 "--priority" "$VG" measure --priority fifo:100
 expect_err 2 "unknown option" "$VG" measure --bogus
 expect_err 2 "needs a value" "$VG" measure --cpus
@@ -23,18 +28,30 @@ expect_err 2 "FILE" "$VG" report
 expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
 expect_err 2 "error" "$VG" inject --level 1
 expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1s
-expect_err 2 "cpu 1000 does not exist" "$VG" inject --cpu 1000 --level 1
+# issue 20: a missing CPU is the same exit code and line in inject as in measure (it was exit 2 in inject)
+expect_err 4 "^vnoise-guest inject: error: CPU 1000 is not present on this machine$" "$VG" inject --cpu 1000 --level 1
+# issue 20: a job command that cannot be started is one line, a shell's exit code and no summary
+expect_err 127 "^vnoise-guest: error: cannot run '/nonexistent': command not found$" "$VG" mpi -- /nonexistent
+expect_err 127 "cannot run 'vnoise-no-such-command': command not found" "$VG" mpi --no-helper -- vnoise-no-such-command -np 2
+expect_err 126 "cannot run '/tmp': Permission denied" "$VG" mpi --no-helper -- /tmp
 
 # A CPU that exists but is offline (real hotplug, restored on every exit path of this test).
 if [ -w "/sys/devices/system/cpu/cpu$cpu/online" ] && [ "$cpu" -ge 1 ]; then
 	trap 'echo 1 >/sys/devices/system/cpu/cpu'"$cpu"'/online 2>/dev/null; cleanup_lib' EXIT
 	echo 0 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot take CPU $cpu offline"
 	expect_err 4 "CPU $cpu is offline" "$VG" measure --cpus "$cpu" --duration 1s
+	expect_err 4 "CPU $cpu is offline" "$VG" inject --cpu "$cpu" --level 1 --duration 1s
 	echo 1 >"/sys/devices/system/cpu/cpu$cpu/online" || fail "cannot bring CPU $cpu back"
 	sleep 0.5
 else
 	echo "note: CPU hotplug not available here; offline CPU case covered by the absent CPU above"
 fi
+
+# A run with combined units (1 s)
+"$VG" measure --helper proc --cpus "$cpu" -d 0m1s -q --json >"$TMP/cu.json" 2>"$TMP/cu.err" ||
+	fail "measure -d 0m1s: $(cat "$TMP/cu.err")"
+jq -e '.cpus[0].runtime_ns > 500000000' "$TMP/cu.json" >/dev/null || fail "measure -d 0m1s did not run for 1 s"
+ok "measure -d 0m1s (combined units) ran"
 
 # Not root: a clear message and the counters-only fallback, never a crash.
 setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --cpus "$cpu" --duration 2s --json \

@@ -10,9 +10,14 @@ VH=$BUILD/vnoise-host
 [ -x "$VH" ] || fail "$VH not built"
 
 # command lines (no libvirt needed)
-expect_err 2 "unknown command" "$VH" bogus
+expect_err 2 "unknown command 'bogus' (want top, record, report, list or collect;" "$VH" bogus
 expect_err 2 "--period" "$VH" top --period 0
 expect_err 2 "--duration" "$VH" record -o "$TMP/x" --duration -1
+# issue 20: overflow is named as such; combined units are taken, largest first
+expect_err 2 "invalid --duration '99999999999999999999': out of range" "$VH" top -d 99999999999999999999
+expect_err 2 "out of range" "$VH" collect -k "$TMP/none.key" -d 99999999999999999999
+expect_err 2 "invalid --duration '30m1h': want a time such as" "$VH" record -o "$TMP/x" -d 30m1h
+expect_err 2 "invalid --period '0s0ms'" "$VH" top -d 1h2m -p 0s0ms
 expect_err 2 "needs -o FILE" "$VH" record
 expect_err 2 "report needs a FILE" "$VH" report
 expect_err 2 "do not apply" "$VH" report "$TMP/x" --domain a

@@ -2,12 +2,17 @@
 /*
  * Unit tests for shared/cli/cliopt: the common option table, the convention checks of cliopt_init, the
  * deprecated aliases (they work and warn once), the time rule (bare = us; rejected where a bare number used
- * to mean another unit), the getopt error lines and the generated help.
+ * to mean another unit; combined units; out of range named as such), the getopt error lines, the generated
+ * help, the implicit -V/--version of every command and the program dispatch (cliopt_dispatch: usage,
+ * version, no or unknown command, derived from the command table).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "cli/cliopt.h"
+#include "cli/exitcode.h"
+#include "util/version.h"
 
 /* A small command built the way every vnoise command is: common options, own options, aliases. */
 struct demo {
@@ -136,6 +141,25 @@ START_TEST(test_time_rule)
 }
 END_TEST
 
+START_TEST(test_time_messages)
+{
+	/* overflow is named as such, not as a malformed time */
+	FAILS("--duration 99999999999999999999 out of range", "demo", "-d", "99999999999999999999");
+	ck_assert_ptr_null(strstr(err, "want a time"));
+	FAILS("--period out of range", "demo", "-p", "5124096h");
+	FAILS("--duration out of range", "demo", "-d", "5124095h60m");
+	/* combined units, largest first */
+	OK("demo", "-d", "1h2m");
+	ck_assert_uint_eq(P.duration_ns, 62ULL * 60 * 1000000000ULL);
+	OK("demo", "-p", "1s500ms", "--every", "2m30s");
+	ck_assert_uint_eq(P.period_ns, 1500000000ULL);
+	ck_assert_uint_eq(P.every_ns, 150000000000ULL);
+	FAILS("--duration 30m1h want a time such as 1m30s", "demo", "-d", "30m1h");
+	FAILS("--duration 1h30 want a time", "demo", "-d", "1h30");
+	ck_assert_ptr_null(strstr(err, "out of range"));
+}
+END_TEST
+
 START_TEST(test_aliases_warn)
 {
 	char out[512];
@@ -223,7 +247,7 @@ START_TEST(test_common_table)
 				   CLIOPT_QUIET,      CLIOPT_VERBOSE,	CLIOPT_HELP,
 				   CLIOPT_DOMAIN,     CLIOPT_KEY_FILE,	CLIOPT_GUEST,
 				   CLIOPT_PID,	      CLIOPT_JOB,	CLIOPT_CONNECT,
-				   CLIOPT_COLLECTOR,  CLIOPT_NODE_ID };
+				   CLIOPT_COLLECTOR,  CLIOPT_NODE_ID,	CLIOPT_VERSION };
 	const struct cliopt *o;
 	size_t i;
 
@@ -273,6 +297,9 @@ START_TEST(test_help)
 	ck_assert_ptr_nonnull(strstr(buf, "  -j, --json             JSON output\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "      --udp ADDR:PORT    send datagrams\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "  -d, --duration TIME"));
+	/* --version is every command's, shown right after -h */
+	ck_assert_ptr_nonnull(strstr(buf, "  -h, --help             this help\n"
+					  "  -V, --version          print the version and exit\n"));
 	/* aliases and hidden options are not shown */
 	ck_assert_ptr_null(strstr(buf, "--out "));
 	ck_assert_ptr_null(strstr(buf, "hidden"));
@@ -284,6 +311,144 @@ START_TEST(test_help)
 }
 END_TEST
 
+/* ---- --version and the program dispatch, run in a child: --version exits ---- */
+
+static int demo_cmd(int argc, char **argv)
+{
+	struct demo d;
+	char e[256];
+	int rc = demo_parse(argc, argv, &d, e, sizeof(e));
+
+	if (rc < 0)
+		fprintf(stderr, "error: %s\n", e);
+	return rc < 0 ? EXIT_USAGE : rc == 1 ? EXIT_OK : 42;
+}
+
+static const struct cliopt_cmd demo_cmds[] = {
+	{ "demo", "the demo command", demo_cmd },
+	{ "other", "another one", demo_cmd },
+	{ "third", "a third", demo_cmd },
+	{ NULL, NULL, NULL },
+};
+
+struct child {
+	int status; /* exit code, or -1 when it did not exit */
+	char out[4096], err[1024];
+};
+
+static void read_all(FILE *f, char *buf, size_t len)
+{
+	size_t n;
+
+	rewind(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* cliopt_dispatch("vnoise-demo", demo_cmds, ...) on the NULL-terminated arguments, in a child. */
+static void dispatch(struct child *c, const char *arg, ...)
+{
+	char *argv[16] = { "vnoise-demo" };
+	FILE *o = tmpfile(), *e = tmpfile();
+	int argc = 1, st;
+	va_list ap;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(e);
+	va_start(ap, arg);
+	for (; arg && argc < 15; arg = va_arg(ap, const char *))
+		argv[argc++] = (char *)arg;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fileno(o), 1);
+		dup2(fileno(e), 2);
+		st = cliopt_dispatch("vnoise-demo", demo_cmds, argc, argv);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(st);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	c->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	read_all(o, c->out, sizeof(c->out));
+	read_all(e, c->err, sizeof(c->err));
+}
+
+START_TEST(test_version)
+{
+	static const char *const spell[] = { "--version", "-V" };
+	struct child c;
+	char want[256];
+	size_t i;
+
+	snprintf(want, sizeof(want), "vnoise-demo %s\n", version_string());
+	for (i = 0; i < 2; i++) {
+		/* the program's, and any command's through the common table */
+		dispatch(&c, spell[i], NULL);
+		ck_assert_int_eq(c.status, EXIT_OK);
+		ck_assert_str_eq(c.out, want);
+		ck_assert_str_eq(c.err, "");
+		dispatch(&c, "demo", "-q", spell[i], "-p", "1s", NULL);
+		ck_assert_int_eq(c.status, EXIT_OK);
+		ck_assert_str_eq(c.out, want);
+		ck_assert_str_eq(c.err, "");
+	}
+	/* a flag: no value */
+	dispatch(&c, "demo", "--version=1", NULL);
+	ck_assert_int_eq(c.status, EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(c.err, "'--version' takes no value"));
+	/* a command runs as before */
+	dispatch(&c, "other", "-q", NULL);
+	ck_assert_int_eq(c.status, 42);
+}
+END_TEST
+
+START_TEST(test_dispatch)
+{
+	struct child c;
+
+	dispatch(&c, "--help", NULL);
+	ck_assert_int_eq(c.status, EXIT_OK);
+	ck_assert_str_eq(c.err, "");
+	ck_assert_str_eq(c.out, "usage: vnoise-demo COMMAND [options]\n"
+				"commands:\n"
+				"  demo      the demo command\n"
+				"  other     another one\n"
+				"  third     a third\n"
+				"options:\n"
+				"  -h, --help             this help\n"
+				"  -V, --version          print the version and exit\n"
+				"run 'vnoise-demo COMMAND --help' for the options of a command\n");
+	dispatch(&c, "-h", NULL);
+	ck_assert_int_eq(c.status, EXIT_OK);
+	ck_assert_ptr_nonnull(strstr(c.out, "  third     a third\n"));
+	dispatch(&c, "help", NULL);
+	ck_assert_int_eq(c.status, EXIT_OK);
+	/* no command, an unknown one: one line naming the commands of the table */
+	dispatch(&c, NULL);
+	ck_assert_int_eq(c.status, EXIT_USAGE);
+	ck_assert_str_eq(c.out, "");
+	ck_assert_str_eq(c.err, "vnoise-demo: error: no command (want demo, other or third; see "
+				"'vnoise-demo --help')\n");
+	dispatch(&c, "bogus", "-q", NULL);
+	ck_assert_int_eq(c.status, EXIT_USAGE);
+	ck_assert_str_eq(c.out, "");
+	ck_assert_str_eq(c.err, "vnoise-demo: error: unknown command 'bogus' (want demo, other or "
+				"third; see 'vnoise-demo --help')\n");
+	/* a command's own errors and help */
+	dispatch(&c, "demo", "--bogus", NULL);
+	ck_assert_int_eq(c.status, EXIT_USAGE);
+	dispatch(&c, "third", "--help", NULL);
+	ck_assert_int_eq(c.status, EXIT_OK);
+}
+END_TEST
+
 static Suite *cliopt_suite(void)
 {
 	Suite *s = suite_create("cliopt");
@@ -291,6 +456,7 @@ static Suite *cliopt_suite(void)
 
 	tcase_add_test(tc, test_common_spellings);
 	tcase_add_test(tc, test_time_rule);
+	tcase_add_test(tc, test_time_messages);
 	tcase_add_test(tc, test_aliases_warn);
 	tcase_add_test(tc, test_getopt_errors);
 	suite_add_tcase(s, tc);
@@ -300,6 +466,11 @@ static Suite *cliopt_suite(void)
 	tcase_add_test(tc, test_common_table);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_flags);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("program");
+	tcase_add_test(tc, test_version);
+	tcase_add_test(tc, test_dispatch);
 	suite_add_tcase(s, tc);
 	return s;
 }

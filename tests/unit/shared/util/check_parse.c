@@ -185,6 +185,38 @@ END_TEST
 
 /* ---- parse_duration ---- */
 
+START_TEST(test_duration_combined)
+{
+	/* several numbers with units, largest unit first, each once */
+	ck_assert_uint_eq(dur_ok("1h2m", 1000), 62ULL * 60000000000ULL);
+	ck_assert_uint_eq(dur_ok("1h30m15s", 1), 5415000000000ULL);
+	ck_assert_uint_eq(dur_ok("2m30s", 1), 150000000000ULL);
+	ck_assert_uint_eq(dur_ok("1s500ms", 1), 1500000000ULL);
+	ck_assert_uint_eq(dur_ok("1m1ms", 1), 60001000000ULL); /* "1ms" is a millisecond */
+	ck_assert_uint_eq(dur_ok("1ms1us1ns", 1), 1001001);
+	ck_assert_uint_eq(dur_ok("1h90m", 1),
+			  9000000000000ULL); /* a term may exceed the next unit */
+	ck_assert_uint_eq(dur_ok("0.5s250ms", 1), 750000000);
+	ck_assert_uint_eq(dur_ok("1h0m", 1), 3600000000000ULL);
+	/* a bare number stands alone; order and repetition */
+	dur_fails("1h30", 1000, -EINVAL);
+	dur_fails("30m1h", 1000, -EINVAL);
+	dur_fails("1s1s", 1000, -EINVAL);
+	dur_fails("1ms1s", 1000, -EINVAL);
+	dur_fails("1h 2m", 1000, -EINVAL);
+	dur_fails("1h-2m", 1000, -EINVAL);
+	dur_fails("1h+2m", 1000, -EINVAL);
+	dur_fails("1hm", 1000, -EINVAL);
+	dur_fails("1h2", 1000, -EINVAL);
+	dur_fails("1h0x2m", 1000, -EINVAL);
+	/* the sum must fit too */
+	ck_assert_uint_eq(dur_ok("5124095h", 1), 5124095ULL * 3600000000000ULL);
+	dur_fails("5124095h60m", 1, -ERANGE);
+	dur_fails("5124095h34m33s709551616ns", 1, -ERANGE);
+	ck_assert_uint_eq(dur_ok("5124095h34m33s709551615ns", 1), UINT64_MAX);
+}
+END_TEST
+
 START_TEST(test_duration_units)
 {
 	ck_assert_uint_eq(dur_ok("7ns", 1000), 7);
@@ -412,6 +444,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_duration_rounding);
 	tcase_add_test(tc, test_duration_junk);
 	tcase_add_test(tc, test_duration_overflow);
+	tcase_add_test(tc, test_duration_combined);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cpulist");
