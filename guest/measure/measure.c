@@ -24,6 +24,7 @@
 #include "views/view.h"
 #include "views/view_record.h"
 #include "util/monotime.h"
+#include "util/version.h"
 
 #define POLL_NS 50000000ULL
 #define HORIZON_LAG_NS \
@@ -317,10 +318,18 @@ static int setup_view(struct run *r)
 	r->v.period_ns = p->period_ns;
 	r->v.runtime_ns = p->runtime_ns;
 	r->v.top_n = p->top_n;
+	r->v.wide = p->wide;
+	r->v.version = version_string();
 	r->v.irq_name = irq_name_cb;
+	r->v.self[r->v.nself++] =
+	    (int)getpid(); /* the main thread; the samplers join in start_samplers */
 	rc = setup_cpus(r);
 	if (rc)
 		return rc;
+	if (p->cmd == CMD_TOP && view_period_new(&r->v)) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
 	r->v.m = merge_new(view_gap_cb, &r->v);
 	r->v.hist = calloc((size_t)r->v.ncpus, sizeof(*r->v.hist)); /* zero-filled: empty */
 	r->smp = calloc((size_t)r->v.ncpus, sizeof(*r->smp));
@@ -377,20 +386,22 @@ static int start_samplers(struct run *r)
 			return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		}
 		ktrace_set_sampler(r->kh, s->cpu, s->tid);
+		r->v.self[r->v.nself++] = s->tid;
 	}
 	return 0;
 }
 
+/* The view, the samplers (waiting for their go), then the record file, whose META names their tids. */
 static int run_setup(struct run *r)
 {
 	int rc = setup_view(r);
 
-	if (!rc && r->p->cmd == CMD_RECORD)
-		rc = setup_record(r);
 	if (rc)
 		return rc;
 	housekeeping_affinity(r);
 	rc = start_samplers(r);
+	if (!rc && r->p->cmd == CMD_RECORD)
+		rc = setup_record(r);
 	if (!rc && r->ops->start)
 		r->ops->start(&r->v, r->p->duration_ns);
 	return rc;
@@ -447,6 +458,7 @@ static int run_loop(struct run *r)
 	int i, rc;
 
 	r->t0 = now_ns();
+	r->v.t0_ns = r->t0;
 	for (i = 0; i < r->v.ncpus; i++)
 		sampler_go(&r->smp[i]);
 	r->started = 1;
@@ -531,6 +543,7 @@ static void run_free(struct run *r)
 	procstat_snap_free(r->snap0);
 	procstat_irqnames_free(r->irqn);
 	merge_free(r->v.m);
+	view_period_free(&r->v);
 	free(r->v.hist);
 	free(r->v.proc);
 	free(r->smp);

@@ -11,7 +11,7 @@
 #include "measure/params.h"
 #include "util/parse.h"
 
-enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST };
+enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE };
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
 static const struct cliopt opts[] = {
@@ -20,42 +20,85 @@ static const struct cliopt opts[] = {
 	{ .id = CLIOPT_RUNTIME, .help = "sampler runtime per period (default = period)" },
 	{ .id = CLIOPT_THRESHOLD, .help = "smallest gap counted as noise (default 5us)" },
 	{ .id = CLIOPT_DURATION },
-	{ .id = CLIOPT_STOP_SINGLE,
-	  .help = "stop when one gap exceeds TIME, print its lead-up, exit 3" },
+	{ .id = CLIOPT_STOP_SINGLE, .help = "stop when one gap exceeds TIME (lead-up, exit 3)" },
 	{ .id = CLIOPT_STOP_TOTAL },
 	{ .id = CLIOPT_PRIORITY, .help = "other (default), fifo:N or rr:N for the samplers" },
 	{ .id = CLIOPT_JSON, .help = "JSON output (schema vnoise.measure/1)" },
 	{ .id = CLIOPT_TOP, .help = "noise sources listed per CPU (default 10)" },
-	{ .id = CLIOPT_OUTPUT, .help = "record: the file to write" },
+	{ .id = CLIOPT_OUTPUT },
 	{ .id = OPT_HELPER,
 	  .name = "helper",
 	  .has_arg = 1,
 	  .arg = "MODE",
-	  .help = "auto (default), bpf (fail without eBPF) or proc (counters only)" },
+	  .help = "auto (default), bpf (eBPF or fail), proc (counters)" },
 	{ .id = OPT_NOHC, .name = "no-hypercall", .help = "do not trace KVM hypercall wrappers" },
 	{ .id = OPT_HIST, .name = "hist", .help = "" }, /* report --hist */
+	{ .id = OPT_WIDE,
+	  .name = "wide",
+	  .help = "the full text tables (one row per CPU, over 80 columns)" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
 	{ 0 },
 };
 
-static const char usage_report[] = "usage: vnoise-guest report FILE [--json] [--top N] [--hist]\n";
+/* What each command's help leaves out: the options it refuses, or has no use for (report). */
+static int not_for(enum vn_cmd cmd, int id)
+{
+	switch (cmd) {
+	case CMD_MEASURE:
+		return id == CLIOPT_OUTPUT;
+	case CMD_TOP:
+	case CMD_HIST:
+		return id == CLIOPT_OUTPUT || id == CLIOPT_JSON;
+	case CMD_RECORD:
+		return 0;
+	default: /* report FILE: the views of a file */
+		return id != CLIOPT_JSON && id != CLIOPT_TOP && id != OPT_HIST && id != OPT_WIDE &&
+		       id != CLIOPT_HELP;
+	}
+}
+
+static const char *const usage_line[] = {
+	[CMD_MEASURE] = "usage: vnoise-guest measure [options]\n"
+			"Measure the noise on CPUs; at the end a table per CPU and its sources.\n",
+	[CMD_TOP] = "usage: vnoise-guest top [options]\n"
+		    "Measure and show every period the last period's table and sources.\n",
+	[CMD_HIST] = "usage: vnoise-guest hist [options]\n"
+		     "Measure; at the end the histogram of noise sample durations, per class.\n",
+	[CMD_RECORD] = "usage: vnoise-guest record -o FILE [options]\n"
+		       "Measure and record every sample and event into FILE (see report).\n",
+	[CMD_REPORT] = "usage: vnoise-guest report FILE [options]\n"
+		       "The views of a record file, as the live run showed them.\n",
+};
 
 const char *params_usage(enum vn_cmd cmd)
 {
-	static char usage[4096];
+	static char usage[CMD_REPORT + 1][4096];
+	struct cliopt sel[sizeof(opts) / sizeof(opts[0])];
+	size_t i, k = 0;
 	int n;
 
-	if (cmd == CMD_REPORT)
-		return usage_report;
-	if (!usage[0]) {
-		n = snprintf(usage, sizeof(usage), "%s",
-			     "usage: vnoise-guest {measure|top|hist|record} [options]\n"
-			     "TIME: a number and a unit ns us ms s m h (without one: us)\n");
-		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+	if (cmd < CMD_MEASURE || cmd > CMD_REPORT)
+		cmd = CMD_MEASURE;
+	if (usage[cmd][0])
+		return usage[cmd];
+	for (i = 0; opts[i].id; i++)
+		if (!not_for(cmd, opts[i].id))
+			sel[k++] = opts[i];
+	memset(&sel[k], 0, sizeof(sel[k]));
+	for (i = 0; i < k; i++) {
+		if (sel[i].id == OPT_HIST && cmd == CMD_REPORT)
+			sel[i].help = "the histogram view of the file";
+		else if (sel[i].id == CLIOPT_OUTPUT)
+			sel[i].help = "the file to write (required)";
 	}
-	return usage;
+	n = snprintf(usage[cmd], sizeof(usage[cmd]), "%s%s", usage_line[cmd],
+		     cmd == CMD_REPORT
+			 ? ""
+			 : "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+	cliopt_help(sel, usage[cmd] + n, sizeof(usage[cmd]) - (size_t)n);
+	return usage[cmd];
 }
 
 static int cmd_of(const char *name, enum vn_cmd *cmd)
@@ -175,6 +218,9 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case OPT_HIST:
 		p->report_hist = 1;
 		return 0;
+	case OPT_WIDE:
+		p->wide = 1;
+		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;
 	}
@@ -191,6 +237,8 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 			return cliopt_fail(ps, "report needs exactly one FILE");
 		if (p->output)
 			return cliopt_fail(ps, "-o is for record only");
+		if (p->wide && p->json && !p->report_hist)
+			return cliopt_fail(ps, "--wide is for the text views, not --json");
 		return 0;
 	}
 	if (optind != argc)
@@ -206,6 +254,8 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 	if (p->json && (p->cmd == CMD_TOP || p->cmd == CMD_HIST))
 		return cliopt_fail(ps, "--json is not available for %s (use measure --json)",
 				   p->cmd == CMD_TOP ? "top" : "hist");
+	if (p->wide && p->json)
+		return cliopt_fail(ps, "--wide is for the text views, not --json");
 	return 0;
 }
 

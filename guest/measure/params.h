@@ -57,6 +57,7 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
+	int wide; /* --wide: the text views' full tables (over 80 columns) */
 	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };
 

@@ -2,13 +2,14 @@
 /*
  * replay (report FILE): rebuilds the view of a record file (vnoise-guest record -o FILE) by feeding its samples
  * and events through the same merge engine, then shows it through the same view ops as a live run (their end).
- * A damaged or truncated file is reported as far as it could be read; what could not be read is said on stderr
- * and the exit code is EXIT_DAMAGED.
+ * A damaged or truncated file is reported as far as it could be read, marked partial in the view; what could not
+ * be read is said on stderr and the exit code is EXIT_DAMAGED. A directory or other non-file is a usage error.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
@@ -21,8 +22,10 @@
 struct replay {
 	struct view v;
 	char *irq[REPLAY_MAX_IRQ];
-	char helper[16], steal[32];
+	char helper[16], steal[32], version[96];
+	char partial[160]; /* the view's "partial:" line when the file was not read whole */
 	int have_meta;
+	int truncated; /* the file ends early (cut short, or never closed) */
 	uint64_t bad_records;
 };
 
@@ -62,6 +65,19 @@ static void kv_str(const void *payload, size_t len, const char *key, char *out, 
 	out[vl] = 0;
 }
 
+/* vnoise_tids=: the recording vnoise's own threads (main thread and samplers). */
+static void read_self(struct view *v, const void *payload, size_t len)
+{
+	char list[8192] = "", *tok, *save = NULL;
+	uint64_t tid;
+
+	kv_str(payload, len, "vnoise_tids", list, sizeof(list));
+	for (tok = strtok_r(list, ",", &save); tok && v->nself < VIEW_MAX_SELF;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!parse_u64(tok, &tid) && tid <= INT32_MAX)
+			v->self[v->nself++] = (int)tid;
+}
+
 static void read_meta(struct replay *r, const struct recfile_chunk *c)
 {
 	const char *pos = c->payload, *end = pos + c->len;
@@ -71,6 +87,8 @@ static void read_meta(struct replay *r, const struct recfile_chunk *c)
 	r->have_meta = 1;
 	kv_str(c->payload, c->len, "kernel_helper", r->helper, sizeof(r->helper));
 	kv_str(c->payload, c->len, "steal_source", r->steal, sizeof(r->steal));
+	kv_str(c->payload, c->len, "version", r->version, sizeof(r->version));
+	read_self(&r->v, c->payload, c->len);
 	r->v.nhcalls = (int)kv_u64(c->payload, c->len, "hypercall_wrappers");
 	r->v.threshold_ns = kv_u64(c->payload, c->len, "threshold_ns");
 	r->v.period_ns = kv_u64(c->payload, c->len, "period_ns");
@@ -210,6 +228,7 @@ static int read_chunks(struct replay *r, struct recfile_reader *rd, const char *
 		if (n < 0) {
 			log_err("%s: %s", path, recreader_error(rd));
 			damaged = 1;
+			r->truncated |= n == -ENODATA;
 			if (recreader_recoverable(n))
 				continue;
 			break;
@@ -235,6 +254,8 @@ static int finish_view(struct replay *r, const char *path)
 	}
 	r->v.helper = r->helper;
 	r->v.steal_source = r->steal;
+	r->v.version = r->version[0] ? r->version : NULL;
+	r->v.replayed = 1;
 	if (!r->v.duration_ns) /* no STATS chunk (truncated): use the runtime seen */
 		for (i = 0; i < r->v.ncpus; i++) {
 			const struct merge_cpu *mc = merge_cpu(r->v.m, r->v.cpus[i]);
@@ -258,6 +279,7 @@ static struct replay *replay_new(const struct measure_params *p)
 	strcpy(r->steal, "?");
 	r->v.m = merge_new(view_gap_cb, &r->v);
 	r->v.top_n = p->top_n;
+	r->v.wide = p->wide;
 	r->v.irq_name = replay_irq_name;
 	r->v.irq_ctx = r;
 	return r;
@@ -275,14 +297,46 @@ static void replay_free(struct replay *r)
 	free(r);
 }
 
+/* The view's "partial:" line: where the file ends, or how much damage was skipped. */
+static void say_partial(struct replay *r, struct recfile_reader *rd)
+{
+	struct recfile_stats st;
+
+	recreader_stats(rd, &st);
+	if (r->truncated)
+		snprintf(r->partial, sizeof(r->partial),
+			 "the file ends at chunk %llu (truncated); the last period is incomplete",
+			 (unsigned long long)st.chunks);
+	else
+		snprintf(r->partial, sizeof(r->partial),
+			 "%llu damaged, %llu missing chunks skipped; their periods are incomplete",
+			 (unsigned long long)st.bad_chunks, (unsigned long long)st.missing_chunks);
+	r->v.partial = r->partial;
+}
+
+/* What the path is, before reading it: a directory or another non-file is a usage error (exit 2). */
+static int check_path(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || S_ISREG(st.st_mode))
+		return EXIT_OK; /* a missing file: said when it is opened */
+	log_err("report: '%s' is %s, not a record file (see 'vnoise-guest report --help')", path,
+		S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+	return EXIT_USAGE;
+}
+
 int replay_run(const struct measure_params *p)
 {
-	struct replay *r = replay_new(p);
+	struct replay *r;
 	struct recfile_reader *rd = NULL;
 	const struct view_ops *ops;
 	struct recfile_stats st;
-	int rc, damaged;
+	int rc = check_path(p->input), damaged;
 
+	if (rc)
+		return rc;
+	r = replay_new(p);
 	if (!r) {
 		log_err("out of memory");
 		return EXIT_FAIL;
@@ -302,6 +356,8 @@ int replay_run(const struct measure_params *p)
 	rc = finish_view(r, p->input);
 	if (rc)
 		goto out;
+	if (damaged)
+		say_partial(r, rd);
 	ops = view_pick(p);
 	if (ops->end)
 		ops->end(stdout, &r->v);

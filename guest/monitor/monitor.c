@@ -3,7 +3,8 @@
  * vnoise-guest monitor: passive mode (issue 5). No sampler: the passive kernel helper accumulates the noise
  * that hits target tasks (processes, a cgroup v2, or the user tasks of CPUs) and this loop prints, every
  * period, per target: its run time, its noise by class and its largest causes, as a table or as JSON lines
- * (schema vnoise.monitor/1), then a summary over the whole run.
+ * (schema vnoise.monitor/1), then a summary over the whole run. The table fits 80 columns: one unit per
+ * column, the target's name last, each cause on a line of its own; vnoise's own thread is marked "(vnoise)".
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include "util/json.h"
 #include "util/monotime.h"
 #include "util/parse.h"
+#include "util/version.h"
 #include "bpf/passive_loader.h"
 #include "monitor/tgtdiff.h"
 
@@ -86,6 +88,12 @@ static void read_comm(int pid, char *comm, size_t len)
 	fclose(f);
 }
 
+/* Whether a cause is this process (monitor's own thread: it runs alone). */
+static int cause_is_self(const struct vn_tgt_cause *c)
+{
+	return c->cls == VN_CLASS_THREAD && c->id == (uint32_t)getpid();
+}
+
 /* Causes of b that grew since a, largest first, into out (at most VN_TGT_CAUSES). */
 static int cause_delta(const struct vn_tgt *a, const struct vn_tgt *b, struct vn_tgt_cause *out)
 {
@@ -140,6 +148,8 @@ static void json_target(struct json_writer *w, const struct mon_target *t, const
 		json_kv_str(w, "source", monitor_cause_name(&cs[k], nm, sizeof(nm)));
 		json_kv_str(w, "class", merge_class_name(cs[k].cls));
 		json_kv_u64(w, "ns", cs[k].ns);
+		if (cause_is_self(&cs[k]))
+			json_kv_bool(w, "vnoise", 1);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -156,6 +166,7 @@ static void print_json(const struct mon_target *t, int nt, const struct vn_tgt *
 	json_init(&w, stdout, 0);
 	json_obj_begin(&w);
 	json_kv_str(&w, "schema", "vnoise.monitor/1");
+	json_kv_str(&w, "version", version_string());
 	json_kv_str(&w, "kind", summary ? "summary" : "period");
 	json_kv_u64(&w, "t_ns", t_ns);
 	json_kv_u64(&w, "period_ns", period_ns);
@@ -169,6 +180,28 @@ static void print_json(const struct mon_target *t, int nt, const struct vn_tgt *
 		log_debug("monitor: a JSON line was not written whole");
 }
 
+/* One target's row (b - a) and its causes, one line each. */
+static void table_row(const struct mon_target *t, const struct vn_tgt *a, const struct vn_tgt *b)
+{
+	struct vn_tgt_cause cs[VN_TGT_CAUSES];
+	int n = cause_delta(a, b, cs);
+	uint64_t run = b->run_ns - a->run_ns, tot = monitor_noise_total(b) - monitor_noise_total(a);
+	char nm[64];
+
+	printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6,
+	       run + tot ? 100.0 * (double)tot / (double)(run + tot) : 0.0,
+	       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
+	       (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3,
+	       (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3,
+	       (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3,
+	       (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3, t->name, t->comm,
+	       t->gone ? " exited" : "");
+	for (int k = 0; k < n; k++)
+		printf("    cause %10.1f us  %s%s\n", cs[k].ns / 1e3,
+		       monitor_cause_name(&cs[k], nm, sizeof(nm)),
+		       cause_is_self(&cs[k]) ? " (vnoise)" : "");
+}
+
 static void print_table(const struct mon_target *t, int nt, const struct vn_tgt *cur, double secs,
 			int summary)
 {
@@ -176,30 +209,10 @@ static void print_table(const struct mon_target *t, int nt, const struct vn_tgt 
 		printf("summary over %.2f s\n", secs);
 	else
 		printf("%8.2f s\n", secs);
-	printf("  %-24s %10s %10s %10s %10s %10s %10s %7s  %s\n", "target", "run_ms", "thread_us",
-	       "irq_us", "softirq_us", "nmi_us", "steal_us", "noise%", "largest causes (us)");
-	for (int i = 0; i < nt; i++) {
-		const struct vn_tgt *a = summary ? &t[i].first : &t[i].prev, *b = &cur[i];
-		struct vn_tgt_cause cs[VN_TGT_CAUSES];
-		int n = cause_delta(a, b, cs);
-		uint64_t run = b->run_ns - a->run_ns,
-			 tot = monitor_noise_total(b) - monitor_noise_total(a);
-		char label[96], nm[64];
-
-		snprintf(label, sizeof(label), "%s (%s)%s", t[i].name, t[i].comm,
-			 t[i].gone ? " exited" : "");
-		printf("  %-24s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %7.3f ", label, run / 1e6,
-		       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
-		       (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3,
-		       (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3,
-		       (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3,
-		       (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3,
-		       run + tot ? 100.0 * (double)tot / (double)(run + tot) : 0.0);
-		for (int k = 0; k < n; k++)
-			printf(" %s=%.1f", monitor_cause_name(&cs[k], nm, sizeof(nm)),
-			       cs[k].ns / 1e3);
-		printf("\n");
-	}
+	printf("%8s %8s %10s %7s %8s %7s %9s  %s\n", "RUN(ms)", "NOISE(%)", "THREAD(us)", "IRQ(us)",
+	       "SIRQ(us)", "NMI(us)", "STEAL(us)", "TARGET");
+	for (int i = 0; i < nt; i++)
+		table_row(&t[i], summary ? &t[i].first : &t[i].prev, &cur[i]);
 	fflush(stdout);
 }
 
@@ -263,12 +276,6 @@ static int parse_pids(struct cliopt_parser *ps, struct monitor_params *p)
 
 static int parse_duration_opt(struct cliopt_parser *ps, struct monitor_params *p)
 {
-	uint64_t v;
-
-	if (parse_duration(ps->arg, 1000, &v))
-		return cliopt_fail(
-		    ps, "--duration: bad duration '%s' (want a time such as 10s or 500ms)",
-		    ps->arg);
 	if (cliopt_time(ps, &p->duration_ns))
 		return -EINVAL;
 	if (!p->duration_ns)

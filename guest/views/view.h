@@ -5,7 +5,8 @@
  * overhead counters and the proc fallback's counters. A view is a small ops table over it (rtla's top/hist
  * over one core), chosen once per run by view_pick(): text (view_text.c), JSON (view_json.c), histograms
  * (view_hist.c) and top (view_top.c). record is not a printer but a recorder beside one (view_record.h).
- * This file also holds the pieces several views print (header, table, sources, overhead line).
+ * This file also holds the pieces several views print (header, tables, sources, overhead line). Text views fit
+ * 80 columns (one unit per column, said in its heading); --wide gives the one wide table of before.
  */
 #ifndef VNOISE_GUEST_VIEWS_VIEW_H
 #define VNOISE_GUEST_VIEWS_VIEW_H
@@ -35,6 +36,27 @@ struct view_proc {
 };
 
 #define VIEW_MAX_PROGS 48
+#define VIEW_MAX_SELF \
+	(PARAMS_MAX_CPUS + 1) /* vnoise's own threads: the main thread and the samplers */
+
+/* Per-CPU totals as shown: the merge totals with the proc fallback's adjustments (view_row()). */
+struct view_row {
+	uint64_t runtime_ns, noise_ns, max_single_ns, samples;
+	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
+	double available_pct;
+};
+
+/*
+ * top's state per CPU: the totals and sources at its previous refresh, so that it shows the last period.
+ * max_ns is the largest noise sample since then (kept by view_gap_cb()).
+ */
+struct view_period {
+	uint64_t t_ns; /* view duration_ns at the previous refresh */
+	uint64_t max_ns;
+	struct view_row row;
+	struct merge_source *src; /* copy of the merge engine's sources (append-only, same order) */
+	size_t nsrc, cap;
+};
 
 struct view {
 	const char *helper; /* "bpf" or "proc" */
@@ -57,6 +79,16 @@ struct view {
 		uint64_t run_cnt, run_ns;
 	} progs[VIEW_MAX_PROGS];
 	int top_n;
+	int wide; /* --wide: the full table of before (over 80 columns) */
+	uint64_t
+	    t0_ns; /* CLOCK_MONOTONIC when sampling began (0: unknown): origin of the lead-up's times */
+	const char
+	    *version; /* the vnoise that measured: version_string(), or a record's META version= */
+	int replayed; /* report FILE: version is the recording's (NULL: the file does not say) */
+	const char *partial; /* report FILE: why the file could not be read whole (NULL: it was) */
+	int nself; /* vnoise's own threads (tids), labelled "(vnoise)" among the sources */
+	int self[VIEW_MAX_SELF];
+	struct view_period *period; /* [ncpus] for top (view_period_new()), else NULL */
 };
 
 /*
@@ -76,29 +108,35 @@ extern const struct view_ops view_text_ops, view_json_ops, view_hist_ops, view_t
 /* The view of a command: hist, top, JSON or text; none at all for an embedder's sink (it reports). */
 const struct view_ops *view_pick(const struct measure_params *p);
 
-/* Fold a gap into the histograms (merge callback; ctx is the struct view). */
+/* Fold a gap into the histograms and top's period maximum (merge callback; ctx is the struct view). */
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
-/* Per-CPU values as shown: the merge totals with the proc fallback's adjustments. */
-struct view_row {
-	uint64_t runtime_ns, noise_ns, max_single_ns, samples;
-	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
-	double available_pct;
-};
+/* The row of CPU index idx; returns whether the CPU got any record. */
 int view_row(const struct view *v, int idx, struct view_row *r);
-/* The last events that fell into noise on each CPU (for --stop-single/--stop-total). */
+/* The last events that fell into noise on each CPU (for --stop-single/--stop-total), in seconds from t0_ns. */
 void view_leadup(FILE *f, const struct view *v);
+/* Whether a thread source is one of vnoise's own threads (v->self). */
+int view_is_self(const struct view *v, const struct merge_source *s);
+/* top's per-CPU state for v (v->ncpus set): 0 or -ENOMEM; view_period_free() accepts NULL. */
+int view_period_new(struct view *v) __attribute__((warn_unused_result));
+void view_period_free(struct view *v);
 
 /* Building blocks of the views. The classes shown, in column order. */
 extern const int view_shown[];
 #define VIEW_NSHOWN 7
-/* "12us", "12.3ms" or "1.2s" into b; returns b. */
-const char *view_fmt_us(char *b, size_t n, uint64_t ns);
-/* The one-line run header: kernel helper, steal source, threshold, duration. */
+/* The run header: the version that measured, threshold, duration; kernel helper, steal source; "partial:". */
 void view_header(FILE *f, const struct view *v);
-/* The per-CPU table, with a count/net cell per shown class. */
+/* The per-CPU tables of rows[ncpus] (totals, then time and count by class; --wide: one table). */
+void view_table_rows(FILE *f, const struct view *v, const struct view_row *rows);
+/* The same of the totals. */
 void view_table(FILE *f, const struct view *v);
-/* The top_n noise sources of each CPU (or its busiest interrupt counters in proc mode). */
+/* The top_n noise sources of each CPU (or its busiest interrupt counters in proc mode), a table each. */
 void view_sources(FILE *f, const struct view *v);
+/*
+ * One CPU's source table: src[n] largest first, runtime_ns the base of %RUNTIME; with_max: a MAX(us)
+ * column (top has no per-period maximum per source).
+ */
+void view_source_table(FILE *f, const struct view *v, const struct merge_source *src, size_t n,
+		       uint64_t runtime_ns, int with_max);
 /* Sampler loop cost, BPF cost and drops. */
 void view_overhead_line(FILE *f, const struct view *v);
 /* Sampler loop time per iteration; BPF run time per event (0 without runs). */

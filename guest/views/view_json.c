@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * view_json: the vnoise.measure/1 document (measure --json, record --json, report FILE --json), written
- * through the JSON writer: settings, one object per CPU (totals, time and count per class, top sources, the
- * merge engine's diagnostics) and the overhead.
+ * through the JSON writer: schema and version (and a report's recorded version, whether the file was read
+ * whole), settings, one object per CPU (totals, time and count per class, top sources, vnoise's own threads
+ * marked "vnoise": true, the merge engine's diagnostics) and the overhead.
  */
 #include <string.h>
 #include "util/json.h"
 #include "util/log.h"
+#include "util/version.h"
 #include "views/view.h"
 
 #define JSON_MAX_SOURCES 256
@@ -14,6 +16,10 @@
 static void settings(struct json_writer *w, const struct view *v)
 {
 	json_kv_str(w, "schema", "vnoise.measure/1");
+	json_kv_str(w, "version", version_string());
+	if (v->replayed && v->version)
+		json_kv_str(w, "recorded_version", v->version);
+	json_kv_bool(w, "partial", v->partial != NULL);
 	json_kv_str(w, "kernel_helper", v->helper);
 	json_kv_str(w, "steal_source", v->steal_source);
 	json_kv_u64(w, "hypercall_wrappers", (uint64_t)v->nhcalls);
@@ -68,6 +74,8 @@ static void source(struct json_writer *w, const struct view *v, const struct mer
 	json_kv_u64(w, "count", s->count);
 	json_kv_u64(w, "total_ns", s->total_ns);
 	json_kv_u64(w, "max_ns", s->max_ns);
+	if (view_is_self(v, s))
+		json_kv_bool(w, "vnoise", 1);
 	json_obj_end(w);
 }
 

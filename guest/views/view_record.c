@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "format/recwriter.h"
 #include "record.h"
+#include "util/version.h"
 #include "views/view_record.h"
 
 #define RECORD_BUF 65536 /* records per SAMPLES or EVENTS chunk */
@@ -71,13 +72,16 @@ static void meta_text(FILE *f, const struct view *v)
 
 	gethostname(host, sizeof(host) - 1);
 	fprintf(f,
-		"tool=vnoise-guest\nhostname=%s\nkernel_helper=%s\nsteal_source=%s\nhypercall_"
-		"wrappers=%d\n"
-		"threshold_ns=%llu\nperiod_ns=%llu\nruntime_ns=%llu\ncpus=",
-		host, v->helper, v->steal_source, v->nhcalls, (unsigned long long)v->threshold_ns,
-		(unsigned long long)v->period_ns, (unsigned long long)v->runtime_ns);
+		"tool=vnoise-guest\nversion=%s\nhostname=%s\nkernel_helper=%s\nsteal_source=%s\n"
+		"hypercall_wrappers=%d\nthreshold_ns=%llu\nperiod_ns=%llu\nruntime_ns=%llu\ncpus=",
+		version_string(), host, v->helper, v->steal_source, v->nhcalls,
+		(unsigned long long)v->threshold_ns, (unsigned long long)v->period_ns,
+		(unsigned long long)v->runtime_ns);
 	for (i = 0; i < v->ncpus; i++)
 		fprintf(f, "%s%d", i ? "," : "", v->cpus[i]);
+	fputs("\nvnoise_tids=", f);
+	for (i = 0; i < v->nself; i++)
+		fprintf(f, "%s%d", i ? "," : "", v->self[i]);
 	fputc('\n', f);
 	for (irq = 0; v->irq_name && irq < RECORD_MAX_IRQ; irq++) {
 		const char *n = v->irq_name(v->irq_ctx, irq);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view_record: the recorder of `record -o FILE`, beside the printed view. It writes a META chunk (settings,
- * CPUs, IRQ names) when sampling begins, every sample and event the engine takes in as SAMPLES/EVENTS chunks,
+ * view_record: the recorder of `record -o FILE`, beside the printed view. It writes a META chunk (the version,
+ * settings, CPUs, vnoise's own thread ids, IRQ names) before sampling begins, every sample and event the engine takes in as SAMPLES/EVENTS chunks,
  * and a STATS chunk (duration, overhead, proc counters; also the END text) at the end. `report FILE`
  * (measure/replay.c) reads them back into a struct view. Used by one thread.
  */

@@ -1,21 +1,109 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view_top: the live table of `top`, refreshed every period (the screen is cleared first when stdout is a
- * terminal); at the end the text summary.
+ * view_top: the live tables of `top`, refreshed every period (the screen is cleared first when stdout is a
+ * terminal). Each refresh shows the last period only: the totals since the previous refresh (kept per CPU in
+ * v->period), its largest noise sample and its sources. At the end, the text summary of the whole run.
  */
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "views/view_text.h"
 
+/* b - a, field by field (a row of totals at two refreshes). */
+static void row_since(struct view_row *d, const struct view_row *b, const struct view_row *a,
+		      uint64_t max_ns)
+{
+	int c;
+
+	memset(d, 0, sizeof(*d));
+	d->runtime_ns = b->runtime_ns - a->runtime_ns;
+	d->noise_ns = b->noise_ns - a->noise_ns;
+	d->samples = b->samples - a->samples;
+	d->max_single_ns = max_ns;
+	for (c = 0; c < VN_CLASS_MAX; c++) {
+		d->class_ns[c] = b->class_ns[c] - a->class_ns[c];
+		d->class_count[c] = b->class_count[c] - a->class_count[c];
+	}
+	d->available_pct =
+	    d->runtime_ns ? 100.0 - 100.0 * (double)d->noise_ns / (double)d->runtime_ns : 0;
+	if (d->available_pct < 0)
+		d->available_pct = 0;
+}
+
+static int src_by_total(const void *a, const void *b)
+{
+	const struct merge_source *x = a, *y = b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+/*
+ * The sources of CPU index i in the last period, largest first, then the snapshot for the next one. The
+ * merge engine's source array only grows and keeps its order, so entry k now is entry k then.
+ */
+static void period_sources(FILE *f, const struct view *v, int i, uint64_t runtime_ns)
+{
+	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[i]);
+	struct view_period *p = &v->period[i];
+	struct merge_source *d = NULL;
+	size_t k, n = 0, nsrc = mc ? mc->nsrc : 0;
+
+	if (nsrc)
+		d = malloc(nsrc * sizeof(*d));
+	for (k = 0; d && k < nsrc; k++) {
+		d[n] = mc->src[k];
+		if (k < p->nsrc) {
+			d[n].count -= p->src[k].count;
+			d[n].total_ns -= p->src[k].total_ns;
+		}
+		n += d[n].total_ns > 0;
+	}
+	qsort(d, n, sizeof(*d), src_by_total);
+	fprintf(f, "CPU %d top noise sources in the period (net time inside noise samples):\n",
+		v->cpus[i]);
+	view_source_table(f, v, d, n < (size_t)v->top_n ? n : (size_t)v->top_n, runtime_ns, 0);
+	free(d);
+	if (nsrc > p->cap) {
+		struct merge_source *ns = realloc(p->src, nsrc * sizeof(*ns));
+
+		if (!ns)
+			return; /* out of memory: the next period counts this one's new sources too */
+		p->src = ns;
+		p->cap = nsrc;
+	}
+	if (nsrc)
+		memcpy(p->src, mc->src, nsrc * sizeof(*p->src));
+	p->nsrc = nsrc;
+}
+
 static void view_top_tick(FILE *f, const struct view *v)
 {
+	struct view_row *rows = calloc((size_t)v->ncpus + 1, sizeof(*rows)), cur;
+	uint64_t since = v->period ? v->period[0].t_ns : 0;
+	int i;
+
+	if (!rows || !v->period) {
+		free(rows);
+		return;
+	}
 	if (isatty(fileno(f)))
 		fputs("\033[H\033[2J", f);
-	fprintf(f, "vnoise top — %.1f s, kernel helper %s, threshold %.1f us (Ctrl-C to stop)\n",
-		v->duration_ns / 1e9, v->helper, v->threshold_ns / 1e3);
-	view_table(f, v);
-	view_sources(f, v);
+	fprintf(f, "vnoise top: the last period, %.1f s (%.1f s since the start; Ctrl-C stops)\n",
+		(v->duration_ns - since) / 1e9, v->duration_ns / 1e9);
+	fprintf(f, "kernel helper %s, threshold %.1f us\n", v->helper, v->threshold_ns / 1e3);
+	for (i = 0; i < v->ncpus; i++) {
+		view_row(v, i, &cur);
+		row_since(&rows[i], &cur, &v->period[i].row, v->period[i].max_ns);
+		v->period[i].row = cur;
+		v->period[i].max_ns = 0;
+		v->period[i].t_ns = v->duration_ns;
+	}
+	view_table_rows(f, v, rows);
+	for (i = 0; i < v->ncpus && v->top_n > 0; i++)
+		period_sources(f, v, i, rows[i].runtime_ns);
 	view_overhead_line(f, v);
 	fflush(f);
+	free(rows);
 }
 
 const struct view_ops view_top_ops = {

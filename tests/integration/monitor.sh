@@ -14,7 +14,7 @@ expect_err 2 "no target" "$VG" monitor --duration 1s
 expect_err 2 "no process" "$VG" monitor --pid 999999999 --duration 1s
 expect_err 2 "bad CPU list" "$VG" monitor --cpus 0-x
 expect_err 2 "not a cgroup v2 directory" "$VG" monitor --cgroup /nonexistent
-expect_err 2 "bad duration" "$VG" monitor --pid 1 --duration soon
+expect_err 2 "invalid --duration" "$VG" monitor --pid 1 --duration soon
 
 taskset -c "$cpu" sh -c 'while :; do :; done' &
 TGT=$!
@@ -85,3 +85,31 @@ short=$!
 jq -e '.kind == "summary" and .targets[0].exited' "$TMP/exit.json" >/dev/null ||
 	fail "no exited summary: $(cat "$TMP/exit.json")"
 ok "stops with a summary when the process exits"
+
+# The table: every row has the heading's columns (the target's name last), causes on lines of their own, 80
+# columns; JSON lines carry the version right after the schema.
+"$VG" monitor --pid "$TGT" --duration 2s >"$TMP/text.out" 2>"$TMP/text.err" || fail "text mode: $(cat "$TMP/text.err")"
+rows=$(awk -v tgt="pid:$TGT" '
+	$1 == "RUN(ms)" { nh = NF; next }
+	$1 ~ /^[0-9.]+$/ && NF > 2 {
+		if (!nh || NF < nh) { print "bad row: " $0; exit }
+		for (i = 1; i < nh; i++) if ($i !~ /^[0-9.]+$/) { print "bad cell " i ": " $0; exit }
+		if ($nh != tgt) { print "bad target: " $0; exit }
+		n++; next }
+	/^    cause / { if ($2 !~ /^[0-9.]+$/ || $3 != "us") { print "bad cause: " $0; exit } }
+	END { print n + 0 }' "$TMP/text.out")
+[ "$rows" -ge 3 ] 2>/dev/null || fail "text mode: $rows: $(cat "$TMP/text.out")"
+[ "$(wc -L <"$TMP/text.out")" -le 80 ] || fail "text mode is $(wc -L <"$TMP/text.out") columns wide: $(cat "$TMP/text.out")"
+jq -e '(keys_unsorted[0:2] == ["schema", "version"]) and .version != ""' "$TMP/exit.json" >/dev/null ||
+	fail "JSON: no version right after the schema: $(head -c 200 "$TMP/exit.json")"
+ok "text table: $rows rows with the heading's columns, 80 columns; JSON version $(jq -r .version "$TMP/exit.json")"
+
+# monitor pinned beside its target preempts it every period: its own thread is a cause, marked vnoise.
+taskset -c "$cpu" "$VG" monitor --pid "$TGT" --period 10ms --duration 1s --json >"$TMP/self.json" 2>&1 ||
+	fail "pinned monitor failed: $(cat "$TMP/self.json")"
+mine=$(tail -1 "$TMP/self.json" | jq -c '[.targets[0].causes[] | select(.source | startswith("thread:vnoise-guest[")) | .vnoise]')
+[ "$mine" = "[true]" ] || fail "the monitor's own thread is not one cause marked vnoise: $mine; $(tail -1 "$TMP/self.json")"
+taskset -c "$cpu" "$VG" monitor --pid "$TGT" --period 10ms --duration 1s >"$TMP/self.out" 2>&1 || fail "pinned monitor (text) failed"
+grep -Eq '^    cause +[0-9.]+ us  thread:vnoise-guest\[[0-9]+\] \(vnoise\)$' "$TMP/self.out" ||
+	fail "the monitor's own thread is not labelled (vnoise): $(tail -6 "$TMP/self.out")"
+ok "the monitor's own thread is labelled (vnoise)"

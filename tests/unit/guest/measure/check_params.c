@@ -40,6 +40,7 @@ static void check_defaults(enum vn_cmd cmd)
 	ck_assert_int_eq(P.quiet, 0);
 	ck_assert_int_eq(P.verbose, 0);
 	ck_assert_int_eq(P.report_hist, 0);
+	ck_assert_int_eq(P.wide, 0);
 }
 
 /* ---- defaults ---- */
@@ -431,6 +432,30 @@ START_TEST(test_json_top)
 }
 END_TEST
 
+/* --wide: the full text tables, for every measuring command and report; not with --json. */
+START_TEST(test_wide)
+{
+	static const char *const cmds[] = { "measure", "top", "hist" };
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		OK(cmds[i], "--wide");
+		ck_assert_int_eq(P.wide, 1);
+	}
+	OK("record", "-o", "x.vnr", "--wide");
+	ck_assert_int_eq(P.wide, 1);
+	OK("report", "a.vnr", "--wide");
+	ck_assert_int_eq(P.wide, 1);
+	OK("report", "a.vnr", "--hist", "--wide", "--json"); /* --hist wins over --json */
+	ck_assert_int_eq(P.wide, 1);
+	FAILS("--wide is for the text views", "measure", "--wide", "--json");
+	FAILS("--wide is for the text views", "report", "a.vnr", "-j", "--wide");
+	FAILS("--wide", "measure", "--wide=1");
+	ck_assert_ptr_nonnull(strstr(params_usage(CMD_MEASURE), "--wide"));
+	ck_assert_ptr_nonnull(strstr(params_usage(CMD_REPORT), "--wide"));
+}
+END_TEST
+
 START_TEST(test_report_files)
 {
 	FAILS("report FILE", "report");
@@ -478,6 +503,45 @@ START_TEST(test_help)
 	ck_assert_ptr_nonnull(params_usage(CMD_MEASURE));
 	ck_assert_ptr_nonnull(strstr(params_usage(CMD_MEASURE), "--period"));
 	ck_assert_ptr_nonnull(strstr(params_usage(CMD_REPORT), "report FILE"));
+}
+END_TEST
+
+/* help: per command, only the options it takes; every line fits 80 columns. */
+static int lists(enum vn_cmd cmd, const char *opt)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "--%s ", opt);
+	return strstr(params_usage(cmd), want) != NULL;
+}
+
+START_TEST(test_help_per_command)
+{
+	static const char *const report_lacks[] = { "cpus",	"period",   "runtime", "threshold",
+						    "duration", "priority", "output",  "helper" };
+	enum vn_cmd c;
+
+	for (c = CMD_MEASURE; c <= CMD_REPORT; c++) {
+		const char *u = params_usage(c);
+
+		while (*u) {
+			size_t n = strcspn(u, "\n");
+
+			ck_assert_msg(n <= 80, "help of %d: %.*s", c, (int)n, u);
+			u += n + (u[n] == '\n');
+		}
+		ck_assert(lists(c, "wide"));
+		ck_assert(lists(c, "top"));
+	}
+	ck_assert(!lists(CMD_MEASURE, "output") && lists(CMD_MEASURE, "json"));
+	ck_assert(!lists(CMD_TOP, "output") && !lists(CMD_TOP, "json"));
+	ck_assert(!lists(CMD_HIST, "output") && !lists(CMD_HIST, "json"));
+	ck_assert(lists(CMD_RECORD, "output") && lists(CMD_RECORD, "json"));
+	ck_assert(!lists(CMD_MEASURE, "hist") && lists(CMD_REPORT, "hist"));
+	for (size_t i = 0; i < sizeof(report_lacks) / sizeof(report_lacks[0]); i++)
+		ck_assert_msg(!lists(CMD_REPORT, report_lacks[i]), "report lists --%s",
+			      report_lacks[i]);
+	ck_assert_ptr_nonnull(strstr(params_usage(CMD_TOP), "usage: vnoise-guest top "));
 }
 END_TEST
 
@@ -565,6 +629,7 @@ static Suite *params_suite(void)
 	tcase_add_test(tc, test_missing_value);
 	tcase_add_test(tc, test_stray_argument);
 	tcase_add_test(tc, test_json_top);
+	tcase_add_test(tc, test_wide);
 	tcase_add_test(tc, test_small_error_buffer);
 	suite_add_tcase(s, tc);
 
@@ -575,6 +640,7 @@ static Suite *params_suite(void)
 
 	tc = tcase_create("help");
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_help_per_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for guest/views: the view chosen for each command (view_pick), the JSON view through the JSON
- * writer (a comm holding a quote and a control byte stays valid JSON), the text and top views' framing, and
- * the recorder writing META, SAMPLES, EVENTS and STATS chunks that the record reader reads back.
+ * writer (a comm holding a quote and a control byte stays valid JSON; the version after the schema), the text,
+ * top and hist views' framing, the shape of every text table (heading and rows have the same columns) and
+ * their width (80 columns with 2 and 4 CPUs; --wide is wider), top's last period, the lead-up's times from the
+ * start, vnoise's own threads labelled, a report's version and "partial" marks, and the recorder writing
+ * META (with the version and vnoise's thread ids), SAMPLES, EVENTS and STATS chunks that the reader reads back.
  */
 #include <check.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "format/recreader.h"
+#include "util/version.h"
 #include "views/view.h"
 #include "views/view_record.h"
 
@@ -47,13 +51,191 @@ static void view_one(struct view *v, const char *comm)
 	ck_assert_int_eq(merge_add_sample(v->m, &win), 0);
 	ck_assert_int_eq(merge_add_sample(v->m, &gap), 0);
 	ck_assert_int_eq(merge_add_event(v->m, &e), 0);
+	ck_assert_int_eq(view_period_new(v), 0); /* top's period maximum follows the gaps */
 	ck_assert_int_eq(merge_process(v->m, UINT64_MAX), 0);
 }
 
 static void view_done(struct view *v)
 {
 	merge_free(v->m);
+	view_period_free(v);
 	free(v->hist);
+}
+
+/* An event of class cls on cpu over [a, a + net) ns (a top-level event: its net time is its wall time). */
+static struct vn_event ev(int cpu, uint8_t cls, uint32_t id, const char *comm, uint64_t a,
+			  uint64_t net)
+{
+	struct vn_event e = { .start_ns = a, .end_ns = a + net, .net_ns = (uint32_t)net, .id = id };
+
+	e.cpu = (uint16_t)cpu;
+	e.cls = cls;
+	if (comm)
+		memcpy(e.comm, comm, strnlen(comm, sizeof(e.comm)));
+	return e;
+}
+
+#define BIG_GAPS 500
+#define BIG_SELF 4194300 /* vnoise's main thread in view_big */
+
+/*
+ * A bpf view of ncpus CPUs (1, 3, 5...) measured for 10 s, wide values: per CPU 500 noise samples of 200 us
+ * holding a thread with a 15-byte comm and a 7-digit pid, vnoise's own main thread, the local timer and a
+ * softirq.
+ */
+static void view_big(struct view *v, int ncpus)
+{
+	int i, k;
+
+	memset(v, 0, sizeof(*v));
+	v->helper = "bpf";
+	v->steal_source = "kvm-steal-clock";
+	v->nhcalls = 8;
+	v->version = "0.9.0 (git a1fdfa4-dirty)";
+	v->threshold_ns = 5000;
+	v->duration_ns = 10000000000ULL;
+	v->bpf_events = 123456789;
+	v->bpf_run_cnt = 1000;
+	v->bpf_run_ns = 300000;
+	v->sampler_iterations = 1000;
+	v->sampler_loop_ns = 24300;
+	v->ncpus = ncpus;
+	v->top_n = 10;
+	v->self[v->nself++] = BIG_SELF;
+	v->hist = calloc((size_t)ncpus, sizeof(*v->hist));
+	v->m = merge_new(view_gap_cb, v);
+	ck_assert_ptr_nonnull(v->hist);
+	ck_assert_ptr_nonnull(v->m);
+	ck_assert_int_eq(view_period_new(v), 0);
+	for (i = 0; i < ncpus; i++) {
+		int cpu = 2 * i + 1;
+		struct vn_sample win = { .start_ns = 0,
+					 .end_ns = 10000000000ULL,
+					 .cpu = (uint16_t)cpu,
+					 .kind = VN_SAMPLE_WINDOW };
+
+		v->cpus[i] = cpu;
+		ck_assert_int_eq(merge_add_sample(v->m, &win), 0);
+		for (k = 0; k < BIG_GAPS; k++) {
+			uint64_t a = 1000000 + (uint64_t)k * 10000000;
+			struct vn_sample gap = { .start_ns = a,
+						 .end_ns = a + 200000,
+						 .cpu = (uint16_t)cpu,
+						 .kind = VN_SAMPLE_GAP };
+			struct vn_event e[] = {
+				ev(cpu, VN_CLASS_THREAD, 4194304, "kworker/u8:1234", a + 10000,
+				   100000),
+				ev(cpu, VN_CLASS_THREAD, BIG_SELF, "vnoise-guest", a + 120000,
+				   30000),
+				ev(cpu, VN_CLASS_IRQ, VN_VEC_BASE, NULL, a + 160000, 10000),
+				ev(cpu, VN_CLASS_SOFTIRQ, 1, NULL, a + 175000, 10000),
+			};
+
+			ck_assert_int_eq(merge_add_sample(v->m, &gap), 0);
+			for (size_t j = 0; j < sizeof(e) / sizeof(e[0]); j++)
+				ck_assert_int_eq(merge_add_event(v->m, &e[j]), 0);
+		}
+	}
+	ck_assert_int_eq(merge_process(v->m, UINT64_MAX), 0);
+}
+
+/* ---- table shape and width ---- */
+
+/* Display columns of the line [s, s + n): UTF-8 code points. */
+static int display_columns(const char *s, size_t n)
+{
+	int cols = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+/* Every line of out fits in max columns; returns the widest. */
+static int widest_line(const char *out)
+{
+	int widest = 0;
+
+	while (*out) {
+		size_t n = strcspn(out, "\n");
+		int c = display_columns(out, n);
+
+		widest = c > widest ? c : widest;
+		out += n + (out[n] == '\n');
+	}
+	return widest;
+}
+
+#define MAX_TOKENS 32
+
+/* The whitespace-separated tokens of the line [s, s + n) into tok; returns their count. */
+static int tokens(const char *s, size_t n, char tok[MAX_TOKENS][128])
+{
+	int nt = 0;
+	size_t i = 0;
+
+	while (i < n) {
+		size_t b;
+
+		while (i < n && s[i] == ' ')
+			i++;
+		b = i;
+		while (i < n && s[i] != ' ')
+			i++;
+		if (i > b && nt < MAX_TOKENS) {
+			snprintf(tok[nt], 128, "%.*s", (int)(i - b), s + b);
+			nt++;
+		}
+	}
+	return nt;
+}
+
+/* A row of a table starts with a value (CPU, count, bucket) or a statistic of hist. */
+static int row_start(const char *t)
+{
+	return (t[0] >= '0' && t[0] <= '9') || !strcmp(t, "count") || !strcmp(t, "max") ||
+	       (t[0] == 'p' && t[1] >= '0' && t[1] <= '9');
+}
+
+/* A cell: a number, "count/time", or the "partial" / "-" marks of a CPU without runtime. */
+static int is_value(const char *t)
+{
+	return strspn(t, "0123456789.-+/") == strlen(t) || !strcmp(t, "partial");
+}
+
+/*
+ * Every table of out whose heading starts with the tokens h1 h2: each row under it (the lines up to the first
+ * that is not a row) has the heading's columns, every cell a value; with free_last the last column is free
+ * text (a name, possibly with spaces), so a row has at least as many tokens. Returns the rows checked.
+ */
+static int check_tables(const char *out, const char *h1, const char *h2, int free_last)
+{
+	static char head[MAX_TOKENS][128], tok[MAX_TOKENS][128];
+	int nh = 0, rows = 0, in = 0;
+
+	while (*out) {
+		size_t n = strcspn(out, "\n");
+		int nt = tokens(out, n, tok), k, cells;
+
+		if (nt >= 2 && !strcmp(tok[0], h1) && !strcmp(tok[1], h2)) {
+			memcpy(head, tok, sizeof(head));
+			nh = nt;
+			in = 1;
+		} else if (in && nt && row_start(tok[0])) {
+			ck_assert_msg(free_last ? nt >= nh : nt == nh,
+				      "row of %d columns under a heading of %d: '%.*s'", nt, nh,
+				      (int)n, out);
+			cells = free_last ? nh - 1 : nt;
+			for (k = 1; k < cells; k++)
+				ck_assert_msg(is_value(tok[k]), "column %s is '%s' in '%.*s'",
+					      head[k], tok[k], (int)n, out);
+			rows++;
+		} else {
+			in = 0;
+		}
+		out += n + (out[n] == '\n');
+	}
+	return rows;
 }
 
 /* What op(f, v) prints; the caller frees it. */
@@ -123,6 +305,8 @@ START_TEST(json_escapes_comm)
 	ck_assert_ptr_nonnull(strstr(out, "\"schema\": \"vnoise.measure/1\""));
 	ck_assert_ptr_nonnull(strstr(out, "\"name\": \"a\\\"b\\u0001c\""));
 	ck_assert_ptr_nonnull(strstr(out, "\"pid\": 42"));
+	ck_assert_ptr_nonnull(strstr(out, "\"partial\": false"));
+	ck_assert_ptr_null(strstr(out, "\"vnoise\": true"));
 	ck_assert_ptr_nonnull(strstr(out, "\"noise_ns\": 10000"));
 	ck_assert_ptr_null(strchr(out, '\x01'));
 	ck_assert_int_eq(out[strlen(out) - 1], '\n');
@@ -139,11 +323,11 @@ START_TEST(text_and_top)
 	view_one(&v, "worker");
 	text = printed(view_text_ops.end, &v);
 	top = printed(view_top_ops.tick, &v);
-	ck_assert_ptr_nonnull(strstr(text, "vnoise: kernel helper bpf (steal: none"));
+	ck_assert_ptr_nonnull(strstr(text, "kernel helper bpf, steal none"));
 	ck_assert_ptr_nonnull(strstr(text, "thread:worker[42]"));
+	ck_assert_ptr_null(strstr(text, "(vnoise)")); /* not one of vnoise's threads */
 	ck_assert_ptr_nonnull(strstr(text, "overhead: sampler loop"));
-	ck_assert_ptr_eq(strstr(top, "vnoise top — 0.0 s, kernel helper bpf"),
-			 top); /* no tty: no clear */
+	ck_assert_ptr_eq(strstr(top, "vnoise top: the last period"), top); /* no tty: no clear */
 	ck_assert_ptr_nonnull(strstr(top, "thread:worker[42]"));
 	free(text);
 	free(top);
@@ -159,8 +343,225 @@ START_TEST(hist_rows)
 	view_one(&v, "worker");
 	out = printed(view_hist_ops.end, &v);
 	ck_assert_ptr_nonnull(strstr(out, "# CPU 2: noise sample durations"));
-	ck_assert_ptr_nonnull(strstr(out, "count                           1"));
+	ck_assert_ptr_nonnull(strstr(out, "count                      1"));
 	free(out);
+	view_done(&v);
+}
+END_TEST
+
+/* The version right after the schema (the one that wrote the document); a report adds the recording's. */
+START_TEST(json_version)
+{
+	char want[160], *out;
+	struct view v;
+
+	view_one(&v, "worker");
+	out = printed(view_json_ops.end, &v);
+	snprintf(want, sizeof(want), "\"schema\": \"vnoise.measure/1\",\n  \"version\": \"%s\",\n",
+		 version_string());
+	ck_assert_msg(strstr(out, want), "no version after the schema: %.200s", out);
+	ck_assert_ptr_null(strstr(out, "recorded_version"));
+	free(out);
+	v.replayed = 1;
+	v.version = "0.1.0 (git 1234567)";
+	v.partial = "the file ends at chunk 3 (truncated); the last period is incomplete";
+	out = printed(view_json_ops.end, &v);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	ck_assert_ptr_nonnull(strstr(out, "\"recorded_version\": \"0.1.0 (git 1234567)\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"partial\": true"));
+	free(out);
+	view_done(&v);
+}
+END_TEST
+
+/* Every text view with 2 and 4 CPUs: every line fits 80 columns, every table has its heading's columns. */
+START_TEST(text_views_fit_80)
+{
+	static const int ncpus[] = { 2, 4 };
+	struct view v;
+
+	for (size_t t = 0; t < sizeof(ncpus) / sizeof(ncpus[0]); t++) {
+		char *text, *top, *hist;
+		int n = ncpus[t];
+
+		view_big(&v, n);
+		text = printed(view_text_ops.end, &v);
+		top = printed(view_top_ops.tick, &v);
+		hist = printed(view_hist_ops.end, &v);
+		ck_assert_msg(widest_line(text) <= 80, "text: %d columns:\n%s", widest_line(text),
+			      text);
+		ck_assert_msg(widest_line(top) <= 80, "top: %d columns:\n%s", widest_line(top),
+			      top);
+		ck_assert_msg(widest_line(hist) <= 80, "hist: %d columns:\n%s", widest_line(hist),
+			      hist);
+		for (int k = 0; k < 2; k++) {
+			const char *out = k ? top : text;
+
+			ck_assert_int_eq(check_tables(out, "CPU", "RUNTIME(us)", 0), n);
+			ck_assert_int_eq(check_tables(out, "CPU", "NMI(us)", 0), n);
+			ck_assert_int_eq(check_tables(out, "CPU", "NMI", 0), n);
+			ck_assert_int_eq(check_tables(out, "COUNT", "TOTAL(us)", 1), 4 * n);
+		}
+		ck_assert_int_ge(check_tables(hist, "BUCKET(us)", "ALL", 0), 7 * n);
+		ck_assert_ptr_nonnull(strstr(text, "thread:kworker/u8:1234[4194304]\n"));
+		ck_assert_ptr_nonnull(strstr(text, "thread:vnoise-guest[4194300] (vnoise)\n"));
+		ck_assert_ptr_nonnull(strstr(top, "thread:vnoise-guest[4194300] (vnoise)\n"));
+		free(text);
+		free(top);
+		free(hist);
+		view_done(&v);
+	}
+}
+END_TEST
+
+/* --wide: the one table of before (a count/time cell per class on the CPU's row), same shape rules. */
+START_TEST(wide_tables)
+{
+	char *text, *hist;
+	struct view v;
+
+	view_big(&v, 2);
+	v.wide = 1;
+	text = printed(view_text_ops.end, &v);
+	hist = printed(view_hist_ops.end, &v);
+	ck_assert_int_gt(widest_line(text), 80);
+	ck_assert_int_eq(check_tables(text, "CPU", "RUNTIME(us)", 0), 2);
+	ck_assert_ptr_nonnull(strstr(text, "THREAD(n/us)"));
+	ck_assert_msg(strstr(text, " 1000/65000.0 "), "%s", text); /* 2 threads x 500 samples */
+	ck_assert_ptr_null(strstr(text, "noise time by class"));
+	ck_assert_int_eq(check_tables(text, "COUNT", "TOTAL(us)", 1), 8);
+	ck_assert_int_gt(widest_line(hist), 80);
+	ck_assert_int_ge(check_tables(hist, "BUCKET(us)", "ALL", 0), 14);
+	free(text);
+	free(hist);
+	view_done(&v);
+}
+END_TEST
+
+/* A report of a damaged file: its version, the "partial:" line, "partial" for a CPU left without runtime. */
+START_TEST(report_marks)
+{
+	struct view v;
+	char *text;
+
+	view_one(&v, "worker");
+	v.cpus[1] = 7; /* no record of CPU 7 survived */
+	v.ncpus = 2;
+	v.replayed = 1;
+	v.version = "0.1.0 (git 1234567)";
+	v.partial = "the file ends at chunk 3 (truncated); the last period is incomplete";
+	text = printed(view_text_ops.end, &v);
+	ck_assert_msg(strstr(text, "recorded by vnoise 0.1.0 (git 1234567): threshold 5.0 us"),
+		      "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "\npartial: the file ends at chunk 3 (truncated)"));
+	ck_assert_int_eq(check_tables(text, "CPU", "RUNTIME(us)", 0), 2);
+	ck_assert_msg(strstr(text, "   7            0            0     partial "), "%s", text);
+	ck_assert_ptr_null(strstr(text, " 0.000 "));
+	free(text);
+	v.version = NULL;
+	v.partial = NULL;
+	text = printed(view_text_ops.end, &v);
+	ck_assert_ptr_nonnull(
+	    strstr(text, "recorded by vnoise (the file does not say which version)"));
+	ck_assert_ptr_null(strstr(text, "partial"));
+	ck_assert_msg(strstr(text, "   7            0            0           - "), "%s", text);
+	free(text);
+	v.ncpus = 1;
+	view_done(&v);
+}
+END_TEST
+
+/* The first row under the heading "CPU RUNTIME(us)" after from: runtime, noise, max (us) and samples. */
+static void first_row(const char *from, double *runtime, double *noise, double *max,
+		      unsigned *samples)
+{
+	const char *h = strstr(from, "RUNTIME(us)");
+	char avail[32];
+	int cpu;
+
+	ck_assert_ptr_nonnull(h);
+	h = strchr(h, '\n') + 1;
+	ck_assert_int_eq(
+	    sscanf(h, "%d %lf %lf %31s %lf %u", &cpu, runtime, noise, avail, max, samples), 6);
+}
+
+/* top: each refresh shows the last period only, its largest sample and its sources. */
+START_TEST(top_last_period)
+{
+	struct vn_sample win = { .start_ns = 1000000, .end_ns = 3000000, .cpu = 2 };
+	struct vn_sample gap = { .start_ns = 2000000, .end_ns = 2008000, .cpu = 2 };
+	struct vn_event e = ev(2, VN_CLASS_IRQ, VN_VEC_BASE, NULL, 2001000, 6000);
+	double run, noise, max;
+	unsigned samples;
+	struct view v;
+	char *first, *second;
+
+	view_one(&v, "worker"); /* period 1: a 1 ms window with a 10 us sample, 4 us of thread */
+	first = printed(view_top_ops.tick, &v);
+	first_row(first, &run, &noise, &max, &samples);
+	ck_assert_msg(run == 999 && noise == 10 && max == 10.0 && samples == 1,
+		      "run %g noise %g max %g samples %u:\n%s", run, noise, max, samples, first);
+	ck_assert_ptr_nonnull(strstr(first, "thread:worker[42]"));
+	win.kind = VN_SAMPLE_WINDOW;
+	gap.kind = VN_SAMPLE_GAP;
+	ck_assert_int_eq(merge_add_sample(v.m, &win), 0); /* period 2: 2 ms, an 8 us sample */
+	ck_assert_int_eq(merge_add_sample(v.m, &gap), 0);
+	ck_assert_int_eq(merge_add_event(v.m, &e), 0);
+	ck_assert_int_eq(merge_process(v.m, UINT64_MAX), 0);
+	v.duration_ns = 3000000;
+	second = printed(view_top_ops.tick, &v);
+	ck_assert_msg(strstr(second, "vnoise top: the last period, 0.0 s (0.0 s since the start"),
+		      "%s", second);
+	first_row(second, &run, &noise, &max, &samples);
+	ck_assert_msg(run == 2000 && noise == 8 && max == 8.0 && samples == 1,
+		      "run %g noise %g max %g samples %u:\n%s", run, noise, max, samples, second);
+	ck_assert_ptr_nonnull(strstr(second, "irq:local_timer"));
+	ck_assert_ptr_null(strstr(second, "thread:worker[42]")); /* not in the last period */
+	ck_assert_int_eq(check_tables(second, "COUNT", "TOTAL(us)", 1), 1);
+	ck_assert_ptr_null(strstr(second, "MAX(us)")); /* no per-period maximum per source */
+	free(first);
+	free(second);
+	view_done(&v);
+}
+END_TEST
+
+/* The lead-up of a --stop-* hit: times from the start of the run, as rtla shows them; vnoise's own labelled. */
+START_TEST(leadup_from_start)
+{
+	struct view v;
+	char *out;
+
+	view_one(&v, "worker");
+	v.t0_ns = 1000;
+	v.self[v.nself++] = 42;
+	out = printed(view_leadup, &v);
+	ck_assert_msg(strstr(out, "CPU 2 last noise sample at +0.000001 s, 10.0 us; last events "
+				  "inside noise:\n"),
+		      "%s", out);
+	ck_assert_msg(
+	    strstr(out, "\n  +0.000002 s  net       4.0 us  thread:worker[42] (vnoise)\n"), "%s",
+	    out);
+	ck_assert_ptr_null(strstr(out, " ns")); /* no raw CLOCK_MONOTONIC nanoseconds */
+	free(out);
+	view_done(&v);
+}
+END_TEST
+
+/* vnoise's own threads (v->self) are labelled in the text sources and marked in the JSON ones. */
+START_TEST(self_labelled)
+{
+	struct view v;
+	char *text, *json;
+
+	view_one(&v, "vnoise-guest");
+	v.self[v.nself++] = 7;
+	v.self[v.nself++] = 42;
+	text = printed(view_text_ops.end, &v);
+	json = printed(view_json_ops.end, &v);
+	ck_assert_ptr_nonnull(strstr(text, "  thread:vnoise-guest[42] (vnoise)\n"));
+	ck_assert_ptr_nonnull(strstr(json, "\"vnoise\": true"));
+	free(text);
+	free(json);
 	view_done(&v);
 }
 END_TEST
@@ -177,10 +578,14 @@ START_TEST(record_chunks)
 	struct view_record *rec;
 	struct view v;
 	int fd = mkstemp(path), seen[16] = { 0 };
+	char version[128];
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	view_one(&v, "worker");
+	v.self[v.nself++] = 42;
+	v.self[v.nself++] = 43;
+	snprintf(version, sizeof(version), "\nversion=%s\n", version_string());
 	rec = view_record_open(path);
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(view_record_start(rec, &v), 0);
@@ -194,8 +599,12 @@ START_TEST(record_chunks)
 	while (recreader_next(rd, &c) == 1) {
 		if (c.type < 16)
 			seen[c.type]++;
-		if (c.type == VN_CHUNK_META)
+		if (c.type == VN_CHUNK_META) {
 			ck_assert_ptr_nonnull(memmem(c.payload, c.len, "threshold_ns=5000\n", 18));
+			ck_assert_ptr_nonnull(memmem(c.payload, c.len, version, strlen(version)));
+			ck_assert_ptr_nonnull(
+			    memmem(c.payload, c.len, "\nvnoise_tids=42,43\n", 19));
+		}
 		if (c.type == VN_CHUNK_STATS)
 			ck_assert_ptr_nonnull(
 			    memmem(c.payload, c.len, "duration_ns=1000000\n", 20));
@@ -223,6 +632,15 @@ static Suite *view_suite(void)
 	tcase_add_test(tc, json_escapes_comm);
 	tcase_add_test(tc, text_and_top);
 	tcase_add_test(tc, hist_rows);
+	tcase_add_test(tc, json_version);
+	tcase_add_test(tc, self_labelled);
+	tcase_add_test(tc, leadup_from_start);
+	tcase_add_test(tc, top_last_period);
+	tcase_add_test(tc, report_marks);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shape");
+	tcase_add_test(tc, text_views_fit_80);
+	tcase_add_test(tc, wide_tables);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("record");
 	tcase_add_test(tc, record_chunks);
