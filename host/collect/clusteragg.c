@@ -11,6 +11,7 @@
 #include "util/parse.h"
 #include "export/promfmt.h"
 #include "util/json.h"
+#include "util/version.h"
 
 #define CS_TL 64 /* timeline entries kept per node */
 #define CS_SRC 8 /* largest sources kept per node */
@@ -1132,6 +1133,7 @@ static void json_head(struct json_writer *w, const struct clusteragg *cs)
 
 	clusteragg_stats(cs, &st);
 	json_kv_str(w, "schema", "vnoise.collect/1");
+	json_kv_str(w, "version", version_string());
 	json_key(w, "datagrams");
 	json_obj_begin(w);
 	json_kv_u64(w, "received", st.received);

@@ -15,7 +15,7 @@
 #define MS 1000000ULL
 #define S 1000000000ULL
 
-enum { OPT_NO_DISPATCH = CLIOPT_OWN, OPT_NO_IRQS, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP };
+enum { OPT_NO_DISPATCH = CLIOPT_OWN, OPT_NO_IRQS, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP, OPT_WIDE };
 
 /* The commands an option is shown for in their help. */
 enum {
@@ -65,10 +65,17 @@ static const struct host_opt host_opts[] = {
 	    .arg = "N",
 	    .help = "flows listed per domain and direction (default 10)" },
 	  SHOW_LIVE | SHOW_REPORT },
-	{ { .id = CLIOPT_JSON, .help = "JSON output (schema vnoise.host/1)" },
-	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = CLIOPT_JSON,
+	    .help = "JSON output: vnoise.host/1, the combined view vnoise.match/1,\n"
+		    "                         list vnoise.list/1" },
+	  SHOW_ALL },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },
+	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = OPT_WIDE,
+	    .name = "wide",
+	    .help = "text tables as wide as they need: lists on one line, preemptors on\n"
+		    "                         each vCPU's row (default: 80 columns)" },
 	  SHOW_LIVE | SHOW_REPORT },
 	{ { .id = OPT_NO_DISPATCH,
 	    .name = "no-dispatch",
@@ -231,6 +238,9 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 		return 0;
 	case OPT_FLOWS:
 		p->flows = 1;
+		return 0;
+	case OPT_WIDE:
+		p->wide = 1;
 		return 0;
 	case CLIOPT_HELP:
 		return 1;

@@ -31,6 +31,7 @@ struct host_params {
 	int guest; /* --guest: the combined guest + host view over the shared-memory channel */
 	int flows; /* --flows: capture on each domain's taps, flows per period (top, record; root) */
 	int flows_top; /* --flows-top N: flows listed per domain and direction, default 10 */
+	int wide; /* --wide: text views as wide as their rows (default: fit 80 columns) */
 	int quiet;
 	int verbose;
 	const char *output; /* record -o FILE */

@@ -19,6 +19,7 @@
 #include "schedlog/schedlog_loader.h"
 #include "cli/exitcode.h"
 #include "engine/hostagg.h"
+#include "views/hostlist.h"
 #include "views/hostrec.h"
 #include "views/hostview.h"
 #include "util/log.h"
@@ -29,7 +30,9 @@
 #include "libvirt/session.h"
 #include "net/tapflow.h"
 #include "libvirt/vmap.h"
+#include "util/bufout.h"
 #include "util/monotime.h"
+#include "util/version.h"
 
 #define TICK_NS 100000000ULL
 #define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
@@ -950,6 +953,8 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 	in->kvm = mo->dl && schedlog_kvm_attached(mo->dl);
 	in->top_n = mo->p->top_n;
 	in->flows_top = mo->p->flows_top;
+	in->wide = mo->p->wide;
+	in->nself = hostview_self_tids(in->self_tids, HOSTVIEW_MAX_SELF);
 	in->events_dropped = session_events_dropped(mo->s);
 	in->reconnects = session_reconnects(mo->s);
 	{
@@ -981,19 +986,36 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 	}
 }
 
+/* The STATS and END text: the run's loss and overhead counters, and vnoise-host's own thread ids
+ * (self_tids=1,2,3: the views of the file label them). Returns its length or -ENOSPC. */
+static int stats_text(const struct hostview_info *in, uint64_t t, char *buf, size_t len)
+{
+	struct bufout o = { .buf = buf, .len = len };
+
+	bufout_put(&o,
+		   "end_ns=%" PRIu64 "\ndispatch_dropped=%" PRIu64 "\ndispatch_anomalies=%" PRIu64
+		   "\nevents_dropped=%" PRIu64 "\nreconnects=%u\nbpf_events=%" PRIu64
+		   "\nbpf_run_ns=%" PRIu64 "\nself_tids=",
+		   t, in->schedlog_drops, in->schedlog_anomalies, in->events_dropped,
+		   in->reconnects, in->bpf_events, in->bpf_run_ns);
+	for (int i = 0; i < in->nself; i++)
+		bufout_put(&o, "%s%u", i ? "," : "", in->self_tids[i]);
+	bufout_put(&o, "\n");
+	return bufout_result(&o);
+}
+
 static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 {
 	struct hostview_info in;
-	char buf[512];
+	char buf[1536];
 	int n;
 
 	fill_info(mo, &in, mo->start_ns, t);
-	n = snprintf(buf, sizeof(buf),
-		     "end_ns=%" PRIu64 "\ndispatch_dropped=%" PRIu64 "\ndispatch_anomalies=%" PRIu64
-		     "\nevents_dropped=%" PRIu64 "\nreconnects=%u\nbpf_events=%" PRIu64
-		     "\nbpf_run_ns=%" PRIu64 "\n",
-		     t, in.schedlog_drops, in.schedlog_anomalies, in.events_dropped, in.reconnects,
-		     in.bpf_events, in.bpf_run_ns);
+	n = stats_text(&in, t, buf, sizeof(buf));
+	if (n < 0) {
+		log_warn("statistics text too long: not recorded");
+		n = snprintf(buf, sizeof(buf), "end_ns=%" PRIu64 "\n", t);
+	}
 	if (type == VN_CHUNK_END) {
 		if (mo->w) {
 			int rc = recwriter_close(mo->w, buf);
@@ -1027,38 +1049,35 @@ static void write_meta(struct mon *mo)
 
 	uname(&u);
 	n = snprintf(buf, sizeof(buf),
-		     "tool=vnoise-host\nformat=vnoise.host-record/1\nstart_ns=%" PRIu64
-		     "\nperiod_ns=%" PRIu64
+		     "tool=vnoise-host\nversion=%s\nformat=vnoise.host-record/1\nself_pid=%d\n"
+		     "start_ns=%" PRIu64 "\nperiod_ns=%" PRIu64
 		     "\ndispatch=%s\nirqs=%d\nkvm=%d\nhostname=%s\nkernel=%s\n"
 		     "uri=%s\n",
-		     mo->start_ns, mo->p->period_ns, mo->dl ? "bpf" : "off",
-		     mo->dl && !mo->p->no_irqs, mo->dl && schedlog_kvm_attached(mo->dl), u.nodename,
-		     u.release, mo->p->uri ? mo->p->uri : "qemu:///system");
+		     version_string(), (int)getpid(), mo->start_ns, mo->p->period_ns,
+		     mo->dl ? "bpf" : "off", mo->dl && !mo->p->no_irqs,
+		     mo->dl && schedlog_kvm_attached(mo->dl), u.nodename, u.release,
+		     mo->p->uri ? mo->p->uri : "qemu:///system");
 	rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)n);
 }
 
-/* `list`: the mapping of every selected running domain. */
-static void list_domains(struct mon *mo)
+/* `list`: the mapping of every selected running domain, as text or vnoise.list/1. Returns the exit code. */
+static int list_domains(struct mon *mo)
 {
-	int i;
+	const struct vmap_dom *doms[VN_HOST_MAX_DOMAINS];
+	int i, n = 0;
 
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		struct mdom *d = &mo->dom[i];
-		uint32_t v;
-
-		if (!d->used || !d->running)
-			continue;
-		printf("%s uuid=%s virt=%s qemu_pid=%d emulator_tid=%u tids=%s shmem=%s", d->m.name,
-		       d->m.uuid, d->m.virt, (int)d->m.qemu_pid, d->m.emulator_tid, d->m.tid_source,
-		       d->m.shmem[0] ? d->m.shmem : "-");
-		if (d->m.shmem_size)
-			printf(" shmem_size=%" PRIu64, d->m.shmem_size);
-		printf(" taps=%s\n", d->m.taps[0] ? d->m.taps : "-");
-		for (v = 0; v < d->m.nvcpus; v++)
-			printf("  vcpu %u tid %u\n", v, d->m.tids[v]);
-		for (v = 0; v < d->m.niothreads; v++)
-			printf("  iothread tid %u\n", d->m.iothreads[v]);
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].used && mo->dom[i].running)
+			doms[n++] = &mo->dom[i].m;
+	if (!mo->p->json) {
+		hostlist_text(stdout, doms, n);
+		return fflush(stdout) ? EXIT_FAIL : EXIT_OK;
 	}
+	if (hostlist_json(stdout, mo->p->uri ? mo->p->uri : "qemu:///system", doms, n)) {
+		log_err("cannot write the list");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 static int check_domains(struct mon *mo)
@@ -1318,7 +1337,7 @@ int live_run(const struct host_params *p)
 	catch_signals();
 	ret = live_setup(mo);
 	if (!ret && p->cmd == HCMD_LIST) {
-		list_domains(mo);
+		ret = list_domains(mo);
 	} else if (!ret) {
 		run_loop(mo);
 		ret = finish_run(mo);

@@ -21,7 +21,52 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-const char *matchview_source_name(const struct hostagg_msrc *s, char *buf, size_t len)
+/* The ISA of a vCPU's VM exits (its host view's exit aggregates say it; 1, VMX, if it has none). */
+static uint16_t exit_isa(const struct hostagg_vcpu *v, uint32_t reason)
+{
+	for (uint32_t k = 0; v && k < v->nagg; k++)
+		if (v->agg[k].kind == VN_HOST_AGG_EXIT && v->agg[k].id == reason)
+			return v->agg[k].isa;
+	return 1;
+}
+
+/* A hypervisor source of the per-period aggregates: the exit reason's or the host IRQ's name, as the host
+ * view shows them (id: exit reason, or kind << 24 | irq number, softirq or vector). */
+static void agg_source_name(const struct hostagg *a, const struct hostagg_vcpu *v,
+			    const struct hostagg_msrc *s, const char *h, char *buf, size_t len)
+{
+	uint32_t kind = s->id >> 24, id = s->id & 0xffffffu;
+	const char *n;
+
+	if (s->cls == VN_HOST_HCLASS_VMEXIT) {
+		n = hostagg_exit_name(exit_isa(v, s->id), s->id);
+		if (n)
+			snprintf(buf, len, "%s:%s", h, n);
+		else
+			snprintf(buf, len, "%s:%u", h, s->id);
+		return;
+	}
+	switch (kind) {
+	case VN_HOST_AGG_IRQ:
+		n = a ? hostagg_irq_name(a, id) : NULL;
+		if (n)
+			snprintf(buf, len, "%s:%u:%s", h, id, n);
+		else
+			snprintf(buf, len, "%s:%u", h, id);
+		break;
+	case VN_HOST_AGG_SOFTIRQ:
+		snprintf(buf, len, "%s:%s", h, merge_softirq_name(id));
+		break;
+	case VN_HOST_AGG_VECTOR:
+		snprintf(buf, len, "%s:%s", h, merge_vector_name(id));
+		break;
+	default:
+		snprintf(buf, len, "%s:%u", h, s->id);
+	}
+}
+
+const char *matchview_source_name(const struct hostagg *a, const struct hostagg_vcpu *v,
+				  const struct hostagg_msrc *s, char *buf, size_t len)
 {
 	struct merge_source ms = { .cls = s->cls, .id = s->id };
 
@@ -40,13 +85,41 @@ const char *matchview_source_name(const struct hostagg_msrc *s, char *buf, size_
 			if (s->comm[0])
 				snprintf(buf, len, "%s:%s", h, s->comm);
 			else
-				snprintf(buf, len, "%s:%u", h, s->id);
+				agg_source_name(a, v, s, h, buf, len);
 		}
 		return buf;
 	}
 	memcpy(ms.comm, s->comm, sizeof(ms.comm));
 	ms.comm[VN_COMM_LEN - 1] = 0;
 	return merge_source_name(&ms, NULL, NULL, buf, len);
+}
+
+bool matchview_is_vnoise(const struct hostview_info *in, const struct hostagg_msrc *s)
+{
+	if (s->kind == VN_HOST_MSRC_HOST)
+		return s->cls == VN_HOST_HCLASS_PREEMPT && hostview_is_self(in, s->id);
+	return s->cls == VN_CLASS_THREAD && hostview_is_vnoise_comm(s->comm);
+}
+
+/* A clock offset in the unit that suits it: "+850.000 us", "-12.345 ms", "+3.250 s", "-2 d 03:04:05.678". */
+const char *matchview_offset_text(int64_t ns, char *buf, size_t len)
+{
+	uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	char sign = ns < 0 ? '-' : '+';
+
+	if (m < 1000000ULL)
+		snprintf(buf, len, "%c%.3f us", sign, (double)m / 1e3);
+	else if (m < 1000000000ULL)
+		snprintf(buf, len, "%c%.3f ms", sign, (double)m / 1e6);
+	else if (m < 60000000000ULL)
+		snprintf(buf, len, "%c%.3f s", sign, (double)m / 1e9);
+	else {
+		uint64_t ms = m / 1000000ULL, s = ms / 1000;
+
+		snprintf(buf, len, "%c%llu d %02llu:%02llu:%02llu.%03llu", sign, LL(s / 86400),
+			 LL(s / 3600 % 24), LL(s / 60 % 60), LL(s % 60), LL(ms % 1000));
+	}
+	return buf;
 }
 
 static uint64_t sum8(const __u64 *v, int n)
@@ -63,45 +136,61 @@ static uint64_t span_of(const struct hostagg_match *m)
 	return m->sum.end_ns > m->sum.start_ns ? m->sum.end_ns - m->sum.start_ns : 0;
 }
 
-static void text_sources(FILE *f, const struct hostagg_vcpu *v, uint8_t kind, const char *label,
-			 uint64_t span, int top)
+static void text_sources(struct hostview_ctx *c, const struct hostagg_vcpu *v, uint8_t kind,
+			 const char *label, uint64_t span)
 {
 	const struct hostagg_msrc *s[MV_MAX_LIST];
-	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)top), k;
+	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)c->top), k;
+	struct hostview_list l;
 	char name[96];
 
-	fprintf(f, "        %-11s", label);
+	hostview_list_begin(&l, c->f, c->width, 10, label);
 	for (k = 0; k < n; k++)
-		fprintf(f, "%s%s %.2f%% (%llu)", k ? ", " : " ",
-			matchview_source_name(s[k], name, sizeof(name)), pct(s[k]->total_ns, span),
-			LL(s[k]->count));
-	fprintf(f, "%s\n", n ? "" : " -");
+		hostview_list_item(&l, "%s%s %.2f%% (%llu)",
+				   matchview_source_name(c->a, v, s[k], name, sizeof(name)),
+				   matchview_is_vnoise(c->in, s[k]) ? " (vnoise)" : "",
+				   pct(s[k]->total_ns, span), LL(s[k]->count));
+	hostview_list_end(&l, "-");
 }
 
-static void text_clock(FILE *f, const struct vn_host_chan *c)
+static void text_clock(struct hostview_ctx *c, const struct vn_host_chan *ch)
 {
-	fprintf(f, "  channel %s", c->state < 4 ? chan_states[c->state] : "?");
-	if (c->epoch)
-		fprintf(f, " (epoch %llu, agent %s)", LL(c->epoch),
-			c->agent_state < 4 ? agent_states[c->agent_state] : "unknown");
-	if (c->clock_uncertainty_ns != UINT64_MAX)
-		fprintf(f, ", clock offset %+.3f ms +- %.1f us (min rtt %.1f us, %llu exchanges)",
-			(double)c->clock_offset_ns / 1e6, (double)c->clock_uncertainty_ns / 1e3,
-			(double)c->clock_min_rtt_ns / 1e3, LL(c->clock_exchanges));
-	else
-		fprintf(f, ", clock not aligned yet");
-	fprintf(f, "\n  records %llu", LL(c->records));
-	if (c->lost || c->missed || c->torn || c->invalid || c->corrupt || c->guest_dropped ||
-	    c->unsynced || c->late || c->match_dropped)
-		fprintf(
-		    f,
-		    ", LOST %llu (overrun) + %llu (in the guest) + %llu (before the clock) + %llu "
-		    "(late) + %llu (matcher full); missed %llu at attach, torn %llu, invalid %llu, "
-		    "corrupt %llu times",
-		    LL(c->lost), LL(c->guest_dropped), LL(c->unsynced), LL(c->late),
-		    LL(c->match_dropped), LL(c->missed), LL(c->torn), LL(c->invalid),
-		    LL(c->corrupt));
-	fprintf(f, ", epochs %llu\n", LL(c->epochs));
+	struct hostview_list l;
+	char off[48];
+
+	hostview_list_begin(&l, c->f, c->width, 4, "  channel");
+	hostview_list_item(&l, "%s", ch->state < 4 ? chan_states[ch->state] : "?");
+	if (ch->epoch)
+		hostview_list_item(&l, "epoch %llu", LL(ch->epoch));
+	if (ch->epoch)
+		hostview_list_item(&l, "agent %s",
+				   ch->agent_state < 4 ? agent_states[ch->agent_state] : "unknown");
+	if (ch->clock_uncertainty_ns != UINT64_MAX) {
+		hostview_list_item(&l, "clock offset %s +- %.1f us",
+				   matchview_offset_text(ch->clock_offset_ns, off, sizeof(off)),
+				   (double)ch->clock_uncertainty_ns / 1e3);
+		hostview_list_item(&l, "min rtt %.1f us", (double)ch->clock_min_rtt_ns / 1e3);
+		hostview_list_item(&l, "%llu exchanges", LL(ch->clock_exchanges));
+	} else {
+		hostview_list_item(&l, "clock not aligned yet");
+	}
+	hostview_list_end(&l, NULL);
+	hostview_list_begin(&l, c->f, c->width, 4, "  records");
+	hostview_list_item(&l, "%llu read", LL(ch->records));
+	if (ch->lost || ch->missed || ch->torn || ch->invalid || ch->corrupt || ch->guest_dropped ||
+	    ch->unsynced || ch->late || ch->match_dropped) {
+		hostview_list_item(&l, "LOST %llu (overrun)", LL(ch->lost));
+		hostview_list_item(&l, "%llu (in the guest)", LL(ch->guest_dropped));
+		hostview_list_item(&l, "%llu (before the clock)", LL(ch->unsynced));
+		hostview_list_item(&l, "%llu (late)", LL(ch->late));
+		hostview_list_item(&l, "%llu (matcher full)", LL(ch->match_dropped));
+		hostview_list_item(&l, "missed %llu at attach", LL(ch->missed));
+		hostview_list_item(&l, "torn %llu", LL(ch->torn));
+		hostview_list_item(&l, "invalid %llu", LL(ch->invalid));
+		hostview_list_item(&l, "corrupt %llu times", LL(ch->corrupt));
+	}
+	hostview_list_item(&l, "epochs %llu", LL(ch->epochs));
+	hostview_list_end(&l, NULL);
 }
 
 /* The guest's network noise of a domain, summed over its vCPUs (combined view: net of hypervisor time). */
@@ -160,41 +249,50 @@ static uint32_t guest_devirqs(const struct hostagg_vcpu *v, int top, const struc
 	return kept;
 }
 
-static void text_guest_devirqs(FILE *f, uint32_t j, const struct hostagg_vcpu *v, int top)
+static void text_guest_devirqs(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v)
 {
 	const struct hostagg_msrc *s[MV_MAX_LIST];
-	uint32_t n = guest_devirqs(v, top, s), k;
-	char name[96];
+	uint32_t n = guest_devirqs(v, c->top, s), k;
+	struct hostview_list l;
+	char name[96], label[48];
 
 	if (!n)
 		return;
-	fprintf(f, "    guest device IRQs on vCPU %u:", j);
+	snprintf(label, sizeof(label), "    guest device IRQs on vCPU %u (ms, gaps):", j);
+	hostview_list_begin(&l, c->f, c->width, 6, label);
 	for (k = 0; k < n; k++)
-		fprintf(f, "%s %s %.3f ms (%llu)", k ? "," : "",
-			matchview_source_name(s[k], name, sizeof(name)),
-			(double)s[k]->total_ns / 1e6, LL(s[k]->count));
-	fputc('\n', f);
+		hostview_list_item(&l, "%s %.3f (%llu)",
+				   matchview_source_name(c->a, v, s[k], name, sizeof(name)),
+				   (double)s[k]->total_ns / 1e6, LL(s[k]->count));
+	hostview_list_end(&l, NULL);
 }
 
-/* With --flows: the guest's network noise next to the domain's flows. */
-static void text_guest_net(FILE *f, const struct hostagg_domain *d, int top)
+/* With --flows: the guest's network noise next to the domain's flows (times in ms). */
+static void text_guest_net(struct hostview_ctx *c, const struct hostagg_domain *d)
 {
+	struct hostview_list l;
 	struct guest_net g;
 
 	if (!d->net)
 		return;
 	guest_net_sum(d, &g);
-	fprintf(
-	    f,
-	    "  guest network noise (matched gaps, net of hypervisor time): softirq:NET_RX %.3f ms "
-	    "in %llu gaps, NET_TX %.3f ms in %llu; softirq class %.3f ms, irq class %.3f ms, "
-	    "device IRQs %.3f ms in %llu gaps\n",
-	    (double)g.rx_ns / 1e6, LL(g.rx_count), (double)g.tx_ns / 1e6, LL(g.tx_count),
-	    (double)g.softirq_ns / 1e6, (double)g.irq_ns / 1e6, (double)g.dev_ns / 1e6,
-	    LL(g.dev_count));
+	hostview_list_begin(&l, c->f, c->width, 4,
+			    "  guest network noise (ms; matched gaps, net of hypervisor time):");
+	hostview_list_item(&l, "softirq:NET_RX %.3f in %llu gaps", (double)g.rx_ns / 1e6,
+			   LL(g.rx_count));
+	hostview_list_item(&l, "NET_TX %.3f in %llu", (double)g.tx_ns / 1e6, LL(g.tx_count));
+	hostview_list_item(&l, "softirq class %.3f", (double)g.softirq_ns / 1e6);
+	hostview_list_item(&l, "irq class %.3f", (double)g.irq_ns / 1e6);
+	hostview_list_item(&l, "device IRQs %.3f in %llu gaps", (double)g.dev_ns / 1e6,
+			   LL(g.dev_count));
+	hostview_list_end(&l, NULL);
 	for (uint32_t j = 0; j < d->nvcpus; j++)
-		text_guest_devirqs(f, j, &d->vcpus[j], top);
-	fprintf(f, "    (%s)\n", DEV_IRQ_NOTE);
+		text_guest_devirqs(c, j, &d->vcpus[j]);
+	if (c->width)
+		fprintf(c->f, "    (the channel carries guest IRQ numbers, not their names:\n"
+			      "     virtio-net's queue interrupts are among the device IRQs)\n");
+	else
+		fprintf(c->f, "    (%s)\n", DEV_IRQ_NOTE);
 }
 
 static void json_guest_devirqs(struct json_writer *w, uint32_t j, const struct hostagg_vcpu *v,
@@ -207,7 +305,7 @@ static void json_guest_devirqs(struct json_writer *w, uint32_t j, const struct h
 	for (k = 0; k < n; k++) {
 		json_obj_begin(w);
 		json_kv_u64(w, "vcpu", j);
-		json_kv_str(w, "source", matchview_source_name(s[k], name, sizeof(name)));
+		json_kv_str(w, "source", matchview_source_name(NULL, v, s[k], name, sizeof(name)));
 		json_kv_u64(w, "irq", s[k]->id);
 		json_kv_u64(w, "total_ns", s[k]->total_ns);
 		json_kv_u64(w, "count", s[k]->count);
@@ -247,32 +345,49 @@ static void text_head(struct hostview_ctx *c)
 {
 	const struct hostview_info *in = c->in;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+	struct hostview_list l;
+	char label[96];
 
-	fprintf(c->f, "vnoise-host %s --guest: %.1f s, period %.3g s, dispatch log %s\n",
-		in->source, (double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch);
+	snprintf(label, sizeof(label), "vnoise-host %.60s --guest:", in->source);
+	hostview_list_begin(&l, c->f, c->width, 2, label);
+	hostview_list_item(&l, "%.1f s", (double)span / 1e9);
+	hostview_list_item(&l, "period %.3g s", (double)in->period_ns / 1e9);
+	hostview_list_item(&l, "dispatch log %s", in->dispatch);
+	hostview_list_end(&l, NULL);
+}
+
+/*
+ * The vCPU table: one format for the header and the rows. gaps>1ms: guest gaps of 1 ms or more, host: how
+ * many of them are at least half hypervisor time; lat/maxlat: host time from a gap's end to its match.
+ */
+#define ROW_HEAD "  %4s %8s %7s %7s %7s %7s %8s %6s %6s %6s\n"
+#define ROW_VALS "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %8llu %6llu %6.1f %6.1f\n"
+
+static void text_vcpu_head(FILE *f)
+{
+	fprintf(f, ROW_HEAD, "vCPU", "gaps", "noise%", "guest%", "hyper%", "hw%", "gaps>1ms",
+		"host", "lat_ms", "maxlat");
 }
 
 /* One vCPU's row (gaps, shares by side, matched big gaps, latency) and its sources, both views. */
-static void text_vcpu(FILE *f, uint32_t j, const struct hostagg_vcpu *v, int top)
+static void text_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v)
 {
 	const struct hostagg_match *m = &v->match;
 	uint64_t vs = span_of(m);
 
-	fprintf(f, "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %6llu/%-6llu %2s %5.1f/%-6.1f\n", j,
-		LL(m->sum.gaps), pct(m->sum.gap_ns, vs), pct(sum8(m->sum.guest_ns, 8), vs),
-		pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs), pct(m->sum.residual_ns, vs),
-		LL(m->sum.big_matched), LL(m->sum.big_gaps), "",
-		m->sum.latency_gaps
-		    ? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
-		    : 0.0,
-		(double)m->sum.latency_max_ns / 1e6);
-	text_sources(f, v, VN_HOST_MSRC_HOST, "hypervisor:", vs, top);
-	text_sources(f, v, VN_HOST_MSRC_GUEST, "guest:", vs, top);
-	fprintf(f,
-		"        guest-only view (the same gaps as the guest alone explains "
-		"them): unexplained %.2f%%\n",
+	fprintf(
+	    c->f, ROW_VALS, j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
+	    pct(sum8(m->sum.guest_ns, 8), vs), pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs),
+	    pct(m->sum.residual_ns, vs), LL(m->sum.big_gaps), LL(m->sum.big_matched),
+	    m->sum.latency_gaps ? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
+				: 0.0,
+	    (double)m->sum.latency_max_ns / 1e6);
+	text_sources(c, v, VN_HOST_MSRC_HOST, "        hypervisor:", vs);
+	text_sources(c, v, VN_HOST_MSRC_GUEST, "        guest:", vs);
+	fprintf(c->f,
+		"        guest-only view (what the guest alone explains): unexplained %.2f%%\n",
 		pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
-	text_sources(f, v, VN_HOST_MSRC_GONLY, "guest-only:", vs, top);
+	text_sources(c, v, VN_HOST_MSRC_GONLY, "        guest-only:", vs);
 }
 
 static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
@@ -286,13 +401,14 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 		hostview_flows_text(f, d, c->in);
 		return;
 	}
-	text_clock(f, &d->chan);
-	fprintf(f, "  %4s %8s %7s %7s %7s %7s %15s %13s\n", "vCPU", "gaps", "noise%", "guest%",
-		"hyper%", "hw%", "gaps>1ms: host", "latency ms");
+	text_clock(c, &d->chan);
+	text_vcpu_head(f);
 	for (uint32_t j = 0; j < d->nvcpus; j++)
 		if (d->vcpus[j].match.seen && d->vcpus[j].match.sum.gaps)
-			text_vcpu(f, j, &d->vcpus[j], c->top);
-	text_guest_net(f, d, c->top);
+			text_vcpu(c, j, &d->vcpus[j]);
+	fprintf(f, "  (%% of the vCPU's time; gaps>1ms: gaps of 1 ms or more, host: of those the\n"
+		   "  ones at least half hypervisor time; lat_ms, maxlat: ms to match a gap)\n");
+	text_guest_net(c, d);
 	hostview_flows_text(f, d, c->in);
 }
 
@@ -302,13 +418,15 @@ const struct hostview_ops matchview_text_ops = {
 	.domain = text_domain,
 };
 
-static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
+static void json_source(struct hostview_ctx *c, const struct hostagg_vcpu *v,
+			const struct hostagg_msrc *x)
 {
+	struct json_writer *w = c->w;
 	bool host = x->kind == VN_HOST_MSRC_HOST;
 	char name[96];
 
 	json_obj_begin(w);
-	json_kv_str(w, "source", matchview_source_name(x, name, sizeof(name)));
+	json_kv_str(w, "source", matchview_source_name(c->a, v, x, name, sizeof(name)));
 	json_kv_str(w, "kind", host ? "hypervisor" : "guest");
 	json_kv_str(w, "class",
 		    host ? (x->cls < VN_HOST_HCLASS_MAX ? hclass_names[x->cls] : "?")
@@ -318,18 +436,19 @@ static void json_source(struct json_writer *w, const struct hostagg_msrc *x)
 	json_kv_u64(w, "total_ns", x->total_ns);
 	json_kv_u64(w, "count", x->count);
 	json_kv_u64(w, "max_ns", x->max_ns);
+	json_kv_bool(w, "vnoise", matchview_is_vnoise(c->in, x));
 	json_obj_end(w);
 }
 
-static void json_sources(struct json_writer *w, const struct hostagg_vcpu *v, uint8_t kind, int top)
+static void json_sources(struct hostview_ctx *c, const struct hostagg_vcpu *v, uint8_t kind)
 {
 	const struct hostagg_msrc *s[MV_MAX_LIST];
-	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)top), k;
+	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)c->top), k;
 
-	json_arr_begin(w);
+	json_arr_begin(c->w);
 	for (k = 0; k < n; k++)
-		json_source(w, s[k]);
-	json_arr_end(w);
+		json_source(c, v, s[k]);
+	json_arr_end(c->w);
 }
 
 static void json_guest_classes(struct json_writer *w, const __u64 *ns, bool all)
@@ -379,8 +498,10 @@ static void json_chan(struct json_writer *w, const struct vn_host_chan *c)
 	json_obj_end(w);
 }
 
-static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vcpu *v, int top)
+static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v)
 {
+	struct json_writer *w = c->w;
+	int top = c->top;
 	const struct hostagg_match *m = &v->match;
 	const struct vn_host_match *s = &m->sum;
 
@@ -426,9 +547,10 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 
 		json_arr_begin(w);
 		while (a < nh || b < ng)
-			json_source(w, b >= ng || (a < nh && hs[a]->total_ns >= gs[b]->total_ns)
-					   ? hs[a++]
-					   : gs[b++]);
+			json_source(c, v,
+				    b >= ng || (a < nh && hs[a]->total_ns >= gs[b]->total_ns)
+					? hs[a++]
+					: gs[b++]);
 		json_arr_end(w);
 	}
 	json_key(w, "guest_only");
@@ -438,7 +560,7 @@ static void json_vcpu(struct json_writer *w, uint32_t j, const struct hostagg_vc
 	json_key(w, "classes");
 	json_guest_classes(w, s->gonly_ns, true);
 	json_key(w, "sources");
-	json_sources(w, v, VN_HOST_MSRC_GONLY, top);
+	json_sources(c, v, VN_HOST_MSRC_GONLY);
 	json_obj_end(w);
 	json_obj_end(w);
 }
@@ -470,7 +592,7 @@ static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 	json_arr_begin(w);
 	for (uint32_t j = 0; j < d->nvcpus; j++)
 		if (d->vcpus[j].match.seen)
-			json_vcpu(w, j, &d->vcpus[j], c->top);
+			json_vcpu(c, j, &d->vcpus[j]);
 	json_arr_end(w);
 	json_guest_net(w, d, MV_MAX_LIST);
 	hostview_flows_json(w, d, c->in);

@@ -141,7 +141,27 @@ static void take_meta(struct replay *rp, const struct recfile_chunk *ch)
 		rp->in.kvm = v != 0;
 	if (kv_u64(ch->payload, ch->len, "start_ns", &v))
 		rp->in.start_ns = rp->in.end_ns = v;
+	/* its main thread until a STATS chunk lists them all */
+	if (kv_u64(ch->payload, ch->len, "self_pid", &v) && v && v <= UINT32_MAX && !rp->in.nself) {
+		rp->in.self_tids[0] = (uint32_t)v;
+		rp->in.nself = 1;
+	}
 	apply_irq_names(rp->a, ch->payload, ch->len);
+}
+
+/* self_tids=1,2,3 (STATS, END): the recording vnoise-host's threads, labelled "(vnoise)" by the views. */
+static void take_self_tids(struct replay *rp, const struct recfile_chunk *ch)
+{
+	char list[HOSTVIEW_MAX_SELF * 11 + 1], *tok, *save = NULL;
+	uint64_t v;
+
+	if (!kv_str(ch->payload, ch->len, "self_tids", list, sizeof(list)))
+		return;
+	rp->in.nself = 0;
+	for (tok = strtok_r(list, ",", &save); tok && rp->in.nself < HOSTVIEW_MAX_SELF;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!parse_u64(tok, &v) && v && v <= UINT32_MAX)
+			rp->in.self_tids[rp->in.nself++] = (uint32_t)v;
 }
 
 /* STATS and END: the run's loss and overhead counters so far (the last one wins). */
@@ -149,6 +169,7 @@ static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
 {
 	uint64_t v;
 
+	take_self_tids(rp, ch);
 	if (kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
 		rp->in.schedlog_drops = v;
 	if (kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))
@@ -258,7 +279,8 @@ int hostrec_report(const struct host_params *p)
 		.in = { .source = p->input,
 			.dispatch = "?",
 			.top_n = p->top_n,
-			.flows_top = p->flows_top },
+			.flows_top = p->flows_top,
+			.wide = p->wide },
 	};
 	struct recfile_reader *r;
 	int ret = EXIT_FAIL;

@@ -3,11 +3,16 @@
  * hostview: text and JSON views of vnoise-host's engine (see hostview.h).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include "views/hostview.h"
 #include "util/json.h"
+#include "util/parse.h"
+#include "util/version.h"
 #include "attrib/merge.h"
 #include "net/tapflow.h"
 #include "match/matchview.h"
@@ -25,6 +30,81 @@ static double pct(uint64_t part, uint64_t whole)
 static double per_s(uint64_t n, uint64_t span_ns)
 {
 	return span_ns ? (double)n * 1e9 / (double)span_ns : 0.0;
+}
+
+void hostview_list_begin(struct hostview_list *l, FILE *f, int width, int indent, const char *label)
+{
+	l->f = f;
+	l->width = width;
+	l->indent = indent;
+	l->n = 0;
+	fputs(label, f);
+	l->col = (int)strlen(label);
+}
+
+void hostview_list_item(struct hostview_list *l, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
+	if (len >= (int)sizeof(buf))
+		len = (int)sizeof(buf) - 1;
+	/* " " before the first item, ", " before the others; a new line instead if it would pass width
+	 * (with room for the "," that ends a line) */
+	if (l->width && l->col > l->indent && l->col + 3 + len > l->width) {
+		fprintf(l->f, "%s\n%*s", l->n ? "," : "", l->indent, "");
+		l->col = l->indent;
+	} else if (l->col > l->indent || l->n) {
+		fputs(l->n ? ", " : " ", l->f);
+		l->col += l->n ? 2 : 1;
+	}
+	fputs(buf, l->f);
+	l->col += len;
+	l->n++;
+}
+
+void hostview_list_end(struct hostview_list *l, const char *empty)
+{
+	if (!l->n && empty)
+		fprintf(l->f, " %s", empty);
+	fputc('\n', l->f);
+}
+
+bool hostview_is_self(const struct hostview_info *in, uint32_t tid)
+{
+	for (int i = 0; i < in->nself && i < HOSTVIEW_MAX_SELF; i++)
+		if (tid && in->self_tids[i] == tid)
+			return true;
+	return false;
+}
+
+bool hostview_is_vnoise_comm(const char *comm)
+{
+	return !strncmp(comm, "vnoise-", 7);
+}
+
+int hostview_self_tids(uint32_t *tids, int max)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		return 0;
+	while (n < max && (e = readdir(dir)) != NULL) {
+		uint64_t v;
+
+		if (!parse_u64(e->d_name, &v) && v && v <= UINT32_MAX)
+			tids[n++] = (uint32_t)v;
+	}
+	closedir(dir);
+	return n;
 }
 
 static const char *kind_name(uint16_t kind)
@@ -105,32 +185,46 @@ static uint32_t flows_top(const struct hostview_info *in)
 	return in->flows_top > HV_MAX_LIST ? HV_MAX_LIST : (uint32_t)in->flows_top;
 }
 
-static void text_taps(FILE *f, const struct hostagg_net *n)
+/* Text views: the wrap width of a showing's lists (0 with --wide). */
+static int text_width(const struct hostview_info *in)
+{
+	return in->wide ? 0 : HOSTVIEW_WIDTH;
+}
+
+static void text_taps(FILE *f, const struct hostagg_net *n, int width)
 {
 	for (uint32_t i = 0; i < n->ntaps; i++) {
 		const struct hostagg_tap *t = &n->tap[i];
+		struct hostview_list l;
+		char label[48];
 
-		fprintf(f,
-			"  tap %s: into guest %" PRIu64 " pkts %" PRIu64 " B, from guest %" PRIu64
-			" pkts %" PRIu64 " B",
-			t->tap, t->packets[0], t->bytes[0], t->packets[1], t->bytes[1]);
+		snprintf(label, sizeof(label), "  tap %.16s:", t->tap);
+		hostview_list_begin(&l, f, width, 6, label);
+		hostview_list_item(&l, "into guest %" PRIu64 " pkts %" PRIu64 " B", t->packets[0],
+				   t->bytes[0]);
+		hostview_list_item(&l, "from guest %" PRIu64 " pkts %" PRIu64 " B", t->packets[1],
+				   t->bytes[1]);
 		if (t->dropped[0] || t->dropped[1])
-			fprintf(f, ", capture DROPPED %" PRIu64 " into / %" PRIu64 " from guest",
-				t->dropped[0], t->dropped[1]);
+			hostview_list_item(
+			    &l, "capture DROPPED %" PRIu64 " into / %" PRIu64 " from guest",
+			    t->dropped[0], t->dropped[1]);
 		if (t->overflow[0] || t->overflow[1])
-			fprintf(f, ", %" PRIu64 " frames in other flows (flow table full)",
-				t->overflow[0] + t->overflow[1]);
+			hostview_list_item(&l,
+					   "%" PRIu64 " frames in other flows (flow table full)",
+					   t->overflow[0] + t->overflow[1]);
 		if (t->truncated)
-			fprintf(f, ", %" PRIu64 " frames with cut headers", t->truncated);
+			hostview_list_item(&l, "%" PRIu64 " frames with cut headers", t->truncated);
 		if (t->failed)
-			fprintf(f, ", capture FAILED in %u of %u periods", t->failed, t->periods);
-		fputc('\n', f);
+			hostview_list_item(&l, "capture FAILED in %u of %u periods", t->failed,
+					   t->periods);
+		hostview_list_end(&l, NULL);
 	}
 	if (n->taps_dropped)
 		fprintf(f, "  (%" PRIu64 " tap records of further taps not shown)\n",
 			n->taps_dropped);
 }
 
+/* A direction's top flows as a table: bytes, packets, then the flow (and its tap if there are several). */
 static void text_flows(FILE *f, const struct hostagg_domain *d, unsigned dir, uint32_t top)
 {
 	const struct vn_host_flow *fl[HV_MAX_LIST];
@@ -139,18 +233,19 @@ static void text_flows(FILE *f, const struct hostagg_domain *d, unsigned dir, ui
 
 	if (!cnt && !n->other[dir].packets)
 		return;
-	fprintf(f, "    flows %s (bytes, packets):\n", dir_labels[dir]);
+	fprintf(f, "  flows %s, largest first:\n", dir_labels[dir]);
+	fprintf(f, "    %12s %9s  %s\n", "bytes", "packets", "flow");
 	for (uint32_t k = 0; k < cnt; k++) {
 		char lbl[160];
 
-		fprintf(f, "      %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
+		fprintf(f, "    %12llu %9llu  %s", (unsigned long long)fl[k]->bytes,
 			(unsigned long long)fl[k]->packets, tapflow_label(fl[k], lbl, sizeof(lbl)));
 		if (n->ntaps > 1)
 			fprintf(f, " (%.16s)", fl[k]->tap);
 		fputc('\n', f);
 	}
 	if (n->other[dir].packets)
-		fprintf(f, "      %12llu %9llu  other flows (tables full)\n",
+		fprintf(f, "    %12llu %9llu  other flows (tables full)\n",
 			(unsigned long long)n->other[dir].bytes,
 			(unsigned long long)n->other[dir].packets);
 }
@@ -159,7 +254,7 @@ void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct h
 {
 	if (!has_flows(d))
 		return;
-	text_taps(f, d->net);
+	text_taps(f, d->net, text_width(in));
 	for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++)
 		text_flows(f, d, dir, flows_top(in));
 }
@@ -246,76 +341,114 @@ static void text_head(struct hostview_ctx *c)
 {
 	const struct hostview_info *in = c->in;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+	struct hostview_list l;
+	char label[96];
 
-	fprintf(c->f, "vnoise-host %s: %.1f s, period %.3g s, dispatch log %s%s%s", in->source,
-		(double)span / 1e9, (double)in->period_ns / 1e9, in->dispatch,
-		strcmp(in->dispatch, "off") ? (in->irqs ? ", host irqs" : ", no host irqs") : "",
-		in->kvm ? ", kvm exits" : "");
+	snprintf(label, sizeof(label), "vnoise-host %.60s:", in->source);
+	hostview_list_begin(&l, c->f, c->width, 2, label);
+	hostview_list_item(&l, "%.1f s", (double)span / 1e9);
+	hostview_list_item(&l, "period %.3g s", (double)in->period_ns / 1e9);
+	hostview_list_item(&l, "dispatch log %s", in->dispatch);
+	if (strcmp(in->dispatch, "off"))
+		hostview_list_item(&l, "%s", in->irqs ? "host irqs" : "no host irqs");
+	if (in->kvm)
+		hostview_list_item(&l, "kvm exits");
 	if (in->schedlog_drops || in->events_dropped)
-		fprintf(c->f, ", LOST %" PRIu64 " dispatch records, %" PRIu64 " lifecycle events",
-			in->schedlog_drops, in->events_dropped);
+		hostview_list_item(
+		    &l, "LOST %" PRIu64 " dispatch records and %" PRIu64 " lifecycle events",
+		    in->schedlog_drops, in->events_dropped);
 	if (in->reconnects)
-		fprintf(c->f, ", %u libvirt reconnects", in->reconnects);
-	fputc('\n', c->f);
+		hostview_list_item(&l, "%u libvirt reconnects", in->reconnects);
+	hostview_list_end(&l, NULL);
 }
 
-/* The vCPU's row: counters, then its top preemptors and the idle share of its out-time. */
+/*
+ * The vCPU table: one format for the header and the rows (the columns of both are the same by
+ * construction); times in the column's unit. With --wide the preemptors follow on the row.
+ */
+#define ROW_HEAD "  %4s %8s %4s %7s %7s %7s %7s %8s %8s %9s"
+#define ROW_VALS "  %4u %8u %4s %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f"
+
+static void text_vcpu_head(struct hostview_ctx *c)
+{
+	fprintf(c->f, ROW_HEAD, "vCPU", "tid", "pCPU", "cpu%", "steal%", "out%", "outR%", "out/s",
+		"sw/s", "maxout_us");
+	fprintf(c->f, "%s\n", c->width ? "" : "  preemptors");
+}
+
+/* Its top preemptors (share of its out-time, out intervals they ran in) and the idle share. */
+static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v)
+{
+	const struct hostagg_preempt *pre[HV_MAX_LIST];
+	struct hostview_list l;
+	uint32_t k, n;
+
+	if (c->width)
+		hostview_list_begin(&l, c->f, c->width, 9,
+				    "       preemptors (% of out-time, times):");
+	else
+		hostview_list_begin(&l, c->f, 0, 0, " ");
+	n = hostagg_preempt_sorted(v, pre, (uint32_t)c->top);
+	for (k = 0; k < n; k++)
+		hostview_list_item(&l, "%.16s[%u]%s %.1f%% (%" PRIu64 ")", pre[k]->comm,
+				   pre[k]->pid,
+				   hostview_is_self(c->in, pre[k]->pid) ? " (vnoise)" : "",
+				   pct(pre[k]->total_ns, v->out_ns), pre[k]->count);
+	if (v->idle_ns)
+		hostview_list_item(&l, "idle %.1f%%", pct(v->idle_ns, v->out_ns));
+	hostview_list_end(&l, "-");
+}
+
+/* The vCPU's row: counters, then its preemptors (on the row with --wide, else on their own lines). */
 static void text_vcpu_row(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v,
 			  uint64_t vs)
 {
-	const struct hostagg_preempt *pre[HV_MAX_LIST];
-	FILE *f = c->f;
-	uint32_t k, n;
+	char cpu[12] = "-";
 
-	fprintf(f, "  %4u %8u ", j, v->tid);
-	if (v->cpu == ~0u)
-		fprintf(f, "%4s", "-");
-	else
-		fprintf(f, "%4u", v->cpu);
-	fprintf(f, " %7.2f %7.2f %7.2f %7.2f %8.1f %8.1f %9.0f  ", pct(v->exec_ns, vs),
-		pct(v->steal_ns, vs), pct(v->out_ns, vs), pct(v->out_r_ns, vs),
-		per_s(v->out_periods, vs), per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
-	n = hostagg_preempt_sorted(v, pre, (uint32_t)c->top);
-	for (k = 0; k < n; k++)
-		fprintf(f, "%s%.16s[%u] %.1f%% (%" PRIu64 ")", k ? ", " : "", pre[k]->comm,
-			pre[k]->pid, pct(pre[k]->total_ns, v->out_ns), pre[k]->count);
-	if (v->idle_ns)
-		fprintf(f, "%sidle %.1f%%", n ? ", " : "", pct(v->idle_ns, v->out_ns));
-	if (!n && !v->idle_ns)
-		fputc('-', f);
-	fputc('\n', f);
+	if (v->cpu != ~0u)
+		snprintf(cpu, sizeof(cpu), "%u", v->cpu);
+	fprintf(c->f, ROW_VALS, j, v->tid, cpu, pct(v->exec_ns, vs), pct(v->steal_ns, vs),
+		pct(v->out_ns, vs), pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
+		per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
+	if (c->width)
+		fputc('\n', c->f);
+	text_preemptors(c, v);
 }
 
 /* The vCPU's VM exits (rate, average length) and host IRQs by kind (rate, share of its time). */
 static void text_vcpu_aggs(struct hostview_ctx *c, const struct hostagg_vcpu *v, uint64_t vs)
 {
 	const struct hostagg_aggent *ag[HV_MAX_LIST];
-	FILE *f = c->f;
+	struct hostview_list l;
 	char lbl[48];
 	uint32_t k, n;
 
 	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, ag, (uint32_t)c->top);
 	if (n) {
-		fprintf(f, "       exits/s:");
+		hostview_list_begin(&l, c->f, c->width, 9, "       exits/s:");
 		for (k = 0; k < n; k++) {
 			agg_label(c->a, ag[k], lbl, sizeof(lbl));
-			fprintf(f, " %s %.0f (avg %.1f us)", lbl, per_s(ag[k]->count, vs),
-				ag[k]->count ? (double)ag[k]->total_ns / 1e3 / (double)ag[k]->count
-					     : 0.0);
+			hostview_list_item(
+			    &l, "%s %.0f (avg %.1f us)", lbl, per_s(ag[k]->count, vs),
+			    ag[k]->count ? (double)ag[k]->total_ns / 1e3 / (double)ag[k]->count
+					 : 0.0);
 		}
-		fputc('\n', f);
+		hostview_list_end(&l, NULL);
 	}
 	for (uint16_t kind = VN_HOST_AGG_IRQ; kind <= VN_HOST_AGG_VECTOR; kind++) {
+		char label[32];
+
 		n = hostagg_agg_sorted(v, kind, ag, (uint32_t)c->top);
 		if (!n)
 			continue;
-		fprintf(f, "       host %s:", kind_name(kind));
+		snprintf(label, sizeof(label), "       host %s:", kind_name(kind));
+		hostview_list_begin(&l, c->f, c->width, 9, label);
 		for (k = 0; k < n; k++) {
 			agg_label(c->a, ag[k], lbl, sizeof(lbl));
-			fprintf(f, " %s %.0f/s %.3f%%", lbl, per_s(ag[k]->count, vs),
-				pct(ag[k]->total_ns, vs));
+			hostview_list_item(&l, "%s %.0f/s %.3f%%", lbl, per_s(ag[k]->count, vs),
+					   pct(ag[k]->total_ns, vs));
 		}
-		fputc('\n', f);
+		hostview_list_end(&l, NULL);
 	}
 }
 
@@ -327,8 +460,7 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
 		d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
 		d->starts > 1 ? ", restarted" : "");
-	fprintf(f, "  %4s %8s %4s %7s %7s %7s %8s %9s  %s\n", "vCPU", "tid", "pCPU", "steal%",
-		"out%", "outR%", "out/s", "maxout_us", "top preemptors (share of out-time)");
+	text_vcpu_head(c);
 	for (uint32_t j = 0; j < d->nvcpus; j++) {
 		const struct hostagg_vcpu *v = &d->vcpus[j];
 		uint64_t vs = vcpu_span(v, c->in);
@@ -339,8 +471,13 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 		text_vcpu_aggs(c, v, vs);
 	}
 	note = exits_note(d, c->in);
-	if (note)
-		fprintf(f, "  exits: %s\n", note);
+	if (note) {
+		struct hostview_list l;
+
+		hostview_list_begin(&l, f, c->width, 4, "  exits:");
+		hostview_list_item(&l, "%s", note);
+		hostview_list_end(&l, NULL);
+	}
 	hostview_flows_text(f, d, c->in);
 }
 
@@ -381,6 +518,7 @@ void hostview_json_head(struct json_writer *w, const char *schema, const struct 
 {
 	json_obj_begin(w);
 	json_kv_str(w, "schema", schema);
+	json_kv_str(w, "version", version_string());
 	json_kv_str(w, "source", in->source);
 	json_kv_u64(w, "start_ns", in->start_ns);
 	json_kv_u64(w, "end_ns", in->end_ns);
@@ -425,7 +563,8 @@ static void json_head(struct hostview_ctx *c)
 	json_kv_u64(w, "bad_records", c->a->bad_records);
 }
 
-static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v, int top)
+static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v, int top,
+			    const struct hostview_info *in)
 {
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
 	uint32_t n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
@@ -438,6 +577,7 @@ static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v,
 		json_kv_u64(w, "pid", pre[k]->pid);
 		json_kv_u64(w, "total_ns", pre[k]->total_ns);
 		json_kv_u64(w, "count", pre[k]->count);
+		json_kv_bool(w, "vnoise", hostview_is_self(in, pre[k]->pid));
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -468,7 +608,7 @@ static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 	json_kv_u64(w, "out_max_ns", v->max_out_ns);
 	json_kv_u64(w, "wait_ns", v->wait_ns);
 	json_kv_u64(w, "idle_ns", v->idle_ns);
-	json_preemptors(w, v, c->top);
+	json_preemptors(w, v, c->top, c->in);
 	json_key(w, "exits");
 	json_arr_begin(w);
 	json_aggs(w, c->a, v, VN_HOST_AGG_EXIT, c->top);
@@ -533,6 +673,7 @@ int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg 
 		.in = in,
 		.w = ops->json ? &w : NULL,
 		.top = in->top_n > HV_MAX_LIST ? HV_MAX_LIST : in->top_n,
+		.width = text_width(in),
 	};
 
 	if (ops->json)

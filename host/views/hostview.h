@@ -3,7 +3,7 @@
  * hostview: vnoise-host's views over one hostagg engine — the ops that every view implements, the walk that
  * shows one (hostview_show), and the host views: the text table (summary and top refresh) and the JSON
  * document "vnoise.host/1" (README.md documents the schema). Data goes to the given stream; the views never
- * change the engine.
+ * change the engine. Text views fit HOSTVIEW_WIDTH columns (lists wrap onto their own lines) unless --wide.
  */
 #ifndef VNOISE_HOST_VIEWS_HOSTVIEW_H
 #define VNOISE_HOST_VIEWS_HOSTVIEW_H
@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "engine/hostagg.h"
+
+#define HOSTVIEW_WIDTH 80 /* columns of the text views without --wide */
+#define HOSTVIEW_MAX_SELF 64 /* vnoise-host threads recognised in the lists */
 
 /* Run-wide facts printed with every view. */
 struct hostview_info {
@@ -35,6 +38,10 @@ struct hostview_info {
 	int nprogs;
 	const char (*prog_names)[40];
 	const uint64_t *prog_cnt, *prog_ns;
+	int wide; /* --wide: text rows as wide as they need, lists on one line */
+	/* vnoise-host's own thread ids (the recording process's, for a file): labelled "(vnoise)" */
+	int nself;
+	uint32_t self_tids[HOSTVIEW_MAX_SELF];
 };
 
 struct json_writer;
@@ -46,6 +53,7 @@ struct hostview_ctx {
 	const struct hostview_info *in;
 	struct json_writer *w; /* JSON views: the document's writer; NULL for text views */
 	int top; /* entries per list (in->top_n, capped) */
+	int width; /* text views: HOSTVIEW_WIDTH, 0 with --wide (no wrapping) */
 	uint32_t ndom; /* domains shown so far */
 };
 
@@ -78,7 +86,32 @@ int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg 
 void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in);
 void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 			 const struct hostview_info *in);
-/* Start a JSON document on w with the run-wide head fields (schema, source, start/end/duration, period). */
+/* Start a JSON document on w with the run-wide head fields (schema, version, source, start/end/duration,
+ * period). */
 void hostview_json_head(struct json_writer *w, const char *schema, const struct hostview_info *in);
+
+/*
+ * A list of items after a label ("    preemptors: a 1%, b 2%"), wrapped before column width (0: never) with
+ * continuation lines indented by indent spaces; shared by the host and the combined text views.
+ */
+struct hostview_list {
+	FILE *f;
+	int width, indent;
+	int col; /* the current column */
+	int n; /* items so far */
+};
+void hostview_list_begin(struct hostview_list *l, FILE *f, int width, int indent,
+			 const char *label);
+void hostview_list_item(struct hostview_list *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* End the line; a list without items shows empty ("-"; NULL: nothing). */
+void hostview_list_end(struct hostview_list *l, const char *empty);
+
+/* Is host thread tid one of vnoise-host's own (in->self_tids)? Is comm a vnoise thread's name? */
+bool hostview_is_self(const struct hostview_info *in, uint32_t tid);
+bool hostview_is_vnoise_comm(const char *comm);
+
+/* vnoise-host's own thread ids (/proc/self/task) into tids (at most max); returns how many. */
+int hostview_self_tids(uint32_t *tids, int max);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collect/clusteragg.h"
+#include "util/version.h"
 #include "format/keyfile.h"
 #include "cluster/node.h"
 
@@ -207,6 +208,10 @@ START_TEST(test_totals_and_parts)
 	ck_assert_uint_eq(st.jobs, 1);
 	ck_assert_uint_eq(st.lost, 0);
 	js = report(cs);
+	/* the version right after the schema, from the one place that has it */
+	snprintf(want, sizeof(want), "{\"schema\":\"vnoise.collect/1\",\"version\":\"%s\",",
+		 version_string());
+	ck_assert_msg(!strncmp(js, want, strlen(want)), "head %.80s", js);
 	for (int i = 0; i < 3; i++) {
 		snprintf(want, sizeof(want),
 			 "\"datagrams\":%" PRIu64 ",\"lost\":0,\"late\":0,\"duplicate\":0",

@@ -51,6 +51,7 @@ static void check_defaults(enum host_cmd cmd)
 	ck_assert_int_eq(P.qmp, 0);
 	ck_assert_int_eq(P.flows, 0);
 	ck_assert_int_eq(P.flows_top, 10);
+	ck_assert_int_eq(P.wide, 0);
 	ck_assert_int_eq(P.quiet, 0);
 	ck_assert_int_eq(P.verbose, 0);
 }
@@ -289,6 +290,28 @@ START_TEST(test_flags)
 }
 END_TEST
 
+/* --wide (top, record, report): the text views as wide as their rows; list --json: vnoise.list/1. */
+START_TEST(test_wide_and_list_json)
+{
+	OK("top", "--wide");
+	ck_assert_int_eq(P.wide, 1);
+	OK("record", "-o", "f", "--wide", "--guest");
+	ck_assert_int_eq(P.wide, 1);
+	OK("report", "f", "--wide");
+	ck_assert_int_eq(P.wide, 1);
+	OK("top");
+	ck_assert_int_eq(P.wide, 0);
+	FAILS("--wide", "top", "--wide=1");
+	for (int c = HCMD_TOP; c <= HCMD_REPORT; c++)
+		ck_assert_msg(strstr(usage_of((enum host_cmd)c), "      --wide"),
+			      "command %d lacks --wide", c);
+	OK("list", "--json");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_LIST), "  -j, --json"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_LIST), "vnoise.list/1"));
+}
+END_TEST
+
 START_TEST(test_flows)
 {
 	OK("top", "--flows");
@@ -485,7 +508,7 @@ END_TEST
 START_TEST(test_help_per_command)
 {
 	static const char *const not_list[] = { "--period", "--duration",    "--output",
-						"--guest",  "--flows",	     "--json",
+						"--guest",  "--flows",	     "--wide",
 						"--top",    "--no-dispatch", "--no-irqs" };
 	static const char *const not_report[] = { "--connect",	"--domain", "--period",
 						  "--duration", "--output", "--no-dispatch",
@@ -679,6 +702,7 @@ static Suite *hostparams_suite(void)
 	tcase_add_test(tc, test_bare_time_rejected);
 	tcase_add_test(tc, test_deprecated_c);
 	tcase_add_test(tc, test_same_letter);
+	tcase_add_test(tc, test_wide_and_list_json);
 	suite_add_tcase(s, tc);
 	return s;
 }
