@@ -263,7 +263,7 @@ check: all $(UNIT_BINS) $(SAN_HOST)
 FUZZ_DIR := build-fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_datagram fuzz_collect
-$(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA := -Iguest guest/agent/qga.c
+$(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA :=
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
 $(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/export/promfmt.c
 FUZZ_LIB_SRCS := $(filter-out shared/bpf/%,$(LIB_SRCS)) # the targets load no eBPF: no libbpf

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vnoise-host: per-vCPU hypervisor view of KVM/QEMU domains through libvirt. The command table only. */
 #include <stdio.h>
+#include "agent/agentcmd.h"
 #include "cli/cliopt.h"
 #include "collect/collect.h"
 #include "cli/exitcode.h"
@@ -8,6 +9,7 @@
 #include "views/hostrec.h"
 #include "util/log.h"
 #include "engine/live.h"
+#include "setup/setupcmd.h"
 
 /* top, record, report and list: one parser (hostparams), the live loop or the record reader. */
 static int run_host(int argc, char **argv)
@@ -38,6 +40,10 @@ static const struct cliopt_cmd commands[] = {
 	{ "report", "the views of a record file: report FILE", run_host },
 	{ "list", "the domains: QEMU pid, vCPU thread ids, shmem and tap devices", run_host },
 	{ "collect", "cluster collector: node reports, ranking, sampling, /metrics", collect_main },
+	{ "agent", "the guest agent of a domain over org.vnoise.0: status, start, stop",
+	  agentcmd_main },
+	{ "enable", "add vnoise's shared memory and channel to a domain (-D DOM)", setupcmd_main },
+	{ "disable", "remove what enable added from a domain (-D DOM)", setupcmd_main },
 	{ NULL, NULL, NULL },
 };
 

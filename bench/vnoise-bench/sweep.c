@@ -34,7 +34,7 @@
 #include "util/monotime.h"
 #include "lib/nstats.h"
 #include "util/parse.h"
-#include "agent/qga.h"
+#include "format/qga.h"
 #include "vnbench.h"
 
 #define INJECT_START_MS 5000 /* the injector prints its start line at once */

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agent: `vnoise-guest agent` — answers the QEMU guest agent wire protocol (guest/agent/qga) on the virtio-serial
- * port org.qemu.guest_agent.0 (libvirt's: plain guest-sync) and on vnoise's own port org.vnoise.0
- * (guest-sync-delimited with 0xFF is safe there). Survives the host side going away: while no host client is
- * connected the port reports POLLHUP and reads return 0, so the agent drops any partial request and polls
- * again every 100 ms. `agent --probe` prints the channel's devices.
+ * agent: `vnoise-guest agent` — answers the QEMU guest agent wire protocol (shared/format/qga) on vnoise's own
+ * virtio-serial port org.vnoise.0 (vnoise-host connects to its host socket; guest-sync-delimited with 0xFF is
+ * safe there). It never takes org.qemu.guest_agent.0 from qemu-ga: only with --qga-port does it also answer
+ * there (libvirt's port: plain guest-sync), and only if the port is free at start (EBUSY: one warning, then
+ * org.vnoise.0 only). Survives the host side going away: while no host client is connected the port reports
+ * POLLHUP and reads return 0, so the agent drops any partial request and polls again every 100 ms. A port
+ * that fails (read/write error, ENODEV, hot-unplug: its sysfs name is gone) is closed and looked for again
+ * every PORT_RETRY_NS; one that appears later (hot-plug) is opened then. `agent --probe` prints the
+ * channel's devices.
  *
  * Shared memory (protocol/shm.h): the agent maps the ivshmem BAR2, lays out a new epoch (one ring per possible
  * CPU), and a worker thread runs the measure engine (guest/measure/measure.c) with a sink that publishes every sample
@@ -34,11 +38,14 @@
 #include "measure/measure.h"
 #include "measure/params.h"
 #include "util/parse.h"
-#include "agent/qga.h"
+#include "format/qga.h"
 #include "channel/shmwriter.h"
 #include "util/monotime.h"
 
 #define WRITE_WAIT_MS 1000
+#define PORT_RETRY_NS 1000000000ULL /* closed or absent ports: look again this often */
+#define QGA_PORT "org.qemu.guest_agent.0"
+#define VNOISE_PORT "org.vnoise.0"
 #define CLOCK_POLL_NS 5000000ULL /* clock thread: mailbox poll interval outside the spin windows */
 #define HEARTBEAT_NS 100000000ULL /* status heartbeat */
 #define AGENT_DRAIN_NS 2000000ULL /* measurement drain -> shared memory (latency budget 10 ms) */
@@ -52,16 +59,18 @@
 #define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
-    "usage: vnoise-guest agent [--idle] [-d TIME] [measure options]\n"
+    "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [measure options]\n"
     "       vnoise-guest agent --probe\n"
     "The guest end of the host channel: answers the guest agent protocol on\n"
-    "org.qemu.guest_agent.0 and org.vnoise.0, measures noise and publishes it into\n"
-    "the ivshmem region for vnoise-host (ring N = CPU N) and answers its clock\n"
-    "exchanges.\n"
+    "org.vnoise.0, measures noise and publishes it into the ivshmem region for\n"
+    "vnoise-host (ring N = CPU N) and answers its clock exchanges.\n"
     "  -c, --cpus LIST        measure these CPUs from the start (without it the agent\n"
     "                         waits for __com.vnoise_start, then measures every CPU)\n"
     "      --idle             do not measure until __com.vnoise_start (the ports and\n"
     "                         the clock are served anyway)\n"
+    "      --qga-port         also answer on org.qemu.guest_agent.0 (libvirt's\n"
+    "                         agent port) if it is free; by default it is left to\n"
+    "                         qemu-ga\n"
     "  -d, --duration TIME    stop after TIME, e.g. 10s (default: until SIGINT or\n"
     "                         SIGTERM)\n"
     "      --probe            print the channel's devices (ivshmem BAR2,\n"
@@ -78,6 +87,8 @@ struct port {
 	char path[256];
 	int fd;
 	bool hup; /* no host client at the last poll */
+	bool wanted; /* serve this port (org.qemu.guest_agent.0: only with --qga-port) */
+	bool lost; /* it was open and failed or went away: reopen it when it is back */
 	struct qga_agent *qa;
 	uint64_t replies, write_drops;
 };
@@ -86,6 +97,7 @@ struct agent {
 	struct port ports[2];
 	uint64_t start_ns;
 	uint64_t requests;
+	uint64_t next_retry_ns; /* next look for closed ports */
 	/* shared memory */
 	char shm_path[512];
 	void *shm;
@@ -519,16 +531,85 @@ static void json_channel(struct agent *ag, struct json_writer *w)
 			    (uint64_t)__atomic_load_n(&ag->worker_rc, __ATOMIC_ACQUIRE));
 }
 
-/* __com.vnoise_start: (re)start measuring and publishing. */
+/* __com.vnoise_start arguments: each a measure option, its value a string ("1ms", "0-1") or an integer. */
+static const char *const start_keys[] = { "cpus",     "period", "runtime",	"threshold",
+					  "priority", "helper", "no-hypercall", NULL };
+
+/*
+ * The measure parameters of a __com.vnoise_start with arguments: argv "measure --KEY VALUE..." through
+ * params_parse, so the agent accepts exactly what `vnoise-guest measure` does. 0 or -EINVAL with err set.
+ */
+static int start_params(struct agent *ag, const struct qga_value *args, struct measure_params *mp,
+			char *err)
+{
+	char vals[8][64], opts[8][32], perr[256];
+	char *argv[2 * 8 + 2];
+	const struct qga_value *v;
+	int argc = 0, i;
+
+	if (qga_args_only(args, start_keys, err, QGA_DESC_MAX))
+		return -EINVAL;
+	argv[argc++] = "measure";
+	for (i = 0; start_keys[i]; i++) {
+		v = qga_obj_get(args, start_keys[i]);
+		if (!v)
+			continue;
+		snprintf(opts[i], sizeof(opts[i]), "--%s", start_keys[i]);
+		argv[argc++] = opts[i];
+		if (!strcmp(start_keys[i], "no-hypercall")) {
+			if (v->kind != QGA_BOOL) {
+				snprintf(
+				    err, QGA_DESC_MAX,
+				    "Invalid parameter type for 'no-hypercall', expected: boolean");
+				return -EINVAL;
+			}
+			if (!v->b)
+				argc--;
+			continue;
+		}
+		if (v->kind == QGA_STR && v->len < sizeof(vals[i]))
+			snprintf(vals[i], sizeof(vals[i]), "%s", v->str);
+		else if (v->kind == QGA_INT && !v->neg)
+			snprintf(vals[i], sizeof(vals[i]), "%" PRIu64, v->mag);
+		else {
+			snprintf(err, QGA_DESC_MAX,
+				 "Invalid parameter type for '%s', expected: string",
+				 start_keys[i]);
+			return -EINVAL;
+		}
+		argv[argc++] = vals[i];
+	}
+	argv[argc] = NULL;
+	if (params_parse(argc, argv, mp, perr, sizeof(perr))) {
+		snprintf(err, QGA_DESC_MAX, "%s", perr);
+		return -EINVAL;
+	}
+	mp->quiet = 1;
+	mp->verbose = ag->mp.verbose;
+	mp->sink = &ag->sink;
+	return 0;
+}
+
+/*
+ * __com.vnoise_start: (re)start measuring and publishing. With arguments (measure options) a running
+ * measurement is stopped and started again with them; without, the last parameters are used.
+ */
 static int cmd_start(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
 {
 	struct agent *ag = ctx;
+	struct measure_params mp;
 	int rc;
 
-	(void)args;
 	if (!ag->w) {
 		snprintf(err, QGA_DESC_MAX, "no shared-memory channel in this guest");
 		return -ENODEV;
+	}
+	if (args && args->len) {
+		rc = start_params(ag, args, &mp, err);
+		if (rc)
+			return rc;
+		worker_stop(ag);
+		ag->mp = mp;
 	}
 	rc = worker_start(ag);
 	if (rc)
@@ -624,22 +705,56 @@ static int cmd_status(void *ctx, const struct qga_value *args, struct json_write
 	return 0;
 }
 
-static int port_open(struct agent *ag, struct port *p)
+/* The port's QGA dispatcher, made once (it outlives closes and reopens of the port). */
+static int port_agent(struct agent *ag, struct port *p)
 {
 	const struct qga_command cmds[] = { { "__com.vnoise_status", cmd_status, ag },
 					    { "__com.vnoise_start", cmd_start, ag },
 					    { "__com.vnoise_stop", cmd_stop, ag } };
 
+	if (p->qa)
+		return 0;
+	p->qa = qga_agent_new(version_string());
+	if (!p->qa)
+		return -ENOMEM;
+	if (qga_agent_register(p->qa, cmds, sizeof(cmds) / sizeof(cmds[0]))) {
+		qga_agent_free(p->qa);
+		p->qa = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Open a port: 0, -ENOENT (no such port now), -EBUSY (another process holds it), other -errno. */
+static int port_open(struct agent *ag, struct port *p)
+{
+	int rc = port_agent(ag, p);
+
 	p->fd = -1;
+	if (rc)
+		return rc;
 	if (guestdev_find_port(NULL, NULL, p->name, p->path, sizeof(p->path)))
 		return -ENOENT;
 	p->fd = open(p->path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (p->fd < 0)
 		return -errno;
-	p->qa = qga_agent_new(version_string());
-	if (!p->qa || qga_agent_register(p->qa, cmds, sizeof(cmds) / sizeof(cmds[0])))
-		return -ENOMEM;
+	p->hup = false;
+	qga_agent_reset(p->qa);
 	return 0;
+}
+
+/* A port failed or went away: close it; the retry tick opens it again when it is back. */
+static void port_close(struct port *p, const char *why)
+{
+	if (p->fd < 0)
+		return;
+	log_warn("agent: %s (%s) %s: closed, looking for it again every %llu s", p->name, p->path,
+		 why, (unsigned long long)(PORT_RETRY_NS / 1000000000ULL));
+	close(p->fd);
+	p->fd = -1;
+	p->hup = false;
+	p->lost = true;
+	qga_agent_reset(p->qa);
 }
 
 /* Read what a port has and answer it; a hang-up (no host client) drops any half-read request. */
@@ -647,14 +762,26 @@ static void port_service(struct agent *ag, struct port *p, short revents)
 {
 	char buf[4096];
 	ssize_t r;
+	int rc;
 
+	if (revents & POLLNVAL) {
+		port_close(p, "is no longer valid");
+		return;
+	}
 	if (revents & POLLIN) {
 		r = read(p->fd, buf, sizeof(buf));
 		if (r > 0) {
 			p->hup = false;
 			ag->requests++;
-			if (qga_agent_feed(p->qa, buf, (size_t)r, emit, p))
+			rc = qga_agent_feed(p->qa, buf, (size_t)r, emit, p);
+			if (rc == -ENODEV || rc == -EIO || rc == -EBADF)
+				port_close(p, strerror(-rc));
+			else if (rc)
 				log_debug("agent: %s: reply dropped", p->name);
+			return;
+		}
+		if (r < 0 && errno != EAGAIN && errno != EINTR) {
+			port_close(p, strerror(errno));
 			return;
 		}
 		if (r == 0) /* no host client: read returns 0 (REFERENCE.md §3) */
@@ -668,6 +795,44 @@ static void port_service(struct agent *ag, struct port *p, short revents)
 }
 
 /*
+ * Every PORT_RETRY_NS: close an open port whose sysfs name is gone or moved (hot-unplug: a hung-up port
+ * never reports it otherwise), open a wanted port that is closed (hot-plug, or back after an error). A busy
+ * port is not retried: qemu-ga holds it, and the agent never takes it from a restarting qemu-ga.
+ */
+static void ports_retry(struct agent *ag)
+{
+	char path[256];
+	int i, rc;
+
+	if (now_ns() < ag->next_retry_ns)
+		return;
+	ag->next_retry_ns = now_ns() + PORT_RETRY_NS;
+	for (i = 0; i < 2; i++) {
+		struct port *p = &ag->ports[i];
+
+		if (!p->wanted)
+			continue;
+		if (p->fd >= 0) {
+			if (guestdev_find_port(NULL, NULL, p->name, path, sizeof(path)) ||
+			    strcmp(path, p->path))
+				port_close(p, "went away");
+			continue;
+		}
+		rc = port_open(ag, p);
+		if (rc == 0) {
+			log_info("agent: serving %s on %s%s", p->name, p->path,
+				 p->lost ? " again" : "");
+			p->lost = false;
+		} else if (rc == -EBUSY && !strcmp(p->name, QGA_PORT)) {
+			log_warn("agent: %s is busy (qemu-ga holds it?): not taking it, serving "
+				 "%s only",
+				 p->name, VNOISE_PORT);
+			p->wanted = false;
+		}
+	}
+}
+
+/*
  * One round: wait up to 100 ms on the ports that have a host client; a hung-up port reports POLLHUP at once,
  * so those are only checked without waiting, once per round.
  */
@@ -677,6 +842,7 @@ static void serve_once(struct agent *ag)
 	struct port *map[2];
 	int n = 0, i;
 
+	ports_retry(ag);
 	for (i = 0; i < 2; i++) {
 		if (ag->ports[i].fd < 0 || ag->ports[i].hup)
 			continue;
@@ -753,6 +919,8 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 	for (i = 1; i < argc && !rc; i++) {
 		if (!strcmp(argv[i], "--idle")) {
 			*idle = true;
+		} else if (!strcmp(argv[i], "--qga-port")) {
+			ag->ports[1].wanted = true;
 		} else if (is_duration_opt(argv[i])) {
 			rc = parse_duration_opt(argc, argv, &i, duration_ns);
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output") ||
@@ -780,22 +948,34 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 	return rc;
 }
 
-/* Open the two ports and the shared memory, start the clock and (unless idle) measuring. An exit code. */
-static int set_up(struct agent *ag, bool idle, int *opened)
+/*
+ * Open the ports (org.vnoise.0; org.qemu.guest_agent.0 with --qga-port unless it is busy) and the shared
+ * memory, start the clock and (unless idle) measuring. An exit code.
+ */
+static int set_up(struct agent *ag, bool idle)
 {
-	int i, rc;
+	int i, rc, opened = 0;
 
 	for (i = 0; i < 2; i++) {
-		rc = port_open(ag, &ag->ports[i]);
+		struct port *p = &ag->ports[i];
+
+		if (!p->wanted)
+			continue;
+		rc = port_open(ag, p);
 		if (rc == 0) {
-			(*opened)++;
-			log_info("agent: serving %s on %s", ag->ports[i].name, ag->ports[i].path);
+			opened++;
+			log_info("agent: serving %s on %s", p->name, p->path);
+		} else if (rc == -EBUSY && i == 1) {
+			log_warn("agent: %s is busy (qemu-ga holds it?): not taking it, serving %s "
+				 "only",
+				 p->name, VNOISE_PORT);
+			p->wanted = false;
 		} else if (rc != -ENOENT) {
-			log_err("agent: cannot open %s (%s): %s", ag->ports[i].name,
-				ag->ports[i].path, strerror(-rc));
+			log_err("agent: cannot open %s (%s): %s", p->name, p->path, strerror(-rc));
 			return EXIT_FAIL;
 		}
 	}
+	ag->next_retry_ns = now_ns() + PORT_RETRY_NS;
 	rc = shm_open_region(ag);
 	if (rc == -ENOENT) {
 		log_warn("agent: no ivshmem-plain device (PCI 1af4:1110): serving the ports only");
@@ -814,8 +994,9 @@ static int set_up(struct agent *ag, bool idle, int *opened)
 			return EXIT_FAIL;
 		}
 	}
-	if (!*opened && !ag->w) {
-		log_err("agent: no virtio-serial port org.qemu.guest_agent.0 or org.vnoise.0 here");
+	if (!opened && !ag->w) {
+		log_err("agent: no virtio-serial port %s%s and no ivshmem device here", VNOISE_PORT,
+			ag->ports[1].wanted ? " or " QGA_PORT : "");
 		return EXIT_CANNOT;
 	}
 	return EXIT_OK;
@@ -852,14 +1033,14 @@ int agent_main(int argc, char **argv)
 	struct agent *ag = calloc(1, sizeof(*ag));
 	uint64_t duration_ns = 0, end_ns = 0;
 	bool idle = false;
-	int opened = 0, ret, rc;
+	int ret, rc;
 
 	if (!ag) {
 		log_err("out of memory");
 		return EXIT_FAIL;
 	}
-	ag->ports[0] = (struct port){ .name = "org.qemu.guest_agent.0", .fd = -1 };
-	ag->ports[1] = (struct port){ .name = "org.vnoise.0", .fd = -1 };
+	ag->ports[0] = (struct port){ .name = VNOISE_PORT, .fd = -1, .wanted = true };
+	ag->ports[1] = (struct port){ .name = QGA_PORT, .fd = -1 };
 	if (argc == 2 && !strcmp(argv[1], "--probe")) {
 		free(ag);
 		return probe();
@@ -892,13 +1073,9 @@ int agent_main(int argc, char **argv)
 	read_boot_id(ag->boot_id);
 	if (duration_ns)
 		end_ns = ag->start_ns + duration_ns;
-	ret = set_up(ag, idle, &opened);
-	while (!ret && !g_stop && (!end_ns || now_ns() < end_ns)) {
-		if (opened)
-			serve_once(ag);
-		else
-			usleep(100000);
-	}
+	ret = set_up(ag, idle);
+	while (!ret && !g_stop && (!end_ns || now_ns() < end_ns))
+		serve_once(ag);
 	tear_down(ag);
 	return ret;
 }

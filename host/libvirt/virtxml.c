@@ -196,3 +196,40 @@ int virtxml_taps(const char *xml, char *out, size_t cap)
 	}
 	return n;
 }
+
+/* Copy the element text [from, to) into buf (cap bytes) for a scan that must not leave it. 0 or -ENOSPC. */
+static int copy_span(const char *from, const char *to, char *buf, size_t cap)
+{
+	if ((size_t)(to - from) >= cap)
+		return -ENOSPC;
+	memcpy(buf, from, (size_t)(to - from));
+	buf[to - from] = 0;
+	return 0;
+}
+
+int virtxml_channel_path(const char *xml, const char *target, char *path, size_t cap)
+{
+	char el[4096], src[sizeof(el)], v[256];
+	const char *p = xml, *end;
+
+	while ((p = find_elem(p, "channel"))) {
+		end = strstr(p, "</channel>");
+		if (!end)
+			return -ENOENT;
+		/* el: "<channel ...>...</channel>" of this element only; an oversize one is skipped */
+		if (copy_span(p - 8, end + 10, el, sizeof(el)) == 0 &&
+		    virtxml_attr(el, "channel", "type", v, sizeof(v)) && !strcmp(v, "unix") &&
+		    virtxml_attr(el, "target", "name", v, sizeof(v)) && !strcmp(v, target) &&
+		    virtxml_attr(el, "target", "type", v, sizeof(v)) && !strcmp(v, "virtio")) {
+			/* the value is shorter than its element: a buffer of el's size holds it */
+			if (!virtxml_attr(el, "source", "path", src, sizeof(src)))
+				return -ENOENT;
+			if (strlen(src) >= cap)
+				return -ENOSPC;
+			memcpy(path, src, strlen(src) + 1);
+			return 0;
+		}
+		p = end + 10;
+	}
+	return -ENOENT;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * virtxml: the few facts vnoise-host needs from a libvirt domain's live XML (domain type, ivshmem device,
- * tap devices). Small, bounded scanners over libvirt's own well-formed output — not a general XML parser;
+ * tap devices, a channel's host socket). Small, bounded scanners over libvirt's own well-formed output — not a general XML parser;
  * they never read past the terminating NUL. Pure functions, no allocation.
  */
 #ifndef VNOISE_HOST_LIBVIRT_VIRTXML_H
@@ -33,5 +33,13 @@ int virtxml_shmem(const char *xml, char *name, size_t cap, uint64_t *size_bytes)
  * list into out. Returns the number found (0 if none) or -ENOSPC if out is too small.
  */
 int virtxml_taps(const char *xml, char *out, size_t cap);
+
+/*
+ * The host socket of the virtio-serial channel whose target name is target (e.g. "org.vnoise.0"): the path
+ * of <source mode='bind' path='...'/> in the first <channel type='unix'> ... </channel> with
+ * <target type='virtio' name='TARGET'/>. Returns 0, -ENOENT (no such unix channel, or it has no source
+ * path), -ENOSPC (the path does not fit in cap).
+ */
+int virtxml_channel_path(const char *xml, const char *target, char *path, size_t cap);
 
 #endif

@@ -21,6 +21,7 @@ enum {
 			     read was reported */
 	EXIT_UNREACHABLE = 6, /* libvirt unreachable at the URI */
 	EXIT_NODOMAIN = 7, /* a --domain that libvirt does not know */
+	EXIT_CONFLICT = 8, /* enable: a device of vnoise's name that it did not add */
 };
 
 #endif

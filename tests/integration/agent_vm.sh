@@ -1,19 +1,127 @@
 #!/bin/bash
-# vnoise-guest agent in a real TCG guest, spoken to by libvirt (issue 4 deliverable 2, the QGA part):
-# `virsh qemu-agent-command` works (libvirt first sends a plain guest-sync), guest-info lists vnoise's
-# downstream command, unknown commands and guest-shutdown get CommandNotFound, and the agent survives the host
-# side going away (libvirtd restarted) and coming back.
+# vnoise-guest agent in a real TCG guest.
+# Part 1, beside qemu-ga: the agent serves its own port org.vnoise.0 and leaves org.qemu.guest_agent.0 alone
+# (a process holding it: one "busy" warning with --qga-port, the agent goes on; without --qga-port the QGA port
+# stays free, so libvirt's agent API finds no agent); `vnoise-host agent -D DOM status|start|stop` talks to it
+# through the org.vnoise.0 host socket; an agent killed and restarted, and its port hot-unplugged and plugged
+# back, are survived; a domain without the channel and an unknown domain give one line and their exit codes.
+# Part 2, libvirt's agent path (agent --qga-port): `virsh qemu-agent-command` works (libvirt first sends a
+# plain guest-sync), guest-info lists vnoise's downstream command, unknown commands and guest-shutdown get
+# CommandNotFound, and the agent survives the host side going away (libvirtd restarted) and coming back.
 . "$(dirname "$0")/lib.bash"
 . "$ROOT/tests/vm/vm.bash"
 require_root
 require_tools virsh
+HOST=$BUILD/vnoise-host
+[ -x "$HOST" ] || fail "$HOST not built"
 
 vm_setup || fail "vm_setup"
 vm_start || fail "vm_start"
 vm_wait_ready 90 || fail "guest not ready"
-vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot start the agent"
 agent() { virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" "$1" 2>&1; }
+hagent() { "$HOST" agent -D "$VM_NAME" --connect qemu:///system "$@"; }
+# wait_status: until `vnoise-host agent status --json` answers (10 s); its output in $out
+wait_status() {
+	local _
+	for _ in $(seq 50); do
+		out=$(hagent --timeout 2s status --json 2>&1) && return 0
+		sleep 0.2
+	done
+	return 1
+}
+guest_agent_pid() { vm_exec 'pidof vnoise-guest' | tr -d '\r\n'; }
 
+# ---- part 1: beside another holder of org.qemu.guest_agent.0 ----
+qport=$(vm_exec '/bin/vnoise-guest agent --probe' | sed -n 's/^port org.qemu.guest_agent.0: //p' | tr -d '\r')
+[ -n "$qport" ] && [ "$qport" != absent ] || fail "no org.qemu.guest_agent.0 port in the guest"
+vm_exec "sh -c 'exec 3<>$qport; exec sleep 600' >/dev/null 2>&1 &" || fail "cannot hold $qport"
+sleep 0.5
+vm_exec '/bin/vnoise-guest agent --cpus 0 --idle --qga-port >/tmp/agent.log 2>&1 &' ||
+	fail "cannot start the agent"
+wait_status || fail "vnoise-host agent status with the QGA port held by another process: $out"
+log=$(vm_exec 'cat /tmp/agent.log')
+[ "$(grep -c 'org.qemu.guest_agent.0 is busy' <<<"$log")" = 1 ] ||
+	fail "no single 'busy' warning for the held QGA port: $log"
+jq -e '(.ports | map(select(.open) | .name)) == ["org.vnoise.0"]' <<<"$out" >/dev/null ||
+	fail "ports with the QGA port held: $out"
+ok "QGA port held by another process: the agent says '$(grep busy <<<"$log" | head -1)' and serves org.vnoise.0"
+vm_exec 'kill $(pidof vnoise-guest) $(pidof sleep); sleep 1' >/dev/null
+
+# without --qga-port the QGA port stays free: libvirt finds no agent there
+vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot start the agent"
+wait_status || fail "vnoise-host agent status: $out"
+jq -e '.state == "init" and .epoch > 0 and .rings == 2 and .ivshmem_bytes == 4194304 and
+	(.ports | map(select(.open) | .name)) == ["org.vnoise.0"]' <<<"$out" >/dev/null ||
+	fail "vnoise-host agent status --json: $out"
+ok "vnoise-host agent status --json: $(jq -c '{version, state, epoch, rings}' <<<"$out")"
+out=$(agent '{"execute":"guest-ping"}') && fail "guest-ping answered without --qga-port: $out"
+grep -qi 'not responding\|not connected' <<<"$out" || fail "guest-ping without an agent on the QGA port: $out"
+ok "org.qemu.guest_agent.0 left free: guest-ping says '$out'"
+out=$(hagent status) || fail "vnoise-host agent status: $out"
+grep -q '^state: init$' <<<"$out" && grep -q '^version: ' <<<"$out" || fail "status as text: $out"
+ok "status as text: $(tr '\n' ';' <<<"$out" | cut -c1-120)"
+out=$(hagent start -c 0 -p 100ms -r 60ms) || fail "vnoise-host agent start: $out"
+grep -q '^state: running$' <<<"$out" || fail "vnoise-host agent start: $out"
+sleep 2
+wait_status && jq -e '.state == "running" and .published > 0' <<<"$out" >/dev/null ||
+	fail "nothing published after vnoise-host agent start: $out"
+pub=$(jq .published <<<"$out")
+out=$(hagent stop) || fail "vnoise-host agent stop: $out"
+grep -q '^state: paused$' <<<"$out" || fail "vnoise-host agent stop: $out"
+out=$(hagent start) && grep -q '^state: running$' <<<"$out" || fail "start again: $out"
+out=$(hagent stop) && grep -q '^state: paused$' <<<"$out" || fail "stop again: $out"
+ok "vnoise-host agent start -c 0 -p 100ms -r 60ms / stop / start / stop ($pub records published)"
+expect_err 1 "invalid --helper" hagent start --helper nope
+# a stopped agent: one line, exit 1, after --timeout
+vm_exec 'kill -STOP $(pidof vnoise-guest)' >/dev/null
+expect_err 1 "not answering on org.vnoise.0 .* within 1 s" hagent --timeout 1s status -j
+vm_exec 'kill -CONT $(pidof vnoise-guest)' >/dev/null
+wait_status || fail "status after SIGCONT: $out"
+
+# killed and restarted: the host side gets "not answering", then the new agent
+vm_exec 'kill -9 $(pidof vnoise-guest); sleep 0.5' >/dev/null
+expect_err 1 "not answering" hagent --timeout 1s status
+vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot restart the agent"
+wait_status || fail "status after the agent was killed and restarted: $out"
+ok "agent killed (-9) and restarted: vnoise-host agent status answers again"
+
+# org.vnoise.0 hot-unplugged and plugged back: the agent closes it, stays up, and serves it again
+cat >"$TMP/chan.xml" <<XML
+<channel type='unix'>
+  <source mode='bind' path='$(_vm_xml_escape "$VM_VNOISE_SOCK")'/>
+  <target type='virtio' name='org.vnoise.0'/>
+</channel>
+XML
+pid=$(guest_agent_pid)
+virsh -q -c qemu:///system detach-device "$VM_NAME" "$TMP/chan.xml" --live >"$TMP/virsh.out" 2>&1 ||
+	fail "detach-device org.vnoise.0: $(cat "$TMP/virsh.out")"
+sleep 3
+expect_err 4 "has no org.vnoise.0 channel (vnoise-host enable -D $VM_NAME)" hagent status
+virsh -q -c qemu:///system attach-device "$VM_NAME" "$TMP/chan.xml" --live >"$TMP/virsh.out" 2>&1 ||
+	fail "attach-device org.vnoise.0: $(cat "$TMP/virsh.out")"
+wait_status || fail "status after org.vnoise.0 came back: $out $(vm_exec 'cat /tmp/agent.log')"
+[ "$(guest_agent_pid)" = "$pid" ] || fail "the agent did not survive the hot-unplug: $(vm_exec 'cat /tmp/agent.log')"
+log=$(vm_exec 'cat /tmp/agent.log')
+grep -q 'org.vnoise.0 .* went away\|org.vnoise.0 .*: closed' <<<"$log" && grep -q 'serving org.vnoise.0 on .* again' <<<"$log" ||
+	fail "the agent's log of the hot-unplug: $log"
+ok "org.vnoise.0 hot-unplugged and plugged back: the same agent serves it again"
+
+# bad input: an unknown domain, a domain without the channel
+expect_err 7 "not found" "$HOST" agent -D "no-such-domain-$$" --connect qemu:///system status
+nochan=vnoise-nochan-$$
+cat >"$TMP/nochan.xml" <<XML
+<domain type='qemu'><name>$nochan</name><memory unit='MiB'>64</memory>
+<os><type arch='x86_64'>hvm</type></os></domain>
+XML
+virsh -q -c qemu:///system define "$TMP/nochan.xml" >/dev/null || fail "cannot define $nochan"
+expect_err 4 "domain $nochan has no org.vnoise.0 channel (vnoise-host enable -D $nochan)" \
+	"$HOST" agent -D "$nochan" --connect qemu:///system status
+virsh -q -c qemu:///system undefine "$nochan" >/dev/null
+
+# ---- part 2: libvirt's agent path, the agent on org.qemu.guest_agent.0 with --qga-port ----
+vm_exec 'kill $(pidof vnoise-guest); sleep 1' >/dev/null
+vm_exec '/bin/vnoise-guest agent --cpus 0 --idle --qga-port >/tmp/agent.log 2>&1 &' ||
+	fail "cannot start the agent"
 out=
 for _ in $(seq 50); do
 	out=$(agent '{"execute":"guest-ping"}') && break

@@ -324,16 +324,28 @@ vm_wait_ready() {
 	done
 }
 
+# _vm_host_bin: the vnoise-host of the test's build (lib.bash's BUILD, relative to the tree), else build/.
+_vm_host_bin() {
+	local b=${BUILD:-build}
+	[[ $b == /* ]] || b=$VM_ROOT/$b
+	printf '%s/vnoise-host' "$b"
+}
+
 # vm_agent_running [TIMEOUT_S]: wait until the guest's `vnoise-guest agent` measures and has published (its
-# __com.vnoise_status through libvirt's agent channel says running, published > 0). Start loads after it:
-# the agent attaches its eBPF programs at start (live kernel text patching, see guest/bpf/ktrace.c).
+# status through vnoise's own channel org.vnoise.0, `vnoise-host agent -D $VM_NAME status --json`, says
+# running, published > 0; the QGA port org.qemu.guest_agent.0 is not needed: qemu-ga may hold it). Start loads
+# after it: the agent attaches its eBPF programs at start (live kernel text patching, see guest/bpf/ktrace.c).
 vm_agent_running() {
-	local timeout=${1:-60} out deadline
+	local timeout=${1:-60} out deadline host
+	host=$(_vm_host_bin)
+	[ -x "$host" ] || {
+		_vm_log "$host not built"
+		return 1
+	}
 	deadline=$(($(date +%s) + timeout))
 	while [ "$(date +%s)" -lt "$deadline" ]; do
-		out=$(virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" \
-			'{"execute":"__com.vnoise_status"}' 2>/dev/null) &&
-			jq -e '.return.state == "running" and .return.published > 0' <<<"$out" >/dev/null &&
+		out=$("$host" agent -D "$VM_NAME" --connect "$VM_URI" --timeout 5s status --json 2>&1) &&
+			jq -e '.state == "running" and .published > 0' <<<"$out" >/dev/null 2>&1 &&
 			return 0
 		sleep 0.3
 	done

@@ -677,6 +677,100 @@ START_TEST(test_truncated_every_prefix)
 }
 END_TEST
 
+/* ---- virtxml_channel_path ---- */
+
+/* libvirt's live form: two unix channels, the agent's first; a spice channel without a path. */
+static const char chan_xml[] =
+    "<domain type='qemu'><devices>\n"
+    "    <channel type='spicevmc'>\n"
+    "      <target type='virtio' name='org.vnoise.0' state='disconnected'/>\n"
+    "    </channel>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind' path='/run/libvirt/qemu/channel/3-d/org.qemu.guest_agent.0'/>\n"
+    "      <target type='virtio' name='org.qemu.guest_agent.0' state='connected'/>\n"
+    "      <alias name='channel0'/>\n"
+    "    </channel>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind' path='/tmp/a&amp;b/vnoise.sock'/>\n"
+    "      <target type='virtio' name='org.vnoise.0' state='disconnected'/>\n"
+    "      <alias name='channel1'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
+    "    </channel>\n"
+    "</devices></domain>\n";
+
+START_TEST(test_channel_path_found)
+{
+	char path[128];
+
+	ck_assert_int_eq(virtxml_channel_path(chan_xml, "org.vnoise.0", path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/tmp/a&b/vnoise.sock");
+	ck_assert_int_eq(
+	    virtxml_channel_path(chan_xml, "org.qemu.guest_agent.0", path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/run/libvirt/qemu/channel/3-d/org.qemu.guest_agent.0");
+	/* the shared live XML of this suite has the agent channel only */
+	ck_assert_int_eq(virtxml_channel_path(live_xml, "org.vnoise.0", path, sizeof(path)),
+			 -ENOENT);
+}
+END_TEST
+
+START_TEST(test_channel_path_absent_or_bad)
+{
+	char path[128], small[8];
+
+	ck_assert_int_eq(virtxml_channel_path(chan_xml, "org.vnoise", path, sizeof(path)), -ENOENT);
+	ck_assert_int_eq(virtxml_channel_path("<domain/>", "org.vnoise.0", path, sizeof(path)),
+			 -ENOENT);
+	ck_assert_int_eq(virtxml_channel_path(chan_xml, "org.vnoise.0", small, sizeof(small)),
+			 -ENOSPC);
+	/* no source path; a target of another type; an unterminated channel */
+	ck_assert_int_eq(
+	    virtxml_channel_path("<channel type='unix'><source mode='bind'/>"
+				 "<target type='virtio' name='org.vnoise.0'/></channel>",
+				 "org.vnoise.0", path, sizeof(path)),
+	    -ENOENT);
+	ck_assert_int_eq(
+	    virtxml_channel_path("<channel type='unix'><source path='/x'/>"
+				 "<target type='guestfwd' name='org.vnoise.0'/></channel>",
+				 "org.vnoise.0", path, sizeof(path)),
+	    -ENOENT);
+	ck_assert_int_eq(virtxml_channel_path("<channel type='unix'><source path='/x'/>"
+					      "<target type='virtio' name='org.vnoise.0'/>",
+					      "org.vnoise.0", path, sizeof(path)),
+			 -ENOENT);
+	/* the source of the NEXT channel is not this one's */
+	ck_assert_int_eq(
+	    virtxml_channel_path("<channel type='unix'>"
+				 "<target type='virtio' name='org.vnoise.0'/></channel>"
+				 "<channel type='unix'><source path='/other'/>"
+				 "<target type='virtio' name='x.y'/></channel>",
+				 "org.vnoise.0", path, sizeof(path)),
+	    -ENOENT);
+}
+END_TEST
+
+/* Every prefix of the XML: never reads past the NUL, finds the path only once the channel is complete. */
+START_TEST(test_channel_path_prefixes)
+{
+	size_t n = strlen(chan_xml), i;
+	char *buf = malloc(n + 1), path[128];
+	const char *end = strstr(chan_xml, "channel1");
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i <= n; i++) {
+		int rc;
+
+		memcpy(buf, chan_xml, i);
+		buf[i] = 0;
+		rc = virtxml_channel_path(buf, "org.vnoise.0", path, sizeof(path));
+		ck_assert_int_eq(rc, (size_t)(end - chan_xml) < i &&
+					     strstr(buf + (end - chan_xml), "</channel>")
+					 ? 0
+					 : -ENOENT);
+	}
+	free(buf);
+}
+END_TEST
+
 static Suite *virtxml_suite(void)
 {
 	Suite *s = suite_create("virtxml");
@@ -708,6 +802,12 @@ static Suite *virtxml_suite(void)
 	tcase_add_test(tc, test_taps_none);
 	tcase_add_test(tc, test_taps_without_target);
 	tcase_add_test(tc, test_taps_nospace);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("channel");
+	tcase_add_test(tc, test_channel_path_found);
+	tcase_add_test(tc, test_channel_path_absent_or_bad);
+	tcase_add_test(tc, test_channel_path_prefixes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("truncated");

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qga: the QEMU guest agent (QGA) wire protocol, transport-agnostic: bytes in, bytes out, no I/O. Used by
- * vnoise-guest's agent (answers libvirt on org.qemu.guest_agent.0 and vnoise-host on its own channel) and
- * by vnoise-host, which treats every byte the agent sends as hostile. Four parts:
+ * vnoise-guest's agent (answers vnoise-host on its own channel org.vnoise.0, and libvirt on
+ * org.qemu.guest_agent.0 with --qga-port) and by `vnoise-host agent` (host/agent/agentcmd), which treats
+ * every byte the agent sends as hostile. Four parts:
  *
  *  - framer (qga_framer_*): splits a byte stream (partial and coalesced reads) into top-level JSON texts
  *    by brace/bracket depth, aware of strings and escapes. Whitespace between texts is ignored, other bytes
@@ -23,8 +24,8 @@
  *
  * Thread safety: none of these objects is shared; one framer / doc / agent per thread.
  */
-#ifndef VNOISE_GUEST_AGENT_QGA_H
-#define VNOISE_GUEST_AGENT_QGA_H
+#ifndef VNOISE_FORMAT_QGA_H
+#define VNOISE_FORMAT_QGA_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent/qga.h"
+#include "format/qga.h"
 
 /* ---- helpers ---- */
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent/qga.h"
+#include "format/qga.h"
 
 _Static_assert(QGA_MAX_DEPTH + 2 <= JSON_MAX_DEPTH, "echoed values must fit the writer's nesting");
 

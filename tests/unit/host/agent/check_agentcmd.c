@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check_agentcmd: the client of `vnoise-host agent` against a fake guest agent on a socketpair — the real
+ * QGA dispatcher (shared/format/qga) in a thread with vnoise's three commands, and scripted hostile peers:
+ * stale replies before the sync, garbage, silence, a peer that hangs up.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "agent/agentcmd.h"
+#include "util/monotime.h"
+
+struct fake {
+	int fd;
+	pthread_t t;
+	struct qga_agent *qa;
+	const char *preamble; /* written before serving (stale replies, garbage) */
+	char last_args[512]; /* arguments of the last __com.vnoise_start */
+};
+
+static int fake_emit(void *ctx, const char *reply, size_t len)
+{
+	struct fake *f = ctx;
+
+	return write(f->fd, reply, len) == (ssize_t)len ? 0 : -EIO;
+}
+
+static int h_status(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+{
+	(void)ctx;
+	(void)args;
+	(void)err;
+	json_obj_begin(w);
+	json_kv_str(w, "state", "running");
+	json_kv_u64(w, "published", 42);
+	json_obj_end(w);
+	return 0;
+}
+
+static int h_start(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+{
+	struct fake *f = ctx;
+	FILE *m = fmemopen(f->last_args, sizeof(f->last_args) - 1, "w");
+	struct json_writer jw;
+
+	(void)err;
+	if (m) {
+		json_init(&jw, m, 0);
+		if (args)
+			qga_write_value(&jw, args);
+		else
+			json_null(&jw);
+		fclose(m);
+	}
+	json_obj_begin(w);
+	json_kv_str(w, "state", "running");
+	json_obj_end(w);
+	return 0;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	char buf[4096];
+	ssize_t n;
+
+	if (f->preamble)
+		(void)!write(f->fd, f->preamble, strlen(f->preamble));
+	while ((n = read(f->fd, buf, sizeof(buf))) > 0)
+		if (f->qa && qga_agent_feed(f->qa, buf, (size_t)n, fake_emit, f))
+			break;
+	return NULL;
+}
+
+/* A fake agent on sv[1]; the client end is returned. qa: serve the protocol (else stay silent). */
+static int fake_start(struct fake *f, bool serve, const char *preamble)
+{
+	const struct qga_command cmds[] = { { "__com.vnoise_status", h_status, f },
+					    { "__com.vnoise_start", h_start, f } };
+	int sv[2];
+
+	memset(f, 0, sizeof(*f));
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f->fd = sv[1];
+	f->preamble = preamble;
+	if (serve) {
+		f->qa = qga_agent_new("test");
+		ck_assert_ptr_nonnull(f->qa);
+		ck_assert_int_eq(qga_agent_register(f->qa, cmds, 2), 0);
+	}
+	ck_assert_int_eq(pthread_create(&f->t, NULL, fake_main, f), 0);
+	return sv[0];
+}
+
+static void fake_stop(struct fake *f, int cfd)
+{
+	shutdown(cfd, SHUT_RDWR);
+	close(cfd);
+	pthread_join(f->t, NULL);
+	close(f->fd);
+	qga_agent_free(f->qa);
+}
+
+START_TEST(test_status_roundtrip)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 2000000000ULL);
+	struct qga_reply r;
+	uint64_t pub = 0;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
+	ck_assert(!r.is_error);
+	ck_assert_str_eq(qga_get_str(qga_obj_get(r.ret, "state")), "running");
+	ck_assert_int_eq(qga_get_u64(qga_obj_get(r.ret, "published"), &pub), 0);
+	ck_assert_uint_eq(pub, 42);
+	/* a second command on the same connection */
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
+	ck_assert(!r.is_error);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+START_TEST(test_start_args_pass_through)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 2000000000ULL);
+	struct qga_reply r;
+
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	ck_assert_int_eq(
+	    agentcmd_exec(c, "__com.vnoise_start", "{\"cpus\":\"0\",\"period\":\"1000000ns\"}", &r),
+	    0);
+	ck_assert(!r.is_error);
+	ck_assert_str_eq(f.last_args, "{\"cpus\":\"0\",\"period\":\"1000000ns\"}");
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+START_TEST(test_error_reply)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 2000000000ULL);
+	struct qga_reply r;
+
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_stop", NULL, &r), 0);
+	ck_assert(r.is_error);
+	ck_assert_str_eq(r.err_class, "CommandNotFound");
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+/* Replies left by an earlier client, garbage and a half text come first: the sync skips them. */
+START_TEST(test_sync_skips_stale)
+{
+	struct fake f;
+	int fd = fake_start(
+	    &f, true, "{\"return\":7}\n{\"return\":{}}\ngarbage{\"error\":1}\n{\"return\":[1,");
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 2000000000ULL);
+	struct qga_reply r;
+
+	usleep(20000); /* the preamble is in the socket before the request */
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
+	ck_assert(!r.is_error);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+START_TEST(test_silent_times_out)
+{
+	struct fake f;
+	int fd = fake_start(&f, false, NULL);
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 200000000ULL);
+	uint64_t t0 = now_ns();
+
+	ck_assert_int_eq(agentcmd_sync(c), -ETIMEDOUT);
+	ck_assert_uint_ge(now_ns() - t0, 190000000ULL);
+	ck_assert_uint_lt(now_ns() - t0, 2000000000ULL);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+/* A peer that only sends hostile texts: not a timeout but a protocol error. */
+START_TEST(test_hostile_only)
+{
+	struct fake f;
+	int fd = fake_start(&f, false,
+			    "{\"return\":1,\"return\":2}\n{\"error\":{\"class\":\"X\"}}\n[1,2]\n"
+			    "{\"return\":\"\xff\xfe\"}\n");
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 300000000ULL);
+
+	ck_assert_int_eq(agentcmd_sync(c), -EPROTO);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+START_TEST(test_peer_hangs_up)
+{
+	int sv[2];
+	struct agentcmd_conn *c;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	c = agentcmd_conn_new(sv[0], 1000000000ULL);
+	ck_assert_int_eq(agentcmd_sync(c), -ECONNRESET);
+	agentcmd_conn_free(c);
+	close(sv[0]);
+}
+END_TEST
+
+static Suite *agentcmd_suite(void)
+{
+	Suite *s = suite_create("agentcmd");
+	TCase *tc = tcase_create("client");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_status_roundtrip);
+	tcase_add_test(tc, test_start_args_pass_through);
+	tcase_add_test(tc, test_error_reply);
+	tcase_add_test(tc, test_sync_skips_stale);
+	tcase_add_test(tc, test_silent_times_out);
+	tcase_add_test(tc, test_hostile_only);
+	tcase_add_test(tc, test_peer_hangs_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(agentcmd_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for host/libvirt/domsetup: the shmem name and default size, the device XML it builds
+ * (escaping, sizes), detection in libvirt 9.0 domain XML (ours, a foreign shmem of our name, a non-unix
+ * channel, the controller, other shmem and channels left alone), idempotence (the XML with our devices
+ * scans as enabled: nothing more to add), element extraction for detach, and removal giving back the
+ * original document byte for byte.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libvirt/domsetup.h"
+
+/* An inactive q35 TCG domain as `virsh dumpxml --inactive` prints it, without vnoise's devices. */
+static const char plain_xml[] =
+    "<domain type='qemu'>\n"
+    "  <name>web1</name>\n"
+    "  <memory unit='KiB'>655360</memory>\n"
+    "  <vcpu placement='static'>6</vcpu>\n"
+    "  <os>\n"
+    "    <type arch='x86_64' machine='pc-q35-7.2'>hvm</type>\n"
+    "  </os>\n"
+    "  <devices>\n"
+    "    <controller type='pci' index='0' model='pcie-root'/>\n"
+    "    <controller type='virtio-serial' index='0'>\n"
+    "      <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>\n"
+    "    </controller>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind' path='/run/x/exec.sock'/>\n"
+    "      <target type='virtio' name='org.vnoise.test.0'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='1'/>\n"
+    "    </channel>\n"
+    "    <shmem name='other'>\n"
+    "      <model type='ivshmem-plain'/>\n"
+    "      <size unit='M'>8</size>\n"
+    "    </shmem>\n"
+    "    <memballoon model='none'/>\n"
+    "  </devices>\n"
+    "</domain>\n";
+
+/* The same domain after enable (libvirt's formatting, addresses assigned). */
+static const char enabled_xml[] =
+    "<domain type='qemu'>\n"
+    "  <name>web1</name>\n"
+    "  <memory unit='KiB'>655360</memory>\n"
+    "  <vcpu placement='static'>6</vcpu>\n"
+    "  <os>\n"
+    "    <type arch='x86_64' machine='pc-q35-7.2'>hvm</type>\n"
+    "  </os>\n"
+    "  <devices>\n"
+    "    <controller type='pci' index='0' model='pcie-root'/>\n"
+    "    <controller type='virtio-serial' index='0'>\n"
+    "      <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>\n"
+    "    </controller>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind' path='/run/x/exec.sock'/>\n"
+    "      <target type='virtio' name='org.vnoise.test.0'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='1'/>\n"
+    "    </channel>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind'/>\n"
+    "      <target type='virtio' name='org.vnoise.0'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
+    "    </channel>\n"
+    "    <shmem name='other'>\n"
+    "      <model type='ivshmem-plain'/>\n"
+    "      <size unit='M'>8</size>\n"
+    "    </shmem>\n"
+    "    <shmem name='vnoise-web1'>\n"
+    "      <model type='ivshmem-plain'/>\n"
+    "      <size unit='M'>16</size>\n"
+    "      <address type='pci' domain='0x0000' bus='0x03' slot='0x01' function='0x0'/>\n"
+    "    </shmem>\n"
+    "    <memballoon model='none'/>\n"
+    "  </devices>\n"
+    "</domain>\n";
+
+START_TEST(test_name_and_size)
+{
+	char n[16];
+
+	ck_assert_int_eq(domsetup_shm_name("web1", n, sizeof(n)), 0);
+	ck_assert_str_eq(n, "vnoise-web1");
+	ck_assert_int_eq(domsetup_shm_name("a-very-long-name", n, sizeof(n)), -ENAMETOOLONG);
+	ck_assert_int_eq(domsetup_shm_name("", n, sizeof(n)), -EINVAL);
+	ck_assert_uint_eq(domsetup_size_mib(0), 4);
+	ck_assert_uint_eq(domsetup_size_mib(1), 4);
+	ck_assert_uint_eq(domsetup_size_mib(2), 4);
+	ck_assert_uint_eq(domsetup_size_mib(3), 8);
+	ck_assert_uint_eq(domsetup_size_mib(6), 16);
+	ck_assert_uint_eq(domsetup_size_mib(64), 128);
+	ck_assert_uint_eq(domsetup_size_mib(100000), DOMSETUP_MAX_MIB);
+	ck_assert(domsetup_size_ok(1) && domsetup_size_ok(4) && domsetup_size_ok(1024));
+	ck_assert(!domsetup_size_ok(0) && !domsetup_size_ok(3) && !domsetup_size_ok(2048));
+}
+END_TEST
+
+START_TEST(test_build_xml)
+{
+	char b[DOMSETUP_XML_MAX];
+	int n = domsetup_shmem_xml("vnoise-a'b&c", 16, b, sizeof(b));
+
+	ck_assert_int_eq(n, (int)strlen(b));
+	ck_assert_str_eq(b,
+			 "<shmem name='vnoise-a&apos;b&amp;c'>\n  <model type='ivshmem-plain'/>\n"
+			 "  <size unit='M'>16</size>\n</shmem>\n");
+	ck_assert_int_eq(domsetup_shmem_xml("vnoise-web1", 4, b, 20), -ENOSPC);
+	n = domsetup_channel_xml(b, sizeof(b));
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(b, "<channel type='unix'>"));
+	ck_assert_ptr_nonnull(strstr(b, "<source mode='bind'/>"));
+	ck_assert_ptr_nonnull(strstr(b, "<target type='virtio' name='org.vnoise.0'/>"));
+	ck_assert_int_eq(domsetup_channel_xml(b, 10), -ENOSPC);
+	ck_assert_int_gt(domsetup_controller_xml(b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "<controller type='virtio-serial'/>\n");
+}
+END_TEST
+
+START_TEST(test_scan_plain)
+{
+	struct domsetup_state st;
+
+	ck_assert_int_eq(domsetup_scan(plain_xml, "vnoise-web1", &st), 0);
+	ck_assert_int_eq(st.vcpus, 6);
+	ck_assert(!st.shmem && !st.shmem_foreign && !st.channel && !st.channel_foreign);
+	ck_assert(st.controller);
+	/* another domain's name is not ours, and "other" is someone else's shmem */
+	ck_assert_int_eq(domsetup_scan(enabled_xml, "vnoise-web", &st), 0);
+	ck_assert(!st.shmem && !st.shmem_foreign);
+	ck_assert_int_eq(domsetup_scan("<notadomain/>", "x", &st), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_scan_enabled_idempotent)
+{
+	struct domsetup_state st;
+
+	ck_assert_int_eq(domsetup_scan(enabled_xml, "vnoise-web1", &st), 0);
+	ck_assert(st.shmem && st.channel && st.controller);
+	ck_assert(!st.shmem_foreign && !st.channel_foreign);
+	ck_assert_uint_eq(st.shmem_mib, 16);
+	/* enable's plan adds a device only when its flag is false: nothing here */
+}
+END_TEST
+
+START_TEST(test_scan_foreign)
+{
+	struct domsetup_state st;
+	const char *doorbell =
+	    "<domain><devices><shmem name='vnoise-d'><model type='ivshmem-doorbell'/>"
+	    "<server path='/tmp/s'/></shmem></devices></domain>";
+	const char *pty =
+	    "<domain><devices><channel type='pty'><target type='virtio' name='org.vnoise.0'/>"
+	    "</channel></devices></domain>";
+	const char *bytes = "<domain><devices><shmem name='vnoise-d'><model type='ivshmem-plain'/>"
+			    "<size unit='bytes'>8388608</size></shmem></devices></domain>";
+	const char *nomodel = "<domain><devices><shmem name='vnoise-d'/></devices></domain>";
+
+	ck_assert_int_eq(domsetup_scan(doorbell, "vnoise-d", &st), 0);
+	ck_assert(!st.shmem && st.shmem_foreign && !st.controller && st.vcpus == 0);
+	ck_assert_int_eq(domsetup_scan(pty, "vnoise-d", &st), 0);
+	ck_assert(!st.channel && st.channel_foreign);
+	ck_assert_int_eq(domsetup_scan(bytes, "vnoise-d", &st), 0);
+	ck_assert(st.shmem && st.shmem_mib == 8);
+	ck_assert_int_eq(domsetup_scan(nomodel, "vnoise-d", &st), 0);
+	ck_assert(!st.shmem && st.shmem_foreign);
+}
+END_TEST
+
+START_TEST(test_element)
+{
+	const char *at;
+	size_t len;
+	char el[512];
+
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_SHMEM, "vnoise-web1", &at, &len),
+			 0);
+	snprintf(el, sizeof(el), "%.*s", (int)len, at);
+	ck_assert(!strncmp(el, "<shmem name='vnoise-web1'>", 26));
+	ck_assert(len > 9 && !strcmp(el + len - 8, "</shmem>"));
+	ck_assert_ptr_nonnull(strstr(el, "bus='0x03'"));
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_CHANNEL_EL, NULL, &at, &len), 0);
+	snprintf(el, sizeof(el), "%.*s", (int)len, at);
+	ck_assert_ptr_nonnull(strstr(el, "name='org.vnoise.0'"));
+	ck_assert_ptr_null(strstr(el, "org.vnoise.test.0"));
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_CONTROLLER, NULL, &at, &len), 0);
+	ck_assert(!strncmp(at, "<controller type='virtio-serial'", 32));
+	ck_assert_int_eq(domsetup_element(plain_xml, DOMSETUP_SHMEM, "vnoise-web1", &at, &len),
+			 -ENOENT);
+	ck_assert_int_eq(domsetup_element(plain_xml, DOMSETUP_CHANNEL_EL, NULL, &at, &len),
+			 -ENOENT);
+}
+END_TEST
+
+START_TEST(test_remove_restores)
+{
+	char out[sizeof(enabled_xml)];
+
+	ck_assert_int_eq(domsetup_remove(enabled_xml, "vnoise-web1", out, sizeof(out)), 2);
+	ck_assert_str_eq(out, plain_xml);
+	/* removing again: nothing to remove, the document unchanged */
+	ck_assert_int_eq(domsetup_remove(plain_xml, "vnoise-web1", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, plain_xml);
+	ck_assert_int_eq(domsetup_remove(enabled_xml, "vnoise-web1", out, 100), -ENOSPC);
+}
+END_TEST
+
+/* Every prefix of the enabled document: the scanners stop at the NUL (ASan sees any read past it). */
+START_TEST(test_truncated)
+{
+	size_t n = strlen(enabled_xml);
+	struct domsetup_state st;
+	const char *at;
+	size_t len;
+
+	for (size_t i = 0; i <= n; i++) {
+		char *b = malloc(i + 1);
+
+		ck_assert_ptr_nonnull(b);
+		memcpy(b, enabled_xml, i);
+		b[i] = '\0';
+		int r = domsetup_scan(b, "vnoise-web1", &st);
+
+		ck_assert(r == 0 || r == -EINVAL);
+		r = domsetup_element(b, DOMSETUP_SHMEM, "vnoise-web1", &at, &len);
+		ck_assert(r == 0 ? at + len <= b + i : r == -ENOENT);
+		r = domsetup_element(b, DOMSETUP_CHANNEL_EL, NULL, &at, &len);
+		ck_assert(r == 0 ? at + len <= b + i : r == -ENOENT);
+		free(b);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("domsetup");
+	TCase *tc = tcase_create("build");
+	TCase *td = tcase_create("detect");
+	TCase *tr = tcase_create("remove");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_name_and_size);
+	tcase_add_test(tc, test_build_xml);
+	tcase_add_test(td, test_scan_plain);
+	tcase_add_test(td, test_scan_enabled_idempotent);
+	tcase_add_test(td, test_scan_foreign);
+	tcase_add_test(td, test_element);
+	tcase_add_test(td, test_truncated);
+	tcase_add_test(tr, test_remove_restores);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, td);
+	suite_add_tcase(s, tr);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
