@@ -302,4 +302,60 @@ format-check:
 clean:
 	rm -rf build build-san build-fuzz
 
+
+# make install / uninstall (PREFIX, DESTDIR; README "Install"). The units and the udev rule go where systemd
+# and udev read them whatever PREFIX is; the units' /usr/sbin is rewritten to $(SBINDIR). install writes a
+# manifest of the files and directories it created; uninstall removes those (directories only when empty).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+PKGLIBDIR ?= $(LIBDIR)/vnoise
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= /lib/systemd/system
+UDEVRULESDIR ?= /lib/udev/rules.d
+INSTALL_MANIFEST = $(DESTDIR)$(PKGLIBDIR)/install-manifest
+# SOURCE DIRECTORY MODE, one triple per file
+INSTALL_FILES = $(BUILD)/vnoise-guest $(SBINDIR) 755 $(BUILD)/vnoise-host $(SBINDIR) 755 \
+	$(BUILD)/vnoise-bench $(BINDIR) 755 $(PRELOAD) $(PKGLIBDIR) 644 \
+	man/vnoise-guest.8 $(MANDIR)/man8 644 man/vnoise-host.8 $(MANDIR)/man8 644 \
+	man/vnoise-bench.1 $(MANDIR)/man1 644 \
+	contrib/systemd/vnoise-host.service $(SYSTEMDUNITDIR) 644 \
+	contrib/systemd/vnoise-guest-agent.service $(SYSTEMDUNITDIR) 644 \
+	contrib/udev/60-vnoise-guest-agent.rules $(UDEVRULESDIR) 644
+# kept when they exist (the admin's options), removed by uninstall only when unchanged
+INSTALL_CONFIG = contrib/default/vnoise-host contrib/default/vnoise-guest-agent
+.PHONY: install uninstall
+install: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(BUILD)/vnoise-bench $(PRELOAD)
+	$(Q)set -e; m=$$(mktemp); \
+	mkdir -p "$(DESTDIR)/"; \
+	mkd() { p=$$1; n=""; while [ "$$p" != / ] && [ ! -d "$(DESTDIR)$$p" ]; do n="$$p $$n"; p=$$(dirname "$$p"); done; \
+		for d in $$n; do mkdir -m 755 "$(DESTDIR)$$d"; echo "d $$d" >>"$$m"; done; }; \
+	set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
+		mkd "$$2"; t="$$2/$$(basename "$$1")"; \
+		case "$$1" in *.service) sed 's|/usr/sbin/|$(SBINDIR)/|g' "$$1" >"$(DESTDIR)$$t"; \
+			chmod "$$3" "$(DESTDIR)$$t";; \
+			*) install -m "$$3" "$$1" "$(DESTDIR)$$t";; esac; \
+		echo "f $$t" >>"$$m"; printf '  %-8s %s\n' INSTALL "$(DESTDIR)$$t"; shift 3; done; \
+	mkd "$(SYSCONFDIR)/default"; for c in $(INSTALL_CONFIG); do t="$(SYSCONFDIR)/default/$$(basename $$c)"; \
+		if [ -e "$(DESTDIR)$$t" ]; then echo "  KEEP     $(DESTDIR)$$t (exists)"; continue; fi; \
+		install -m 644 "$$c" "$(DESTDIR)$$t"; echo "c $$t $$c" >>"$$m"; \
+		printf '  %-8s %s\n' INSTALL "$(DESTDIR)$$t"; done; \
+	if [ -f "$(INSTALL_MANIFEST)" ]; then grep '^d ' "$(INSTALL_MANIFEST)" >>"$$m" || true; fi; \
+	echo "f $(PKGLIBDIR)/install-manifest" >>"$$m"; sort -u "$$m" >"$(INSTALL_MANIFEST)"; rm -f "$$m"
+uninstall:
+	$(Q)set -e; m="$(INSTALL_MANIFEST)"; \
+	if [ ! -f "$$m" ]; then echo "uninstall: no $$m: nothing installed with this DESTDIR and PREFIX"; \
+		exit 0; fi; \
+	list=$$(cat "$$m"); \
+	while read -r k p src; do case "$$k" in \
+		f) rm -f "$(DESTDIR)$$p";; \
+		c) if cmp -s "$(DESTDIR)$$p" "$$src"; then rm -f "$(DESTDIR)$$p"; \
+			elif [ -e "$(DESTDIR)$$p" ]; then echo "  KEEP     $(DESTDIR)$$p (changed)"; fi;; \
+		esac; done <"$$m"; \
+	printf '%s\n' "$$list" | grep '^d ' | cut -c3- | sort -r | while read -r d; do \
+		rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done; \
+	rmdir "$(DESTDIR)$(PKGLIBDIR)" 2>/dev/null || true; echo "uninstall: done"
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -98,12 +98,18 @@ static int parse_classes(const char *s, uint32_t *mask)
 	return *mask ? 0 : -1;
 }
 
-/* The preload library beside /proc/self/exe, or $VNOISE_PRELOAD. */
+/*
+ * The preload library: $VNOISE_PRELOAD, else beside /proc/self/exe (the build tree), else in ../lib/vnoise
+ * from it (make install puts vnoise-guest in sbin/ and the library in lib/vnoise/).
+ */
 static int find_preload(char *out, size_t len)
 {
+	static const char *const where[] = { "libvnoise-preload.so",
+					     "../lib/vnoise/libvnoise-preload.so" };
 	char exe[PATH_MAX];
-	ssize_t n;
 	const char *env = getenv("VNOISE_PRELOAD");
+	ssize_t n;
+	size_t i;
 
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
@@ -113,8 +119,14 @@ static int find_preload(char *out, size_t len)
 	if (n <= 0)
 		return -1;
 	exe[n] = 0;
-	snprintf(out, len, "%s/libvnoise-preload.so", dirname(exe));
-	return access(out, R_OK);
+	dirname(exe);
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		int w = snprintf(out, len, "%s/%s", exe, where[i]);
+
+		if (w > 0 && (size_t)w < len && !access(out, R_OK))
+			return 0;
+	}
+	return -1;
 }
 
 static void reply(int fd, int status, int tgt, const struct mpi_ctx *m)
@@ -944,7 +956,8 @@ static int locate_preload(const struct mpi_params *p, char *preload, size_t len)
 			return EXIT_USAGE;
 		}
 	} else if (find_preload(preload, len)) {
-		log_err("libvnoise-preload.so not found beside vnoise-guest (give --preload PATH)");
+		log_err("libvnoise-preload.so not found beside vnoise-guest or in ../lib/vnoise "
+			"(give --preload PATH)");
 		return EXIT_CANNOT;
 	}
 	return EXIT_OK;
