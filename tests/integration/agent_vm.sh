@@ -144,8 +144,15 @@ jq -e '.return.state == "init" and .return.epoch > 0 and .return.rings == 2' <<<
 out=$(agent '{"execute":"__com.vnoise_start"}') || fail "__com.vnoise_start: $out"
 jq -e '.return.state == "running"' <<<"$out" >/dev/null || fail "__com.vnoise_start: $out"
 sleep 2
-out=$(agent '{"execute":"__com.vnoise_status"}')
-pub=$(jq '.return.published' <<<"$out")
+# Starting attaches eBPF programs, which under TCG can take longer than libvirt's agent timeout: libvirt then
+# reports the agent "not available for now" until its next guest-sync. Ask again for up to 20 s.
+pub=0
+for _ in $(seq 40); do
+	out=$(agent '{"execute":"__com.vnoise_status"}') &&
+		pub=$(jq '.return.published // 0' <<<"$out" 2>/dev/null) && [ "${pub:-0}" -gt 0 ] && break
+	pub=0
+	sleep 0.5
+done
 [ "$pub" -gt 0 ] || fail "nothing published while running: $out"
 out=$(agent '{"execute":"__com.vnoise_stop"}') || fail "__com.vnoise_stop: $out"
 jq -e '.return.state == "paused"' <<<"$out" >/dev/null || fail "__com.vnoise_stop: $out"
