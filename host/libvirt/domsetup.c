@@ -90,18 +90,11 @@ static int tag_attr(const char *tag, const char *tag_end, const char *attr, cons
 	return -ENOENT;
 }
 
-/* Attribute attr of the tag equals the (unescaped) text want, compared in escaped form. */
-static bool attr_is(const char *tag, const char *tag_end, const char *attr, const char *want)
+/* Append s to out escaped for an attribute value. Returns the new length or -ENOSPC. */
+static int put_escaped(char *out, size_t cap, size_t o, const char *s)
 {
-	const char *v;
-	size_t len;
-	char esc[512];
-	size_t o = 0;
-
-	if (tag_attr(tag, tag_end, attr, &v, &len))
-		return false;
-	for (const char *s = want; *s; s++) {
-		const char *r = NULL;
+	for (; *s; s++) {
+		const char *r;
 		char one[2] = { *s, 0 };
 
 		switch (*s) {
@@ -123,12 +116,26 @@ static bool attr_is(const char *tag, const char *tag_end, const char *attr, cons
 		default:
 			r = one;
 		}
-		if (o + strlen(r) >= sizeof(esc))
-			return false;
-		memcpy(esc + o, r, strlen(r));
+		if (o + strlen(r) >= cap)
+			return -ENOSPC;
+		memcpy(out + o, r, strlen(r) + 1);
 		o += strlen(r);
 	}
-	return len == o && !memcmp(v, esc, o);
+	return (int)o;
+}
+
+/* Attribute attr of the tag equals the (unescaped) text want, compared in escaped form. */
+static bool attr_is(const char *tag, const char *tag_end, const char *attr, const char *want)
+{
+	const char *v;
+	size_t len;
+	char esc[512];
+	int o;
+
+	if (tag_attr(tag, tag_end, attr, &v, &len))
+		return false;
+	o = put_escaped(esc, sizeof(esc), 0, want);
+	return o >= 0 && len == (size_t)o && !memcmp(v, esc, (size_t)o);
 }
 
 /* The first child element name inside [sp->tag_end, sp->end), as a span; -ENOENT if none. */
@@ -258,40 +265,6 @@ int domsetup_scan(const char *xml, const char *shm_name, struct domsetup_state *
 		if (attr_is(sp.start, sp.tag_end, "type", "virtio-serial"))
 			st->controller = true;
 	return 0;
-}
-
-/* Append s to out escaped for an attribute value. Returns the new length or -ENOSPC. */
-static int put_escaped(char *out, size_t cap, size_t o, const char *s)
-{
-	for (; *s; s++) {
-		const char *r;
-		char one[2] = { *s, 0 };
-
-		switch (*s) {
-		case '&':
-			r = "&amp;";
-			break;
-		case '<':
-			r = "&lt;";
-			break;
-		case '>':
-			r = "&gt;";
-			break;
-		case '\'':
-			r = "&apos;";
-			break;
-		case '"':
-			r = "&quot;";
-			break;
-		default:
-			r = one;
-		}
-		if (o + strlen(r) >= cap)
-			return -ENOSPC;
-		memcpy(out + o, r, strlen(r) + 1);
-		o += strlen(r);
-	}
-	return (int)o;
 }
 
 int domsetup_shmem_xml(const char *shm_name, uint32_t mib, char *out, size_t cap)

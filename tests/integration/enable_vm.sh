@@ -44,23 +44,7 @@ define_plain() {
   <name>$name</name>
   <memory unit='MiB'>640</memory>
   <vcpu placement='static'>2</vcpu>
-  <os>
-    <type arch='x86_64' machine='q35'>hvm</type>
-    <kernel>$VM_GUEST_DIR/vmlinuz</kernel>
-    <initrd>$VM_GUEST_DIR/initrd.img</initrd>
-    <cmdline>console=ttyS0 quiet panic=-1</cmdline>
-  </os>
-  <features><acpi/></features>
-  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model></cpu>
-  <clock offset='utc'/>
-  <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
-  <on_crash>destroy</on_crash>
-  <devices>
-    <serial type='file'>
-      <source path='$dir/console.log'/>
-      <target port='0'/>
-    </serial>
+$(vm_xml_boot "console=ttyS0 quiet panic=-1" "$dir/console.log")
     <channel type='unix'>
       <source mode='bind' path='$dir/exec.sock'/>
       <target type='virtio' name='org.vnoise.test.0'/>

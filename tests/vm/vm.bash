@@ -146,6 +146,30 @@ vm_setup() {
 	export VM_GUEST_DIR VM_KREL
 }
 
+# vm_xml_boot CMDLINE CONSOLE: the part of a test domain's XML from <os> to the serial console (direct
+# kernel boot of the harness's guest, TCG's qemu64 CPU, destroy on every exit), ending inside <devices>.
+vm_xml_boot() {
+	cat <<EOF
+  <os>
+    <type arch='x86_64' machine='q35'>hvm</type>
+    <kernel>$(_vm_xml_escape "$VM_GUEST_DIR/vmlinuz")</kernel>
+    <initrd>$(_vm_xml_escape "$VM_GUEST_DIR/initrd.img")</initrd>
+    <cmdline>$(_vm_xml_escape "$1")</cmdline>
+  </os>
+  <features><acpi/></features>
+  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model></cpu>
+  <clock offset='utc'/>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <serial type='file'>
+      <source path='$(_vm_xml_escape "$2")'/>
+      <target port='0'/>
+    </serial>
+EOF
+}
+
 # Writes the domain XML to stdout. Arguments: name, vcpus, mem MiB, pin spec ("vcpu:cpu ...").
 _vm_xml() {
 	local name=$1 vcpus=$2 mem=$3 pins=$4 net=$5 p cmdline
@@ -162,24 +186,8 @@ EOF
 		for p in $pins; do echo "    <vcpupin vcpu='${p%%:*}' cpuset='${p#*:}'/>"; done
 		echo "  </cputune>"
 	fi
+	vm_xml_boot "$cmdline" "$VM_CONSOLE"
 	cat <<EOF
-  <os>
-    <type arch='x86_64' machine='q35'>hvm</type>
-    <kernel>$(_vm_xml_escape "$VM_GUEST_DIR/vmlinuz")</kernel>
-    <initrd>$(_vm_xml_escape "$VM_GUEST_DIR/initrd.img")</initrd>
-    <cmdline>$(_vm_xml_escape "$cmdline")</cmdline>
-  </os>
-  <features><acpi/></features>
-  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model></cpu>
-  <clock offset='utc'/>
-  <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
-  <on_crash>destroy</on_crash>
-  <devices>
-    <serial type='file'>
-      <source path='$(_vm_xml_escape "$VM_CONSOLE")'/>
-      <target port='0'/>
-    </serial>
     <channel type='unix'>
       <source mode='bind' path='$(_vm_xml_escape "$VM_AGENT_SOCK")'/>
       <target type='virtio' name='org.qemu.guest_agent.0'/>

@@ -13,52 +13,37 @@
 #include <string.h>
 #include "libvirt/domsetup.h"
 
+/* The start of every domain below, up to and with the harness's exec channel. */
+#define DOMAIN_HEAD                                                                           \
+	"<domain type='qemu'>\n"                                                              \
+	"  <name>web1</name>\n"                                                               \
+	"  <memory unit='KiB'>655360</memory>\n"                                              \
+	"  <vcpu placement='static'>6</vcpu>\n"                                               \
+	"  <os>\n"                                                                            \
+	"    <type arch='x86_64' machine='pc-q35-7.2'>hvm</type>\n"                           \
+	"  </os>\n"                                                                           \
+	"  <devices>\n"                                                                       \
+	"    <controller type='pci' index='0' model='pcie-root'/>\n"                          \
+	"    <controller type='virtio-serial' index='0'>\n"                                   \
+	"      <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>\n" \
+	"    </controller>\n"                                                                 \
+	"    <channel type='unix'>\n"                                                         \
+	"      <source mode='bind' path='/run/x/exec.sock'/>\n"                               \
+	"      <target type='virtio' name='org.vnoise.test.0'/>\n"                            \
+	"      <address type='virtio-serial' controller='0' bus='0' port='1'/>\n"             \
+	"    </channel>\n"
+
 /* An inactive q35 TCG domain as `virsh dumpxml --inactive` prints it, without vnoise's devices. */
-static const char plain_xml[] =
-    "<domain type='qemu'>\n"
-    "  <name>web1</name>\n"
-    "  <memory unit='KiB'>655360</memory>\n"
-    "  <vcpu placement='static'>6</vcpu>\n"
-    "  <os>\n"
-    "    <type arch='x86_64' machine='pc-q35-7.2'>hvm</type>\n"
-    "  </os>\n"
-    "  <devices>\n"
-    "    <controller type='pci' index='0' model='pcie-root'/>\n"
-    "    <controller type='virtio-serial' index='0'>\n"
-    "      <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>\n"
-    "    </controller>\n"
-    "    <channel type='unix'>\n"
-    "      <source mode='bind' path='/run/x/exec.sock'/>\n"
-    "      <target type='virtio' name='org.vnoise.test.0'/>\n"
-    "      <address type='virtio-serial' controller='0' bus='0' port='1'/>\n"
-    "    </channel>\n"
-    "    <shmem name='other'>\n"
-    "      <model type='ivshmem-plain'/>\n"
-    "      <size unit='M'>8</size>\n"
-    "    </shmem>\n"
-    "    <memballoon model='none'/>\n"
-    "  </devices>\n"
-    "</domain>\n";
+static const char plain_xml[] = DOMAIN_HEAD "    <shmem name='other'>\n"
+					    "      <model type='ivshmem-plain'/>\n"
+					    "      <size unit='M'>8</size>\n"
+					    "    </shmem>\n"
+					    "    <memballoon model='none'/>\n"
+					    "  </devices>\n"
+					    "</domain>\n";
 
 /* The same domain after enable (libvirt's formatting, addresses assigned). */
-static const char enabled_xml[] =
-    "<domain type='qemu'>\n"
-    "  <name>web1</name>\n"
-    "  <memory unit='KiB'>655360</memory>\n"
-    "  <vcpu placement='static'>6</vcpu>\n"
-    "  <os>\n"
-    "    <type arch='x86_64' machine='pc-q35-7.2'>hvm</type>\n"
-    "  </os>\n"
-    "  <devices>\n"
-    "    <controller type='pci' index='0' model='pcie-root'/>\n"
-    "    <controller type='virtio-serial' index='0'>\n"
-    "      <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>\n"
-    "    </controller>\n"
-    "    <channel type='unix'>\n"
-    "      <source mode='bind' path='/run/x/exec.sock'/>\n"
-    "      <target type='virtio' name='org.vnoise.test.0'/>\n"
-    "      <address type='virtio-serial' controller='0' bus='0' port='1'/>\n"
-    "    </channel>\n"
+static const char enabled_xml[] = DOMAIN_HEAD
     "    <channel type='unix'>\n"
     "      <source mode='bind'/>\n"
     "      <target type='virtio' name='org.vnoise.0'/>\n"
