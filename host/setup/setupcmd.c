@@ -28,13 +28,18 @@
 
 enum { OPT_LIVE = CLIOPT_OWN, OPT_CONFIG, OPT_SIZE, OPT_DRY_RUN };
 
+/* The options enable and disable share, first in both tables. */
+#define SETUP_OPTS_HEAD                                                                         \
+	{ .id = CLIOPT_DOMAIN, .help = "the libvirt domain (required)" },                       \
+	    { .id = CLIOPT_CONNECT, .help = "libvirt URI (default qemu:///system)" },           \
+	    { .id = OPT_LIVE, .name = "live", .help = "change the running domain (hot-plug)" }, \
+	{                                                                                       \
+		.id = OPT_CONFIG, .name = "config",                                             \
+		.help = "change the definition (from the next start)"                           \
+	}
+
 static const struct cliopt enable_opts[] = {
-	{ .id = CLIOPT_DOMAIN, .help = "the libvirt domain (required)" },
-	{ .id = CLIOPT_CONNECT, .help = "libvirt URI (default qemu:///system)" },
-	{ .id = OPT_LIVE, .name = "live", .help = "change the running domain (hot-plug)" },
-	{ .id = OPT_CONFIG,
-	  .name = "config",
-	  .help = "change the definition (from the next start)" },
+	SETUP_OPTS_HEAD,
 	{ .id = OPT_SIZE,
 	  .name = "size",
 	  .has_arg = 1,
@@ -49,12 +54,7 @@ static const struct cliopt enable_opts[] = {
 
 /* disable: the same without --size. */
 static const struct cliopt disable_opts[] = {
-	{ .id = CLIOPT_DOMAIN, .help = "the libvirt domain (required)" },
-	{ .id = CLIOPT_CONNECT, .help = "libvirt URI (default qemu:///system)" },
-	{ .id = OPT_LIVE, .name = "live", .help = "change the running domain (hot-plug)" },
-	{ .id = OPT_CONFIG,
-	  .name = "config",
-	  .help = "change the definition (from the next start)" },
+	SETUP_OPTS_HEAD,
 	{ .id = OPT_DRY_RUN, .name = "dry-run", .help = "print the device XML, change nothing" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
