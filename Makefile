@@ -358,4 +358,34 @@ uninstall:
 		rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done; \
 	rmdir "$(DESTDIR)$(PKGLIBDIR)" 2>/dev/null || true; echo "uninstall: done"
 
+# make deb: the Debian packages (debian/: vnoise-host, vnoise-guest, vnoise-mpi) built by dpkg-buildpackage -b
+# in a copy of the tree, $(DEB_DIR)/src (a package build cleans and writes its tree; the working tree is left
+# alone). Output: $(DEB_DIR)/*.deb, .changes, .buildinfo; the log in $(DEB_DIR)/build.log, its tail on failure.
+# No tests (nocheck), no -dbgsym packages, $(DEB_JOBS) jobs. The copy holds git's tracked and untracked
+# (not ignored) files, or outside git every file but the build directories; $(DEB_DIR)/source.sha256, written
+# when the build succeeded, is the hash of those files and the git revision (make -s deb-hash prints the
+# working tree's: tests/integration/deb.sh reuses a build whose hash matches).
+DEB_DIR ?= build-deb
+DEB_JOBS ?= 2
+DEB_FILES = { git ls-files -co --exclude-standard -z 2>/dev/null || find . \( -path './build*' -o -path ./.git \) \
+	-prune -o -type f -print0; } | xargs -0 sh -c 'for f; do [ -f "$$f" ] && printf "%s\0" "$$f"; done' sh
+DEB_HASH = { echo '$(GITREV)'; $(DEB_FILES) | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-64
+.PHONY: deb deb-hash
+deb-hash:
+	$(Q)$(DEB_HASH)
+deb:
+	$(Q)v=$$(dpkg-parsechangelog -S Version) || exit 1; [ "$$v" = "$(VERSION)" ] || \
+		{ echo "deb: debian/changelog is at $$v but VERSION at $(VERSION): add an entry (dch -v $(VERSION))"; \
+		exit 1; }
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)$(DEB_FILES) | tar --null -T - -cf - | tar -xf - -C $(DEB_DIR)/src
+	$(Q)$(DEB_HASH) >$(DEB_DIR)/source.sha256.new
+	$(call msg,DPKG,$(DEB_DIR) (log: $(DEB_DIR)/build.log))
+	$(Q)cd $(DEB_DIR)/src && VNOISE_GITREV='$(GITREV)' \
+		DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=$(DEB_JOBS) $${DEB_BUILD_OPTIONS:-}" \
+		dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ echo "deb: dpkg-buildpackage failed; the end of $(DEB_DIR)/build.log:"; tail -30 ../build.log; exit 1; }
+	$(Q)rm -rf $(DEB_DIR)/src && mv $(DEB_DIR)/source.sha256.new $(DEB_DIR)/source.sha256
+	$(Q)for f in $(DEB_DIR)/*.deb; do printf '  %-8s %s\n' DEB "$$f"; done
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

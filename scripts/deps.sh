@@ -6,7 +6,8 @@ PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
       libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
       busybox-static cpio libopenmpi-dev openmpi-bin
       libmicrohttpd-dev libpcap-dev prometheus tshark curl iproute2
-      systemd man-db groff-base"
+      systemd man-db groff-base
+      build-essential dpkg-dev debhelper fakeroot lintian"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -109,12 +109,19 @@ static int online_cpus(int *last)
 	return n;
 }
 
-/* Paths of this binary and of vnoise-guest ($VNOISE_GUEST, else beside this binary). 0 or -ENOENT. */
+/*
+ * Paths of this binary and of vnoise-guest: $VNOISE_GUEST, else beside this binary (the build tree), else in
+ * ../sbin from it (make install and the packages put vnoise-bench in bin/ and vnoise-guest in sbin/).
+ * 0 or -ENOENT.
+ */
 static int find_tools(struct sweep *s)
 {
+	static const char *const where[] = { "vnoise-guest", "../sbin/vnoise-guest" };
 	const char *env = getenv("VNOISE_GUEST");
 	ssize_t n = readlink("/proc/self/exe", s->self, sizeof(s->self) - 1);
 	char *slash;
+	size_t i;
+	int dir;
 
 	if (n <= 0) {
 		log_err("cannot read /proc/self/exe: %s", strerror(errno));
@@ -123,22 +130,22 @@ static int find_tools(struct sweep *s)
 	s->self[n] = 0;
 	if (env && *env) {
 		snprintf(s->guest, sizeof(s->guest), "%s", env);
-	} else {
-		snprintf(s->guest, sizeof(s->guest), "%s", s->self);
-		slash = strrchr(s->guest, '/');
-		if (!slash ||
-		    (size_t)(slash + 1 - s->guest) + sizeof("vnoise-guest") > sizeof(s->guest)) {
-			log_err("cannot place vnoise-guest beside %s", s->self);
+		if (access(s->guest, X_OK)) {
+			log_err("VNOISE_GUEST=%s: %s", s->guest, strerror(errno));
 			return -ENOENT;
 		}
-		strcpy(slash + 1, "vnoise-guest");
+		return 0;
 	}
-	if (access(s->guest, X_OK)) {
-		log_err("%s: %s (build it with make, or set VNOISE_GUEST)", s->guest,
-			strerror(errno));
-		return -ENOENT;
+	slash = strrchr(s->self, '/');
+	dir = slash ? (int)(slash - s->self) : 0;
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		int w = snprintf(s->guest, sizeof(s->guest), "%.*s/%s", dir, s->self, where[i]);
+
+		if (w > 0 && (size_t)w < sizeof(s->guest) && !access(s->guest, X_OK))
+			return 0;
 	}
-	return 0;
+	log_err("no vnoise-guest beside %s or in ../sbin (build it, or set VNOISE_GUEST)", s->self);
+	return -ENOENT;
 }
 
 static int split_mpirun(struct sweep *s)

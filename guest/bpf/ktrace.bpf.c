@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * vnoise kernel helper: net-duration interference events on the monitored CPUs (osnoise semantics, seed 002).
  *

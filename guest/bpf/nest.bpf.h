@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The per-CPU nesting stack of the guest's kernel helpers (ktrace.bpf.c, passive.bpf.c), for BPF code only:
  * include it after vmlinux.h and bpf_helpers.h. Types in nest.h.
