@@ -5,6 +5,7 @@
 #   make measure          measure this machine's noise for 10 s on every CPU
 #   build/vnoise-host     the host daemon (dynamic: libvirt, libbpf); build/tests/vm/* the VM harness tools
 #   make SANITIZE=address,undefined check    the same in build-san/ with sanitizers
+#   make deb              Debian packages in build-deb/ (debian/)
 #   make format / format-check,  V=1 shows commands
 V ?= 0
 ifeq ($(V),0)

@@ -7,6 +7,7 @@ PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
       busybox-static cpio libopenmpi-dev openmpi-bin
       libmicrohttpd-dev libpcap-dev prometheus tshark curl iproute2
       systemd man-db groff-base
+      libglib2.0-0 libnuma1 liburing2 libudev1
       build-essential dpkg-dev debhelper fakeroot lintian"
 missing=""
 for p in $PKGS; do

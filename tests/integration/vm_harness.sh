@@ -1,6 +1,8 @@
 #!/bin/bash
 # The test-VM harness (tests/vm/vm.bash) end to end: a libvirt + QEMU TCG domain boots Debian's kernel with
-# our initramfs; the guest has the expected kernel, CPUs, virtio channels and ivshmem BAR; vmshd runs
+# our initramfs; the guest has the expected kernel, CPUs, virtio channels and ivshmem BAR; Debian's qemu-ga
+# runs on org.qemu.guest_agent.0 and answers guest-ping through libvirt (the readiness check itself uses only
+# vmshd's port), and a test can stop it and start it again (vm_qga_stop/vm_qga_start); vmshd runs
 # commands (exit codes, output, background jobs, timeouts, large output); vnoise-guest measures inside; a
 # second harness user interrupted with SIGINT mid-boot leaves nothing behind; libvirtd restarts under a
 # running domain; a second domain gets a pinned vCPU and a tap; teardown removes the domains, their
@@ -29,6 +31,18 @@ for p in org.qemu.guest_agent.0 org.vnoise.0 org.vnoise.test.0; do
 	grep -qx "$p" <<<"$ports" || fail "virtio port $p missing (have: $(echo "$ports" | tr '\n' ' '))"
 done
 ok "virtio ports: $(echo "$ports" | tr '\n' ' ')"
+# qemu-ga, as in a cloud image: up by the time vmshd answers or shortly after
+out=$(vm_qga_ping 30) || fail "qemu-ga does not answer guest-ping"
+qga=$(vm_exec 'cat /proc/$(pidof qemu-ga)/cmdline | tr "\0" " "') || fail "no qemu-ga process in the guest"
+grep -q '^/usr/sbin/qemu-ga -m virtio-serial -p /dev/vport[0-9]*p[0-9]* $' <<<"$qga" || fail "qemu-ga runs as '$qga'"
+vm_qga_stop || fail "vm_qga_stop"
+sleep 1
+vm_exec 'pidof qemu-ga' >/dev/null && fail "qemu-ga came back after vm_qga_stop"
+virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" '{"execute":"guest-ping"}' >/dev/null 2>&1 &&
+	fail "guest-ping answered with qemu-ga stopped"
+vm_qga_start || fail "vm_qga_start"
+vm_qga_ping 30 >/dev/null || fail "qemu-ga does not answer guest-ping after vm_qga_start"
+ok "qemu-ga ($qga) answers guest-ping: $out; stopped and started again"
 # shellcheck disable=SC2016 # expanded by the guest's shell
 out=$(vm_exec 'for d in /sys/bus/pci/devices/*; do
 	[ "$(cat $d/vendor):$(cat $d/device)" = 0x1af4:0x1110 ] && stat -c "${d##*/} %s" $d/resource2; done; true') ||

@@ -5,12 +5,18 @@
 # The initramfs holds busybox-static (applet links), the virtio modules in dependency order (virtio_ring,
 # virtio, virtio_pci_modern_dev, virtio_pci_legacy_dev, virtio_pci, virtio_console, then virtio_net and
 # $VM_EXTRA_MODULES with what they depend on; order from each .ko's depends= string, .ko.xz/.ko.zst/.ko.gz
-# unpacked here), /bin/vnoise-guest, /bin/vmshd and the files of $VM_EXTRA_FILES ("src:dst ...", dst
+# unpacked here), /bin/vnoise-guest, /bin/vmshd, Debian's qemu-ga (/usr/sbin/qemu-ga from the package
+# qemu-guest-agent, fetched by tests/vm/qga.bash, with every shared library ldd lists and the dynamic loader,
+# copied from this host at their paths) and the files of $VM_EXTRA_FILES ("src:dst ...", dst
 # absolute in the guest). Its /init mounts proc, sys, devtmpfs, tracefs (/sys/kernel/tracing), debugfs,
 # bpffs, tmpfs on /tmp and /dev/shm, loads the modules, brings up lo (and eth0 with the address of
 # vnoise.ip=A.B.C.D/N from the kernel cmdline, if given), then becomes busybox init, which respawns
-# `vmshd -n org.vnoise.test.0`, reaps orphans and makes `poweroff` work. The kernel is cached in
-# $VM_CACHE_DIR (default .cache/vm), the initramfs too, keyed by a hash of everything that goes into it.
+# `vmshd -n org.vnoise.test.0` and /bin/qemu-ga-run (qemu-ga on org.qemu.guest_agent.0, as in a cloud
+# image: `qemu-ga -m virtio-serial -p /dev/vportNpM`, the port found by name in /sys/class/virtio-ports; it
+# waits while the guest has no such port or while /tmp/no-qemu-ga exists, so that a test can stop qemu-ga
+# and keep it stopped: `touch /tmp/no-qemu-ga; kill $(pidof qemu-ga)`), reaps orphans and makes `poweroff`
+# work. The kernel and the qemu-guest-agent package are cached in $VM_CACHE_DIR (default .cache/vm), the
+# initramfs too, keyed by a hash of everything that goes into it (qemu-ga and its libraries included).
 # The guest binaries are taken from $VM_BIN_DIR (default build/; they must be static): $VNOISE_GUEST and
 # $VMSHD override each.
 set -u
@@ -34,6 +40,10 @@ OUT=$1
 # shellcheck source=tests/vm/kernel.bash
 . "$ROOT/tests/vm/kernel.bash"
 kernel_fetch "$CACHE" || die "no guest kernel"
+# shellcheck source=tests/vm/qga.bash
+. "$ROOT/tests/vm/qga.bash"
+qga_fetch "$CACHE" || die "no qemu-ga for the guest"
+QGA_LIBS=$(qga_libs "$QGA_BIN") || die "qemu-ga cannot run here"
 BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] || die "$BUSYBOX missing (busybox-static; scripts/deps.sh)"
 for f in "$VG" "$VMSHD"; do
@@ -84,7 +94,10 @@ done
 
 # The key of the initramfs: this script, the kernel helper, and every input file.
 key=$({
-	sha256sum "$0" "$ROOT/tests/vm/kernel.bash" "$BUSYBOX" "$VG" "$VMSHD" | cut -d' ' -f1
+	# shellcheck disable=SC2086 # one path a line
+	sha256sum "$0" "$ROOT/tests/vm/kernel.bash" "$ROOT/tests/vm/qga.bash" "$BUSYBOX" "$VG" "$VMSHD" \
+		"$QGA_BIN" $QGA_LIBS | cut -d' ' -f1
+	echo "qemu-ga" $QGA_LIBS
 	echo "$KREL ${ORDER[*]}"
 	for m in "${ORDER[@]}"; do sha256sum "$work/mod/$m.ko" | cut -d' ' -f1; done
 	for e in ${VM_EXTRA_FILES:-}; do
@@ -108,6 +121,11 @@ if [ ! -f "$cached" ]; then
 	done
 	cp "$VG" "$ird/bin/vnoise-guest"
 	cp "$VMSHD" "$ird/bin/vmshd"
+	{ mkdir -p "$ird/usr/sbin" "$ird/run" "$ird/var" "$ird/etc/qemu" && ln -s /run "$ird/var/run" &&
+		cp "$QGA_BIN" "$ird/usr/sbin/qemu-ga"; } || die "cannot copy qemu-ga"
+	for l in $QGA_LIBS; do # at their paths, symbolic links resolved
+		{ mkdir -p "$ird$(dirname "$l")" && cp -L "$l" "$ird$l"; } || die "cannot copy $l"
+	done
 	for m in "${ORDER[@]}"; do cp "$work/mod/$m.ko" "$ird/lib/modules/vnoise/"; done
 	echo "${ORDER[*]}" >"$ird/lib/modules/vnoise/order"
 	for e in ${VM_EXTRA_FILES:-}; do
@@ -118,6 +136,7 @@ if [ ! -f "$cached" ]; then
 	echo 'root:x:0:' >"$ird/etc/group"
 	cat >"$ird/etc/inittab" <<EOF
 ::respawn:/bin/vmshd -n $EXEC_PORT
+::respawn:/bin/qemu-ga-run
 ::ctrlaltdel:/sbin/reboot -f
 ::shutdown:/bin/sync
 EOF
@@ -147,6 +166,28 @@ echo "init: up after $(cut -d' ' -f1 /proc/uptime) s"
 exec /sbin/init
 EOF
 	chmod +x "$ird/init"
+	cat >"$ird/bin/qemu-ga-run" <<'EOF'
+#!/bin/sh
+# qemu-ga on org.qemu.guest_agent.0 (tests/vm/build-guest.sh), respawned by init. Waits while the port is
+# absent or /tmp/no-qemu-ga exists (a test stopped qemu-ga and wants the port free); runs qemu-ga as its
+# child, as a service manager would.
+name=org.qemu.guest_agent.0
+while :; do
+	port=
+	if [ ! -e /tmp/no-qemu-ga ]; then
+		for f in /sys/class/virtio-ports/*/name; do
+			[ "$(cat "$f" 2>/dev/null)" = "$name" ] || continue
+			f=${f%/name}
+			port=/dev/${f##*/}
+		done
+	fi
+	[ -n "$port" ] && [ -c "$port" ] && break
+	sleep 0.5
+done
+/usr/sbin/qemu-ga -m virtio-serial -p "$port"
+sleep 1 # a qemu-ga that cannot start (the port busy) is not respawned in a tight loop
+EOF
+	chmod +x "$ird/bin/qemu-ga-run"
 	mkdir -p "$CACHE"
 	{ (cd "$ird" && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$cached.tmp.$$" &&
 		mv "$cached.tmp.$$" "$cached"; } || die "cannot build the initramfs"

@@ -3,11 +3,18 @@
 #
 #   vm_setup                  host daemons up (setup-host.sh), guest built (build-guest.sh), teardown hooked on
 #                             EXIT/INT/TERM/HUP (chained after an EXIT trap already set, e.g. lib.bash's)
-#   vm_start [--vcpus N] [--mem MIB] [--pin0 HOSTCPU] [--pin VCPU:HOSTCPUS]... [--net]
+#   vm_start [--vcpus N] [--mem MIB] [--pin0 HOSTCPU] [--pin VCPU:HOSTCPUS]... [--net] [--reboot]
 #                             start a transient domain with a unique name; sets the VM_* variables below;
 #                             --net adds a virtio NIC on a tap (<interface type='ethernet'>): guest eth0
-#                             VM_GUEST_IP/24, host tap VM_TAP with VM_HOST_IP/24 (a 10.199.N.0/24 per VM)
-#   vm_wait_ready [TIMEOUT_S] wait (default 120 s) until vmshd answers; prints and sets VM_BOOT_SECS
+#                             VM_GUEST_IP/24, host tap VM_TAP with VM_HOST_IP/24 (a 10.199.N.0/24 per VM);
+#                             --reboot: a guest reboot restarts it in the same QEMU (default: it is destroyed,
+#                             so that a guest panic ends the domain)
+#   vm_wait_ready [TIMEOUT_S] wait (default 120 s) until vmshd answers; prints and sets VM_BOOT_SECS (the
+#                             readiness check uses only vmshd's port, not org.qemu.guest_agent.0)
+#   vm_qga_ping [TIMEOUT_S]   wait (default 30 s) until the guest's qemu-ga answers guest-ping through libvirt
+#                             (`virsh qemu-agent-command`); its reply on stdout
+#   vm_qga_stop / vm_qga_start  stop the guest's qemu-ga and keep it stopped (org.qemu.guest_agent.0 free for
+#                             a test), and let init's qemu-ga-run start it again (build-guest.sh)
 #   vm_agent_running [TIMEOUT_S]  wait (default 60 s) until the guest's vnoise-guest agent measures and publishes
 #   vm_start_agent ARGS -- VM_START_ARGS   vm_start + vm_wait_ready + agent ARGS + vm_agent_running, once more
 #                             on a fresh VM if the TCG guest locked up while the agent attached eBPF
@@ -146,8 +153,9 @@ vm_setup() {
 	export VM_GUEST_DIR VM_KREL
 }
 
-# vm_xml_boot CMDLINE CONSOLE: the part of a test domain's XML from <os> to the serial console (direct
-# kernel boot of the harness's guest, TCG's qemu64 CPU, destroy on every exit), ending inside <devices>.
+# vm_xml_boot CMDLINE CONSOLE [ON_REBOOT]: the part of a test domain's XML from <os> to the serial console
+# (direct kernel boot of the harness's guest, TCG's qemu64 CPU, destroy on every exit but a reboot when
+# ON_REBOOT is restart), ending inside <devices>.
 vm_xml_boot() {
 	cat <<EOF
   <os>
@@ -160,7 +168,7 @@ vm_xml_boot() {
   <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model></cpu>
   <clock offset='utc'/>
   <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
+  <on_reboot>${3:-destroy}</on_reboot>
   <on_crash>destroy</on_crash>
   <devices>
     <serial type='file'>
@@ -172,7 +180,7 @@ EOF
 
 # Writes the domain XML to stdout. Arguments: name, vcpus, mem MiB, pin spec ("vcpu:cpu ...").
 _vm_xml() {
-	local name=$1 vcpus=$2 mem=$3 pins=$4 net=$5 p cmdline
+	local name=$1 vcpus=$2 mem=$3 pins=$4 net=$5 onreboot=$6 p cmdline
 	cmdline="console=ttyS0 quiet panic=-1${VM_CMDLINE_EXTRA:+ $VM_CMDLINE_EXTRA}"
 	[ "$net" = 1 ] && cmdline="$cmdline vnoise.ip=$VM_GUEST_IP/24"
 	cat <<EOF
@@ -186,7 +194,7 @@ EOF
 		for p in $pins; do echo "    <vcpupin vcpu='${p%%:*}' cpuset='${p#*:}'/>"; done
 		echo "  </cputune>"
 	fi
-	vm_xml_boot "$cmdline" "$VM_CONSOLE"
+	vm_xml_boot "$cmdline" "$VM_CONSOLE" "$onreboot"
 	cat <<EOF
     <channel type='unix'>
       <source mode='bind' path='$(_vm_xml_escape "$VM_AGENT_SOCK")'/>
@@ -219,10 +227,11 @@ EOF
 }
 
 vm_start() {
-	local vcpus=${VM_VCPUS:-2} mem=${VM_MEM_MIB:-640} pins='' net=0 dir p net_id
+	local vcpus=${VM_VCPUS:-2} mem=${VM_MEM_MIB:-640} pins='' net=0 onreboot=destroy dir p net_id
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--net) net=1 ;;
+		--reboot) onreboot=restart ;;
 		--vcpus) vcpus=${2:-} && shift ;;
 		--mem) mem=${2:-} && shift ;;
 		--pin0) pins="$pins 0:${2:-}" && shift ;;
@@ -273,7 +282,7 @@ vm_start() {
 		VM_GUEST_IP=10.199.$net_id.2 VM_HOST_IP=10.199.$net_id.1
 	fi
 	export VM_TAP VM_GUEST_IP VM_HOST_IP
-	_vm_xml "$VM_NAME" "$vcpus" "$mem" "$pins" "$net" >"$VM_XML" || return 1
+	_vm_xml "$VM_NAME" "$vcpus" "$mem" "$pins" "$net" "$onreboot" >"$VM_XML" || return 1
 	_VM_START_NS=$(_vm_now_ns)
 	if ! _vm_virsh create "$VM_XML" >/dev/null; then
 		_vm_log "virsh create failed (domain $VM_NAME, $VM_XML)"
@@ -331,6 +340,30 @@ vm_wait_ready() {
 		sleep 0.2
 	done
 }
+
+vm_qga_ping() {
+	local timeout=${1:-30} deadline out
+	deadline=$(($(date +%s) + timeout))
+	while :; do
+		out=$(_vm_virsh qemu-agent-command "$VM_NAME" '{"execute":"guest-ping"}' 2>&1) &&
+			[ "$out" = '{"return":{}}' ] && {
+			echo "$out"
+			return 0
+		}
+		[ "$(date +%s)" -ge "$deadline" ] && break
+		sleep 0.3
+	done
+	_vm_log "qemu-ga in $VM_NAME does not answer guest-ping after $timeout s: $out"
+	return 1
+}
+
+vm_qga_stop() {
+	# shellcheck disable=SC2016 # expanded by the guest's shell
+	vm_exec 'touch /tmp/no-qemu-ga; for i in 1 2 3 4 5 6 7 8 9 10; do
+		pid=$(pidof qemu-ga) || exit 0; kill $pid; sleep 0.3; done; echo "qemu-ga still runs"; exit 1' >&2
+}
+
+vm_qga_start() { vm_exec 'rm -f /tmp/no-qemu-ga' >&2; }
 
 # _vm_host_bin: the vnoise-host of the test's build (lib.bash's BUILD, relative to the tree), else build/.
 _vm_host_bin() {
