@@ -67,7 +67,7 @@ VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/s
 PRELOAD := $(BUILD)/libvnoise-preload.so
 TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
 	      $(BUILD)/tests/tools/udpsend \
-	      $(BUILD)/tests/tools/nodesim
+	      $(BUILD)/tests/tools/nodesim $(BUILD)/tests/tools/dtlhostile
 # Unit suites mirror the tree: tests/unit/<folder>/check_<module>.c tests <folder>/<module>.c.
 UNIT_SRCS := $(shell find tests/unit -name 'check_*.c' | sort)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -174,6 +174,11 @@ $(BUILD)/tests/tools/nodesim: tests/tools/nodesim.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Iguest $(LDFLAGS) -o $@ $^ -lm
+# The hostile DTL host and guest reader (tests/integration/dtl_hostile.sh builds it with sanitizers too).
+$(BUILD)/tests/tools/dtlhostile: tests/tools/dtlhostile.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB)
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -231,6 +236,10 @@ $(HOST_BENCHES): $(BUILD)/bench/%: bench/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Ibench -Ihost $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(LDLIBS_HOST)
+$(BUILD)/bench/dtl_responder_bench: bench/dtl_responder_bench.c $(GUEST_LIB) $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ibench -Iguest $(LDFLAGS) -o $@ $< $(GUEST_LIB) $(LIB) $(LDLIBS_GUEST)
 $(BUILD)/bench/node_send_bench: bench/node_send_bench.c $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -263,7 +272,7 @@ check: all $(UNIT_BINS) $(SAN_HOST)
 # libFuzzer targets (clang): built from sources with ASan+UBSan, outside $(BUILD); each names what it needs.
 FUZZ_DIR := build-fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
-FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_datagram fuzz_collect
+FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect
 $(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA :=
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
 $(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/export/promfmt.c
@@ -280,6 +289,8 @@ fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 		-dict=tests/fuzz/qga.dict $(FUZZ_DIR)/corpus_qga
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_shm
 	$(Q)$(FUZZ_DIR)/fuzz_shm -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_shm
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_dtl
+	$(Q)$(FUZZ_DIR)/fuzz_dtl -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_dtl
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_datagram
 	$(Q)$(FUZZ_DIR)/fuzz_datagram -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_datagram
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_collect

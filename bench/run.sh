@@ -6,6 +6,8 @@
 #   host daemon CPU per vCPU    (target <= 0.1% of a core, idle guest, dispatch log on)   bench/host_cost.sh
 #   host dispatch log ns/event  (idle, storm with a busy vCPU, storm on a vCPU-free CPU)   bench/host_cost.sh
 #   shm producer ns/record, consumer records/s (targets <= 50 ns, >= 10 M/s)            build/bench/shm_bench
+#   DTL host writer ns/entry, % of a core at 1 k out-intervals/s per vCPU (target <= 0.05%), guest reader ns/entry
+#                                                                                       build/bench/dtl_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
@@ -34,6 +36,12 @@ echo "## merge throughput (reproduce: $BUILD/bench/merge_bench 5000000)"
 echo
 echo "## shared-memory channel (reproduce: $BUILD/bench/shm_bench -n 20000000 -s 4096)"
 "$BUILD/bench/shm_bench" -n 20000000 -s 4096
+echo
+echo "## dispatch trace log (reproduce: $BUILD/bench/dtl_bench -n 10000000)"
+"$BUILD/bench/dtl_bench" -n 10000000
+echo
+echo "## guest clock responder (reproduce: $BUILD/bench/dtl_responder_bench -d 20)"
+"$BUILD/bench/dtl_responder_bench" -d 20
 echo
 echo "## clock alignment (reproduce: $BUILD/bench/clocksync_bench 1000000)"
 "$BUILD/bench/clocksync_bench" 1000000

@@ -6,7 +6,12 @@
  * protocol/README.md ("Shared-memory channel") is the human spec; shared/channel/ implements both sides (shmwriter,
  * shmreader, shmregion for what they share).
  *
- * Region (all offsets from the start of the region, every area 64-byte aligned):
+ * Layout v2 (VN_SHM_VERSION 2): the region is split in two halves. The guest area described here is
+ * [0, region_size / 2); the host area [region_size / 2, region_size) is the dispatch trace log of
+ * protocol/dtl.h, written by the host. The clock-sync mailbox lives in the host area (vn_dtl_header.request /
+ * .reply); the mbox_host / mbox_guest lines of this header are reserved in v2 (kept for the ABI's shape).
+ *
+ * Guest area (offsets from the start of the region, every area 64-byte aligned, all below region_size / 2):
  *
  *   0                    struct vn_shm_header (512 bytes): identity + geometry (immutable within an epoch),
  *                        guest status, clock-sync mailbox (host part, guest part)
@@ -14,8 +19,9 @@
  *   summary_offset       struct vn_shm_summary[VN_SHM_SUMMARIES]: rotating interval summaries
  *   slots_offset         struct vn_shm_slot[nrings][slots_per_ring]: ring r's slots are contiguous
  *
- * Ownership: the guest writes every byte except struct vn_shm_mbox_host (offset 192..255), which is the ONLY
- * area the host ever writes. The host treats all guest-written bytes as hostile: it copies, then validates.
+ * Ownership: the guest writes every byte of the guest area except struct vn_shm_mbox_host (offset 192..255),
+ * which is the only place of the guest area the host may write (v1 mailbox; reserved in v2). The host treats
+ * all guest-written bytes as hostile: it copies, then validates.
  *
  * Consistency: every multi-field area that changes after initialisation carries a 32-bit sequence word that
  * its writer makes odd before changing the area and even (with release ordering) after; a reader loads it
@@ -36,8 +42,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shared region is 
 
 #define VN_SHM_MAGIC "VNOISSHM" /* 8 bytes, no NUL */
 #define VN_SHM_MAGIC_LEN 8
-#define VN_SHM_VERSION 1u
-#define VN_SHM_HEADER_SIZE 512u /* bytes: sizeof(struct vn_shm_header) in version 1 */
+#define VN_SHM_VERSION 2u /* 2: the guest area is the lower half of the region (protocol/dtl.h) */
+#define VN_SHM_HEADER_SIZE 512u /* bytes: sizeof(struct vn_shm_header) in versions 1 and 2 */
 #define VN_SHM_IMMUTABLE_SIZE 128u /* bytes of the header that never change within an epoch */
 #define VN_SHM_ALIGN 64u /* every area offset is a multiple of this */
 #define VN_SHM_MAX_RINGS 256u /* nrings is 1 .. this (one ring per vCPU) */
@@ -125,7 +131,8 @@ _Static_assert(offsetof(struct vn_shm_mbox_guest, cpu) == 32, "vn_shm_mbox_guest
 /*
  * Region header, 512 bytes at offset 0. Bytes 0..127 (identity and geometry) are written by the guest while
  * epoch is 0 and never change until the next epoch; a change under the same epoch is corruption.
- * region_size is what the guest believes (its BAR2 size); the host bounds everything by its own mapping.
+ * region_size is what the guest believes (its BAR2 size); the host bounds everything by its own mapping:
+ * every area lies inside min(mapping, region_size) / 2 (layout v2).
  */
 struct vn_shm_header {
 	/* identity and geometry: immutable within an epoch */
@@ -146,9 +153,9 @@ struct vn_shm_header {
 	__u8 reserved0[48]; /* 0 */
 	/* guest-owned, changes any time */
 	struct vn_shm_status status; /* offset 128 */
-	/* clock-sync mailbox */
-	struct vn_shm_mbox_host mbox_host; /* offset 192: host-written */
-	struct vn_shm_mbox_guest mbox_guest; /* offset 256: guest-written */
+	/* clock-sync mailbox of v1; reserved in v2 (the mailbox is vn_dtl_header.request / .reply) */
+	struct vn_shm_mbox_host mbox_host; /* offset 192: host-written (v1) */
+	struct vn_shm_mbox_guest mbox_guest; /* offset 256: guest-written (v1) */
 	__u8 reserved1[192]; /* 0 */
 };
 _Static_assert(sizeof(struct vn_shm_header) == VN_SHM_HEADER_SIZE, "vn_shm_header is ABI");

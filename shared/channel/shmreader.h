@@ -111,10 +111,11 @@ int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
     __attribute__((warn_unused_result));
 
 /*
- * Post a clock-sync request stamped host_send_ns (host CLOCK_MONOTONIC). base_rw is the same mapping as
- * the attach base, writable; only struct vn_shm_mbox_host (offset 192, 64 bytes) is written. The previous
- * request, if unanswered, is abandoned. Returns 0 with *req_seq, -EINVAL (base_rw is not the attached
- * base) or -ENOTCONN (not OK).
+ * v1 mailbox (reserved in layout v2, where the mailbox is dtlwriter_request / dtlwriter_reply in the host
+ * area; kept until every caller has moved). Post a clock-sync request stamped host_send_ns (host
+ * CLOCK_MONOTONIC). base_rw is the same mapping as the attach base, writable; only struct vn_shm_mbox_host
+ * (offset 192, 64 bytes) is written. The previous request, if unanswered, is abandoned. Returns 0 with
+ * *req_seq, -EINVAL (base_rw is not the attached base) or -ENOTCONN (not OK).
  */
 int shmreader_mailbox_send(struct shm_reader *rd, void *base_rw, uint64_t host_send_ns,
 			   uint64_t *req_seq) __attribute__((warn_unused_result));

@@ -47,9 +47,9 @@ int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, ch
 		BAD("header_size %u (expected %u)", h->header_size, VN_SHM_HEADER_SIZE);
 	if (h->epoch == 0)
 		BAD("epoch 0 (not initialised)");
-	if (!shmregion_pow2(h->region_size) || h->region_size < VN_SHM_HEADER_SIZE)
+	if (!shmregion_pow2(h->region_size) || h->region_size < 2 * VN_SHM_HEADER_SIZE)
 		BAD("region_size %llu is not a power of two >= %u",
-		    (unsigned long long)h->region_size, VN_SHM_HEADER_SIZE);
+		    (unsigned long long)h->region_size, 2 * VN_SHM_HEADER_SIZE);
 	if (h->nrings == 0 || h->nrings > VN_SHM_MAX_RINGS)
 		BAD("nrings %u out of 1..%u", h->nrings, VN_SHM_MAX_RINGS);
 	if (!shmregion_pow2(h->slots_per_ring) || h->slots_per_ring > VN_SHM_MAX_SLOTS)
@@ -69,7 +69,8 @@ int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, ch
 	    !all_zero(h->reserved1, sizeof(h->reserved1)))
 		BAD("reserved header bytes are not 0");
 
-	limit = mapped_size < h->region_size ? mapped_size : h->region_size;
+	/* layout v2: the guest area is the lower half (the upper half is the host's, protocol/dtl.h) */
+	limit = (mapped_size < h->region_size ? mapped_size : h->region_size) / 2;
 	a[0] = (struct area){ "header", 0, VN_SHM_HEADER_SIZE };
 	a[1] = (struct area){ "ring counters", h->ring_ctl_offset,
 			      (uint64_t)h->nrings * sizeof(struct vn_shm_ring) };

@@ -71,9 +71,10 @@ static inline int shmregion_seq_copy(const uint32_t *seq, const void *src, void 
 }
 
 /*
- * Check a header copy against the host's mapping size: magic, version, sizes, geometry ranges, power-of-two
- * counts, 64-byte aligned areas inside min(mapped_size, region_size) that overlap neither each other nor the
- * header, reserved bytes zero, epoch non-zero. Returns 0 or -EBADMSG with a one-line reason in why.
+ * Check a header copy against the host's mapping size: magic, version (VN_SHM_VERSION: layout v2), sizes,
+ * geometry ranges, power-of-two counts, 64-byte aligned areas inside the guest area min(mapped_size,
+ * region_size) / 2 that overlap neither each other nor the header, reserved bytes zero, epoch non-zero.
+ * Returns 0 or -EBADMSG with a one-line reason in why.
  */
 int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, char *why,
 			   size_t why_len) __attribute__((warn_unused_result));

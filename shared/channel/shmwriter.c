@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shmwriter: the guest producer of the shared-memory channel (protocol/shm.h). See shmwriter.h for the
- * contracts and shmregion.h for the memory ordering. A record's slot goes odd (lap * 2 + 1) before any payload
- * byte and even (lap * 2 + 2) after the last; the ring's head is stored after the slot is complete.
+ * contracts and shmregion.h for the memory ordering. Layout v2: everything it writes lies in the lower half
+ * of the region; the upper half (protocol/dtl.h) belongs to the host. A record's slot goes odd (lap * 2 + 1)
+ * before any payload byte and even (lap * 2 + 2) after the last; the ring's head is stored after the slot is
+ * complete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +45,7 @@ uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings)
 	for (s = VN_SHM_MAX_SLOTS; s; s >>= 1) {
 		size_t need = shmwriter_region_bytes(nrings, s);
 
-		if (need && need <= size)
+		if (need && need <= size / 2) /* layout v2: the guest area is the lower half */
 			return s;
 	}
 	return 0;
@@ -98,7 +100,7 @@ struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint
 		err = EINVAL;
 		goto out;
 	}
-	if (l.end > size) {
+	if (l.end > size / 2) { /* layout v2: never touch the upper half (the host's DTL) */
 		err = ENOSPC;
 		goto out;
 	}

@@ -16,11 +16,12 @@
 
 struct shm_writer;
 
-/* Bytes of region the layout needs for nrings x slots_per_ring; 0 when the geometry is out of range. */
+/* Bytes of guest area the layout needs for nrings x slots_per_ring (layout v2: the region must be at least
+ * twice this, the guest area being its lower half); 0 when the geometry is out of range. */
 size_t shmwriter_region_bytes(uint32_t nrings, uint32_t slots_per_ring);
 
-/* Largest power-of-two slots_per_ring whose layout fits in size bytes (capped at VN_SHM_MAX_SLOTS); 0 if
- * none fits or nrings is out of range. */
+/* Largest power-of-two slots_per_ring whose layout fits in the guest area (the lower half) of a region of
+ * size bytes (capped at VN_SHM_MAX_SLOTS); 0 if none fits or nrings is out of range. */
 uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings);
 
 /*
@@ -30,11 +31,13 @@ uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings);
 uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback);
 
 /*
- * Lay out the region [base, base + size) (size a power of two, base 64-byte aligned) with nrings rings of
- * slots_per_ring slots and publish it under epoch (non-zero, new): epoch is stored 0 first, every byte of
- * the layout except the host's mailbox part is zeroed, the header is written, and epoch is stored last with
- * release ordering. Returns the writer (owned by the caller, shmwriter_free) or NULL with errno (EINVAL: bad
- * geometry, size or epoch; ENOSPC: the layout does not fit; ENOMEM).
+ * Lay out the guest area of the region [base, base + size) (size the whole region, a power of two, recorded
+ * as region_size; base 64-byte aligned) with nrings rings of slots_per_ring slots and publish it under epoch
+ * (non-zero, new): epoch is stored 0 first, every byte of the layout except the host's v1 mailbox part is
+ * zeroed, the header (VN_SHM_VERSION 2) is written, and epoch is stored last with release ordering. Layout
+ * v2: only [base, base + size / 2) is touched; the upper half is the host's (protocol/dtl.h). Returns the
+ * writer (owned by the caller, shmwriter_free) or NULL with errno (EINVAL: bad geometry, size or epoch;
+ * ENOSPC: the layout does not fit in size / 2; ENOMEM).
  */
 struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint32_t slots_per_ring,
 				  uint64_t epoch) __attribute__((warn_unused_result));
@@ -85,8 +88,10 @@ int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
     __attribute__((warn_unused_result));
 
 /*
- * Look for a clock-sync request from the host. Returns 1 with *req_seq and *host_send_ns when there is one
- * this writer has not answered yet, 0 when there is none, -EAGAIN when the host was writing it (try again).
+ * v1 mailbox (reserved in layout v2, where the mailbox is dtlreader_request / dtlreader_reply in the host
+ * area; kept until every caller has moved). Look for a clock-sync request from the host. Returns 1 with
+ * *req_seq and *host_send_ns when there is one this writer has not answered yet, 0 when there is none,
+ * -EAGAIN when the host was writing it (try again).
  */
 int shmwriter_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
     __attribute__((warn_unused_result));

@@ -19,7 +19,7 @@
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 
-#define SCRIPT_SIZE 16384u /* region of the scripted and near-valid modes */
+#define SCRIPT_SIZE 65536u /* region of the scripted and near-valid modes (v2: lower half) */
 #define SHADOW 64u /* >= the largest slots_per_ring the script uses */
 
 struct ctx {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The record reader and merge engine, the collector's engine, the QGA protocol (agent dispatcher, host reply parser) and the
-# shared-memory reader, the UDP report datagram and the interval pipeline, under libFuzzer (ASan+UBSan) for a
+# shared-memory reader, the dispatch trace log reader, the UDP report datagram and the interval pipeline, under libFuzzer (ASan+UBSan) for a
 # short, bounded time: hostile input must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
 command -v clang >/dev/null || fail "clang missing (make deps)"
@@ -34,6 +34,9 @@ fuzz fuzz_qga "$qsecs" "$TMP/corpus_qga" -max_len=70000 -dict="$ROOT/tests/fuzz/
 
 # Shared-memory reader: region images, scripted producer/damage programs, XOR-damaged valid regions
 fuzz fuzz_shm "$qsecs" "$TMP/corpus_shm" -max_len=20000
+
+# Dispatch trace log reader (guest side): host area images, scripted host/damage programs, XOR-damaged areas
+fuzz fuzz_dtl "$qsecs" "$TMP/corpus_dtl" -max_len=20000
 
 # UDP report datagrams (raw, and re-sealed so the field checks are reached) and a hostile interval pipeline
 fuzz fuzz_datagram "$qsecs" "$TMP/corpus_datagram" -max_len=40000

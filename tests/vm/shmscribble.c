@@ -73,7 +73,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	h.nrings = 2;
-	h.slots = 1024;
+	h.slots = shmwriter_fit_slots(h.size, h.nrings); /* layout v2: the lower half */
+	h.slots = h.slots > 1024 ? 1024 : h.slots;
 	h.reinit_every = 2000000;
 	h.put = put_live;
 	h.rng = argc == 4 ? strtoull(argv[3], NULL, 0) | 1 : 0x9e3779b97f4a7c15ull;

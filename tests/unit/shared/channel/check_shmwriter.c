@@ -25,9 +25,10 @@ START_TEST(test_layout_sizes)
 	ck_assert_uint_eq(shmwriter_region_bytes(1, VN_SHM_MAX_SLOTS * 2), 0);
 	ck_assert_uint_ne(shmwriter_region_bytes(VN_SHM_MAX_RINGS, VN_SHM_MAX_SLOTS), 0);
 	/* fit: the largest power of two that fits */
-	ck_assert_uint_eq(shmwriter_fit_slots(64 * 1024, 2), 256);
-	ck_assert_uint_le(shmwriter_region_bytes(4, shmwriter_fit_slots(1 << 20, 4)), 1 << 20);
-	ck_assert_uint_gt(shmwriter_region_bytes(4, 2 * shmwriter_fit_slots(1 << 20, 4)), 1 << 20);
+	/* layout v2: the guest area is the lower half of the region */
+	ck_assert_uint_eq(shmwriter_fit_slots(64 * 1024, 2), 128);
+	ck_assert_uint_le(shmwriter_region_bytes(4, shmwriter_fit_slots(1 << 20, 4)), 1 << 19);
+	ck_assert_uint_gt(shmwriter_region_bytes(4, 2 * shmwriter_fit_slots(1 << 20, 4)), 1 << 19);
 	ck_assert_uint_eq(shmwriter_fit_slots(1024, 1), 0);
 	ck_assert_uint_eq(shmwriter_fit_slots(1u << 30, 1), VN_SHM_MAX_SLOTS);
 	ck_assert_uint_eq(shmwriter_fit_slots(1 << 20, 0), 0);
@@ -44,7 +45,7 @@ START_TEST(test_init_header)
 
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(memcmp(h->magic, "VNOISSHM", 8), 0);
-	ck_assert_uint_eq(h->version, 1);
+	ck_assert_uint_eq(h->version, 2);
 	ck_assert_uint_eq(h->header_size, 512);
 	ck_assert_uint_eq(h->region_size, RSIZE);
 	ck_assert_uint_eq(h->epoch, 7);
@@ -117,6 +118,37 @@ START_TEST(test_init_keeps_host_mailbox)
 		ck_assert_uint_eq(b[i], 0);
 	for (i = 80; i < 128; i++)
 		ck_assert_uint_eq(b[i], 0);
+	for (i = RSIZE / 2; i < RSIZE; i++)
+		ck_assert_uint_eq(b[i], 0xab); /* layout v2: the upper half is the host's DTL */
+	shmwriter_free(w);
+	free(base);
+}
+END_TEST
+
+/* Layout v2: the guest area is the lower half; a layout reaching into the upper half is refused. */
+START_TEST(test_v2_lower_half)
+{
+	void *base = region_new(RSIZE);
+	struct vn_shm_header *h = H(base);
+	uint32_t fit = shmwriter_fit_slots(RSIZE, 1);
+	struct shm_writer *w;
+	char why[128];
+
+	ck_assert_uint_le(shmwriter_region_bytes(1, fit), RSIZE / 2);
+	ck_assert_uint_gt(shmwriter_region_bytes(1, 2 * fit), RSIZE / 2);
+	errno = 0;
+	ck_assert_ptr_null(shmwriter_init(base, RSIZE, 1, 2 * fit, 1));
+	ck_assert_int_eq(errno, ENOSPC);
+	w = shmwriter_init(base, RSIZE, 1, fit, 9);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(h->region_size, RSIZE); /* the whole region, as the guest sees it */
+	ck_assert_int_eq(shmregion_header_valid(h, RSIZE, why, sizeof(why)), 0);
+	/* a mapping of only the lower half leaves a quarter for the guest area: too small now */
+	ck_assert_int_eq(shmregion_header_valid(h, RSIZE / 2, why, sizeof(why)), -EBADMSG);
+	/* an area that ends in the upper half is invalid */
+	h->slots_offset = RSIZE / 2 - 64;
+	ck_assert_int_eq(shmregion_header_valid(h, RSIZE, why, sizeof(why)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(why, "slots"));
 	shmwriter_free(w);
 	free(base);
 }
@@ -152,6 +184,7 @@ static Suite *shmwriter_suite(void)
 	tcase_add_test(tc, test_init_args);
 	tcase_add_test(tc, test_init_keeps_host_mailbox);
 	tcase_add_test(tc, test_next_epoch);
+	tcase_add_test(tc, test_v2_lower_half);
 	suite_add_tcase(s, tc);
 	return s;
 }
