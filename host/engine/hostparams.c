@@ -9,13 +9,25 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "dtl.h"
 #include "cli/cliopt.h"
 #include "engine/hostparams.h"
 
 #define MS 1000000ULL
 #define S 1000000000ULL
 
-enum { OPT_NO_DISPATCH = CLIOPT_OWN, OPT_NO_IRQS, OPT_QMP, OPT_FLOWS, OPT_FLOWS_TOP, OPT_WIDE };
+enum {
+	OPT_NO_DISPATCH = CLIOPT_OWN,
+	OPT_NO_IRQS,
+	OPT_QMP,
+	OPT_FLOWS,
+	OPT_FLOWS_TOP,
+	OPT_WIDE,
+	OPT_DTL_DETAIL
+};
+
+/* The options whose presence the rules check (the "set" bitmask of the parse). */
+enum { SET_FLOWS_TOP = 1, SET_DTL_DETAIL = 2 };
 
 /* The commands an option is shown for in their help. */
 enum {
@@ -65,6 +77,15 @@ static const struct host_opt host_opts[] = {
 	    .arg = "N",
 	    .help = "flows listed per domain and direction (default 10)" },
 	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = OPT_DTL_DETAIL,
+	    .name = "dtl-detail",
+	    .has_arg = 1,
+	    .arg = "class|task",
+	    .help =
+		"causes in each guest's dispatch trace log: class\n"
+		"                         (default) names the kind of host activity only, task\n"
+		"                         also the host task's comm and pid" },
+	  SHOW_LIVE },
 	{ { .id = CLIOPT_JSON,
 	    .help = "JSON output: vnoise.host/1, the combined view vnoise.match/1,\n"
 		    "                         list vnoise.list/1" },
@@ -149,6 +170,7 @@ static void set_defaults(struct host_params *p)
 	p->period_ns = 1 * S;
 	p->top_n = 5;
 	p->flows_top = 10;
+	p->dtl_detail = VN_DTL_DETAIL_CLASS;
 }
 
 static int command_of(const char *name, enum host_cmd *cmd, char *err, size_t errlen)
@@ -169,7 +191,7 @@ static int command_of(const char *name, enum host_cmd *cmd, char *err, size_t er
 }
 
 /* The options with a value that is checked: --connect, --domain, the times and the counts. */
-static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, int *flows_top_set)
+static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, int *set)
 {
 	const char *a = ps->arg;
 
@@ -210,14 +232,23 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 	case CLIOPT_TOP:
 		return cliopt_int(ps, 1, 1000, &p->top_n);
 	case OPT_FLOWS_TOP:
-		*flows_top_set = 1;
+		*set |= SET_FLOWS_TOP;
 		return cliopt_int(ps, 1, 1000, &p->flows_top);
+	case OPT_DTL_DETAIL:
+		*set |= SET_DTL_DETAIL;
+		if (!strcmp(a, "class"))
+			p->dtl_detail = VN_DTL_DETAIL_CLASS;
+		else if (!strcmp(a, "task"))
+			p->dtl_detail = VN_DTL_DETAIL_TASK;
+		else
+			return cliopt_fail(ps, "invalid --dtl-detail '%s': want class or task", a);
+		return 0;
 	}
 	return cliopt_fail(ps, "hostparams: option %d not handled", c);
 }
 
 /* One option: 0, 1 for --help, or -EINVAL with the message in err. */
-static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, int *flows_top_set)
+static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, int *set)
 {
 	const struct cliopt_flags flags = { &p->json, &p->quiet, &p->verbose };
 
@@ -245,11 +276,11 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 	case CLIOPT_HELP:
 		return 1;
 	}
-	return take_value(ps, c, p, flows_top_set);
+	return take_value(ps, c, p, set);
 }
 
 /* The options of each command once parsed: what a command does not take is named with the reason. */
-static int check_rules(struct cliopt_parser *ps, const struct host_params *p, int flows_top_set)
+static int check_rules(struct cliopt_parser *ps, const struct host_params *p, int set)
 {
 	if (p->cmd == HCMD_RECORD && !p->output)
 		return cliopt_fail(ps, "record needs -o FILE");
@@ -257,9 +288,11 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 		return cliopt_fail(ps, "-o is for record only");
 	if (p->cmd == HCMD_LIST && p->guest)
 		return cliopt_fail(ps, "--guest is for top, record and report");
-	if (p->cmd == HCMD_LIST && (p->flows || flows_top_set))
+	if ((p->cmd == HCMD_LIST || p->cmd == HCMD_REPORT) && (set & SET_DTL_DETAIL))
+		return cliopt_fail(ps, "--dtl-detail is for top and record");
+	if (p->cmd == HCMD_LIST && (p->flows || (set & SET_FLOWS_TOP)))
 		return cliopt_fail(ps, "--flows and --flows-top are for top and record");
-	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && flows_top_set && !p->flows)
+	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && (set & SET_FLOWS_TOP) && !p->flows)
 		return cliopt_fail(ps, "--flows-top needs --flows");
 	if (p->cmd != HCMD_REPORT)
 		return 0;
@@ -280,7 +313,7 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
  * makes FILE the last argument. 0, 1 for --help or -EINVAL.
  */
 static int take_options(struct cliopt_parser *ps, int argc, char **argv, struct host_params *p,
-			int *flows_top_set)
+			int *set)
 {
 	int c, rc, dashdash;
 
@@ -289,7 +322,7 @@ static int take_options(struct cliopt_parser *ps, int argc, char **argv, struct 
 		if (c < 0)
 			return c;
 		if (c > 0) {
-			rc = take_option(ps, c, p, flows_top_set);
+			rc = take_option(ps, c, p, set);
 			if (rc)
 				return rc;
 			continue;
@@ -310,7 +343,7 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 {
 	struct cliopt table[NOPTS + 1];
 	struct cliopt_parser ps;
-	int rc, flows_top_set = 0;
+	int rc, set = 0;
 
 	set_defaults(p);
 	if (argc < 1) {
@@ -323,8 +356,8 @@ int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, si
 	host_table(SHOW_ALL, table);
 	rc = cliopt_init(&ps, table, argc, argv, err, errlen);
 	if (!rc)
-		rc = take_options(&ps, argc, argv, p, &flows_top_set);
+		rc = take_options(&ps, argc, argv, p, &set);
 	if (!rc)
-		rc = check_rules(&ps, p, flows_top_set);
+		rc = check_rules(&ps, p, set);
 	return rc;
 }

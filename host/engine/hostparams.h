@@ -32,6 +32,7 @@ struct host_params {
 	int flows; /* --flows: capture on each domain's taps, flows per period (top, record; root) */
 	int flows_top; /* --flows-top N: flows listed per domain and direction, default 10 */
 	int wide; /* --wide: text views as wide as their rows (default: fit 80 columns) */
+	int dtl_detail; /* --dtl-detail class|task: enum vn_dtl_detail of the published DTL (default class) */
 	int quiet;
 	int verbose;
 	const char *output; /* record -o FILE */

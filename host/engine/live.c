@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * live: the live engine of vnoise-host (see live.h). One main thread does everything but libvirt's
- * event loop: every tick (at most 100 ms) it drains the dispatch log and handles lifecycle events and
+ * event loop: every tick (50 ms, 5 ms with --guest) it drains the dispatch log and handles lifecycle events and
  * reconnection; every period it reads the counters and emits one vn_host_period per vCPU.
  */
 #include <errno.h>
@@ -25,6 +25,8 @@
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
+#include "match/taskclass.h"
+#include "dtl.h"
 #include "procfs/procstat.h"
 #include "format/recwriter.h"
 #include "libvirt/session.h"
@@ -34,7 +36,8 @@
 #include "util/monotime.h"
 #include "util/version.h"
 
-#define TICK_NS 100000000ULL
+/* on the clock-exchange grid: every domain's channel exchanges once per grid point (dispatch trace log) */
+#define TICK_NS VN_SHM_CLOCK_GRID_NS
 #define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
@@ -68,7 +71,7 @@ struct mdom {
 	int slot[VN_HOST_MAX_VCPUS]; /* dispatch slot, -1 none */
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
 	bool gone_in_period; /* stopped during the current period */
-	struct guestchan *gc; /* --guest: the domain's channel (NULL: none) */
+	struct guestchan *gc; /* the domain's channel: DTL, clock, --guest matching (NULL: none) */
 	struct mtap taps[MON_MAX_TAPS]; /* --flows */
 	int ntaps;
 };
@@ -94,6 +97,7 @@ struct mon {
 	/* --flows: the period's vn_host_flow and vn_host_tap records */
 	struct vec flows, tapstats;
 	struct procstat_irqnames *irqnames; /* host /proc/interrupts, read once */
+	struct taskclass *tc; /* DTL cause classes of host tasks (every domain's vCPU threads) */
 	uint64_t start_ns, period_start_ns;
 	uint64_t backoff_ns, next_retry_ns;
 	bool lost_logged;
@@ -102,6 +106,8 @@ struct mon {
 	char prog_names[SCHEDLOG_MAX_PROGS][BPFUTIL_NAME_LEN];
 	uint64_t prog_cnt[SCHEDLOG_MAX_PROGS], prog_ns[SCHEDLOG_MAX_PROGS];
 	char domtext[16384];
+	struct hostview_dtl
+	    dtl[VN_HOST_MAX_DOMAINS]; /* the views' copy of the channels' DTL figures */
 };
 
 static volatile sig_atomic_t g_stop;
@@ -189,7 +195,8 @@ static void on_out(void *ctx, const struct outlog_out *o)
 	a->wait_ns += o->run_delay_ns;
 	a->cpu = r.cpu;
 	if (mo->dom[r.dom].gc)
-		guestchan_host_out(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, (char)r.state);
+		guestchan_host_out(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, (char)r.state,
+				   r.flags);
 	if (vec_push(&mo->outs, &r))
 		log_warn("out of memory: an out interval was not recorded");
 }
@@ -408,27 +415,44 @@ static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
 	}
 }
 
-/* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
-/* --guest: map the domain's channel (a domain without one is shown from the host side only). */
-static void guest_open(struct mon *mo, struct mdom *d, uint32_t i)
+/*
+ * Map the domain's channel: its dispatch trace log is published whether or not --guest reads the guest side
+ * (a domain without one is shown from the host side only; without --guest that is only a debug line).
+ */
+static void chan_open(struct mon *mo, struct mdom *d, uint32_t i)
 {
+	struct guestchan_opts o = { .match = mo->p->guest,
+				    .dispatch = mo->dl != NULL,
+				    .detail = (uint32_t)mo->p->dtl_detail,
+				    .period_ns = mo->p->period_ns,
+				    .tc = mo->tc };
 	char why[256];
 
 	guestchan_close(d->gc);
 	d->gc = NULL;
 	if (!d->m.shmem[0]) {
-		log_warn("domain %s has no ivshmem device: no guest channel, host view only",
-			 d->m.name);
+		if (mo->p->guest)
+			log_warn(
+			    "domain %s has no ivshmem device: no guest channel, host view only",
+			    d->m.name);
+		else
+			log_debug("domain %s has no ivshmem device: no dispatch trace log",
+				  d->m.name);
 		return;
 	}
-	d->gc = guestchan_open(d->m.shmem, i, d->m.nvcpus, why, sizeof(why));
-	if (!d->gc)
+	d->gc = guestchan_open(d->m.shmem, i, d->m.nvcpus, &o, why, sizeof(why));
+	if (!d->gc && mo->p->guest)
 		log_warn("domain %s: guest channel: %s: host view only", d->m.name, why);
+	else if (!d->gc)
+		log_warn("domain %s: no dispatch trace log: %s", d->m.name, why);
 	else {
 		guestchan_set_tids(d->gc, d->m.tids, d->m.nvcpus);
-		log_info("domain %s: guest channel /dev/shm/%s", d->m.name, d->m.shmem);
+		log_info("domain %s: guest channel /dev/shm/%s%s", d->m.name, d->m.shmem,
+			 mo->p->guest ? "" : " (dispatch trace log)");
 	}
 }
+
+/* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
 
 static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
 {
@@ -476,8 +500,12 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 	dom_binding(mo, i, event, d->map_ns);
 	log_info("monitoring %s: %u vCPUs, qemu pid %d, %s (%s)", d->m.name, d->m.nvcpus,
 		 (int)d->m.qemu_pid, d->m.virt, d->m.tid_source);
-	if (mo->p->guest)
-		guest_open(mo, d, (uint32_t)i);
+	if (mo->tc &&
+	    taskclass_set_domain(mo->tc, (uint32_t)i, d->m.qemu_pid, d->m.tids, d->m.nvcpus))
+		log_warn("domain %s: out of memory: its vCPUs are not told apart as causes",
+			 d->m.name);
+	if (mo->p->cmd != HCMD_LIST)
+		chan_open(mo, d, (uint32_t)i);
 	if (mo->p->flows && mo->p->cmd != HCMD_LIST)
 		taps_open(d, d->map_ns);
 	return 0;
@@ -495,6 +523,8 @@ static void dom_detach(struct mon *mo, int i, const char *event)
 			(void)schedlog_del(mo->dl, d->m.tids[v]);
 	d->running = false;
 	d->gone_in_period = true;
+	if (mo->tc)
+		taskclass_del_domain(mo->tc, (uint32_t)i);
 	dom_binding(mo, i, event, now_ns());
 	log_info("domain %s %s", d->m.name, event);
 }
@@ -721,7 +751,8 @@ static void take_vec(struct mon *mo, uint16_t type, const struct vec *v)
 	take_records(mo, type, v->p, v->n * v->esz);
 }
 
-/* --guest: each channel's records of the period, into both engines and the file. */
+/* --guest: each channel's records of the period, into both engines and the file; the channels of domains
+ * that stopped are closed. */
 static void guest_period(struct mon *mo, uint64_t t)
 {
 	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
@@ -735,11 +766,14 @@ static void guest_period(struct mon *mo, uint64_t t)
 
 		if (!d->gc)
 			continue;
-		n = sizeof(src) / sizeof(src[0]);
-		guestchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
-		take_records(mo, VN_CHUNK_HOST_MATCH, ms, guestchan_nvcpus(d->gc) * sizeof(ms[0]));
-		take_records(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
-		take_records(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+		if (mo->p->guest) {
+			n = sizeof(src) / sizeof(src[0]);
+			guestchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
+			take_records(mo, VN_CHUNK_HOST_MATCH, ms,
+				     guestchan_nvcpus(d->gc) * sizeof(ms[0]));
+			take_records(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
+			take_records(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+		}
 		if (!d->running) {
 			guestchan_close(d->gc);
 			d->gc = NULL;
@@ -827,7 +861,8 @@ static void take_aggs(struct mon *mo, struct mdom *d, int slot, const struct vn_
 		if (vec_push(&mo->aggs, &g))
 			log_warn("out of memory: aggregate lost");
 		if (d->gc)
-			guestchan_host_agg(d->gc, pr->vcpu, g.kind, g.id, "", g.total_ns);
+			guestchan_host_agg(d->gc, pr->vcpu, g.kind, g.isa, g.id, g.count,
+					   g.total_ns);
 	}
 }
 
@@ -877,6 +912,9 @@ static void domain_period(struct mon *mo, int i, uint64_t t, struct vec *periods
 		if (vec_push(periods, &pr))
 			log_warn("out of memory: a period record was lost");
 	}
+	if (d->gc && mo->dl)
+		guestchan_host_period(
+		    d->gc, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns, t);
 	if (d->ntaps) {
 		taps_cut(mo, i, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
 			 t);
@@ -941,6 +979,33 @@ static void name_irq(struct mon *mo, uint32_t irq)
 		rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)len);
 }
 
+/* The DTL publisher of every domain with a channel, for the views' "dtl" keys. */
+static void fill_dtl(struct mon *mo, struct hostview_info *in)
+{
+	static const char *const states[] = { [GUESTCHAN_DTL_ON] = "on",
+					      [GUESTCHAN_DTL_V1] = "v1-agent",
+					      [GUESTCHAN_DTL_BUSY] = "other-publisher",
+					      [GUESTCHAN_DTL_FAILED] = "failed" };
+	int n = 0;
+
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		struct hostview_dtl *x = &mo->dtl[n];
+		struct guestchan_dtl g;
+
+		if (!mo->dom[i].gc)
+			continue;
+		guestchan_dtl_info(mo->dom[i].gc, &g);
+		snprintf(x->name, sizeof(x->name), "%s", mo->dom[i].m.name);
+		x->state = g.state <= GUESTCHAN_DTL_FAILED ? states[g.state] : "?";
+		x->detail = g.detail == VN_DTL_DETAIL_TASK ? "task" : "class";
+		x->published = g.published;
+		x->dropped = g.dropped;
+		n++;
+	}
+	in->dtl = mo->dtl;
+	in->ndtl = n;
+}
+
 static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, uint64_t end)
 {
 	memset(in, 0, sizeof(*in));
@@ -957,6 +1022,7 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 	in->nself = hostview_self_tids(in->self_tids, HOSTVIEW_MAX_SELF);
 	in->events_dropped = session_events_dropped(mo->s);
 	in->reconnects = session_reconnects(mo->s);
+	fill_dtl(mo, in);
 	{
 		struct rusage ru;
 
@@ -1001,13 +1067,18 @@ static int stats_text(const struct hostview_info *in, uint64_t t, char *buf, siz
 	for (int i = 0; i < in->nself; i++)
 		bufout_put(&o, "%s%u", i ? "," : "", in->self_tids[i]);
 	bufout_put(&o, "\n");
+	/* dtl.K=STATE DETAIL PUBLISHED DROPPED NAME: the domains' DTL publishers (hostrec reads them) */
+	for (int i = 0; i < in->ndtl; i++)
+		bufout_put(&o, "dtl.%d=%s %s %" PRIu64 " %" PRIu64 " %s\n", i, in->dtl[i].state,
+			   in->dtl[i].detail, in->dtl[i].published, in->dtl[i].dropped,
+			   in->dtl[i].name);
 	return bufout_result(&o);
 }
 
 static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 {
 	struct hostview_info in;
-	char buf[1536];
+	char buf[1536 + VN_HOST_MAX_DOMAINS * 180];
 	int n;
 
 	fill_info(mo, &in, mo->start_ns, t);
@@ -1135,6 +1206,7 @@ static void mon_free(struct mon *mo)
 	hostagg_free(mo->total);
 	hostagg_free(mo->cur);
 	procstat_irqnames_free(mo->irqnames);
+	taskclass_free(mo->tc);
 	free(mo->outs.p);
 	free(mo->runs.p);
 	free(mo->aggs.p);
@@ -1218,7 +1290,8 @@ static int live_setup(struct mon *mo)
 	}
 	mo->total = hostagg_new();
 	mo->cur = hostagg_new();
-	if (!mo->total || !mo->cur) {
+	mo->tc = p->cmd != HCMD_LIST ? taskclass_new(NULL) : NULL;
+	if (!mo->total || !mo->cur || (p->cmd != HCMD_LIST && !mo->tc)) {
 		log_err("out of memory");
 		return EXIT_FAIL;
 	}

@@ -386,6 +386,27 @@ int clocksync_g2h(const struct clocksync *cs, uint64_t guest_ns, uint64_t *host_
 	return 0;
 }
 
+int clocksync_h2g(const struct clocksync *cs, uint64_t host_ns, uint64_t *guest_ns)
+{
+	long double x;
+	int64_t d, g;
+
+	if (cs->mode == CLOCKSYNC_MODE_NONE)
+		return -EAGAIN;
+	if (host_ns >= T63)
+		return -ERANGE;
+	/* h = g - offset(g) with x = g - anchor: x (1 - b) = h - anchor + off_base + a */
+	if (__builtin_sub_overflow((int64_t)host_ns, (int64_t)cs->anchor_ns, &d) ||
+	    __builtin_add_overflow(d, cs->off_base_ns, &d))
+		return -ERANGE;
+	x = ((long double)d + cs->a) / (1.0L - cs->b);
+	if (!(fabsl(x) < 4e18L) ||
+	    __builtin_add_overflow((int64_t)cs->anchor_ns, (int64_t)llroundl(x), &g) || g < 0)
+		return -ERANGE;
+	*guest_ns = (uint64_t)g;
+	return 0;
+}
+
 uint64_t clocksync_uncertainty_ns(const struct clocksync *cs, uint64_t guest_ns)
 {
 	if (cs->mode == CLOCKSYNC_MODE_NONE || guest_ns >= T63)

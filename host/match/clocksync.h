@@ -146,6 +146,14 @@ enum clocksync_verdict clocksync_update(struct clocksync *cs, uint64_t host_send
 int clocksync_g2h(const struct clocksync *cs, uint64_t guest_ns, uint64_t *host_ns)
     __attribute__((warn_unused_result));
 
+/*
+ * Guest time at which the host clock read host_ns: the inverse of clocksync_g2h() (g2h(h2g(h)) is h within
+ * 1 ns for a fixed model, up to rounding). Returns 0, -EAGAIN (no sample yet) or -ERANGE. For a fixed model it
+ * is non-decreasing in host_ns. O(1), no side effects.
+ */
+int clocksync_h2g(const struct clocksync *cs, uint64_t host_ns, uint64_t *guest_ns)
+    __attribute__((warn_unused_result));
+
 /* Bound on the error of clocksync_g2h(cs, guest_ns) under the model's assumptions; UINT64_MAX without a
  * model. O(1). */
 uint64_t clocksync_uncertainty_ns(const struct clocksync *cs, uint64_t guest_ns);

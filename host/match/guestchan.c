@@ -2,14 +2,21 @@
 /*
  * guestchan: one domain's guest channel on the host side (see guestchan.h).
  *
- * Clock exchanges: one at a time, on the VN_SHM_CLOCK_GRID_NS grid of host time (the agent spins around the
- * predicted arrival). The request goes out and the host watches the mailbox for up to SPIN_NS. A vCPU that
+ * Clock exchanges: one at a time, on the VN_SHM_CLOCK_GRID_NS grid of host time (the guest responder spins
+ * around the predicted arrival), through the DTL mailbox (dtlwriter_request / dtlwriter_reply): whichever
+ * guest process holds the responder lock answers. The request goes out and the host watches the mailbox for
+ * up to SPIN_NS; after UNANSWERED_SPIN exchanges in a row without an answer (no responder in the guest) it
+ * stops watching and only looks again at the next rounds, until an answer comes. A vCPU that
  * shares the watching thread's pCPU cannot answer during the watch (seen on a 2-CPU host: answers came a
  * scheduler slice late), so when the answering vCPU is pinned to one pCPU and this thread may run elsewhere,
  * the thread moves off that pCPU once (logged);
  * an answer that comes later is picked up at the next round (its larger round trip only widens its own
  * error bound, and each 100 ms bucket keeps its best exchange). An exchange unanswered for ABANDON_NS is
  * abandoned and counted.
+ *
+ * The DTL: published whenever the guest header says epoch 0 or version >= 2 (checked every round: a v1
+ * agent that starts takes the region back) and this process holds flock(LOCK_EX) on the region file (one
+ * publisher per domain). Each publisher start is a new host epoch.
  *
  * Guest records are converted with the current model; records read before any model exists are dropped and
  * counted (unsynced). The guest horizon is the smallest ring horizon the agent published (records that end
@@ -18,6 +25,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "match/clocksync.h"
+#include "match/dtlpub.h"
 #include "match/guestchan.h"
 #include "util/log.h"
 #include "match/match.h"
@@ -47,6 +56,8 @@
 #define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
+#define LOCK_RETRY_NS 1000000000ULL /* another publisher: its lock tried again this often */
+#define UNANSWERED_SPIN 3u /* exchanges unanswered in a row after which the host stops watching */
 
 struct gvcpu {
 	uint64_t last_end; /* latest record end fed from this ring (guest time) */
@@ -59,9 +70,18 @@ struct gvcpu {
 struct guestchan {
 	uint32_t dom, nvcpus;
 	char path[300];
+	int fd; /* the region file, flock'ed while we publish */
 	void *base;
 	size_t size;
-	struct shm_reader *rd;
+	struct guestchan_opts o;
+	struct dtlpub *pub; /* NULL: not publishing (see dtl_state) */
+	enum guestchan_dtl_state dtl_state;
+	bool dtl_logged; /* the current non-publishing state was logged */
+	uint64_t dtl_published, dtl_dropped,
+	    dtl_aggs; /* of publishers closed before the current one */
+	uint32_t unanswered; /* exchanges in a row without an answer */
+	uint64_t lock_retry_ns; /* DTL_BUSY: when to try the publisher's lock again */
+	struct shm_reader *rd; /* --guest only */
 	uint64_t epoch;
 	struct clocksync cs;
 	bool outstanding;
@@ -133,15 +153,42 @@ static int new_merge(struct guestchan *gc)
 	return gc->mg ? 0 : -ENOMEM;
 }
 
-struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus, char *why,
-				 size_t whylen)
+/* Map the region file read-write; take the publisher's lock if nobody holds it. 0 or -1 (why set). */
+static int map_region(struct guestchan *gc, char *why, size_t whylen)
+{
+	struct stat st;
+
+	gc->fd = open(gc->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (gc->fd < 0) {
+		snprintf(why, whylen, "%s: %s", gc->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(gc->fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)VN_SHM_HEADER_SIZE ||
+	    (uint64_t)st.st_size > MAX_MAP) {
+		snprintf(why, whylen, "%s: not a usable region (%lld bytes)", gc->path,
+			 (long long)st.st_size);
+		errno = EINVAL;
+		return -1;
+	}
+	gc->size = (size_t)st.st_size;
+	gc->base = mmap(NULL, gc->size, PROT_READ | PROT_WRITE, MAP_SHARED, gc->fd, 0);
+	if (gc->base == MAP_FAILED) {
+		gc->base = NULL;
+		snprintf(why, whylen, "%s: mmap: %s", gc->path, strerror(errno));
+		return -1;
+	}
+	if (flock(gc->fd, LOCK_EX | LOCK_NB))
+		gc->dtl_state = GUESTCHAN_DTL_BUSY;
+	return 0;
+}
+
+struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
+				 const struct guestchan_opts *o, char *why, size_t whylen)
 {
 	struct guestchan *gc;
-	struct stat st;
-	int fd;
 
 	if (!shm_name || !*shm_name || strchr(shm_name, '/') || !nvcpus ||
-	    nvcpus > MATCH_MAX_VCPUS) {
+	    nvcpus > MATCH_MAX_VCPUS || nvcpus > VN_DTL_MAX_VCPUS) {
 		snprintf(why, whylen, "no usable ivshmem name");
 		errno = EINVAL;
 		return NULL;
@@ -149,40 +196,26 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 	gc = calloc(1, sizeof(*gc));
 	if (!gc)
 		goto nomem;
+	gc->fd = -1;
 	gc->dom = dom;
 	gc->nvcpus = nvcpus;
+	gc->o = *o;
 	gc->v = calloc(nvcpus, sizeof(*gc->v));
 	gc->tids = calloc(nvcpus, sizeof(*gc->tids));
 	gc->ans_cpu = VN_SHM_CPU_UNKNOWN;
-	gc->m = match_new(NULL);
-	if (gc->m)
-		match_set_gap_cb(gc->m, on_matched_gap, gc);
-	if (!gc->v || !gc->tids || !gc->m || clocksync_init(&gc->cs, NULL) || new_merge(gc))
+	if (!gc->v || !gc->tids || clocksync_init(&gc->cs, NULL))
 		goto nomem;
+	if (o->match) {
+		gc->m = match_new(NULL);
+		if (gc->m)
+			match_set_gap_cb(gc->m, on_matched_gap, gc);
+		if (!gc->m || new_merge(gc))
+			goto nomem;
+	}
 	snprintf(gc->path, sizeof(gc->path), "/dev/shm/%s", shm_name);
-	fd = open(gc->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		snprintf(why, whylen, "%s: %s", gc->path, strerror(errno));
+	if (map_region(gc, why, whylen))
 		goto fail;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)VN_SHM_HEADER_SIZE ||
-	    (uint64_t)st.st_size > MAX_MAP) {
-		snprintf(why, whylen, "%s: not a usable region (%lld bytes)", gc->path,
-			 (long long)st.st_size);
-		close(fd);
-		errno = EINVAL;
-		goto fail;
-	}
-	gc->size = (size_t)st.st_size;
-	gc->base = mmap(NULL, gc->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (gc->base == MAP_FAILED) {
-		gc->base = NULL;
-		snprintf(why, whylen, "%s: mmap: %s", gc->path, strerror(errno));
-		goto fail;
-	}
-	gc->rd = shmreader_attach(gc->base, gc->size);
-	if (!gc->rd)
+	if (o->match && !(gc->rd = shmreader_attach(gc->base, gc->size)))
 		goto nomem;
 	return gc;
 nomem:
@@ -198,8 +231,11 @@ void guestchan_close(struct guestchan *gc)
 	if (!gc)
 		return;
 	shmreader_detach(gc->rd);
+	dtlpub_free(gc->pub);
 	if (gc->base)
 		munmap(gc->base, gc->size);
+	if (gc->fd >= 0)
+		close(gc->fd); /* releases the publisher's lock */
 	match_free(gc->m);
 	merge_free(gc->mg);
 	free(gc->v);
@@ -219,25 +255,132 @@ uint32_t guestchan_nvcpus(const struct guestchan *gc)
 }
 
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
-			char state)
+			char state, uint32_t flags)
 {
-	(void)match_add_out(gc->m, vcpu, start_ns, end_ns, state);
+	if (gc->m)
+		(void)match_add_out(gc->m, vcpu, start_ns, end_ns, state);
+	if (gc->pub)
+		dtlpub_out(gc->pub, vcpu, start_ns, end_ns, state, flags, &gc->cs);
 }
 
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle)
 {
-	(void)match_add_run(gc->m, vcpu, start_ns, end_ns, pid, comm, idle);
+	if (gc->m)
+		(void)match_add_run(gc->m, vcpu, start_ns, end_ns, pid, comm, idle);
+	if (gc->pub)
+		dtlpub_run(gc->pub, vcpu, start_ns, end_ns, pid, comm, idle);
 }
 
-void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint32_t id,
-			const char *name, uint64_t total_ns)
+void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
+			uint32_t id, uint64_t count, uint64_t total_ns)
 {
 	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HOST_HCLASS_VMEXIT : VN_HOST_HCLASS_IRQ;
 
-	(void)match_add_agg(gc->m, vcpu, h,
-			    kind == VN_HOST_AGG_EXIT ? id : (uint32_t)kind << 24 | id, name,
-			    total_ns);
+	if (gc->m)
+		(void)match_add_agg(gc->m, vcpu, h,
+				    kind == VN_HOST_AGG_EXIT ? id : (uint32_t)kind << 24 | id, "",
+				    total_ns);
+	if (gc->pub)
+		dtlpub_agg(gc->pub, vcpu, kind, isa, id, count, total_ns);
+}
+
+void guestchan_host_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns)
+{
+	if (gc->pub)
+		dtlpub_period(gc->pub, start_ns, end_ns, &gc->cs);
+}
+
+/* ---- the dispatch trace log ---- */
+
+static void dtl_stop(struct guestchan *gc)
+{
+	struct dtlpub_stats st;
+
+	if (!gc->pub)
+		return;
+	dtlpub_stats(gc->pub, &st);
+	gc->dtl_published += st.w.entries;
+	gc->dtl_dropped += st.w.dropped;
+	gc->dtl_aggs += st.aggs;
+	dtlpub_free(gc->pub);
+	gc->pub = NULL;
+	gc->outstanding = false; /* the request line is gone with the area */
+}
+
+/* Publish when the guest header allows it (epoch 0 or version >= 2), stop when a v1 agent took it; while
+ * another vnoise-host publishes, try its lock again every LOCK_RETRY_NS. */
+static void dtl_follow(struct guestchan *gc, uint64_t now)
+{
+	const struct vn_shm_header *h = gc->base;
+	uint64_t ep = __atomic_load_n(&h->epoch, __ATOMIC_ACQUIRE);
+	uint32_t ver = __atomic_load_n(&h->version, __ATOMIC_RELAXED);
+	struct dtlpub_params pp = { .dom = gc->dom,
+				    .nvcpus = gc->nvcpus,
+				    .detail = gc->o.detail,
+				    .period_ns = gc->o.period_ns };
+	char why[256];
+
+	if (gc->dtl_state == GUESTCHAN_DTL_BUSY && now >= gc->lock_retry_ns) {
+		gc->lock_retry_ns = now + LOCK_RETRY_NS;
+		if (!flock(gc->fd, LOCK_EX | LOCK_NB)) {
+			log_info("guest channel %s: publishing the dispatch trace log (the other "
+				 "publisher is gone)",
+				 gc->path);
+			gc->dtl_state = GUESTCHAN_DTL_ON;
+			gc->dtl_logged = false;
+		}
+	}
+	if (gc->dtl_state == GUESTCHAN_DTL_BUSY || gc->dtl_state == GUESTCHAN_DTL_FAILED) {
+		if (!gc->dtl_logged)
+			log_info("guest channel %s: no dispatch trace log: %s", gc->path,
+				 gc->dtl_state == GUESTCHAN_DTL_BUSY
+				     ? "another vnoise-host publishes it (no clock exchange here)"
+				     : "the host area cannot be laid out");
+		gc->dtl_logged = true;
+		return;
+	}
+	if (ep && ver < 2) {
+		dtl_stop(gc);
+		if (gc->dtl_state != GUESTCHAN_DTL_V1)
+			log_info(
+			    "guest channel %s: a version %u guest agent owns the whole region: no "
+			    "dispatch trace log, no clock exchange",
+			    gc->path, ver);
+		gc->dtl_state = GUESTCHAN_DTL_V1;
+		return;
+	}
+	if (gc->pub)
+		return;
+	gc->pub = dtlpub_new((char *)gc->base + vn_dtl_area_offset(gc->size),
+			     gc->size - vn_dtl_area_offset(gc->size), &pp, dtlpub_new_epoch(),
+			     gc->o.tc, why, sizeof(why));
+	if (!gc->pub) {
+		log_warn("guest channel %s: no dispatch trace log: %s", gc->path, why);
+		gc->dtl_state = GUESTCHAN_DTL_FAILED;
+		gc->dtl_logged = true;
+		return;
+	}
+	if (gc->dtl_state == GUESTCHAN_DTL_V1)
+		log_info("guest channel %s: publishing the dispatch trace log again", gc->path);
+	gc->dtl_state = GUESTCHAN_DTL_ON;
+	gc->unanswered = 0;
+}
+
+void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out)
+{
+	struct dtlpub_stats st = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	out->state = gc->dtl_state;
+	out->detail = gc->o.detail;
+	if (gc->pub) {
+		dtlpub_stats(gc->pub, &st);
+		out->epoch = dtlwriter_epoch(dtlpub_writer(gc->pub));
+	}
+	out->published = gc->dtl_published + st.w.entries;
+	out->dropped = gc->dtl_dropped + st.w.dropped;
+	out->aggs = gc->dtl_aggs + st.aggs;
 }
 
 /* ---- clock ---- */
@@ -272,25 +415,47 @@ static void keep_off_answerer(struct guestchan *gc)
 		 gc->path, gc->ans_cpu, pc);
 }
 
-static void exchange_done(struct guestchan *gc, const struct shmreader_clock_reply *r,
-			  uint64_t recv_ns)
+static void exchange_done(struct guestchan *gc, const struct dtl_clock_reply *r, uint64_t recv_ns)
 {
 	gc->ans_cpu = r->cpu;
 	keep_off_answerer(gc);
 	gc->outstanding = false;
+	gc->unanswered = 0;
 	gc->exchanges++;
 	(void)clocksync_update(&gc->cs, r->host_send_ns, r->guest_ns, recv_ns);
 }
 
-static void clock_round(struct guestchan *gc, uint64_t now)
+/* Watch the mailbox for the answer to the request sent at t, up to SPIN_NS. */
+static void clock_watch(struct guestchan *gc, struct dtl_writer *w, uint64_t t)
 {
-	struct shmreader_clock_reply r;
-	uint64_t t;
+	struct dtl_clock_reply r;
 	int rc;
 
-	if (gc->outstanding) {
-		rc = shmreader_mailbox_reply(gc->rd, &r);
+	do {
+		rc = dtlwriter_reply(w, &r);
 		if (rc == 1) {
+			exchange_done(gc, &r, now_ns());
+			if (log_verbosity() >= 2)
+				log_debug("clock: rtt %.1f us (sent %.3f ms after the grid point)",
+					  (double)(now_ns() - t) / 1e3,
+					  (double)(t % VN_SHM_CLOCK_GRID_NS) / 1e6);
+			return;
+		}
+		if (rc != 0 && rc != -EAGAIN)
+			return;
+	} while (now_ns() - t < SPIN_NS);
+}
+
+static void clock_round(struct guestchan *gc, uint64_t now)
+{
+	struct dtl_writer *w = gc->pub ? dtlpub_writer(gc->pub) : NULL;
+	struct dtl_clock_reply r;
+	uint64_t t, seq;
+
+	if (!w)
+		return;
+	if (gc->outstanding) {
+		if (dtlwriter_reply(w, &r) == 1) {
 			exchange_done(gc, &r, now_ns());
 			if (log_verbosity() >= 2)
 				log_debug("clock: late answer, rtt %.1f us",
@@ -298,29 +463,19 @@ static void clock_round(struct guestchan *gc, uint64_t now)
 		} else if (now - gc->sent_ns > ABANDON_NS) {
 			gc->outstanding = false;
 			gc->abandoned++;
+			if (gc->unanswered < UINT32_MAX)
+				gc->unanswered++;
 		}
 	}
 	if (gc->outstanding || now < gc->next_exchange_ns)
 		return;
 	gc->next_exchange_ns = (now / VN_SHM_CLOCK_GRID_NS + 1) * VN_SHM_CLOCK_GRID_NS;
 	t = now_ns();
-	if (shmreader_mailbox_send(gc->rd, gc->base, t, &r.req_seq))
-		return;
+	dtlwriter_request(w, t, &seq);
 	gc->outstanding = true;
 	gc->sent_ns = t;
-	do {
-		rc = shmreader_mailbox_reply(gc->rd, &r);
-		if (rc == 1) {
-			exchange_done(gc, &r, now_ns());
-			if (log_verbosity() >= 2)
-				log_debug("clock: rtt %.1f us (sent %.3f ms after the grid point)",
-					  (double)(now_ns() - t) / 1e3,
-					  (double)(t % VN_SHM_CLOCK_GRID_NS) / 1e6);
-			break;
-		}
-		if (rc != 0 && rc != -EAGAIN)
-			break;
-	} while (now_ns() - t < SPIN_NS);
+	if (gc->unanswered < UNANSWERED_SPIN)
+		clock_watch(gc, w, t);
 }
 
 static bool clocksync_state_valid(const struct guestchan *gc)
@@ -411,26 +566,23 @@ static void follow_epoch(struct guestchan *gc)
 
 void guestchan_clock(struct guestchan *gc, uint64_t now)
 {
-	follow_epoch(gc);
-	if (shmreader_state(gc->rd) != SHMREADER_OK)
-		return;
+	if (gc->rd)
+		follow_epoch(gc);
+	dtl_follow(gc, now);
 	clock_round(gc, now);
 	gc->clocked = true;
 }
 
-void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
+/* --guest: read the agent's rings and match what both sides delivered. */
+static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
 {
 	struct shmreader_ring_info ri;
 	uint64_t gh = UINT64_MAX, ghh;
 	uint32_t r, n;
 	bool any = false;
 
-	follow_epoch(gc);
 	if (shmreader_state(gc->rd) != SHMREADER_OK)
 		return;
-	if (!gc->clocked)
-		clock_round(gc, now);
-	gc->clocked = false;
 	if (!clocksync_state_valid(gc) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return; /* records wait in the ring until their times can be converted... */
 	n = shmreader_nrings(gc->rd);
@@ -463,6 +615,20 @@ void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns
 		    ((double)now - (double)host_horizon_ns) / 1e6);
 	gc->match_now = now_ns();
 	(void)match_process(gc->m, ghh, host_horizon_ns, gc->match_now);
+}
+
+void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
+{
+	if (gc->rd)
+		follow_epoch(gc);
+	dtl_follow(gc, now);
+	if (!gc->clocked)
+		clock_round(gc, now);
+	gc->clocked = false;
+	if (gc->pub)
+		dtlpub_status(gc->pub, now, gc->o.dispatch ? host_horizon_ns : 0, &gc->cs);
+	if (gc->rd)
+		match_round(gc, now, host_horizon_ns);
 }
 
 /* ---- period records ---- */
@@ -625,6 +791,12 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 {
 	size_t cap = *nsrc, n = 0;
 
+	if (!gc->m) { /* publish-only channel: no matching */
+		memset(ms, 0, gc->nvcpus * sizeof(*ms));
+		memset(ch, 0, sizeof(*ch));
+		*nsrc = 0;
+		return;
+	}
 	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		const struct match_stats *p = match_stats_period(gc->m, i);
 		struct vn_host_match *o = &ms[i];

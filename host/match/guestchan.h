@@ -1,51 +1,89 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * guestchan: vnoise-host's end of one domain's guest channel (vnoise-host top/record --guest). It maps the
- * domain's ivshmem file (/dev/shm/<name>) and reads it as hostile memory (shared/channel/shmring), keeps the guest
- * clock aligned through the mailbox (host/match/clocksync), converts guest records to host time and feeds the
- * matcher (host/match/match) together with the dispatch log's out intervals, and keeps the guest-only view of the
- * same records (shared/attrib/merge, in guest time). At every period end it produces the period's records:
+ * guestchan: vnoise-host's end of one domain's guest channel (every domain with a vnoise ivshmem device, in
+ * top/record). It maps the domain's ivshmem file (/dev/shm/<name>), publishes the dispatch trace log in its
+ * host half (host/match/dtlpub), keeps the guest clock aligned through the DTL mailbox (host/match/clocksync;
+ * any guest responder answers), and with --guest reads the guest half as hostile memory
+ * (shared/channel/shmreader), converts guest records to host time and feeds the matcher (host/match/match)
+ * together with the dispatch log's out intervals, and keeps the guest-only view of the same records
+ * (shared/attrib/merge, in guest time). At every period end it produces the period's records:
  * vn_host_match and vn_host_msrc per vCPU, vn_host_chan for the domain (protocol/host.h).
  * Single-threaded: the monitor's main thread owns it.
  */
 #ifndef VNOISE_HOST_MATCH_GUESTCHAN_H
 #define VNOISE_HOST_MATCH_GUESTCHAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "host.h"
+#include "match/taskclass.h"
 
 struct guestchan;
 
+/* What a channel does besides keeping the clocks aligned. */
+struct guestchan_opts {
+	bool match; /* --guest: read the guest area, match, keep the guest-only view */
+	bool
+	    dispatch; /* a dispatch log feeds the channel (without one nothing is published, horizon 0) */
+	uint32_t detail; /* enum vn_dtl_detail of the published causes */
+	uint64_t period_ns; /* the aggregate period (informative) */
+	struct taskclass *tc; /* cause classes (not owned; NULL: every task host-user-task) */
+};
+
+/* The channel's dispatch trace log, for views and logs. */
+enum guestchan_dtl_state {
+	GUESTCHAN_DTL_ON = 0, /* publishing */
+	GUESTCHAN_DTL_V1, /* a v1 guest agent owns the whole region: nothing published */
+	GUESTCHAN_DTL_BUSY, /* another vnoise-host publishes for this domain */
+	GUESTCHAN_DTL_FAILED, /* the host area could not be laid out (region too small) */
+};
+
+struct guestchan_dtl {
+	enum guestchan_dtl_state state;
+	uint32_t detail; /* enum vn_dtl_detail */
+	uint64_t epoch; /* host epoch (0: not publishing) */
+	uint64_t published; /* entries, since the channel was opened */
+	uint64_t dropped; /* intervals not published (no clock mapping, bad input) */
+	uint64_t aggs;
+};
+
 /*
- * Map /dev/shm/<shm_name> of a domain with nvcpus vCPUs (dom is the record index). Returns the channel or
- * NULL with errno and a one-line reason in why.
+ * Map /dev/shm/<shm_name> of a domain with nvcpus vCPUs (dom is the record index) and publish its dispatch
+ * trace log in the host half of the region (protocol/dtl.h) whenever the guest header allows it (epoch 0 or
+ * version >= 2) and no other vnoise-host does (flock on the file). Returns the channel or NULL with errno and
+ * a one-line reason in why.
  */
-struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus, char *why,
-				 size_t whylen) __attribute__((warn_unused_result));
+struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
+				 const struct guestchan_opts *o, char *why, size_t whylen)
+    __attribute__((warn_unused_result));
 void guestchan_close(struct guestchan *gc); /* accepts NULL */
 
-/* The dispatch log's records for this domain's vCPU (host time). */
+/* The dispatch log's records for this domain's vCPU (host time); flags: VN_HOST_OUT_F_*. */
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
-			char state);
+			char state, uint32_t flags);
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle);
 /* A per-period aggregate of the dispatch log (kind: enum vn_host_agg_kind), after the period's gaps. */
-void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint32_t id,
-			const char *name, uint64_t total_ns);
+void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
+			uint32_t id, uint64_t count, uint64_t total_ns);
+/* The dispatch log's period [start, end) is complete: its aggregates go to the DTL. */
+void guestchan_host_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns);
 
 /* The clock exchange alone, first thing in a round: requests should leave close to the grid point the
  * guest expects them at (guestchan_tick then skips it). */
 void guestchan_clock(struct guestchan *gc, uint64_t now_ns);
 
 /*
- * One round at host time now: follow the region's epoch, run a clock exchange when one is due, read every
- * ring, and match what both sides have delivered (host_horizon_ns: the dispatch log is complete up to it;
- * UINT64_MAX without a dispatch log).
+ * One round at host time now: follow the guest header (publish or not, see guestchan_open) and, with
+ * --guest, the agent's epoch; run a clock exchange when one is due; publish the DTL status (horizon:
+ * host_horizon_ns converted, heartbeat, clock mapping); with --guest read every ring and match what both
+ * sides have delivered (host_horizon_ns: the dispatch log is complete up to it).
  */
 void guestchan_tick(struct guestchan *gc, uint64_t now_ns, uint64_t host_horizon_ns);
 
-/* Records of the period [start, end): ms[nvcpus], src (up to *nsrc on entry; count on return) and ch. */
+/* --guest: records of the period [start, end): ms[nvcpus], src (up to *nsrc on entry; count on return) and
+ * ch (a publish-only channel gives zeros and no sources). */
 void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
 		      struct vn_host_chan *ch);
@@ -53,5 +91,7 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 /* The domain's vCPU host thread ids (0: unknown), to keep clock exchanges off the answering vCPU's pCPU. */
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n);
 uint32_t guestchan_nvcpus(const struct guestchan *gc);
+/* The channel's DTL publisher: state and counters since the channel was opened. */
+void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out);
 
 #endif

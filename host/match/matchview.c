@@ -596,6 +596,7 @@ static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 	json_arr_end(w);
 	json_guest_net(w, d, MV_MAX_LIST);
 	hostview_flows_json(w, d, c->in);
+	hostview_dtl_json(w, d, c->in);
 	json_obj_end(w);
 }
 

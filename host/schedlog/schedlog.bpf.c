@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * vnoise host dispatch log: when each monitored vCPU thread was switched out, what ran on the CPU it left
  * meanwhile, when it was woken; host IRQs while it ran; KVM exits (reason, duration) of its guest.

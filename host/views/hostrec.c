@@ -119,6 +119,7 @@ struct replay {
 	const char *path;
 	struct hostagg *a;
 	struct hostview_info in;
+	struct hostview_dtl dtl[VN_HOST_MAX_DOMAINS]; /* in.dtl: the last STATS chunk's */
 	uint64_t bad; /* malformed host chunks */
 	bool host_file; /* a HOST_META chunk was seen */
 	bool damaged, truncated;
@@ -164,12 +165,53 @@ static void take_self_tids(struct replay *rp, const struct recfile_chunk *ch)
 			rp->in.self_tids[rp->in.nself++] = (uint32_t)v;
 }
 
+/* One "dtl.K=STATE DETAIL PUBLISHED DROPPED NAME" value into x; false if malformed. */
+static bool parse_dtl(const char *val, size_t len, struct hostview_dtl *x)
+{
+	static const char *const states[] = { "on", "v1-agent", "other-publisher", "failed" };
+	char line[256], state[24], detail[8];
+	unsigned long long pub, drop;
+	int name_at = 0;
+
+	if (len >= sizeof(line))
+		return false;
+	memcpy(line, val, len);
+	line[len] = 0;
+	if (sscanf(line, "%23s %7s %llu %llu %n", state, detail, &pub, &drop, &name_at) != 4 ||
+	    !name_at || !line[name_at])
+		return false;
+	x->state = "?";
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (!strcmp(state, states[i]))
+			x->state = states[i];
+	x->detail = !strcmp(detail, "task") ? "task" : "class";
+	x->published = pub;
+	x->dropped = drop;
+	snprintf(x->name, sizeof(x->name), "%s", line + name_at);
+	return true;
+}
+
+/* dtl.K lines (STATS, END): the domains' DTL publishers at that time, for the views' "dtl" keys. */
+static void take_dtl(struct replay *rp, const struct recfile_chunk *ch)
+{
+	const char *pos = ch->payload, *end = (const char *)ch->payload + ch->len;
+	struct recfile_kv kv;
+
+	rp->in.dtl = rp->dtl;
+	rp->in.ndtl = 0;
+	while (recfile_kv_next(&pos, end, &kv) == 1 && rp->in.ndtl < (int)VN_HOST_MAX_DOMAINS)
+		if (kv.key_len > 4 && !memcmp(kv.key, "dtl.", 4) &&
+		    parse_dtl(kv.val, kv.val_len, &rp->dtl[rp->in.ndtl]))
+			rp->in.ndtl++;
+}
+
 /* STATS and END: the run's loss and overhead counters so far (the last one wins). */
 static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
 {
 	uint64_t v;
 
 	take_self_tids(rp, ch);
+	take_dtl(rp, ch);
 	if (kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
 		rp->in.schedlog_drops = v;
 	if (kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))

@@ -314,6 +314,25 @@ static void json_capture(struct json_writer *w, const struct hostagg_net *n)
 	json_obj_end(w);
 }
 
+void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
+		       const struct hostview_info *in)
+{
+	for (int i = 0; i < in->ndtl; i++) {
+		const struct hostview_dtl *x = &in->dtl[i];
+
+		if (strcmp(x->name, d->name))
+			continue;
+		json_key(w, "dtl");
+		json_obj_begin(w);
+		json_kv_str(w, "state", x->state);
+		json_kv_str(w, "detail", x->detail);
+		json_kv_u64(w, "published", x->published);
+		json_kv_u64(w, "dropped", x->dropped);
+		json_obj_end(w);
+		return;
+	}
+}
+
 void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 			 const struct hostview_info *in)
 {
@@ -645,6 +664,7 @@ static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 			json_vcpu(c, j, &d->vcpus[j]);
 	json_arr_end(w);
 	hostview_flows_json(w, d, c->in);
+	hostview_dtl_json(w, d, c->in);
 	json_obj_end(w);
 }
 

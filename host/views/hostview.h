@@ -17,6 +17,14 @@
 #define HOSTVIEW_MAX_SELF 64 /* vnoise-host threads recognised in the lists */
 
 /* Run-wide facts printed with every view. */
+/* One domain's dispatch trace log publisher (live runs only), shown as the JSON key "dtl". */
+struct hostview_dtl {
+	char name[128]; /* the domain */
+	const char *state; /* "on", "v1-agent", "other-publisher", "failed" */
+	const char *detail; /* "class" or "task" */
+	uint64_t published, dropped; /* entries, intervals not published */
+};
+
 struct hostview_info {
 	const char *source; /* "live" or the record file name */
 	uint64_t start_ns, end_ns; /* host CLOCK_MONOTONIC span covered */
@@ -42,6 +50,9 @@ struct hostview_info {
 	/* vnoise-host's own thread ids (the recording process's, for a file): labelled "(vnoise)" */
 	int nself;
 	uint32_t self_tids[HOSTVIEW_MAX_SELF];
+	/* the domains' DTL publishers (live only; ndtl 0 from a file) */
+	const struct hostview_dtl *dtl;
+	int ndtl;
 };
 
 struct json_writer;
@@ -86,6 +97,10 @@ int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg 
 void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in);
 void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 			 const struct hostview_info *in);
+/* The domain's DTL publisher as the JSON key "dtl" ({"state","detail","published","dropped"}); nothing when
+ * it has none (no channel, a record file). Shared with the --guest view. */
+void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
+		       const struct hostview_info *in);
 /* Start a JSON document on w with the run-wide head fields (schema, version, source, start/end/duration,
  * period). */
 void hostview_json_head(struct json_writer *w, const char *schema, const struct hostview_info *in);

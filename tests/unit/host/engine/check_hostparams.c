@@ -5,7 +5,7 @@
  * --duration, seconds before, is rejected with a hint), the repeatable --domain and its limit, the
  * per-command rules (record needs -o, -o only for record, report FILE and the options that do not apply to
  * it), --flows and --flows-top and their rules, the errors (-EINVAL and a one-line message naming the
- * culprit), the deprecated -c (works, warns), the same letter meaning the same option in every command,
+ * culprit), --dtl-detail class|task (top and record only), the deprecated -c (works, warns), the same letter meaning the same option in every command,
  * each command's help (only its options), and repeated calls in one process (getopt state is reset).
  */
 #include <check.h>
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dtl.h"
 #include "engine/hostparams.h"
 
 #define MS 1000000ULL
@@ -52,6 +53,7 @@ static void check_defaults(enum host_cmd cmd)
 	ck_assert_int_eq(P.flows, 0);
 	ck_assert_int_eq(P.flows_top, 10);
 	ck_assert_int_eq(P.wide, 0);
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_CLASS);
 	ck_assert_int_eq(P.quiet, 0);
 	ck_assert_int_eq(P.verbose, 0);
 }
@@ -349,6 +351,30 @@ START_TEST(test_flows)
 	FAILS("--flows-top", "top", "--flows", "--flows-top", "");
 	FAILS("'--flows-top' needs a value", "top", "--flows", "--flows-top");
 	FAILS("--flows", "top", "--flows=1");
+}
+END_TEST
+
+/* --dtl-detail: class (default) or task, for the live commands only; a bad value is one line. */
+START_TEST(test_dtl_detail)
+{
+	OK("top", "--dtl-detail", "task");
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_TASK);
+	OK("record", "-o", "f", "--dtl-detail=class", "--guest");
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_CLASS);
+	OK("top", "--dtl-detail", "class", "--dtl-detail", "task");
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_TASK);
+	OK("top");
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_CLASS);
+	FAILS("invalid --dtl-detail 'names': want class or task", "top", "--dtl-detail", "names");
+	FAILS("invalid --dtl-detail '': want class or task", "top", "--dtl-detail", "");
+	FAILS("invalid --dtl-detail 'Task'", "record", "-o", "f", "--dtl-detail", "Task");
+	FAILS("'--dtl-detail' needs a value", "top", "--dtl-detail");
+	FAILS("--dtl-detail is for top and record", "list", "--dtl-detail", "task");
+	FAILS("--dtl-detail is for top and record", "report", "f.vnr", "--dtl-detail", "class");
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "      --dtl-detail class|task"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_RECORD), "      --dtl-detail class|task"));
+	ck_assert_ptr_null(strstr(usage_of(HCMD_REPORT), "--dtl-detail"));
+	ck_assert_ptr_null(strstr(usage_of(HCMD_LIST), "--dtl-detail"));
 }
 END_TEST
 
@@ -677,6 +703,7 @@ static Suite *hostparams_suite(void)
 	tcase_add_test(tc, test_top);
 	tcase_add_test(tc, test_flags);
 	tcase_add_test(tc, test_flows);
+	tcase_add_test(tc, test_dtl_detail);
 	tcase_add_test(tc, test_all_options_together);
 	suite_add_tcase(s, tc);
 

@@ -657,6 +657,42 @@ START_TEST(test_conversion_precision)
 }
 END_TEST
 
+/* h2g inverts g2h: round trips within 1 ns near and far from the anchor, monotonic, drift or not. */
+START_TEST(test_h2g_inverse)
+{
+	struct clocksync_params p;
+	struct sim s;
+	uint64_t g, h, h2, prev = 0, g2;
+	int k, i;
+
+	strict_params(&p);
+	for (k = 0; k < 3; k++) {
+		init_params(&p);
+		ck_assert_int_eq(clocksync_h2g(&CS, 5 * S, &g), -EAGAIN);
+		sim_init(&s, 11 + (uint64_t)k, 1000000000000000ull, -400000000000000ll + k * 3,
+			 drifts[k]);
+		for (i = 0; i < 300; i++)
+			sim_xchg(&s, &CS, 300 + rnd_n(&s, 900), 300 + rnd_n(&s, 900), 20 * MS);
+		for (i = -1000; i <= 1000; i++) {
+			h = s.now + (uint64_t)((int64_t)i * 1000003ll);
+			ck_assert_int_eq(clocksync_h2g(&CS, h, &g), 0);
+			ck_assert_int_eq(clocksync_g2h(&CS, g, &h2), 0);
+			CHECK(h2 + 1 >= h && h2 <= h + 1, "drift %f: h %llu -> g %llu -> h %llu",
+			      drifts[k], (unsigned long long)h, (unsigned long long)g,
+			      (unsigned long long)h2);
+			CHECK(i == -1000 || g >= prev, "h2g not monotonic");
+			prev = g;
+		}
+		for (h = s.now; h < s.now + 100000; h++) {
+			ck_assert_int_eq(clocksync_h2g(&CS, h, &g2), 0);
+			CHECK(g2 >= prev || h == s.now, "h2g not monotonic (dense)");
+			prev = g2;
+		}
+		ck_assert_int_eq(clocksync_h2g(&CS, 1ull << 63, &g), -ERANGE);
+	}
+}
+END_TEST
+
 START_TEST(test_conversion_range)
 {
 	uint64_t host = 0;
@@ -972,6 +1008,7 @@ static Suite *clocksync_suite(void)
 	tcase_add_test(tc, test_conversion_monotonic);
 	tcase_add_test(tc, test_conversion_precision);
 	tcase_add_test(tc, test_conversion_range);
+	tcase_add_test(tc, test_h2g_inverse);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reject");

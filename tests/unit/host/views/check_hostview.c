@@ -638,6 +638,37 @@ START_TEST(test_json_version)
 }
 END_TEST
 
+/* Each domain's DTL publisher (live): the key "dtl" in both JSON views; none without one or for others. */
+START_TEST(test_dtl_json)
+{
+	const struct hostview_ops *ops[] = { &hostview_json_ops, &matchview_json_ops };
+	struct hostview_dtl d[2] = {
+		{ .name = "other-vm", .state = "v1-agent", .detail = "class" },
+		{ .name = "vm-realistic",
+		  .state = "on",
+		  .detail = "task",
+		  .published = 12345,
+		  .dropped = 6 },
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		char *j = render(ops[i], 0);
+
+		ck_assert_ptr_null(strstr(j, "\"dtl\""));
+		free(j);
+		IN.dtl = d;
+		IN.ndtl = 2;
+		j = render(ops[i], 0);
+		ck_assert_msg(strstr(j, "\"dtl\":{\"state\":\"on\",\"detail\":\"task\","
+					"\"published\":12345,\"dropped\":6}"),
+			      "%s", j);
+		ck_assert_ptr_null(strstr(j, "v1-agent"));
+		free(j);
+		IN.ndtl = 0;
+	}
+}
+END_TEST
+
 START_TEST(test_list_json)
 {
 	struct vmap_dom a = { .name = "vm-a",
@@ -733,6 +764,7 @@ static Suite *hostview_suite(void)
 	tcase_add_test(tc, test_clock_offset);
 	tcase_add_test(tc, test_vnoise_labelled);
 	tcase_add_test(tc, test_json_version);
+	tcase_add_test(tc, test_dtl_json);
 	tcase_add_test(tc, test_list_json);
 	tcase_add_test(tc, test_self_tids);
 	suite_add_tcase(s, tc);

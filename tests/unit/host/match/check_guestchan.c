@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for host/match/guestchan's dispatch trace log side, over a real region file in /dev/shm: the
+ * clock exchange through the DTL mailbox (a test thread answers with dtlreader_request / dtlreader_reply, as
+ * a guest responder does, with its clock OFF ahead of the host's), with and without --guest; the published
+ * status then carries the mapping, and a run and its piece fed to the channel come out in guest time; no
+ * responder: exchanges are abandoned and the host stops spinning; the publishing rule (a v1 agent's live
+ * header stops it, epoch 0 or version 2 starts it again with a new host epoch); one publisher per region
+ * (flock), taken over when the other one closes.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "dtl.h"
+#include "shm.h"
+#include "channel/dtlreader.h"
+#include "channel/dtlreader_priv.h"
+#include "match/guestchan.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define S 1000000000ULL
+#define OFF (7 * S) /* the guest's clock runs this far ahead */
+#define SIZE (1u << 20)
+
+static char name[64];
+static void *base; /* the test's own mapping of the region */
+static atomic_int stop;
+static atomic_int answers;
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * S + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t guest_now(void *ctx)
+{
+	(void)ctx;
+	return mono() + OFF;
+}
+
+static void *host_area(void)
+{
+	return (char *)base + vn_dtl_area_offset(SIZE);
+}
+
+static void setup(void)
+{
+	char path[128];
+	int fd;
+
+	snprintf(name, sizeof(name), "vnoise-unit-gc-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/%s", name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, SIZE), 0);
+	base = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(base, MAP_FAILED);
+	close(fd);
+	atomic_store(&stop, 0);
+	atomic_store(&answers, 0);
+}
+
+static void teardown(void)
+{
+	char path[128];
+
+	munmap(base, SIZE);
+	snprintf(path, sizeof(path), "/dev/shm/%s", name);
+	unlink(path);
+}
+
+/* The guest responder: answers every request with its clock (host + OFF). */
+static void *responder(void *arg)
+{
+	struct dtl_reader *r = dtlreader_new(host_area(), SIZE / 2);
+	uint64_t seq, send;
+
+	(void)arg;
+	if (!r)
+		return NULL;
+	while (!atomic_load(&stop)) {
+		if (dtlreader_sync(r) >= 0 && dtlreader_request(r, &seq, &send) == 1) {
+			dtlreader_reply(r, host_area(), seq, send, mono() + OFF, 1);
+			atomic_fetch_add(&answers, 1);
+		}
+		usleep(20);
+	}
+	dtlreader_free(r);
+	return NULL;
+}
+
+static struct guestchan *chan(bool match)
+{
+	struct guestchan_opts o = {
+		.match = match, .dispatch = true, .detail = VN_DTL_DETAIL_TASK, .period_ns = S
+	};
+	char why[256];
+	struct guestchan *gc = guestchan_open(name, 0, 2, &o, why, sizeof(why));
+
+	ck_assert_msg(gc != NULL, "guestchan_open: %s", why);
+	return gc;
+}
+
+/* Rounds as vnoise-host's loop runs them, for dur. */
+static void run_rounds(struct guestchan *gc, uint64_t dur)
+{
+	uint64_t end = mono() + dur, t;
+
+	while ((t = mono()) < end) {
+		guestchan_clock(gc, t);
+		guestchan_tick(gc, t, t);
+		usleep(5000);
+	}
+}
+
+static struct dtl_reader *guest_reader(void)
+{
+	struct dtl_reader *r = dtlreader_new(host_area(), SIZE / 2);
+
+	ck_assert_ptr_nonnull(r);
+	dtlreader_set_clock(r, guest_now, NULL);
+	ck_assert_int_eq(dtlreader_sync(r), 1);
+	return r;
+}
+
+static struct vn_dtl_entry last;
+static int nlast;
+
+static void on_entry(void *ctx, uint32_t vcpu, const struct vn_dtl_entry *e)
+{
+	(void)ctx;
+	(void)vcpu;
+	last = *e;
+	nlast++;
+}
+
+static void clock_through_mailbox(bool match)
+{
+	struct guestchan *gc = chan(match);
+	struct guestchan_dtl info;
+	struct dtl_reader *r;
+	struct vn_dtl_status st;
+	struct vn_dtl_cause c;
+	pthread_t th;
+	uint64_t t;
+	int64_t err;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, responder, NULL), 0);
+	run_rounds(gc, 1500 * MS);
+	ck_assert_int_ge(atomic_load(&answers), 10);
+	r = guest_reader();
+	ck_assert_int_eq(dtlreader_status(r, &st), 0);
+	ck_assert_uint_eq(st.flags & VN_DTL_S_CLOCK, VN_DTL_S_CLOCK);
+	err = st.offset_ns - (int64_t)OFF;
+	ck_assert_msg(err < (int64_t)MS && err > -(int64_t)MS, "offset off by %lld ns",
+		      (long long)err);
+	ck_assert_uint_gt(st.horizon_ns, OFF);
+	/* a run and its piece, fed as the dispatch log does: published in guest time */
+	t = mono();
+	guestchan_host_run(gc, 0, t - 300 * US, t - 200 * US, 4242, "hog", 0);
+	guestchan_host_out(gc, 0, t - 400 * US, t - 200 * US, 'R', 0);
+	nlast = 0;
+	while (dtlreader_poll(r, 0, on_entry, NULL, 64) > 0)
+		;
+	ck_assert_int_eq(nlast, 2);
+	ck_assert_uint_eq(last.cls, VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(last.kind, VN_DTL_KIND_PREEMPTED);
+	err = (int64_t)(last.end_ns - (t - 200 * US + OFF));
+	ck_assert_msg(err < (int64_t)MS && err > -(int64_t)MS, "entry end off by %lld ns",
+		      (long long)err);
+	ck_assert_int_eq(dtlreader_cause(r, last.cause, &c), 0);
+	ck_assert_str_eq(c.comm, "hog");
+	ck_assert_uint_eq(c.pid, 4242);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_uint_eq(info.published, 2);
+	ck_assert_uint_ne(info.epoch, 0);
+	ck_assert_uint_eq(info.detail, VN_DTL_DETAIL_TASK);
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	dtlreader_free(r);
+	guestchan_close(gc);
+}
+
+START_TEST(test_clock_publish_only)
+{
+	clock_through_mailbox(false);
+}
+END_TEST
+
+START_TEST(test_clock_with_guest)
+{
+	clock_through_mailbox(true);
+}
+END_TEST
+
+/* Nobody answers: no mapping (pieces dropped), and the host stops watching the mailbox for answers. */
+START_TEST(test_no_responder)
+{
+	struct guestchan *gc = chan(false);
+	struct vn_host_match ms[2];
+	struct vn_host_chan ch;
+	struct guestchan_dtl info;
+	size_t n = 0;
+	uint64_t t0 = mono(), t;
+
+	run_rounds(gc, 600 * MS);
+	/* about 6 exchanges abandoned: at most UNANSWERED_SPIN of them watched for 300 us */
+	ck_assert_uint_lt(mono() - t0, 700 * MS);
+	t = mono();
+	guestchan_host_out(gc, 1, t - 100 * US, t, 'S', 0);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_uint_eq(info.published, 0);
+	ck_assert_uint_eq(info.dropped, 1);
+	/* publish-only: no matching records */
+	guestchan_period(gc, t0, t, ms, NULL, &n, &ch);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(ms[1].gaps, 0);
+	guestchan_close(gc);
+}
+END_TEST
+
+START_TEST(test_v1_agent_owns_region)
+{
+	struct vn_shm_header *h = base;
+	const struct vn_dtl_header *dh = host_area();
+	struct guestchan *gc;
+	struct guestchan_dtl info;
+	uint64_t e1;
+
+	h->version = 1;
+	h->epoch = 5;
+	gc = chan(false);
+	run_rounds(gc, 20 * MS);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_V1);
+	ck_assert_uint_eq(info.epoch, 0);
+	ck_assert_uint_eq(dh->host_epoch, 0); /* the upper half untouched */
+	ck_assert_uint_eq(dh->magic[0], 0);
+	/* the agent stops (epoch 0): published */
+	__atomic_store_n(&h->epoch, 0, __ATOMIC_RELEASE);
+	run_rounds(gc, 20 * MS);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_uint_ne(info.epoch, 0);
+	ck_assert_int_eq(memcmp(dh->magic, VN_DTL_MAGIC, VN_DTL_MAGIC_LEN), 0);
+	e1 = dh->host_epoch;
+	ck_assert_uint_eq(e1, info.epoch);
+	/* a v1 agent again: stopped; a v2 agent: published again, in a new host epoch */
+	__atomic_store_n(&h->epoch, 6, __ATOMIC_RELEASE);
+	run_rounds(gc, 20 * MS);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_V1);
+	h->version = 2;
+	__atomic_store_n(&h->epoch, 7, __ATOMIC_RELEASE);
+	run_rounds(gc, 20 * MS);
+	guestchan_dtl_info(gc, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_uint_gt(dh->host_epoch, e1);
+	guestchan_close(gc);
+}
+END_TEST
+
+START_TEST(test_one_publisher)
+{
+	const struct vn_dtl_header *dh = host_area();
+	struct guestchan *a = chan(false), *b;
+	struct guestchan_dtl info;
+	uint64_t ea;
+
+	run_rounds(a, 20 * MS);
+	ea = dh->host_epoch;
+	ck_assert_uint_ne(ea, 0);
+	b = chan(false);
+	run_rounds(b, 20 * MS);
+	guestchan_dtl_info(b, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_BUSY);
+	ck_assert_uint_eq(dh->host_epoch, ea);
+	/* the publisher goes away: the other one takes over within a second, in a new epoch */
+	guestchan_close(a);
+	run_rounds(b, 1100 * MS);
+	guestchan_dtl_info(b, &info);
+	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_uint_gt(dh->host_epoch, ea);
+	guestchan_close(b);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	struct guestchan_opts o = { .detail = VN_DTL_DETAIL_CLASS };
+	char why[256];
+
+	ck_assert_ptr_null(guestchan_open("no/slash", 0, 1, &o, why, sizeof(why)));
+	ck_assert_ptr_null(guestchan_open("vnoise-unit-gc-missing", 0, 1, &o, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "vnoise-unit-gc-missing"));
+	ck_assert_ptr_null(guestchan_open(name, 0, 0, &o, why, sizeof(why)));
+	guestchan_close(NULL);
+}
+END_TEST
+
+static Suite *guestchan_suite(void)
+{
+	Suite *s = suite_create("guestchan");
+	TCase *tc = tcase_create("dtl");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_clock_publish_only);
+	tcase_add_test(tc, test_clock_with_guest);
+	tcase_add_test(tc, test_no_responder);
+	tcase_add_test(tc, test_v1_agent_owns_region);
+	tcase_add_test(tc, test_one_publisher);
+	tcase_add_test(tc, test_open_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(guestchan_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
