@@ -13,8 +13,14 @@
  * Shared memory (protocol/shm.h): the agent maps the ivshmem BAR2, lays out a new epoch (one ring per possible
  * CPU), and a worker thread runs the measure engine (guest/measure/measure.c) with a sink that publishes every sample
  * and kernel-helper event into its CPU's ring within AGENT_DRAIN_NS. A clock thread answers the host's clock
- * exchanges through the mailbox and beats the status. __com.vnoise_start / __com.vnoise_stop start and stop
- * the measurement; on exit the status says "stopped" and the next agent starts a new epoch.
+ * exchanges through the mailbox of the host area (protocol/dtl.h, guest/dtl/clockresp: it holds
+ * VN_DTL_RESPONDER_LOCK, retried every second while another vnoise-guest process answers) and beats the
+ * status. __com.vnoise_start / __com.vnoise_stop start and stop the measurement; on exit the status says
+ * "stopped" and the next agent starts a new epoch.
+ *
+ * `agent --passive`: no sampler, no eBPF, ever (__com.vnoise_start is refused): org.vnoise.0 and its status,
+ * the guest area's status and the clock responder only, which then sleeps between polls instead of spinning
+ * (production cost: the responder of guest/dtl's views).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +46,9 @@
 #include "util/parse.h"
 #include "format/qga.h"
 #include "channel/shmwriter.h"
+#include "dtl.h"
 #include "util/monotime.h"
+#include "dtl/clockresp.h"
 
 #define WRITE_WAIT_MS 1000
 #define PORT_RETRY_NS 1000000000ULL /* closed or absent ports: look again this often */
@@ -60,6 +68,7 @@
 
 static const char usage[] =
     "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [measure options]\n"
+    "       vnoise-guest agent --passive [--qga-port] [-d TIME]\n"
     "       vnoise-guest agent --probe\n"
     "The guest end of the host channel: answers the guest agent protocol on\n"
     "org.vnoise.0, measures noise and publishes it into the ivshmem region for\n"
@@ -68,6 +77,11 @@ static const char usage[] =
     "                         waits for __com.vnoise_start, then measures every CPU)\n"
     "      --idle             do not measure until __com.vnoise_start (the ports and\n"
     "                         the clock are served anyway)\n"
+    "      --passive          never measure (no sampler, no eBPF; __com.vnoise_start\n"
+    "                         is refused): serve org.vnoise.0 and its status and\n"
+    "                         answer the host's clock exchanges at a production cost,\n"
+    "                         so the dispatch trace log of vnoise-host is usable by\n"
+    "                         the passive views (monitor, mpi)\n"
     "      --qga-port         also answer on org.qemu.guest_agent.0 (libvirt's\n"
     "                         agent port) if it is free; by default it is left to\n"
     "                         qemu-ga\n"
@@ -121,6 +135,9 @@ struct agent {
 	int clock_stop; /* atomic */
 	int clock_quiet; /* atomic: the kernel helper is being attached or detached: keep this vCPU quiet */
 	uint64_t exchanges; /* atomic */
+	int clock_holds; /* atomic: the clock thread holds the responder lock */
+	struct clockresp *cr; /* the clock exchange (host area), driven by the clock thread */
+	bool passive; /* --passive: never measure; the responder sleeps instead of spinning */
 	uint8_t boot_id[16];
 	uint32_t ncpus;
 };
@@ -242,74 +259,6 @@ static void put_status(struct agent *ag, uint64_t t)
 	shmwriter_set_status(ag->w, &st);
 }
 
-/*
- * Clock thread: answers the host's clock exchanges as soon as it sees them (the guest stamp must fall between
- * the host's send and receive, so the answer's delay is the exchange's error bound) and beats the status.
- * Waking from a sleep is slow and irregular under TCG (0.2-0.5 ms late on average, up to 4 ms), so the
- * thread spins in a window around the next request's predicted arrival (the host sends on the
- * VN_SHM_CLOCK_GRID_NS grid), opened earlier by the wake-up lateness it keeps measuring (EWMA + 2
- * deviations), and polls every CLOCK_POLL_NS otherwise (before the first request, and when a request comes
- * off the grid). Under TCG that spin costs a few percent of one vCPU; with prompt wake-ups it shrinks.
- */
-#define WIN_BEFORE_NS 300000LL /* covers a late wake-up (~100-200 us under TCG) */
-#define WIN_AFTER_NS 500000LL /* covers the host's own wake-up jitter */
-#define EARLY_MAX_NS \
-	3000000ULL /* the window opens earlier by the usual wake-up lateness, at most this */
-#define JIT_MAX_NS 3000000LL /* and closes later by the host's usual lateness, at most this */
-#define LAG_KEEP 16 /* answers over which the smallest guest - host_send is kept */
-
-struct clock_pred {
-	int64_t lag
-	    [LAG_KEEP]; /* guest_ns - host_send_ns of recent answers: offset + our answer delay */
-	unsigned int n, next;
-	uint64_t last_send;
-	double jit_avg,
-	    jit_dev; /* EWMA of how long after its grid point the host sends, and deviation */
-};
-
-static void pred_add(struct clock_pred *p, uint64_t guest_ns, uint64_t host_send_ns)
-{
-	double j = (double)(host_send_ns % VN_SHM_CLOCK_GRID_NS);
-
-	if (j > VN_SHM_CLOCK_GRID_NS / 2) /* off the grid (e.g. the first request): no phase */
-		j = p->jit_avg;
-	p->lag[p->next] = (int64_t)(guest_ns - host_send_ns);
-	p->next = (p->next + 1) % LAG_KEEP;
-	if (p->n < LAG_KEEP)
-		p->n++;
-	p->last_send = host_send_ns;
-	p->jit_dev += ((j > p->jit_avg ? j - p->jit_avg : p->jit_avg - j) - p->jit_dev) / 8;
-	p->jit_avg += (j - p->jit_avg) / 8;
-}
-
-/*
- * The next request's window in guest time after guest time t: [*open, *close); returns 0 without a
- * prediction. Arrival = next grid point + the host's usual lateness + offset (smallest lag seen).
- */
-static int pred_window(const struct clock_pred *p, uint64_t t, uint64_t early, uint64_t *open,
-		       uint64_t *close)
-{
-	int64_t lag = INT64_MAX, lo, hi;
-	uint64_t g;
-	unsigned int i;
-
-	if (!p->n)
-		return 0;
-	for (i = 0; i < p->n; i++)
-		if (p->lag[i] < lag)
-			lag = p->lag[i];
-	lo = (int64_t)(p->jit_avg - 2 * p->jit_dev);
-	hi = (int64_t)(p->jit_avg + 2 * p->jit_dev);
-	lo = lo < 0 ? 0 : lo;
-	hi = hi > JIT_MAX_NS ? JIT_MAX_NS : hi;
-	g = (p->last_send / VN_SHM_CLOCK_GRID_NS + 1) * VN_SHM_CLOCK_GRID_NS;
-	while ((int64_t)(g + (uint64_t)lag) + hi + WIN_AFTER_NS < (int64_t)t)
-		g += VN_SHM_CLOCK_GRID_NS;
-	*open = g + (uint64_t)lag + (uint64_t)lo - (uint64_t)WIN_BEFORE_NS - early;
-	*close = g + (uint64_t)lag + (uint64_t)hi + (uint64_t)WIN_AFTER_NS;
-	return 1;
-}
-
 /* Run the clock thread on one CPU the samplers leave alone (the highest), so the host knows which vCPU
  * answers; with every CPU measured it stays unpinned. */
 static void pin_clock_thread(struct agent *ag)
@@ -334,16 +283,20 @@ static void pin_clock_thread(struct agent *ag)
 		}
 }
 
+/*
+ * Clock thread: answers the host's clock exchanges as soon as it sees them (the guest stamp must fall between
+ * the host's send and receive, so the answer's delay is the exchange's error bound) and beats the status.
+ * Waking from a sleep is slow and irregular under TCG (0.2-0.5 ms late on average, up to 4 ms), so while
+ * measuring the thread spins in a window around the next request's predicted arrival (guest/dtl/clockresp:
+ * the host sends on the VN_SHM_CLOCK_GRID_NS grid) and polls every CLOCK_POLL_NS otherwise; under TCG that
+ * spin costs a few percent of one vCPU. With --passive it sleeps between polls instead (the production
+ * setting of clockresp, CLOCKRESP_CHEAP_*).
+ */
 static void *clock_main(void *arg)
 {
 	struct agent *ag = arg;
-	struct clock_pred pred = { 0 };
-	uint64_t next_beat = 0, seq, sent, t, wopen, wclose;
-	uint64_t in_win = 0, answers = 0, wakes = 0, late_sum = 0, late_max = 0, want = 0;
-	double late_avg = 0,
-	       late_dev = 0; /* EWMA of how late window wake-ups are, and its deviation */
-	uint64_t early = 0; /* how much earlier than the window to wake up */
-	int rc, spinning = 0;
+	struct clockresp_stats cs;
+	uint64_t next_beat = 0, t, wait;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time (no 50 us slack) */
 	pin_clock_thread(ag);
@@ -354,61 +307,36 @@ static void *clock_main(void *arg)
 			nanosleep(&q, NULL);
 			continue;
 		}
-		rc = shmwriter_mailbox_poll(ag->w, &seq, &sent);
-		if (rc == 1) {
-			t = now_ns();
-			shmwriter_mailbox_reply_cpu(ag->w, seq, sent, t, (uint32_t)sched_getcpu());
-			answers++;
-			in_win += spinning;
-			pred_add(&pred, t, sent);
-			__atomic_add_fetch(&ag->exchanges, 1, __ATOMIC_RELAXED);
-			continue;
+		wait = clockresp_round(ag->cr, &t);
+		if (!wait || !__atomic_load_n(&ag->clock_holds, __ATOMIC_RELAXED)) {
+			clockresp_stats(ag->cr, &cs);
+			__atomic_store_n(&ag->exchanges, cs.replies, __ATOMIC_RELAXED);
+			__atomic_store_n(&ag->clock_holds, cs.holds_lock, __ATOMIC_RELAXED);
 		}
-		if (rc == -EAGAIN)
-			continue;
-		t = now_ns();
 		if (t >= next_beat) {
 			put_status(ag, t);
 			next_beat = t + HEARTBEAT_NS;
 		}
-		if (want) {
-			double l = t > want ? (double)(t - want) : 0.0;
-
-			wakes++;
-			late_sum += (uint64_t)l;
-			if ((uint64_t)l > late_max)
-				late_max = (uint64_t)l;
-			late_dev += ((l > late_avg ? l - late_avg : late_avg - l) - late_dev) / 8;
-			late_avg += (l - late_avg) / 8;
-			early = (uint64_t)(late_avg + 2 * late_dev);
-			if (early > EARLY_MAX_NS)
-				early = EARLY_MAX_NS;
-			want = 0;
-		}
-		if (!pred_window(&pred, t, early, &wopen, &wclose))
-			wopen = wclose = 0;
-		spinning = wclose && t >= wopen;
-		if (spinning)
-			continue; /* inside the window: spin */
-		{
-			uint64_t d = CLOCK_POLL_NS;
+		if (wait) {
 			struct timespec ts;
 
-			if (wclose && wopen - t < d) {
-				d = wopen - t;
-				want = wopen;
-			}
-			ts.tv_sec = 0;
-			ts.tv_nsec = (long)d;
+			/* the beat rides on the responder's own wake-ups */
+			if (wait > HEARTBEAT_NS)
+				wait = HEARTBEAT_NS;
+			ts.tv_sec = (time_t)(wait / 1000000000ULL);
+			ts.tv_nsec = (long)(wait % 1000000000ULL);
 			nanosleep(&ts, NULL);
 		}
 	}
 	put_status(ag, now_ns());
-	log_debug(
-	    "agent: clock: %llu answers, %llu while spinning; window wake-ups late by %.1f us on "
-	    "average, %.1f us at most",
-	    (unsigned long long)answers, (unsigned long long)in_win,
-	    wakes ? (double)late_sum / 1e3 / (double)wakes : 0.0, (double)late_max / 1e3);
+	clockresp_stats(ag->cr, &cs);
+	log_debug("agent: clock: %llu answers (%s the responder lock), %llu while polling a "
+		  "window; window "
+		  "wake-ups late by %.1f us on average, %.1f us at most",
+		  (unsigned long long)cs.replies, cs.holds_lock ? "holding" : "never held",
+		  (unsigned long long)cs.in_window,
+		  cs.wakes ? (double)cs.late_sum_ns / 1e3 / (double)cs.wakes : 0.0,
+		  (double)cs.late_max_ns / 1e3);
 	return NULL;
 }
 
@@ -525,6 +453,8 @@ static void json_channel(struct agent *ag, struct json_writer *w)
 	json_kv_u64(w, "rings", ag->nrings);
 	json_kv_u64(w, "published", pub);
 	json_kv_u64(w, "clock_exchanges", __atomic_load_n(&ag->exchanges, __ATOMIC_RELAXED));
+	json_kv_bool(w, "passive", ag->passive);
+	json_kv_bool(w, "clock_responder", __atomic_load_n(&ag->clock_holds, __ATOMIC_RELAXED));
 	json_kv_u64(w, "measure_runs", ag->runs);
 	if (ag->worker_on && __atomic_load_n(&ag->worker_rc, __ATOMIC_ACQUIRE) > 0)
 		json_kv_u64(w, "measure_exit_code",
@@ -600,6 +530,10 @@ static int cmd_start(void *ctx, const struct qga_value *args, struct json_writer
 	struct measure_params mp;
 	int rc;
 
+	if (ag->passive) {
+		snprintf(err, QGA_DESC_MAX, "this agent is passive (--passive): it never measures");
+		return -EPERM;
+	}
 	if (!ag->w) {
 		snprintf(err, QGA_DESC_MAX, "no shared-memory channel in this guest");
 		return -ENODEV;
@@ -919,6 +853,8 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 	for (i = 1; i < argc && !rc; i++) {
 		if (!strcmp(argv[i], "--idle")) {
 			*idle = true;
+		} else if (!strcmp(argv[i], "--passive")) {
+			ag->passive = true;
 		} else if (!strcmp(argv[i], "--qga-port")) {
 			ag->ports[1].wanted = true;
 		} else if (is_duration_opt(argv[i])) {
@@ -983,8 +919,15 @@ static int set_up(struct agent *ag, bool idle)
 		log_err("agent: cannot use the shared memory %s: %s", ag->shm_path, strerror(-rc));
 		return rc == -EACCES || rc == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 	} else {
+		struct clockresp_params cp = {
+			.poll_ns = ag->passive ? CLOCKRESP_CHEAP_POLL_NS : CLOCK_POLL_NS,
+			.step_ns = ag->passive ? CLOCKRESP_CHEAP_STEP_NS : 0
+		};
+		uint64_t half = vn_dtl_area_offset(ag->shm_size);
+
 		put_status(ag, now_ns());
-		if (pthread_create(&ag->clock, NULL, clock_main, ag)) {
+		ag->cr = clockresp_new((char *)ag->shm + half, ag->shm_size - half, &cp);
+		if (!ag->cr || pthread_create(&ag->clock, NULL, clock_main, ag)) {
 			log_err("agent: cannot start the clock thread");
 			return EXIT_FAIL;
 		}
@@ -1013,6 +956,7 @@ static void tear_down(struct agent *ag)
 		__atomic_store_n(&ag->clock_stop, 1, __ATOMIC_RELEASE);
 		pthread_join(ag->clock, NULL);
 	}
+	clockresp_free(ag->cr);
 	if (ag->unplaced)
 		log_warn("agent: %" PRIu64 " records had no ring and were not published",
 			 ag->unplaced);
@@ -1052,8 +996,18 @@ int agent_main(int argc, char **argv)
 	}
 	if (ag->mp.verbose)
 		log_set_verbosity(ag->mp.verbose);
+	if (ag->passive && cpus_given(argc, argv)) {
+		log_err(
+		    "agent: --passive never measures: no --cpus (see 'vnoise-guest agent --help')");
+		free(ag);
+		return EXIT_USAGE;
+	}
 	if (ag->mp.cpus_all && !cpus_given(argc, argv))
 		idle = true; /* a daemon does not take every CPU unless asked */
+	if (ag->passive) {
+		idle = true;
+		ag->state = VN_SHM_AGENT_PAUSED;
+	}
 	ag->mp.quiet = 1;
 	ag->sink = (struct measure_sink){ .sample = sink_sample,
 					  .event = sink_event,
