@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * vnoise passive kernel helper (issue 5): the noise that hits chosen target tasks, with no sampler. A target is
  * a process (its tgid in pv_tgid), a cgroup v2 (its id in pv_cgrp), or any user task on a chosen CPU
@@ -12,6 +12,11 @@
  *            the end of every interrupt, so it is at most one tick late).
  * Counters only grow; readers take differences. No records, no ring, no wake-up: the cost is a few map
  * lookups per context switch and per interrupt on the CPUs that run targets.
+ *
+ * Spans (cfg.spans, for vnoise-guest monitor's hypervisor view): the helper also sends, through the ring
+ * pv_spans (no wake-up: user space drains it), each target thread's run spans (switch-in to switch-out, a run
+ * still going cut at interrupts into pieces of >= PV_SPAN_CHUNK_NS) and runnable spans (wakeup or involuntary
+ * switch-out to its next switch-in, on the CPU it then runs on). A full ring drops the record, counted per CPU.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -56,10 +61,16 @@ struct {
 	__uint(max_entries, VN_TGT_MAX);
 } pv_tgt SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* the loader sets PV_SPAN_RING when spans are on */
+} pv_spans SEC(".maps");
+
 /* Per task: whether it waits, preempted, and on which CPU. */
 struct pv_task {
 	__u32 waiting;
 	__u32 cpu;
+	__u64 rq_ns; /* spans: runnable since (wakeup or involuntary switch-out); 0: not known */
 };
 
 struct {
@@ -153,6 +164,45 @@ static __always_inline void charge(__u32 tgt, __u8 cls, __u32 id, const char *co
 	}
 }
 
+/* Record one span of target tgt (index + 1) on cpu; a full ring counts a drop on this CPU. */
+static __always_inline void span_emit(struct pv_cpu *s, __u32 tgt, __u32 cpu, __u32 pid, __u32 kind,
+				      __u64 start, __u64 end)
+{
+	struct pv_span *r;
+
+	if (!tgt || !start || end <= start)
+		return;
+	r = bpf_ringbuf_reserve(&pv_spans, sizeof(*r), 0);
+	if (!r) {
+		s->span_drops++;
+		return;
+	}
+	r->start_ns = start;
+	r->end_ns = end;
+	r->tgt = tgt - 1;
+	r->cpu = cpu;
+	r->pid = pid;
+	r->kind = kind;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* Spans: next (target nt, or none) is switched in on cpu at now; close its runnable span. */
+static __always_inline void span_switch_in(struct pv_cpu *s, struct task_struct *next, __u32 nt,
+					   __u32 cpu, __u64 now)
+{
+	struct pv_task *pt;
+
+	s->span_in = nt ? now : 0;
+	if (!next->pid)
+		return;
+	pt = bpf_task_storage_get(&pv_task, next, 0, 0);
+	if (!pt || !pt->rq_ns)
+		return;
+	if (nt)
+		span_emit(s, nt, cpu, next->pid, PV_SPAN_WAIT, pt->rq_ns, now);
+	pt->rq_ns = 0;
+}
+
 /* Steal accrued on this CPU since the last reading goes to its current target. */
 static __always_inline void steal_flush(struct pv_cpu *s, struct task_struct *cur)
 {
@@ -207,6 +257,8 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			__sync_fetch_and_add(&s->runs, 1);
 			if (t && s->in_ns && now > s->in_ns)
 				__sync_fetch_and_add(&t->run_ns, now - s->in_ns);
+			if (cfg.spans)
+				span_emit(s, ptg, cpu, prev->pid, PV_SPAN_RUN, s->span_in, now);
 		}
 		if (prev->__state == 0 && prev->pid) {
 			/* involuntary: prev stays runnable and waits for a CPU */
@@ -215,6 +267,7 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			if (pt) {
 				pt->waiting = 1;
 				pt->cpu = cpu;
+				pt->rq_ns = now;
 				s->wait_tgt = ptg;
 				s->wait_pid = prev->pid;
 			}
@@ -226,6 +279,8 @@ int BPF_PROG(pv_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	s->cur_pid = next->pid;
 	if (next->pid == 0)
 		s->wait_tgt = 0; /* the CPU idles: whoever waited here runs elsewhere */
+	if (cfg.spans)
+		span_switch_in(s, next, nt, cpu, now);
 	if (!nt)
 		return 0;
 	s->in_ns = now;
@@ -255,6 +310,7 @@ static __always_inline void sync_current(struct pv_cpu *s)
 	s->in_ns =
 	    bpf_ktime_get_ns(); /* its run began earlier, at an unseen switch: counted from here */
 	s->steal0 = steal_now(cur);
+	s->span_in = s->tgt ? s->in_ns : 0;
 }
 
 static __always_inline int on_enter(__u8 cls, __u32 id)
@@ -285,6 +341,11 @@ static __always_inline void run_catch_up(struct pv_cpu *s, __u64 now)
 		s->in_ns = now;
 	}
 	steal_flush(s, bpf_get_current_task_btf());
+	if (cfg.spans && s->span_in && now >= s->span_in + PV_SPAN_CHUNK_NS) {
+		span_emit(s, s->tgt, bpf_get_smp_processor_id(), s->cur_pid, PV_SPAN_RUN,
+			  s->span_in, now);
+		s->span_in = now;
+	}
 }
 
 static __always_inline int on_exit(__u8 cls)
@@ -302,6 +363,20 @@ static __always_inline int on_exit(__u8 cls)
 	charge(s->tgt - 1, cls, c.id, 0, c.net_ns);
 	if (c.depth == 0)
 		run_catch_up(s, now);
+	return 0;
+}
+
+/* Spans: a target woken up is runnable from now until its next switch-in. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(pv_sched_wakeup, struct task_struct *p)
+{
+	struct pv_task *pt;
+
+	if (!cfg.spans || !p->pid || !target_of(p, (__u32)p->wake_cpu))
+		return 0;
+	pt = bpf_task_storage_get(&pv_task, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (pt)
+		pt->rq_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -20,6 +20,9 @@ struct passive {
 	size_t tgt_len;
 	int used[VN_TGT_MAX]; /* tgid (or 1 for cgroup/CPU targets) holding each index; 0: free */
 	int ncpu; /* indexes 0..ncpu-1 belong to CPU mode */
+	struct ring_buffer *spans; /* the span ring (opts.spans) */
+	passive_span_fn span_fn; /* the current passive_spans() call's callback */
+	void *span_ctx;
 };
 
 /* The settings in .rodata: the CPUs whose user tasks are targets 0..ncpus-1, cgroup lookups on or off. */
@@ -37,6 +40,23 @@ static int pv_configure(struct passive *pv, const struct passive_opts *o, const 
 	}
 	pv->ncpu = o->ncpus;
 	pv->skel->rodata->cfg.ncgroups = o->cgroups ? 1 : 0;
+	pv->skel->rodata->cfg.spans = o->spans ? 1 : 0;
+	if (o->spans && bpf_map__set_max_entries(pv->skel->maps.pv_spans, PV_SPAN_RING)) {
+		*why = "cannot size the span ring";
+		return -EINVAL;
+	}
+	if (!o->spans) /* no span records: the wakeup program has nothing to do */
+		bpf_program__set_autoload(pv->skel->progs.pv_sched_wakeup, false);
+	return 0;
+}
+
+/* ring_buffer callback: one span record to the caller of passive_spans(). */
+static int pv_span_cb(void *ctx, void *data, size_t len)
+{
+	struct passive *pv = ctx;
+
+	if (len >= sizeof(struct pv_span) && pv->span_fn)
+		pv->span_fn(pv->span_ctx, data);
 	return 0;
 }
 
@@ -82,6 +102,14 @@ static int pv_load(struct passive *pv, const struct passive_opts *o, const char 
 		pv->tgt = NULL;
 		*why = "cannot map the target counters";
 		return -errno;
+	}
+	if (o->spans) {
+		pv->spans =
+		    ring_buffer__new(bpf_map__fd(pv->skel->maps.pv_spans), pv_span_cb, pv, NULL);
+		if (!pv->spans) {
+			*why = "cannot map the span ring";
+			return -errno ? -errno : -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -197,10 +225,33 @@ uint64_t passive_runs(const struct passive *pv)
 	return n;
 }
 
+int passive_spans(struct passive *pv, passive_span_fn fn, void *ctx)
+{
+	int n;
+
+	if (!pv->spans)
+		return 0;
+	pv->span_fn = fn;
+	pv->span_ctx = ctx;
+	n = ring_buffer__consume(pv->spans);
+	pv->span_fn = NULL;
+	return n;
+}
+
+uint64_t passive_span_drops(const struct passive *pv)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < PV_MAX_CPUS; i++)
+		n += __atomic_load_n(&pv->skel->bss->pv_cpus[i].span_drops, __ATOMIC_RELAXED);
+	return n;
+}
+
 void passive_close(struct passive *pv)
 {
 	if (!pv)
 		return;
+	ring_buffer__free(pv->spans);
 	if (pv->tgt)
 		munmap(pv->tgt, pv->tgt_len);
 	passive_bpf__destroy(pv->skel);

@@ -18,7 +18,12 @@ struct passive_opts {
 	const int *cpus; /* CPU mode: the user tasks of these CPUs are targets 0..ncpus-1 */
 	int ncpus;
 	int cgroups; /* cgroup targets will be added */
+	int spans; /* send the targets' run and runnable spans (struct pv_span) for passive_spans() */
 };
+
+struct pv_span;
+/* Called by passive_spans() for each span record, in ring order (per CPU in time order). */
+typedef void (*passive_span_fn)(void *ctx, const struct pv_span *s);
 
 /* Load and attach. 0 or -errno (-EPERM: not privileged); *why gets a static one-line reason. */
 int passive_open(struct passive **out, const struct passive_opts *o, const char **why)
@@ -36,6 +41,11 @@ int passive_tgt_fd(const struct passive *pv);
 size_t passive_tgt_size(const struct passive *pv);
 /* Target runs the kernel side closed so far (all CPUs): proof that it sees switches. */
 uint64_t passive_runs(const struct passive *pv);
+/* Drain the span ring (opts.spans): fn for each record. Returns the records read (>= 0) or -errno. Never
+ * blocks; call often enough (every <= 100 ms) that the ring (PV_SPAN_RING) does not fill. */
+int passive_spans(struct passive *pv, passive_span_fn fn, void *ctx);
+/* Span records the kernel side dropped because the ring was full. */
+uint64_t passive_span_drops(const struct passive *pv);
 /* Turn cause tracking on or off while the helper runs (on after passive_open()). */
 void passive_set_detail(struct passive *pv, int on);
 void passive_close(struct passive *pv);

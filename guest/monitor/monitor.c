@@ -5,6 +5,12 @@
  * period, per target: its run time, its noise by class and its largest causes, as a table or as JSON lines
  * (schema vnoise.monitor/1), then a summary over the whole run. The table fits 80 columns: one unit per
  * column, the target's name last, each cause on a line of its own; vnoise's own thread is marked "(vnoise)".
+ *
+ * Hypervisor (issue 16): monitor opens the dispatch trace log (guest/dtl, answering the host's clock exchange
+ * if no other process does) and asks the passive helper for the targets' run and runnable spans; hypspan
+ * intersects them with the host's intervals once the DTL horizon passes them. Per target: "hypervisor"
+ * {host_preempt_ns, host_wait_ns, causes} in JSON, a HYP column in the table (--wide: its causes); "dtl" says
+ * ok|waiting|stale|absent. Without a DTL the output is as before, with "dtl":"absent".
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,8 +29,13 @@
 #include "util/monotime.h"
 #include "util/parse.h"
 #include "util/version.h"
+#include "bpf/passive.h"
 #include "bpf/passive_loader.h"
+#include "dtl/dtl.h"
+#include "monitor/hypspan.h"
 #include "monitor/tgtdiff.h"
+
+#define MON_DRAIN_NS 3000000000ull /* at the end, wait at most this long for the DTL horizon */
 
 struct mon_target {
 	int idx; /* passive target index */
@@ -32,7 +43,21 @@ struct mon_target {
 	char name[64]; /* "pid:1234", "cgroup:/sys/fs/cgroup/x", "cpu:3" */
 	char comm[17];
 	struct vn_tgt prev, first;
+	struct hypspan_tot hprev, hfirst; /* hypervisor totals at the last print, at the start */
 	int gone;
+};
+
+/* One monitor run: the targets, their counters at the last print, the passive helper, the DTL. */
+struct mon_run {
+	const struct monitor_params *p;
+	struct mon_target t[MONITOR_MAX];
+	struct vn_tgt cur[MONITOR_MAX];
+	struct hypspan_tot hcur[MONITOR_MAX];
+	int nt;
+	struct passive *pv;
+	struct dtl *dtl; /* NULL: could not open (then as absent) */
+	struct hypspan *hs;
+	uint64_t t0;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -118,9 +143,87 @@ static int cause_delta(const struct vn_tgt *a, const struct vn_tgt *b, struct vn
 	return n;
 }
 
-/* One target's JSON object: the change from a to b. */
+/* Whether the views show hypervisor time: a DTL region with a host publisher (ever seen). */
+static int hyp_on(const struct mon_run *r)
+{
+	return r->dtl && dtl_state(r->dtl) != DTL_ABSENT;
+}
+
+/* Target i's hypervisor time since the last print (summary: since the start) into out. */
+static void hyp_delta(const struct mon_run *r, int i, int summary, struct hypspan_tot *out)
+{
+	const struct mon_target *t = &r->t[i];
+
+	hypspan_diff(summary ? &t->hfirst : &t->hprev, &r->hcur[i], out);
+}
+
+/* A host cause as printed: causes with one name (class only, or a cause slot the host reused) merged. */
+struct hyp_named {
+	char name[96];
+	int hclass;
+	uint64_t ns;
+};
+
+/* h's causes by printed name, largest first, into out (at most HYPSPAN_CAUSES); returns how many. */
+static int hyp_names(const struct mon_run *r, const struct hypspan_tot *h, struct hyp_named *out)
+{
+	int n = 0, j;
+
+	for (uint32_t k = 0; k < h->ncause; k++) {
+		const struct hypspan_cause *c = &h->cause[k];
+		struct hyp_named e = { .hclass = c->hclass, .ns = c->ns };
+
+		dtl_cause_name(r->dtl, c->cause, c->cls, e.name, sizeof(e.name));
+		for (j = 0; j < n; j++)
+			if (out[j].hclass == e.hclass && !strcmp(out[j].name, e.name))
+				break;
+		if (j < n)
+			e.ns += out[j].ns;
+		else
+			j = n++;
+		for (; j > 0 && out[j - 1].ns < e.ns; j--)
+			out[j] = out[j - 1];
+		out[j] = e;
+	}
+	return n;
+}
+
+/* "hypervisor": {host_preempt_ns, host_wait_ns, running_ns, runnable_ns, causes: [...]}. */
+static void json_hyp(struct json_writer *w, const struct mon_run *r, const struct hypspan_tot *h)
+{
+	struct hyp_named hn[HYPSPAN_CAUSES];
+	int n = hyp_names(r, h, hn);
+
+	json_key(w, "hypervisor");
+	json_obj_begin(w);
+	json_kv_u64(w, "host_preempt_ns", h->ns[DTL_HC_PREEMPT]);
+	json_kv_u64(w, "host_wait_ns", h->ns[DTL_HC_WAIT]);
+	json_kv_u64(w, "running_ns", h->running_ns);
+	json_kv_u64(w, "runnable_ns", h->runnable_ns);
+	json_key(w, "causes");
+	json_arr_begin(w);
+	for (int k = 0; k < n; k++) {
+		json_obj_begin(w);
+		json_kv_str(w, "cause", hn[k].name);
+		json_kv_str(w, "class", dtl_hclass_name(hn[k].hclass));
+		json_kv_u64(w, "ns", hn[k].ns);
+		json_obj_end(w);
+	}
+	if (h->other_ns) {
+		json_obj_begin(w);
+		json_kv_str(w, "cause", "other");
+		json_kv_str(w, "class", "other");
+		json_kv_u64(w, "ns", h->other_ns);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+/* One target's JSON object: the change from a to b (and its hypervisor time, h, when shown). */
 static void json_target(struct json_writer *w, const struct mon_target *t, const struct vn_tgt *a,
-			const struct vn_tgt *b)
+			const struct vn_tgt *b, const struct mon_run *r,
+			const struct hypspan_tot *h)
 {
 	struct vn_tgt_cause cs[VN_TGT_CAUSES];
 	int n = cause_delta(a, b, cs);
@@ -153,14 +256,57 @@ static void json_target(struct json_writer *w, const struct mon_target *t, const
 		json_obj_end(w);
 	}
 	json_arr_end(w);
+	if (h)
+		json_hyp(w, r, h);
 	json_kv_bool(w, "exited", t->gone);
 	json_obj_end(w);
 }
 
-/* One vnoise.monitor/1 line through the JSON writer (a comm may hold any byte). */
-static void print_json(const struct mon_target *t, int nt, const struct vn_tgt *cur, uint64_t t_ns,
-		       uint64_t period_ns, int summary)
+/* "dtl_stats": the DTL reader's counters and the span bookkeeping. */
+static void json_dtl_stats(struct json_writer *w, const struct mon_run *r)
 {
+	struct dtl_stats ds;
+	struct hypspan_stats hs;
+
+	dtl_stats(r->dtl, &ds);
+	hypspan_stats(r->hs, &hs);
+	json_key(w, "dtl_stats");
+	json_obj_begin(w);
+	json_kv_str(w, "detail",
+		    ds.detail == VN_DTL_DETAIL_TASK    ? "task"
+		    : ds.detail == VN_DTL_DETAIL_CLASS ? "class"
+						       : "none");
+	json_kv_u64(w, "epoch", ds.epoch);
+	json_kv_u64(w, "horizon_ns", ds.horizon_ns);
+	json_kv_u64(w, "spans", ds.spans);
+	json_kv_u64(w, "spans_dropped", ds.spans_dropped);
+	json_kv_u64(w, "lost", ds.lost);
+	json_kv_u64(w, "torn", ds.torn);
+	json_kv_u64(w, "bad", ds.bad);
+	json_kv_u64(w, "backwards", ds.backwards);
+	json_kv_u64(w, "bad_header", ds.bad_header);
+	json_kv_u64(w, "bad_status", ds.bad_status);
+	json_kv_u64(w, "causes_gone", ds.causes_gone);
+	json_kv_u64(w, "host_dropped", ds.host_dropped);
+	json_kv_bool(w, "responder", ds.responder);
+	json_kv_u64(w, "replies", ds.replies);
+	json_kv_u64(w, "responder_cpu_ns", ds.responder_cpu_ns);
+	json_kv_u64(w, "target_spans", hs.spans);
+	json_kv_u64(w, "target_spans_done", hs.done);
+	json_kv_u64(w, "target_spans_pending", hs.pending);
+	json_kv_u64(w, "target_spans_dropped", passive_span_drops(r->pv) + hs.bad);
+	json_kv_u64(w, "dtl_late", hs.late);
+	json_kv_u64(w, "dtl_late_ns", hs.late_ns);
+	json_obj_end(w);
+}
+
+/* One vnoise.monitor/1 line through the JSON writer (a comm may hold any byte). */
+static void print_json(const struct mon_run *r, uint64_t t_ns, uint64_t period_ns, int summary)
+{
+	const struct mon_target *t = r->t;
+	const struct vn_tgt *cur = r->cur;
+	int nt = r->nt, hyp = hyp_on(r);
+	struct hypspan_tot h;
 	struct json_writer w;
 
 	json_init(&w, stdout, 0);
@@ -170,51 +316,96 @@ static void print_json(const struct mon_target *t, int nt, const struct vn_tgt *
 	json_kv_str(&w, "kind", summary ? "summary" : "period");
 	json_kv_u64(&w, "t_ns", t_ns);
 	json_kv_u64(&w, "period_ns", period_ns);
+	json_kv_str(&w, "dtl", dtl_state_name(r->dtl ? dtl_state(r->dtl) : DTL_ABSENT));
+	if (hyp)
+		json_dtl_stats(&w, r);
 	json_key(&w, "targets");
 	json_arr_begin(&w);
-	for (int i = 0; i < nt; i++)
-		json_target(&w, &t[i], summary ? &t[i].first : &t[i].prev, &cur[i]);
+	for (int i = 0; i < nt; i++) {
+		if (hyp)
+			hyp_delta(r, i, summary, &h);
+		json_target(&w, &t[i], summary ? &t[i].first : &t[i].prev, &cur[i], r,
+			    hyp ? &h : NULL);
+	}
 	json_arr_end(&w);
 	json_obj_end(&w);
 	if (json_finish(&w))
 		log_debug("monitor: a JSON line was not written whole");
 }
 
-/* One target's row (b - a) and its causes, one line each. */
-static void table_row(const struct mon_target *t, const struct vn_tgt *a, const struct vn_tgt *b)
+/* The hypervisor causes of a row (--wide), one line each. */
+static void table_hyp_causes(const struct mon_run *r, const struct hypspan_tot *h)
+{
+	struct hyp_named hn[HYPSPAN_CAUSES];
+	int n = hyp_names(r, h, hn);
+
+	for (int k = 0; k < n; k++)
+		printf("    host  %10.1f us  %s (%s)\n", hn[k].ns / 1e3, hn[k].name,
+		       dtl_hclass_name(hn[k].hclass));
+	if (h->other_ns)
+		printf("    host  %10.1f us  other\n", h->other_ns / 1e3);
+}
+
+/* One target's row (b - a) and its causes, one line each; h: its hypervisor time (HYP column) or NULL. */
+static void table_row(const struct mon_run *r, const struct mon_target *t, const struct vn_tgt *a,
+		      const struct vn_tgt *b, const struct hypspan_tot *h)
 {
 	struct vn_tgt_cause cs[VN_TGT_CAUSES];
 	int n = cause_delta(a, b, cs);
 	uint64_t run = b->run_ns - a->run_ns, tot = monitor_noise_total(b) - monitor_noise_total(a);
+	double pct = run + tot ? 100.0 * (double)tot / (double)(run + tot) : 0.0;
+	double thr = (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3;
+	double irq = (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3;
+	double sirq = (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3;
+	double nmi = (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3;
+	double steal = (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3;
 	char nm[64];
 
-	printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6,
-	       run + tot ? 100.0 * (double)tot / (double)(run + tot) : 0.0,
-	       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
-	       (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3,
-	       (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3,
-	       (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3,
-	       (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3, t->name, t->comm,
-	       t->gone ? " exited" : "");
+	if (h) /* narrower cells: the HYP column keeps the row within 80 columns */
+		printf("%7.1f %6.2f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", run / 1e6,
+		       pct, thr, irq, sirq, nmi, steal,
+		       (h->ns[DTL_HC_PREEMPT] + h->ns[DTL_HC_WAIT]) / 1e3, t->name, t->comm,
+		       t->gone ? " exited" : "");
+	else
+		printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6, pct,
+		       thr, irq, sirq, nmi, steal, t->name, t->comm, t->gone ? " exited" : "");
 	for (int k = 0; k < n; k++)
 		printf("    cause %10.1f us  %s%s\n", cs[k].ns / 1e3,
 		       monitor_cause_name(&cs[k], nm, sizeof(nm)),
 		       cause_is_self(&cs[k]) ? " (vnoise)" : "");
+	if (h && r->p->wide)
+		table_hyp_causes(r, h);
 }
 
-static void print_table(const struct mon_target *t, int nt, const struct vn_tgt *cur, double secs,
-			int summary)
+static void print_table(const struct mon_run *r, double secs, int summary)
 {
-	if (summary)
+	int hyp = hyp_on(r);
+	struct hypspan_tot h;
+
+	if (summary && hyp)
+		printf("summary over %.2f s (dispatch trace log: %s)\n", secs,
+		       dtl_state_name(dtl_state(r->dtl)));
+	else if (summary)
 		printf("summary over %.2f s\n", secs);
 	else
 		printf("%8.2f s\n", secs);
-	printf("%8s %8s %10s %7s %8s %7s %9s  %s\n", "RUN(ms)", "NOISE(%)", "THREAD(us)", "IRQ(us)",
-	       "SIRQ(us)", "NMI(us)", "STEAL(us)", "TARGET");
-	for (int i = 0; i < nt; i++)
-		table_row(&t[i], summary ? &t[i].first : &t[i].prev, &cur[i]);
+	if (hyp)
+		printf("%7s %6s %7s %7s %8s %7s %7s %7s %s\n", "RUN(ms)", "NOISE%", "THR(us)",
+		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STL(us)", "HYP(us)", "TARGET");
+	else
+		printf("%8s %8s %10s %7s %8s %7s %9s  %s\n", "RUN(ms)", "NOISE(%)", "THREAD(us)",
+		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STEAL(us)", "TARGET");
+	for (int i = 0; i < r->nt; i++) {
+		const struct mon_target *t = &r->t[i];
+
+		if (hyp)
+			hyp_delta(r, i, summary, &h);
+		table_row(r, t, summary ? &t->first : &t->prev, &r->cur[i], hyp ? &h : NULL);
+	}
 	fflush(stdout);
 }
+
+enum { OPT_WIDE = CLIOPT_OWN };
 
 static const struct cliopt opts[] = {
 	{ .id = CLIOPT_PID,
@@ -230,6 +421,9 @@ static const struct cliopt opts[] = {
 	  .bare_unit = "s" },
 	{ .id = CLIOPT_JSON, .help = "JSON lines (schema vnoise.monitor/1) instead of the table" },
 	{ .id = CLIOPT_QUIET, .help = "only the summary" },
+	{ .id = OPT_WIDE,
+	  .name = "wide",
+	  .help = "the table also lists the host causes of the HYP column" },
 	{ .id = CLIOPT_HELP },
 	/* one release: -g and -P had these meanings here (-p was --pid: now --period, see parse_period) */
 	{ .letter = 'g', .alias_of = CLIOPT_CGROUP },
@@ -251,6 +445,9 @@ const char *monitor_usage(void)
 		    "preemption while runnable,\n"
 		    "IRQs/softirqs/NMIs while they ran, steal), per target, every period. Needs "
 		    "root (eBPF).\n"
+		    "With a dispatch trace log from the host (vnoise-host on the host): the time "
+		    "the host took the\n"
+		    "target's vCPU while it ran or waited (HYP), by host cause.\n"
 		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
 		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
 	}
@@ -323,6 +520,9 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct monitor_params *p)
 		return parse_duration_opt(ps, p);
 	case CLIOPT_PERIOD:
 		return parse_period(ps, p);
+	case OPT_WIDE:
+		p->wide = 1;
+		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;
 	}
@@ -370,21 +570,13 @@ static int check_targets(const struct monitor_params *p)
 	return EXIT_OK;
 }
 
-/* One monitor run: the targets, their counters at the last print, the passive helper. */
-struct mon_run {
-	const struct monitor_params *p;
-	struct mon_target t[MONITOR_MAX];
-	struct vn_tgt cur[MONITOR_MAX];
-	int nt;
-	struct passive *pv;
-	uint64_t t0;
-};
-
 /* Open the passive helper and follow every target; an exit code on failure. */
 static int open_targets(struct mon_run *r)
 {
 	const struct monitor_params *p = r->p;
-	struct passive_opts po = { .cpus = p->cpus, .ncpus = p->ncpus, .cgroups = p->ncg };
+	struct passive_opts po = {
+		.cpus = p->cpus, .ncpus = p->ncpus, .cgroups = p->ncg, .spans = 1
+	};
 	struct mon_target *t = r->t;
 	const char *why;
 	struct stat st;
@@ -423,21 +615,91 @@ static int open_targets(struct mon_run *r)
 	return EXIT_OK;
 }
 
+/* Open the DTL (answering the clock exchange if nobody else does) and the span bookkeeping. A DTL that
+ * cannot be opened is only a warning: monitor then runs as without one. */
+static void open_dtl(struct mon_run *r)
+{
+	struct dtl_params dp = { .responder = true, .responder_cpu = -1 };
+	char why[160] = "";
+	int err = dtl_open(&r->dtl, &dp, why, sizeof(why));
+
+	if (err) {
+		log_warn("dispatch trace log: %s (no hypervisor view)", why);
+		r->dtl = NULL;
+		return;
+	}
+	r->hs = hypspan_new(VN_TGT_MAX, 0, 0);
+	if (!r->hs) {
+		log_warn("dispatch trace log: no memory for the span list (no hypervisor view)");
+		dtl_close(r->dtl);
+		r->dtl = NULL;
+		return;
+	}
+	dtl_poll(r->dtl);
+}
+
+/* A span record of the passive helper: pending until the DTL horizon passes it. */
+static void on_span(void *ctx, const struct pv_span *s)
+{
+	struct mon_run *r = ctx;
+
+	if (r->hs && dtl_state(r->dtl) != DTL_ABSENT)
+		hypspan_add(r->hs, s->tgt, s->cpu, s->kind == PV_SPAN_RUN, s->start_ns, s->end_ns);
+}
+
+/* Read the DTL and the span records, intersect what the horizon passed. */
+static void hyp_poll(struct mon_run *r)
+{
+	int n = passive_spans(r->pv, on_span, r);
+
+	if (n < 0)
+		log_debug("monitor: span ring: %s", strerror(-n));
+	if (!r->dtl)
+		return;
+	dtl_poll(r->dtl);
+	hypspan_process(r->hs, r->dtl, now_ns());
+}
+
+/* The end: wait (at most MON_DRAIN_NS) for the horizon to pass the pending spans, the rest is late. */
+static void hyp_drain(struct mon_run *r)
+{
+	uint64_t until = now_ns() + MON_DRAIN_NS, end;
+	struct timespec ts = { 0, 50000000L };
+
+	hyp_poll(r);
+	if (!r->dtl)
+		return;
+	end = hypspan_pending_end(r->hs);
+	while (end && dtl_state(r->dtl) == DTL_OK && dtl_horizon(r->dtl) < end &&
+	       now_ns() < until) {
+		nanosleep(&ts, NULL);
+		dtl_poll(r->dtl);
+	}
+	hypspan_process(r->hs, r->dtl, now_ns());
+	hypspan_finish(r->hs);
+}
+
 /* Read every target's counters into cur. */
 static void snapshot(struct mon_run *r)
 {
-	for (int i = 0; i < r->nt; i++)
+	static const struct hypspan_tot zero;
+
+	for (int i = 0; i < r->nt; i++) {
+		const struct hypspan_tot *h =
+		    r->hs ? hypspan_tot(r->hs, (uint32_t)r->t[i].idx) : NULL;
+
 		r->cur[i] = *passive_tgt(r->pv, r->t[i].idx);
+		r->hcur[i] = h ? *h : zero;
+	}
 }
 
 /* Print cur against the last print (summary: against the start). */
 static void report(const struct mon_run *r, uint64_t now, int summary)
 {
 	if (r->p->json)
-		print_json(r->t, r->nt, r->cur, now - r->t0,
-			   summary ? now - r->t0 : r->p->period_ns, summary);
+		print_json(r, now - r->t0, summary ? now - r->t0 : r->p->period_ns, summary);
 	else
-		print_table(r->t, r->nt, r->cur, (now - r->t0) / 1e9, summary);
+		print_table(r, (now - r->t0) / 1e9, summary);
 }
 
 /* Sleep until next or the end of the run, at most 0.1 s (to notice exited processes). */
@@ -480,8 +742,11 @@ static void run(struct mon_run *r)
 	uint64_t now, next;
 	int alive;
 
-	for (int i = 0; i < r->nt; i++)
-		r->t[i].first = r->t[i].prev = *passive_tgt(r->pv, r->t[i].idx);
+	snapshot(r);
+	for (int i = 0; i < r->nt; i++) {
+		r->t[i].first = r->t[i].prev = r->cur[i];
+		r->t[i].hfirst = r->t[i].hprev = r->hcur[i];
+	}
 	r->t0 = now_ns();
 	next = r->t0 + p->period_ns;
 	if (!p->json && !p->quiet)
@@ -491,14 +756,17 @@ static void run(struct mon_run *r)
 		if (p->duration_ns && now_ns() >= r->t0 + p->duration_ns)
 			break;
 		wait_until(r, next);
+		hyp_poll(r);
 		now = now_ns();
 		alive = count_alive(r);
 		if (now >= next || !alive) {
 			snapshot(r);
 			if (!p->quiet)
 				report(r, now, 0);
-			for (int i = 0; i < r->nt; i++)
+			for (int i = 0; i < r->nt; i++) {
 				r->t[i].prev = r->cur[i];
+				r->t[i].hprev = r->hcur[i];
+			}
 			next += p->period_ns;
 			if (next < now)
 				next = now + p->period_ns;
@@ -534,14 +802,18 @@ int monitor_main(int argc, char **argv)
 	rc = open_targets(r);
 	if (rc)
 		goto out;
+	open_dtl(r);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	run(r);
+	hyp_drain(r);
 	snapshot(r);
 	report(r, now_ns(), 1);
 	if (!passive_runs(r->pv))
 		log_warn("the passive helper saw no target run: are the targets on this machine?");
 out:
+	hypspan_free(r->hs);
+	dtl_close(r->dtl);
 	passive_close(r->pv);
 	free(r);
 	return rc;

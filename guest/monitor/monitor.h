@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * monitor: `vnoise-guest monitor`, passive mode: the noise hitting chosen processes, cgroups or the user
- * tasks of CPUs, from the passive kernel helper (no sampler). Also the cause names and totals that
- * `vnoise-guest mpi` (mpi/mpi.c) prints.
+ * tasks of CPUs, from the passive kernel helper (no sampler), and with a dispatch trace log from the host
+ * (guest/dtl) the time the host took their vCPU while they ran or waited for it (monitor/hypspan). Also the
+ * cause names and totals that `vnoise-guest mpi` (mpi/mpi.c) prints.
  */
 #ifndef VNOISE_GUEST_MONITOR_MONITOR_H
 #define VNOISE_GUEST_MONITOR_MONITOR_H
@@ -24,6 +25,7 @@ struct monitor_params {
 	uint64_t period_ns; /* default 1 s */
 	int json;
 	int quiet;
+	int wide; /* --wide: the hypervisor causes in the table too */
 };
 
 /*

@@ -36,6 +36,9 @@ START_TEST(test_times)
 	ck_assert_uint_eq(P.duration_ns, 3000000000ULL);
 	ck_assert_int_eq(P.json, 1);
 	ck_assert_int_eq(P.quiet, 1);
+	ck_assert_int_eq(P.wide, 0);
+	OK("monitor", "--pid", "1", "--wide");
+	ck_assert_int_eq(P.wide, 1);
 	FAILS("-d 2: microseconds 2s", "monitor", "--pid", "1", "-d", "2");
 	FAILS("--period 2: 2s", "monitor", "--pid", "1", "--period", "2");
 	FAILS("--period 10ms", "monitor", "--pid", "1", "--period", "1ms");
