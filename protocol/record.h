@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "noise.h"
+#include "dtl.h"
 
 /* The format is little-endian on disk and the structs are used in place: x86 (little-endian) only. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "record files are little-endian");
@@ -56,7 +57,50 @@ enum vn_chunk_type {
 	VN_CHUNK_EVENTS = 3, /* struct vn_event[payload_len / 56] */
 	VN_CHUNK_STATS = 4, /* text key=value lines: counters (dropped, bpf run time, ...) */
 	VN_CHUNK_END = 5, /* text key=value totals; last chunk of a cleanly closed file */
+	VN_CHUNK_DTL_SPANS = 6, /* struct vn_rec_dtl_span[payload_len / 32]: host intervals used */
+	VN_CHUNK_DTL_GAPS = 7, /* struct vn_rec_dtl_gap[payload_len / 192]: gaps split by the DTL */
+	VN_CHUNK_DTL_CAUSES = 8, /* text: dtl_detail=class|task, cause.<word>=<cls> <pid> <comm> */
 };
+
+/*
+ * The host's dispatch trace log (protocol/dtl.h) as a recording used it, so that `report FILE` splits the
+ * gaps exactly as the live run did, from the file alone. A span is one host interval of one CPU (guest
+ * CLOCK_MONOTONIC ns) that overlapped a gap the run split; spans of a CPU are in time order, each written
+ * once. A gap record names a gap the run split with the DTL (gaps the run attributed without it, late or
+ * with no DTL, have none) and the host aggregates (VM exits, host IRQs) it used for that gap.
+ */
+struct vn_rec_dtl_span {
+	__u64 start_ns;
+	__u64 end_ns; /* > start_ns */
+	__u32 cause; /* the entry's cause word (names in VN_CHUNK_DTL_CAUSES) */
+	__u16 cpu;
+	__u8 kind; /* enum vn_dtl_kind */
+	__u8 cls; /* enum vn_dtl_class */
+	__u8 hclass; /* 0 host_preempt, 1 host_wait */
+	__u8 flags; /* VN_DTL_F_* */
+	__u8 pad[6]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_rec_dtl_span) == 32, "vn_rec_dtl_span is ABI");
+_Static_assert(offsetof(struct vn_rec_dtl_span, cause) == 16, "vn_rec_dtl_span is ABI");
+_Static_assert(offsetof(struct vn_rec_dtl_span, cpu) == 20, "vn_rec_dtl_span is ABI");
+
+struct vn_rec_dtl_gap {
+	__u64 start_ns; /* the gap, as in its SAMPLES record */
+	__u64 end_ns;
+	__u64 exit_ns; /* VM exit time of the gap's CPU over the gap (prorated host aggregates) */
+	__u64 exit_count;
+	__u64 irq_ns; /* host IRQ time, the same way */
+	__u64 irq_count;
+	__u16 cpu;
+	__u16 isa; /* exit reasons: 1 VMX, 2 SVM, 0 unknown */
+	__u16 nexit; /* used entries of exit[] */
+	__u16 pad; /* 0 */
+	__u8 reserved[8]; /* 0 */
+	struct vn_dtl_exit exit[VN_DTL_AGG_TOP]; /* exit time by reason, largest first */
+};
+_Static_assert(sizeof(struct vn_rec_dtl_gap) == 192, "vn_rec_dtl_gap is ABI");
+_Static_assert(offsetof(struct vn_rec_dtl_gap, cpu) == 48, "vn_rec_dtl_gap is ABI");
+_Static_assert(offsetof(struct vn_rec_dtl_gap, exit) == 64, "vn_rec_dtl_gap is ABI");
 
 /*
  * Chunk header, followed directly by payload_len bytes of payload (no alignment padding: a reader copies

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "bpf/ktrace_loader.h"
+#include "dtl/dtl.h"
+#include "measure/hypsplit.h"
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
@@ -49,6 +51,8 @@ struct run {
 	struct procstat_irqnames *irqn;
 	struct procstat_snap *snap0;
 	struct view_record *rec; /* record only */
+	/* the host's dispatch trace log (state absent without one), NULL for a sink */
+	struct dtl *dtl;
 	int merge_err;
 	int stop; /* the samplers' stop flag */
 	int started; /* the samplers were let go at t0 */
@@ -308,6 +312,81 @@ static void snapshot(struct run *r)
 	r->v.duration_ns = r->now - r->t0;
 }
 
+/* A CPU for the clock responder off the measured ones (-1: every online CPU is measured). */
+static int responder_cpu(const struct run *r)
+{
+	int online[PARAMS_MAX_CPUS], non = online_cpus(online, PARAMS_MAX_CPUS), i, j;
+
+	for (i = 0; i < non; i++) {
+		for (j = 0; j < r->v.ncpus && r->v.cpus[j] != online[i]; j++)
+			;
+		if (j == r->v.ncpus)
+			return online[i];
+	}
+	return -1;
+}
+
+/*
+ * The host's dispatch trace log and the hypervisor split over it; this process answers the host's clock
+ * requests unless another one does. No DTL is not an error (the views say "dtl":"absent").
+ */
+static int setup_dtl(struct run *r)
+{
+	struct dtl_params dp = { .responder = true, .responder_cpu = responder_cpu(r) };
+	char why[160] = "";
+	int err = dtl_open(&r->dtl, &dp, why, sizeof(why));
+
+	if (err) {
+		log_warn("host dispatch trace log unavailable: %s (%s)", why, strerror(-err));
+		r->dtl = NULL;
+	}
+	r->v.dtl = dtl_state_name(r->dtl ? dtl_state(r->dtl) : DTL_ABSENT);
+	if (!r->dtl)
+		return 0;
+	r->v.hs = hypsplit_new(r->dtl, 0);
+	if (!r->v.hs) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	hypsplit_set_part_fn(r->v.hs, view_hyp_cb, &r->v);
+	log_debug("host dispatch trace log: %s", r->v.dtl);
+	return 0;
+}
+
+/* Read what the host published and split the gaps its horizon passed (now_ns: UINT64_MAX at the end). */
+static void take_dtl(struct run *r, uint64_t now_ns)
+{
+	if (!r->dtl)
+		return;
+	dtl_poll(r->dtl);
+	hypsplit_process(r->v.hs, now_ns);
+	r->v.dtl = dtl_state_name(dtl_state(r->dtl));
+	r->v.dtl_late = hypsplit_late(r->v.hs);
+	if (r->v.hs_err)
+		r->merge_err = -ENOMEM;
+}
+
+/*
+ * At the end: wait (at most HYPSPLIT_WAIT_NS) for the horizon of a publishing host to pass the last gaps,
+ * then split them; what it did not reach is attributed without the DTL (counted late).
+ */
+static void finish_dtl(struct run *r)
+{
+	uint64_t deadline = now_ns() + HYPSPLIT_WAIT_NS;
+
+	if (!r->dtl)
+		return;
+	take_dtl(r, now_ns());
+	while (hypsplit_pending_end(r->v.hs) && dtl_state(r->dtl) == DTL_OK &&
+	       now_ns() < deadline) {
+		struct timespec ts = { 0, 50000000L };
+
+		nanosleep(&ts, NULL);
+		take_dtl(r, now_ns());
+	}
+	take_dtl(r, UINT64_MAX);
+}
+
 /* The view's settings and tables for the chosen CPUs, the IRQ names and the kernel helper. */
 static int setup_view(struct run *r)
 {
@@ -340,6 +419,8 @@ static int setup_view(struct run *r)
 	}
 	r->irqn = procstat_irqnames_read();
 	r->v.irq_ctx = r->irqn;
+	if (!p->sink && setup_dtl(r))
+		return EXIT_FAIL;
 	return start_helper(r);
 }
 
@@ -353,6 +434,8 @@ static int setup_record(struct run *r)
 		log_err("cannot create '%s': %s", path, strerror(errno));
 		return EXIT_FAIL;
 	}
+	if (r->v.hs)
+		hypsplit_set_recorder(r->v.hs, view_record_dtl_span, view_record_dtl_gap, r->rec);
 	if (view_record_start(r->rec, &r->v)) {
 		log_err("cannot write '%s'", path);
 		return EXIT_FAIL;
@@ -415,6 +498,7 @@ static int run_take(struct run *r, uint64_t horizon)
 	drain(r);
 	if (!p->sink && merge_process(r->v.m, horizon))
 		r->merge_err = -ENOMEM;
+	take_dtl(r, r->now);
 	if (r->rec && view_record_flush(r->rec)) {
 		log_err("writing '%s' failed", p->output);
 		return EXIT_FAIL;
@@ -513,6 +597,7 @@ static int run_finish(struct run *r, int rc)
 	drain(r);
 	if (merge_process(r->v.m, UINT64_MAX))
 		log_err("out of memory while attributing noise");
+	finish_dtl(r);
 	snapshot(r);
 	if (r->v.proc)
 		proc_finish(r);
@@ -543,6 +628,8 @@ static void run_free(struct run *r)
 	procstat_snap_free(r->snap0);
 	procstat_irqnames_free(r->irqn);
 	merge_free(r->v.m);
+	hypsplit_free(r->v.hs);
+	dtl_close(r->dtl);
 	view_period_free(&r->v);
 	free(r->v.hist);
 	free(r->v.proc);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "dtl/dtl.h"
+#include "measure/hypsplit.h"
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
@@ -22,7 +24,10 @@
 struct replay {
 	struct view v;
 	char *irq[REPLAY_MAX_IRQ];
-	char helper[16], steal[32], version[96];
+	char helper[16], steal[32], version[96], dtl[16];
+	struct dtl *store; /* the recorded DTL spans and causes (DTL chunks), NULL without */
+	struct vn_rec_dtl_span *spans; /* as read, fed to the store after the gaps are attributed */
+	size_t nspans, spancap;
 	char partial[160]; /* the view's "partial:" line when the file was not read whole */
 	int have_meta;
 	int truncated; /* the file ends early (cut short, or never closed) */
@@ -185,6 +190,8 @@ static void read_stats(struct replay *r, const struct recfile_chunk *c)
 	r->v.sampler_dropped = kv_u64(p, n, "sampler_dropped");
 	r->v.sampler_iterations = kv_u64(p, n, "sampler_iterations");
 	r->v.sampler_loop_ns = kv_u64(p, n, "sampler_loop_ns");
+	kv_str(p, n, "dtl", r->dtl, sizeof(r->dtl));
+	r->v.dtl_late = kv_u64(p, n, "dtl_late");
 	read_progs(&r->v, p, n);
 	if (!strcmp(r->helper, "proc") && r->v.proc)
 		read_proc(&r->v, p, n);
@@ -218,6 +225,131 @@ static void take_records(struct replay *r, const struct recfile_chunk *c)
 	}
 }
 
+/* The store and the splitter, made with the first DTL chunk (for the CPUs of META). 0 or -errno. */
+static int dtl_setup(struct replay *r)
+{
+	int i, max = 0;
+
+	if (r->store)
+		return 0;
+	for (i = 0; i < r->v.ncpus; i++)
+		if (r->v.cpus[i] + 1 > max)
+			max = r->v.cpus[i] + 1;
+	r->store = dtl_new_store((uint32_t)(max ? max : 1));
+	r->v.hs = r->store ? hypsplit_new(r->store, 0) : NULL;
+	if (!r->v.hs)
+		return -ENOMEM;
+	hypsplit_set_part_fn(r->v.hs, view_hyp_cb, &r->v);
+	return 0;
+}
+
+/* cause.<word>=<cls> <pid> <comm> lines: the names of the recorded causes (detail task). */
+static void take_causes(struct replay *r, const struct recfile_chunk *c)
+{
+	const char *pos = c->payload, *end = pos + c->len;
+	struct recfile_kv kv;
+
+	while (recfile_kv_next(&pos, end, &kv) > 0) {
+		char key[24], val[64], comm[VN_DTL_COMM_LEN] = "";
+		unsigned int cls;
+		unsigned long pid;
+		uint64_t word;
+		int at = 0;
+
+		if (kv.key_len < 7 || kv.key_len >= sizeof(key) || strncmp(kv.key, "cause.", 6) ||
+		    kv.val_len >= sizeof(val))
+			continue;
+		memcpy(key, kv.key + 6, kv.key_len - 6);
+		key[kv.key_len - 6] = 0;
+		memcpy(val, kv.val, kv.val_len);
+		val[kv.val_len] = 0;
+		if (parse_u64(key, &word) || word > UINT32_MAX ||
+		    sscanf(val, "%u %lu %n", &cls, &pid, &at) != 2 || cls >= VN_DTL_CLASS_MAX)
+			continue;
+		snprintf(comm, sizeof(comm), "%s", val + at);
+		if (dtl_set_cause(r->store, (uint32_t)word, cls, (uint32_t)pid, comm))
+			r->bad_records++;
+	}
+}
+
+/* The DTL the recording used: causes, spans into the store, split gaps into the splitter. */
+static void take_dtl(struct replay *r, const struct recfile_chunk *c)
+{
+	const char *pl = c->payload;
+	size_t k;
+
+	if (!r->have_meta || dtl_setup(r)) {
+		r->bad_records++;
+		return;
+	}
+	if (c->type == VN_CHUNK_DTL_CAUSES) {
+		take_causes(r, c);
+	} else if (c->type == VN_CHUNK_DTL_SPANS) {
+		size_t n = c->len / sizeof(struct vn_rec_dtl_span);
+
+		if (r->nspans + n > r->spancap) {
+			size_t nc = r->spancap ? r->spancap : 4096;
+			void *ns;
+
+			while (nc < r->nspans + n)
+				nc *= 2;
+			ns = realloc(r->spans, nc * sizeof(*r->spans));
+			if (!ns) {
+				r->bad_records += n;
+				return;
+			}
+			r->spans = ns;
+			r->spancap = nc;
+		}
+		memcpy(r->spans + r->nspans, pl, n * sizeof(*r->spans));
+		r->nspans += n;
+	} else {
+		for (k = 0; k + sizeof(struct vn_rec_dtl_gap) <= c->len;
+		     k += sizeof(struct vn_rec_dtl_gap)) {
+			struct vn_rec_dtl_gap g;
+
+			memcpy(&g, pl + k, sizeof(g));
+			if (hypsplit_add_recorded(r->v.hs, &g))
+				r->bad_records++;
+		}
+	}
+}
+
+#define FEED_STEP_NS 10000000000ull /* split what is queued at least every 10 s of a CPU's spans */
+#define FEED_STEP_SPANS \
+	32768u /* ... and every this many spans (the store keeps 30 s, 65536 per CPU) */
+
+/* The recorded spans into the store in file order (time order per CPU); the gaps they cover are split as
+ * the store reaches past them, before it ages the spans out. */
+static void feed_spans(struct replay *r)
+{
+	uint64_t *last = calloc(HYPSPLIT_MAX_CPUS, sizeof(*last));
+	size_t k, since = 0;
+
+	for (k = 0; last && k < r->nspans; k++) {
+		const struct vn_rec_dtl_span *rs = &r->spans[k];
+		struct dtl_span sp = { .start_ns = rs->start_ns,
+				       .end_ns = rs->end_ns,
+				       .cause = rs->cause,
+				       .kind = rs->kind,
+				       .cls = rs->cls,
+				       .hclass = rs->hclass,
+				       .flags = rs->flags };
+
+		if (rs->cpu >= HYPSPLIT_MAX_CPUS || dtl_add_span(r->store, rs->cpu, &sp)) {
+			r->bad_records++;
+			continue;
+		}
+		if (++since >= FEED_STEP_SPANS || rs->end_ns > last[rs->cpu] + FEED_STEP_NS) {
+			hypsplit_process(r->v.hs, 0);
+			since = 0;
+			last[rs->cpu] = rs->end_ns;
+		}
+		hypsplit_replay_horizon(r->v.hs, rs->cpu, rs->end_ns);
+	}
+	free(last);
+}
+
 /* Every chunk of rd into r. Returns 1 when the file is damaged (said on stderr), else 0. */
 static int read_chunks(struct replay *r, struct recfile_reader *rd, const char *path)
 {
@@ -239,6 +371,9 @@ static int read_chunks(struct replay *r, struct recfile_reader *rd, const char *
 			take_records(r, &c);
 		else if (c.type == VN_CHUNK_STATS)
 			read_stats(r, &c);
+		else if (c.type == VN_CHUNK_DTL_SPANS || c.type == VN_CHUNK_DTL_GAPS ||
+			 c.type == VN_CHUNK_DTL_CAUSES)
+			take_dtl(r, &c);
 	}
 	return damaged;
 }
@@ -248,7 +383,17 @@ static int finish_view(struct replay *r, const char *path)
 {
 	int i;
 
-	if (merge_process(r->v.m, UINT64_MAX)) {
+	if (merge_process(r->v.m, UINT64_MAX) || r->v.hs_err) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	if (r->v.hs)
+		feed_spans(r);
+	hypsplit_process(r->v.hs, UINT64_MAX);
+	if (!r->dtl[0] && r->v.hs) /* DTL chunks, no STATS (cut short): the run had a DTL */
+		snprintf(r->dtl, sizeof(r->dtl), "ok");
+	r->v.dtl = r->dtl[0] ? r->dtl : NULL;
+	if (r->v.dtl && strcmp(r->v.dtl, "absent") && dtl_setup(r)) { /* a DTL that split nothing */
 		log_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -290,6 +435,9 @@ static void replay_free(struct replay *r)
 	int i;
 
 	merge_free(r->v.m);
+	hypsplit_free(r->v.hs);
+	dtl_close(r->store);
+	free(r->spans);
 	free(r->v.hist);
 	free(r->v.proc);
 	for (i = 0; i < REPLAY_MAX_IRQ; i++)

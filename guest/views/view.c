@@ -40,12 +40,60 @@ void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN
 		return;
 	if (v->period && dur_ns > v->period[i].max_ns)
 		v->period[i].max_ns = dur_ns;
+	if (v->hs) {
+		const struct merge_cpu *mc = merge_cpu(v->m, cpu); /* its last gap is this one */
+
+		if (mc && hypsplit_gap(v->hs, cpu, mc->last_gap_start, mc->last_gap_end, class_ns))
+			v->hs_err = 1;
+	}
 	if (!v->hist)
 		return;
 	hist_add(&v->hist[i].all, dur_ns);
 	for (c = 0; c < VN_CLASS_MAX; c++)
 		if (class_ns[c])
 			hist_add(&v->hist[i].cls[c], class_ns[c]);
+}
+
+void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1])
+{
+	struct view *v = ctx;
+	int i, k;
+
+	for (i = 0; i < v->ncpus && v->cpus[i] != (int)cpu; i++)
+		;
+	if (i == v->ncpus || !v->hist)
+		return;
+	for (k = 0; k < VIEW_NHYP; k++)
+		if (parts[k])
+			hist_add(&v->hist[i].hyp[k], parts[k]);
+}
+
+int view_has_dtl(const struct view *v)
+{
+	return v->hs && v->dtl && strcmp(v->dtl, "absent");
+}
+
+/* The hypervisor split of the CPU: out of steal and unexplained into hyp_ns[] (the sums stay exact). */
+static void row_hyp(const struct view *v, int idx, struct view_row *r)
+{
+	const struct hypsplit_cpu *h = hypsplit_cpu(v->hs, v->cpus[idx]);
+	uint64_t *st = &r->class_ns[VN_CLASS_STEAL], *un = &r->class_ns[VN_CLASS_UNEXPLAINED];
+	int k;
+
+	if (!h || h->from_steal_ns > *st || h->from_unexpl_ns > *un)
+		return; /* nothing split (or not this run's totals: never take what is not there) */
+	*st -= h->from_steal_ns;
+	*un -= h->from_unexpl_ns;
+	r->class_count[VN_CLASS_UNEXPLAINED] -=
+	    h->unexpl_gaps < r->class_count[VN_CLASS_UNEXPLAINED]
+		? h->unexpl_gaps
+		: r->class_count[VN_CLASS_UNEXPLAINED];
+	for (k = 0; k < DTL_HC_MAX; k++) {
+		r->hyp_ns[k] = h->hyp_ns[k];
+		r->hyp_count[k] = h->hyp_count[k];
+	}
+	r->hyp_ns[DTL_HC_MAX] = h->hw_ns;
+	r->hyp_count[DTL_HC_MAX] = h->hw_count;
 }
 
 int view_row(const struct view *v, int idx, struct view_row *r)
@@ -75,6 +123,8 @@ int view_row(const struct view *v, int idx, struct view_row *r)
 		r->class_ns[VN_CLASS_UNEXPLAINED] -= st;
 		r->class_count[VN_CLASS_STEAL] = p->count[VN_CLASS_STEAL];
 	}
+	if (mc && view_has_dtl(v))
+		row_hyp(v, idx, r);
 	r->available_pct =
 	    r->runtime_ns ? 100.0 - 100.0 * (double)r->noise_ns / (double)r->runtime_ns : 0;
 	if (r->available_pct < 0)
@@ -178,6 +228,11 @@ void view_header(FILE *f, const struct view *v)
 		v->steal_source, v->nhcalls);
 	if (!strcmp(v->helper, "proc"))
 		fputs("counters only: no per-event durations (kernel helper proc)\n", f);
+	if (view_has_dtl(v))
+		fprintf(
+		    f,
+		    "dtl %s: STEAL and UNEXPL split into hypervisor classes, %llu samples late\n",
+		    v->dtl, (unsigned long long)v->dtl_late);
 	if (v->partial)
 		fprintf(f, "partial: %s\n", v->partial);
 }
@@ -237,7 +292,31 @@ static void table_classes(FILE *f, const struct view *v, const struct view_row *
 	}
 }
 
-/* --wide: one row per CPU with a count/time (us) cell per class. */
+static const char *const hyp_labels[VIEW_NHYP] = { "HOSTPRE", "HOSTWAIT", "VMEXIT", "HOSTIRQ",
+						   "HW" };
+
+/* With a DTL: the hypervisor time (us) and count of each CPU, a table of its own (80 columns). */
+static void table_hyp(FILE *f, const struct view *v, const struct view_row *rows)
+{
+	char lab[32];
+	int i, k;
+
+	fputs("hypervisor time by class (us, out of STEAL and UNEXPL; HW: no host cause):\n", f);
+	fprintf(f, "%4s", "CPU");
+	for (k = 0; k < VIEW_NHYP; k++) {
+		snprintf(lab, sizeof(lab), "%s(us)", hyp_labels[k]);
+		fprintf(f, " %12s", lab);
+	}
+	fputc('\n', f);
+	for (i = 0; i < v->ncpus; i++) {
+		fprintf(f, "%4d", v->cpus[i]);
+		for (k = 0; k < VIEW_NHYP; k++)
+			fprintf(f, " %12.1f", rows[i].hyp_ns[k] / 1e3);
+		fputc('\n', f);
+	}
+}
+
+/* --wide: one row per CPU with a count/time (us) cell per class (and per hypervisor class with a DTL). */
 static void table_wide(FILE *f, const struct view *v, const struct view_row *rows)
 {
 	char lab[32], cell[48];
@@ -248,6 +327,10 @@ static void table_wide(FILE *f, const struct view *v, const struct view_row *row
 		snprintf(lab, sizeof(lab), "%s(n/us)", merge_class_label(view_shown[k]));
 		fprintf(f, " %15s", lab);
 	}
+	for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++) {
+		snprintf(lab, sizeof(lab), "%s(n/us)", hyp_labels[k]);
+		fprintf(f, " %15s", lab);
+	}
 	fputc('\n', f);
 	for (i = 0; i < v->ncpus; i++) {
 		table_row(f, v, i, &rows[i]);
@@ -255,6 +338,11 @@ static void table_wide(FILE *f, const struct view *v, const struct view_row *row
 			snprintf(cell, sizeof(cell), "%llu/%.1f",
 				 (unsigned long long)rows[i].class_count[view_shown[k]],
 				 rows[i].class_ns[view_shown[k]] / 1e3);
+			fprintf(f, " %15s", cell);
+		}
+		for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++) {
+			snprintf(cell, sizeof(cell), "%llu/%.1f",
+				 (unsigned long long)rows[i].hyp_count[k], rows[i].hyp_ns[k] / 1e3);
 			fprintf(f, " %15s", cell);
 		}
 		fputc('\n', f);
@@ -277,6 +365,8 @@ void view_table_rows(FILE *f, const struct view *v, const struct view_row *rows)
 	}
 	table_classes(f, v, rows, 1);
 	table_classes(f, v, rows, 0);
+	if (view_has_dtl(v))
+		table_hyp(f, v, rows);
 }
 
 void view_table(FILE *f, const struct view *v)
@@ -354,6 +444,30 @@ void view_sources(FILE *f, const struct view *v)
 		fprintf(f, "CPU %d top noise sources (net time inside noise samples):\n",
 			v->cpus[i]);
 		view_source_table(f, v, src, n, r.runtime_ns, 1);
+	}
+}
+
+void view_hyp_sources(FILE *f, const struct view *v)
+{
+	struct hypsplit_source src[SOURCES_MAX];
+	int i, top = v->top_n > SOURCES_MAX ? SOURCES_MAX : v->top_n;
+	size_t n, k;
+
+	for (i = 0; view_has_dtl(v) && i < v->ncpus && top > 0; i++) {
+		n = hypsplit_top(v->hs, v->cpus[i], src, (size_t)top);
+		fprintf(f, "CPU %d hypervisor sources (host time inside noise samples):\n",
+			v->cpus[i]);
+		if (!n) {
+			fputs("  (none)\n", f);
+			continue;
+		}
+		fprintf(f, "  %8s %11s %9s  %-12s %s\n", "COUNT", "TOTAL(us)", "MAX(us)", "CLASS",
+			"SOURCE");
+		for (k = 0; k < n; k++)
+			fprintf(f, "  %8llu %11.1f %9.1f  %-12s %s\n",
+				(unsigned long long)src[k].count, src[k].total_ns / 1e3,
+				src[k].max_ns / 1e3, hypsplit_class_name(src[k].hclass),
+				src[k].name);
 	}
 }
 

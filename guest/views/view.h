@@ -16,10 +16,14 @@
 #include "views/hist.h"
 #include "attrib/merge.h"
 #include "measure/params.h"
+#include "measure/hypsplit.h"
+
+#define VIEW_NHYP (DTL_HC_MAX + 1) /* the hypervisor classes and hw (index DTL_HC_MAX) */
 
 struct view_cpu_hist {
 	struct hist all; /* every noise sample */
 	struct hist cls[VN_CLASS_MAX]; /* per sample, its time of that class (when > 0) */
+	struct hist hyp[VIEW_NHYP]; /* with a DTL: per split sample, its hypervisor time by class */
 };
 
 /* Counters-only fallback (kernel_helper "proc"): per-CPU counts between start and end. */
@@ -39,10 +43,15 @@ struct view_proc {
 #define VIEW_MAX_SELF \
 	(PARAMS_MAX_CPUS + 1) /* vnoise's own threads: the main thread and the samplers */
 
-/* Per-CPU totals as shown: the merge totals with the proc fallback's adjustments (view_row()). */
+/*
+ * Per-CPU totals as shown: the merge totals with the proc fallback's adjustments and, with a DTL, the
+ * hypervisor split (view_row()): steal and unexplained less what the DTL explained, which is in hyp_ns[]
+ * (enum dtl_hclass, then hw). The shown classes and hyp_ns[] add up to noise_ns.
+ */
 struct view_row {
 	uint64_t runtime_ns, noise_ns, max_single_ns, samples;
 	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
+	uint64_t hyp_ns[VIEW_NHYP], hyp_count[VIEW_NHYP];
 	double available_pct;
 };
 
@@ -89,6 +98,12 @@ struct view {
 	int nself; /* vnoise's own threads (tids), labelled "(vnoise)" among the sources */
 	int self[VIEW_MAX_SELF];
 	struct view_period *period; /* [ncpus] for top (view_period_new()), else NULL */
+	/* the host's dispatch trace log (guest/dtl): the split of steal and unexplained, NULL without */
+	struct hypsplit *hs;
+	const char *dtl; /* dtl_state_name() (a report: as recorded); NULL: "absent" */
+	int hs_err; /* the split ran out of memory */
+	uint64_t
+	    dtl_late; /* gaps attributed without the DTL: its horizon came too late (report: recorded) */
 };
 
 /*
@@ -108,8 +123,13 @@ extern const struct view_ops view_text_ops, view_json_ops, view_hist_ops, view_t
 /* The view of a command: hist, top, JSON or text; none at all for an embedder's sink (it reports). */
 const struct view_ops *view_pick(const struct measure_params *p);
 
-/* Fold a gap into the histograms and top's period maximum (merge callback; ctx is the struct view). */
+/* Fold a gap into the histograms and top's period maximum and queue it for the hypervisor split (merge
+ * callback; ctx is the struct view). */
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
+/* Fold a split gap's hypervisor parts into the histograms (hypsplit's part callback; ctx is the view). */
+void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1]);
+/* Whether the run had a DTL (its split is shown: "dtl" is not "absent"). */
+int view_has_dtl(const struct view *v);
 /* The row of CPU index idx; returns whether the CPU got any record. */
 int view_row(const struct view *v, int idx, struct view_row *r);
 /* The last events that fell into noise on each CPU (for --stop-single/--stop-total), in seconds from t0_ns. */
@@ -137,6 +157,8 @@ void view_sources(FILE *f, const struct view *v);
  */
 void view_source_table(FILE *f, const struct view *v, const struct merge_source *src, size_t n,
 		       uint64_t runtime_ns, int with_max);
+/* The hypervisor sources of each CPU (with a DTL), a table each. */
+void view_hyp_sources(FILE *f, const struct view *v);
 /* Sampler loop cost, BPF cost and drops. */
 void view_overhead_line(FILE *f, const struct view *v);
 /* Sampler loop time per iteration; BPF run time per event (0 without runs). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * view_hist: per CPU, the distribution of noise sample durations and, per shown class, of each sample's time of
- * that class: one row per histogram bucket in use, then count, percentiles and max (all in us). The columns fit
- * 80 columns; --wide gives the wider ones of before.
+ * that class: one row per histogram bucket in use, then count, percentiles and max (all in us); with the host's
+ * dispatch trace log a second table of each split sample's time by hypervisor class (STEAL and UNEXPL hold
+ * the time before the split there). The columns fit 80 columns; --wide gives the wider ones of before.
  */
 #include "views/view_text.h"
 
@@ -18,25 +19,36 @@ static struct hist_cols cols_of(const struct view *v)
 	return v->wide ? (struct hist_cols){ 22, 10, 8 } : (struct hist_cols){ 19, 8, 6 };
 }
 
+#define HIST_MAXCOLS (VIEW_NSHOWN > VIEW_NHYP ? VIEW_NSHOWN : VIEW_NHYP)
+
+/* One table: an optional ALL column and n class columns. */
+struct hist_table {
+	const struct hist *all; /* NULL: no ALL column */
+	const struct hist *cls[HIST_MAXCOLS];
+	const char *lab[HIST_MAXCOLS];
+	int n;
+};
+
 /* Count of h in the bucket b (b comes from a histogram with the same bucket scheme). */
 static uint64_t bucket_count(const struct hist *h, const struct hist_bucket *b)
 {
 	return h->buckets[hist_index(b->lower_ns)];
 }
 
-static void columns(FILE *f, const struct hist_cols *w, int cpu)
+static void columns(FILE *f, const struct hist_cols *w, const struct hist_table *t)
 {
 	int k;
 
-	fprintf(f, "# CPU %d: noise sample durations; per class, its time in a sample (us)\n", cpu);
-	fprintf(f, "%-*s %*s", w->lab, "BUCKET(us)", w->all, "ALL");
-	for (k = 0; k < VIEW_NSHOWN; k++)
-		fprintf(f, " %*s", w->cls, merge_class_label(view_shown[k]));
+	fprintf(f, "%-*s", w->lab, "BUCKET(us)");
+	if (t->all)
+		fprintf(f, " %*s", w->all, "ALL");
+	for (k = 0; k < t->n; k++)
+		fprintf(f, " %*s", w->cls, t->lab[k]);
 	fputc('\n', f);
 }
 
 /* Rows: every bucket any of the histograms uses (same bucket scheme, so bounds match). */
-static void buckets(FILE *f, const struct hist_cols *w, const struct view_cpu_hist *h)
+static void buckets(FILE *f, const struct hist_cols *w, const struct hist_table *t)
 {
 	static struct hist rows;
 	struct hist_iter it;
@@ -44,68 +56,99 @@ static void buckets(FILE *f, const struct hist_cols *w, const struct view_cpu_hi
 	int k;
 
 	hist_init(&rows);
-	hist_merge(&rows, &h->all);
-	for (k = 0; k < VIEW_NSHOWN; k++)
-		hist_merge(&rows, &h->cls[view_shown[k]]);
+	if (t->all)
+		hist_merge(&rows, t->all);
+	for (k = 0; k < t->n; k++)
+		hist_merge(&rows, t->cls[k]);
 	hist_iter_init(&it, &rows);
 	while (hist_iter_next(&it, &b)) {
 		char lab[48];
 
 		snprintf(lab, sizeof(lab), "%.3f-%.3f", b.lower_ns / 1e3, b.upper_ns / 1e3);
-		fprintf(f, "%-*s %*llu", w->lab, lab, w->all,
-			(unsigned long long)bucket_count(&h->all, &b));
-		for (k = 0; k < VIEW_NSHOWN; k++)
+		fprintf(f, "%-*s", w->lab, lab);
+		if (t->all)
+			fprintf(f, " %*llu", w->all, (unsigned long long)bucket_count(t->all, &b));
+		for (k = 0; k < t->n; k++)
 			fprintf(f, " %*llu", w->cls,
-				(unsigned long long)bucket_count(&h->cls[view_shown[k]], &b));
+				(unsigned long long)bucket_count(t->cls[k], &b));
 		fputc('\n', f);
 	}
 }
 
 /* One row of a statistic: label, ALL with 3 decimals, each class with 1. */
-static void stat_row(FILE *f, const struct hist_cols *w, const char *lab, double all_ns,
-		     const double cls_ns[VIEW_NSHOWN])
+static void stat_row(FILE *f, const struct hist_cols *w, const struct hist_table *t,
+		     const char *lab, double all_ns, const double cls_ns[HIST_MAXCOLS])
 {
 	int k;
 
-	fprintf(f, "%-*s %*.3f", w->lab, lab, w->all, all_ns / 1e3);
-	for (k = 0; k < VIEW_NSHOWN; k++)
+	fprintf(f, "%-*s", w->lab, lab);
+	if (t->all)
+		fprintf(f, " %*.3f", w->all, all_ns / 1e3);
+	for (k = 0; k < t->n; k++)
 		fprintf(f, " %*.1f", w->cls, cls_ns[k] / 1e3);
 	fputc('\n', f);
 }
 
-static void summary(FILE *f, const struct hist_cols *w, const struct view_cpu_hist *h)
+static void summary(FILE *f, const struct hist_cols *w, const struct hist_table *t)
 {
-	double cls[VIEW_NSHOWN];
+	double cls[HIST_MAXCOLS];
 	int k, c;
 
-	fprintf(f, "%-*s %*llu", w->lab, "count", w->all, (unsigned long long)hist_count(&h->all));
-	for (k = 0; k < VIEW_NSHOWN; k++)
-		fprintf(f, " %*llu", w->cls,
-			(unsigned long long)hist_count(&h->cls[view_shown[k]]));
+	fprintf(f, "%-*s", w->lab, "count");
+	if (t->all)
+		fprintf(f, " %*llu", w->all, (unsigned long long)hist_count(t->all));
+	for (k = 0; k < t->n; k++)
+		fprintf(f, " %*llu", w->cls, (unsigned long long)hist_count(t->cls[k]));
 	fputc('\n', f);
 	for (c = 0; c < (int)(sizeof(pct) / sizeof(pct[0])); c++) {
 		char lab[16];
 
 		snprintf(lab, sizeof(lab), "p%g", pct[c]);
-		for (k = 0; k < VIEW_NSHOWN; k++)
-			cls[k] = (double)hist_percentile(&h->cls[view_shown[k]], pct[c]);
-		stat_row(f, w, lab, (double)hist_percentile(&h->all, pct[c]), cls);
+		for (k = 0; k < t->n; k++)
+			cls[k] = (double)hist_percentile(t->cls[k], pct[c]);
+		stat_row(f, w, t, lab, t->all ? (double)hist_percentile(t->all, pct[c]) : 0, cls);
 	}
-	for (k = 0; k < VIEW_NSHOWN; k++)
-		cls[k] = (double)hist_max(&h->cls[view_shown[k]]);
-	stat_row(f, w, "max", (double)hist_max(&h->all), cls);
+	for (k = 0; k < t->n; k++)
+		cls[k] = (double)hist_max(t->cls[k]);
+	stat_row(f, w, t, "max", t->all ? (double)hist_max(t->all) : 0, cls);
 }
+
+static void table(FILE *f, const struct hist_cols *w, const struct hist_table *t)
+{
+	columns(f, w, t);
+	buckets(f, w, t);
+	summary(f, w, t);
+}
+
+static const char *const hyp_labels[VIEW_NHYP] = { "HPRE", "HWAIT", "VMEXIT", "HIRQ", "HW" };
 
 static void view_hist_end(FILE *f, const struct view *v)
 {
 	struct hist_cols w = cols_of(v);
-	int i;
+	struct hist_table t;
+	int i, k;
 
 	view_header(f, v);
 	for (i = 0; i < v->ncpus && v->hist; i++) {
-		columns(f, &w, v->cpus[i]);
-		buckets(f, &w, &v->hist[i]);
-		summary(f, &w, &v->hist[i]);
+		t = (struct hist_table){ .all = &v->hist[i].all, .n = VIEW_NSHOWN };
+		for (k = 0; k < VIEW_NSHOWN; k++) {
+			t.cls[k] = &v->hist[i].cls[view_shown[k]];
+			t.lab[k] = merge_class_label(view_shown[k]);
+		}
+		fprintf(f,
+			"# CPU %d: noise sample durations; per class, its time in a sample (us)\n",
+			v->cpus[i]);
+		table(f, &w, &t);
+		if (!view_has_dtl(v))
+			continue;
+		t = (struct hist_table){ .n = VIEW_NHYP };
+		for (k = 0; k < VIEW_NHYP; k++) {
+			t.cls[k] = &v->hist[i].hyp[k];
+			t.lab[k] = hyp_labels[k];
+		}
+		fprintf(f, "# CPU %d: per hypervisor class (host DTL), its time in a sample (us)\n",
+			v->cpus[i]);
+		table(f, &w, &t);
 	}
 	view_overhead_line(f, v);
 }

@@ -5,6 +5,7 @@
  * whole), settings, one object per CPU (totals, time and count per class, top sources, vnoise's own threads
  * marked "vnoise": true, the merge engine's diagnostics) and the overhead.
  */
+#include <stdio.h>
 #include <string.h>
 #include "util/json.h"
 #include "util/log.h"
@@ -27,10 +28,14 @@ static void settings(struct json_writer *w, const struct view *v)
 	json_kv_u64(w, "duration_ns", v->duration_ns);
 	json_kv_u64(w, "period_ns", v->period_ns);
 	json_kv_u64(w, "runtime_ns", v->runtime_ns);
+	json_kv_str(w, "dtl", v->dtl ? v->dtl : "absent");
+	if (view_has_dtl(v))
+		json_kv_u64(w, "dtl_late", v->dtl_late);
 }
 
-/* One member per shown class: its time (ns) or its count. */
-static void by_class(struct json_writer *w, const char *key, const uint64_t val[VN_CLASS_MAX])
+/* One member per shown class: its time (ns) or its count; with a DTL also the hypervisor classes and hw. */
+static void by_class(struct json_writer *w, const struct view *v, const char *key,
+		     const uint64_t val[VN_CLASS_MAX], const uint64_t hyp[VIEW_NHYP])
 {
 	int k;
 
@@ -38,6 +43,53 @@ static void by_class(struct json_writer *w, const char *key, const uint64_t val[
 	json_obj_begin(w);
 	for (k = 0; k < VIEW_NSHOWN; k++)
 		json_kv_u64(w, merge_class_name(view_shown[k]), val[view_shown[k]]);
+	for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++)
+		json_kv_u64(w, hypsplit_class_name(k), hyp[k]);
+	json_obj_end(w);
+}
+
+/* "hypervisor": the DTL's split of the CPU's steal and unexplained time. */
+static void hypervisor(struct json_writer *w, const struct view_row *r)
+{
+	char key[32];
+	int k;
+
+	json_key(w, "hypervisor");
+	json_obj_begin(w);
+	for (k = 0; k < VIEW_NHYP; k++) {
+		snprintf(key, sizeof(key), "%s_ns", hypsplit_class_name(k));
+		json_kv_u64(w, key, r->hyp_ns[k]);
+	}
+	json_obj_end(w);
+}
+
+/* A hypervisor source: a host cause ("cause_class", with detail task its "comm" and "pid"), an exit
+ * reason, or host IRQs. */
+static void hyp_source(struct json_writer *w, const struct hypsplit_source *s)
+{
+	const char *colon = strchr(s->name, ':'), *br = strrchr(s->name, '[');
+	char buf[HYPSPLIT_NAME_LEN];
+	unsigned long pid;
+
+	json_obj_begin(w);
+	json_kv_str(w, "kind", "hypervisor");
+	json_kv_str(w, "class", hypsplit_class_name(s->hclass));
+	json_kv_str(w, "name", s->name);
+	if (s->hclass == DTL_HC_PREEMPT || s->hclass == DTL_HC_WAIT) {
+		json_kv_str(w, "cause_class", hypsplit_cause_class_name(s->cls));
+		if (colon && br && br > colon && sscanf(br, "[%lu]", &pid) == 1) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)(br - colon - 1), colon + 1);
+			json_kv_str(w, "comm", buf);
+			json_kv_u64(w, "pid", pid);
+		}
+	} else if (s->hclass == DTL_HC_VMEXIT) {
+		if (s->reason != HYPSPLIT_REASON_OTHER)
+			json_kv_u64(w, "reason", s->reason);
+		json_kv_u64(w, "isa", s->isa);
+	}
+	json_kv_u64(w, "count", s->count);
+	json_kv_u64(w, "total_ns", s->total_ns);
+	json_kv_u64(w, "max_ns", s->max_ns);
 	json_obj_end(w);
 }
 
@@ -94,6 +146,13 @@ static void sources(struct json_writer *w, const struct view *v, int idx)
 		for (j = 0; j < n; j++)
 			source(w, v, &src[j]);
 	}
+	if (view_has_dtl(v)) {
+		struct hypsplit_source hsrc[JSON_MAX_SOURCES];
+
+		n = hypsplit_top(v->hs, v->cpus[idx], hsrc, (size_t)top);
+		for (j = 0; j < n; j++)
+			hyp_source(w, &hsrc[j]);
+	}
 	json_arr_end(w);
 }
 
@@ -110,8 +169,10 @@ static void cpu(struct json_writer *w, const struct view *v, int idx)
 	json_kv_double(w, "available_pct", r.available_pct);
 	json_kv_u64(w, "max_single_ns", r.max_single_ns);
 	json_kv_u64(w, "samples", r.samples);
-	by_class(w, "by_class_ns", r.class_ns);
-	by_class(w, "by_class_count", r.class_count);
+	by_class(w, v, "by_class_ns", r.class_ns, r.hyp_ns);
+	by_class(w, v, "by_class_count", r.class_count, r.hyp_count);
+	if (view_has_dtl(v))
+		hypervisor(w, &r);
 	sources(w, v, idx);
 	if (mc) {
 		json_kv_u64(w, "steal_seen_ns", mc->steal_seen_ns);

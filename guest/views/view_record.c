@@ -14,6 +14,8 @@
 
 #define RECORD_BUF 65536 /* records per SAMPLES or EVENTS chunk */
 #define RECORD_MAX_IRQ 4096 /* IRQ numbers whose names go into META */
+#define RECORD_DTL_BUF 4096 /* DTL spans or gaps per chunk */
+#define RECORD_MAX_CAUSES 4096 /* cause words whose names are written (more are left out) */
 
 struct view_record {
 	struct recfile_writer *w;
@@ -22,6 +24,15 @@ struct view_record {
 	struct vn_event *evbuf;
 	size_t nev;
 	uint64_t dropped; /* buffers lost to failed writes */
+	struct vn_rec_dtl_span *dspan; /* [RECORD_DTL_BUF], allocated with the first */
+	size_t ndspan;
+	struct vn_rec_dtl_gap *dgap; /* [RECORD_DTL_BUF] */
+	size_t ndgap;
+	uint32_t *cause; /* cause words named so far */
+	size_t ncause;
+	char *ctext; /* DTL_CAUSES lines not yet written */
+	size_t ctlen;
+	int detail_said; /* dtl_detail=task written */
 };
 
 struct view_record *view_record_open(const char *path)
@@ -133,14 +144,35 @@ static void stats_text(FILE *f, const struct view *v)
 		fprintf(f, "bpf_prog.%s=%llu %llu\n", v->progs[i].name,
 			(unsigned long long)v->progs[i].run_cnt,
 			(unsigned long long)v->progs[i].run_ns);
+	fprintf(f, "dtl=%s\n", v->dtl ? v->dtl : "absent");
+	fprintf(f, "dtl_late=%llu\n", (unsigned long long)v->dtl_late);
 	proc_text(f, v);
+}
+
+/* The DTL chunks: causes first (a reader names spans with them), then spans, then gaps. */
+static int flush_dtl(struct view_record *r)
+{
+	int err = 0;
+
+	if (r->ctlen)
+		err = recwriter_chunk(r->w, VN_CHUNK_DTL_CAUSES, r->ctext, (uint32_t)r->ctlen);
+	if (!err && r->ndspan)
+		err = recwriter_chunk(r->w, VN_CHUNK_DTL_SPANS, r->dspan,
+				      (uint32_t)(r->ndspan * sizeof(*r->dspan)));
+	if (!err && r->ndgap)
+		err = recwriter_chunk(r->w, VN_CHUNK_DTL_GAPS, r->dgap,
+				      (uint32_t)(r->ndgap * sizeof(*r->dgap)));
+	free(r->ctext);
+	r->ctext = NULL;
+	r->ctlen = r->ndspan = r->ndgap = 0;
+	return err;
 }
 
 int view_record_flush(struct view_record *r)
 {
-	int err = 0;
+	int err = flush_dtl(r);
 
-	if (r->ns)
+	if (!err && r->ns)
 		err = recwriter_chunk(r->w, VN_CHUNK_SAMPLES, r->sbuf,
 				      (uint32_t)(r->ns * sizeof(*r->sbuf)));
 	if (!err && r->nev)
@@ -164,6 +196,71 @@ void view_record_event(struct view_record *r, const struct vn_event *e)
 		r->dropped++;
 	if (r->nev < RECORD_BUF)
 		r->evbuf[r->nev++] = *e;
+}
+
+/* "cause.<word>=<cls> <pid> <comm>" for a cause named "class:comm[pid]" (detail task), once per word. */
+static void name_cause(struct view_record *r, const struct dtl_span *s, const char *name)
+{
+	const char *colon = name ? strchr(name, ':') : NULL, *br = name ? strrchr(name, '[') : NULL;
+	unsigned long pid = 0;
+	char line[160], *nt;
+	size_t k;
+	int n = 0;
+
+	for (k = 0; k < r->ncause && r->cause[k] != s->cause; k++)
+		;
+	if (colon && br > colon && sscanf(br, "[%lu]", &pid) == 1 && k == r->ncause &&
+	    r->ncause < RECORD_MAX_CAUSES &&
+	    (r->cause || (r->cause = calloc(RECORD_MAX_CAUSES, 4)))) {
+		if (!r->detail_said)
+			n = snprintf(line, sizeof(line), "dtl_detail=task\n");
+		r->detail_said = 1;
+		r->cause[r->ncause++] = s->cause;
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "cause.%u=%u %lu %.*s\n",
+			      s->cause, s->cls, pid,
+			      (int)(br - colon - 1 < 15 ? br - colon - 1 : 15), colon + 1);
+	}
+	if (n <= 0 || (size_t)n >= sizeof(line) || !(nt = realloc(r->ctext, r->ctlen + (size_t)n)))
+		return;
+	memcpy(nt + r->ctlen, line, (size_t)n);
+	r->ctext = nt;
+	r->ctlen += (size_t)n;
+}
+
+void view_record_dtl_span(void *ctx, uint32_t cpu, const struct dtl_span *s, const char *cause_name)
+{
+	struct view_record *r = ctx;
+	struct vn_rec_dtl_span *d;
+
+	if (!r->dspan && !(r->dspan = malloc(RECORD_DTL_BUF * sizeof(*r->dspan))))
+		return;
+	if (r->ndspan == RECORD_DTL_BUF && view_record_flush(r))
+		r->dropped++;
+	if (r->ndspan == RECORD_DTL_BUF)
+		return;
+	name_cause(r, s, cause_name);
+	d = &r->dspan[r->ndspan++];
+	memset(d, 0, sizeof(*d));
+	d->start_ns = s->start_ns;
+	d->end_ns = s->end_ns;
+	d->cause = s->cause;
+	d->cpu = (uint16_t)cpu;
+	d->kind = s->kind;
+	d->cls = s->cls;
+	d->hclass = s->hclass;
+	d->flags = s->flags;
+}
+
+void view_record_dtl_gap(void *ctx, const struct vn_rec_dtl_gap *g)
+{
+	struct view_record *r = ctx;
+
+	if (!r->dgap && !(r->dgap = malloc(RECORD_DTL_BUF * sizeof(*r->dgap))))
+		return;
+	if (r->ndgap == RECORD_DTL_BUF && view_record_flush(r))
+		r->dropped++;
+	if (r->ndgap < RECORD_DTL_BUF)
+		r->dgap[r->ndgap++] = *g;
 }
 
 uint64_t view_record_dropped(const struct view_record *r)
@@ -196,5 +293,9 @@ void view_record_abort(struct view_record *r)
 	recwriter_abort(r->w);
 	free(r->sbuf);
 	free(r->evbuf);
+	free(r->dspan);
+	free(r->dgap);
+	free(r->cause);
+	free(r->ctext);
 	free(r);
 }

@@ -2,7 +2,8 @@
 /*
  * view_record: the recorder of `record -o FILE`, beside the printed view. It writes a META chunk (the version,
  * settings, CPUs, vnoise's own thread ids, IRQ names) before sampling begins, every sample and event the engine takes in as SAMPLES/EVENTS chunks,
- * and a STATS chunk (duration, overhead, proc counters; also the END text) at the end. `report FILE`
+ * what the host's dispatch trace log gave the hypervisor split (DTL_SPANS, DTL_GAPS, DTL_CAUSES chunks),
+ * and a STATS chunk (duration, overhead, proc counters, DTL state; also the END text) at the end. `report FILE`
  * (measure/replay.c) reads them back into a struct view. Used by one thread.
  */
 #ifndef VNOISE_GUEST_VIEWS_VIEW_RECORD_H
@@ -20,6 +21,14 @@ int view_record_start(struct view_record *r, const struct view *v)
 /* Keep one record; a full buffer is written out first (a failed write counts in view_record_dropped()). */
 void view_record_sample(struct view_record *r, const struct vn_sample *s);
 void view_record_event(struct view_record *r, const struct vn_event *e);
+/*
+ * The DTL a run used (hypsplit's recorder, ctx is the struct view_record): every host interval that
+ * overlapped a split gap, once, with its cause's name as the views print it ("host-user-task:hog[1234]"),
+ * and every gap split with its aggregates. Kept like samples; causes go into a DTL_CAUSES chunk once each.
+ */
+void view_record_dtl_span(void *ctx, uint32_t cpu, const struct dtl_span *s,
+			  const char *cause_name);
+void view_record_dtl_gap(void *ctx, const struct vn_rec_dtl_gap *g);
 /* Write the records kept so far as chunks. 0 or -errno. */
 int view_record_flush(struct view_record *r) __attribute__((warn_unused_result));
 /* Buffers of records lost to failed writes. */

@@ -24,6 +24,7 @@ void view_text_end(FILE *f, const struct view *v)
 	view_header(f, v);
 	view_table(f, v);
 	view_sources(f, v);
+	view_hyp_sources(f, v);
 	view_overhead_line(f, v);
 }
 

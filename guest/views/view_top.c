@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include "views/view_text.h"
 
+#define SINCE(b, a) ((b) > (a) ? (b) - (a) : 0)
+
 /* b - a, field by field (a row of totals at two refreshes). */
 static void row_since(struct view_row *d, const struct view_row *b, const struct view_row *a,
 		      uint64_t max_ns)
@@ -20,9 +22,15 @@ static void row_since(struct view_row *d, const struct view_row *b, const struct
 	d->noise_ns = b->noise_ns - a->noise_ns;
 	d->samples = b->samples - a->samples;
 	d->max_single_ns = max_ns;
+	/* The hypervisor split lags the merge (it waits for the DTL's horizon): in a period it may take more
+	 * out of steal/unexplained than the period added; such a cell shows 0. */
 	for (c = 0; c < VN_CLASS_MAX; c++) {
-		d->class_ns[c] = b->class_ns[c] - a->class_ns[c];
-		d->class_count[c] = b->class_count[c] - a->class_count[c];
+		d->class_ns[c] = SINCE(b->class_ns[c], a->class_ns[c]);
+		d->class_count[c] = SINCE(b->class_count[c], a->class_count[c]);
+	}
+	for (c = 0; c < VIEW_NHYP; c++) {
+		d->hyp_ns[c] = SINCE(b->hyp_ns[c], a->hyp_ns[c]);
+		d->hyp_count[c] = SINCE(b->hyp_count[c], a->hyp_count[c]);
 	}
 	d->available_pct =
 	    d->runtime_ns ? 100.0 - 100.0 * (double)d->noise_ns / (double)d->runtime_ns : 0;
@@ -90,7 +98,8 @@ static void view_top_tick(FILE *f, const struct view *v)
 		fputs("\033[H\033[2J", f);
 	fprintf(f, "vnoise top: the last period, %.1f s (%.1f s since the start; Ctrl-C stops)\n",
 		(v->duration_ns - since) / 1e9, v->duration_ns / 1e9);
-	fprintf(f, "kernel helper %s, threshold %.1f us\n", v->helper, v->threshold_ns / 1e3);
+	fprintf(f, "kernel helper %s, threshold %.1f us%s%s\n", v->helper, v->threshold_ns / 1e3,
+		view_has_dtl(v) ? ", host dispatch trace log " : "", view_has_dtl(v) ? v->dtl : "");
 	for (i = 0; i < v->ncpus; i++) {
 		view_row(v, i, &cur);
 		row_since(&rows[i], &cur, &v->period[i].row, v->period[i].max_ns);
@@ -101,6 +110,7 @@ static void view_top_tick(FILE *f, const struct view *v)
 	view_table_rows(f, v, rows);
 	for (i = 0; i < v->ncpus && v->top_n > 0; i++)
 		period_sources(f, v, i, rows[i].runtime_ns);
+	view_hyp_sources(f, v); /* the run's so far */
 	view_overhead_line(f, v);
 	fflush(f);
 	free(rows);

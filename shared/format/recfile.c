@@ -20,6 +20,10 @@ bool recfile_chunk_len_ok(uint16_t type, uint32_t len)
 		return len % sizeof(struct vn_sample) == 0;
 	if (type == VN_CHUNK_EVENTS)
 		return len % sizeof(struct vn_event) == 0;
+	if (type == VN_CHUNK_DTL_SPANS)
+		return len % sizeof(struct vn_rec_dtl_span) == 0;
+	if (type == VN_CHUNK_DTL_GAPS)
+		return len % sizeof(struct vn_rec_dtl_gap) == 0;
 	return true;
 }
 

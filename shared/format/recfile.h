@@ -15,8 +15,8 @@
 /* CRC-32 of chunk header h with its header_crc32 field taken as 0 (the value header_crc32 must hold). */
 uint32_t recfile_chunk_crc(const struct vn_rec_chunk *h);
 
-/* True when len payload bytes suit a chunk of type: SAMPLES and EVENTS hold whole arrays of struct
- * vn_sample / vn_event; other types any length. */
+/* True when len payload bytes suit a chunk of type: SAMPLES, EVENTS, DTL_SPANS and DTL_GAPS hold whole
+ * arrays of struct vn_sample / vn_event / vn_rec_dtl_span / vn_rec_dtl_gap; other types any length. */
 bool recfile_chunk_len_ok(uint16_t type, uint32_t len);
 
 /* One "key=value" line of a text payload; key and value are not NUL-terminated. */

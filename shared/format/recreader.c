@@ -204,6 +204,12 @@ static const char *chunk_type_name(uint16_t type)
 		return "STATS";
 	case VN_CHUNK_END:
 		return "END";
+	case VN_CHUNK_DTL_SPANS:
+		return "DTL_SPANS";
+	case VN_CHUNK_DTL_GAPS:
+		return "DTL_GAPS";
+	case VN_CHUNK_DTL_CAUSES:
+		return "DTL_CAUSES";
 	default:
 		return "unknown";
 	}

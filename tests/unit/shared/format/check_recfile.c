@@ -34,6 +34,11 @@ START_TEST(test_chunk_rules)
 	ck_assert(!recfile_chunk_len_ok(VN_CHUNK_EVENTS, sizeof(struct vn_sample)));
 	ck_assert(recfile_chunk_len_ok(VN_CHUNK_META, 7));
 	ck_assert(recfile_chunk_len_ok(VN_CHUNK_END, 0));
+	ck_assert(recfile_chunk_len_ok(VN_CHUNK_DTL_SPANS, 2 * sizeof(struct vn_rec_dtl_span)));
+	ck_assert(!recfile_chunk_len_ok(VN_CHUNK_DTL_SPANS, 33));
+	ck_assert(recfile_chunk_len_ok(VN_CHUNK_DTL_GAPS, 192));
+	ck_assert(!recfile_chunk_len_ok(VN_CHUNK_DTL_GAPS, 32));
+	ck_assert(recfile_chunk_len_ok(VN_CHUNK_DTL_CAUSES, 5));
 }
 END_TEST
 

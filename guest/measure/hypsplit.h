@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hypsplit: the hypervisor split of the measuring commands (measure/top/hist/record/report). The merge engine
+ * leaves in each gap the time the guest cannot explain as STEAL and UNEXPLAINED; hypsplit takes that time
+ * apart with the host's dispatch trace log (guest/dtl): the host intervals overlapping the gap on its CPU
+ * give host_preempt (by cause) and host_wait, taken from steal first, then from unexplained; the host's
+ * aggregates over the gap give vmexit (by reason) and host_irq, taken only from what is still unexplained;
+ * what then stays unexplained is hw. Time only ever moves out of steal and unexplained (never out of a guest
+ * class) and never more than they hold, so a CPU's classes still add up to its noise exactly.
+ *
+ * A gap is split once the DTL's horizon has passed its end (by HYPSPLIT_MARGIN_NS: a host interval that
+ * ends just after the gap, by the clock mapping's error, is in); a gap the horizon has not reached wait_ns after
+ * its end is left as it is and counted late ("dtl_late"). Without a DTL (NULL or absent) nothing is queued.
+ * Replay (report FILE): the gaps the recording split are given with hypsplit_add_recorded() and only they are
+ * split, with the aggregates recorded for them and the spans of a store filled with dtl_add_span() (fed in
+ * time order after the gaps are queued, hypsplit_replay_horizon() saying how far: the store keeps 30 s). A
+ * recorder sees every span used (once) and every gap split, to write them (protocol/record.h).
+ * Single-threaded; the caller owns the struct; the dtl is not owned.
+ */
+#ifndef VNOISE_GUEST_MEASURE_HYPSPLIT_H
+#define VNOISE_GUEST_MEASURE_HYPSPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dtl/dtl.h"
+#include "noise.h"
+#include "record.h"
+
+#define HYPSPLIT_WAIT_NS 1000000000ull /* default bound on the wait for the horizon */
+#define HYPSPLIT_MARGIN_NS \
+	1000000ull /* the horizon must pass a gap's end by this much (clock error) */
+#define HYPSPLIT_MAX_CPUS 1024
+#define HYPSPLIT_NAME_LEN 64
+#define HYPSPLIT_REASON_OTHER UINT32_MAX /* vmexit source of the reasons beyond the top ones */
+
+/* One hypervisor source of a CPU: a host cause (host_preempt/host_wait), an exit reason, or host IRQs. */
+struct hypsplit_source {
+	uint8_t hclass; /* enum dtl_hclass */
+	uint8_t cls; /* enum vn_dtl_class of a cause (host_preempt/host_wait), else 0 */
+	uint16_t isa; /* vmexit: 1 VMX, 2 SVM, 0 unknown */
+	uint32_t reason; /* vmexit: the exit reason or HYPSPLIT_REASON_OTHER */
+	char name
+	    [HYPSPLIT_NAME_LEN]; /* dtl_cause_name(), "exit:<reason>", "exit:other", "host_irq" */
+	uint64_t count; /* gaps it took time from */
+	uint64_t total_ns;
+	uint64_t max_ns; /* the most it took from one gap */
+};
+
+/* A CPU's split so far. The view subtracts from_*_ns from steal/unexplained and adds hyp_ns[] and hw_ns. */
+struct hypsplit_cpu {
+	uint64_t hyp_ns[DTL_HC_MAX], hyp_count[DTL_HC_MAX]; /* count: gaps holding that class */
+	uint64_t hw_ns, hw_count;
+	uint64_t from_steal_ns, from_unexpl_ns; /* time moved out of STEAL and UNEXPLAINED */
+	uint64_t unexpl_gaps; /* split gaps that held unexplained time (none is left in them) */
+	uint64_t split; /* gaps split with the DTL */
+	uint64_t late; /* gaps left as they were: the horizon did not pass them in time */
+	uint64_t rec_end_ns; /* recorder: end of the last span passed on (spans are passed once) */
+	struct hypsplit_source *src; /* nsrc entries, unordered */
+	uint32_t nsrc, cap;
+};
+
+typedef void (*hypsplit_span_fn)(void *ctx, uint32_t cpu, const struct dtl_span *s,
+				 const char *cause_name);
+typedef void (*hypsplit_rgap_fn)(void *ctx, const struct vn_rec_dtl_gap *g);
+/* One split gap's parts: parts[enum dtl_hclass] and parts[DTL_HC_MAX] = hw (the view's histograms). */
+typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1]);
+
+struct hypsplit;
+
+/* A splitter over d (NULL: no DTL, nothing is ever split); wait_ns 0: HYPSPLIT_WAIT_NS. NULL + errno. */
+struct hypsplit *hypsplit_new(struct dtl *d, uint64_t wait_ns) __attribute__((warn_unused_result));
+void hypsplit_free(struct hypsplit *hs); /* accepts NULL */
+/* Pass every span used and every gap split to these (either may be NULL). */
+void hypsplit_set_recorder(struct hypsplit *hs, hypsplit_span_fn span, hypsplit_rgap_fn gap,
+			   void *ctx);
+/* Pass every split gap's parts to fn (NULL: none). */
+void hypsplit_set_part_fn(struct hypsplit *hs, hypsplit_part_fn fn, void *ctx);
+/* Replay: split only the gaps given here (any order), with their recorded aggregates. 0 or -errno. */
+int hypsplit_add_recorded(struct hypsplit *hs, const struct vn_rec_dtl_gap *g)
+    __attribute__((warn_unused_result));
+/* One attributed gap of cpu, [start_ns, end_ns) with its parts by class (merge callback). Queued only when
+ * there is a DTL and the gap holds steal or unexplained time. 0 or -ENOMEM. */
+int hypsplit_gap(struct hypsplit *hs, int cpu, uint64_t start_ns, uint64_t end_ns,
+		 const uint64_t class_ns[VN_CLASS_MAX]) __attribute__((warn_unused_result));
+/* Split the queued gaps the horizon has passed; those it has not passed wait_ns after their end (now_ns:
+ * guest CLOCK_MONOTONIC; UINT64_MAX: all of them) are counted late. Returns the gaps still queued. */
+size_t hypsplit_process(struct hypsplit *hs, uint64_t now_ns);
+/* Replay: the store now holds every recorded span of cpu that ends before end_ns; hypsplit_process() splits
+ * the recorded gaps of cpu that end by then (or all with now_ns UINT64_MAX). */
+void hypsplit_replay_horizon(struct hypsplit *hs, uint32_t cpu, uint64_t end_ns);
+/* The oldest end among the queued gaps (0: none queued). */
+uint64_t hypsplit_pending_end(const struct hypsplit *hs);
+/* The split of cpu (NULL if none of its gaps was split or late). */
+const struct hypsplit_cpu *hypsplit_cpu(const struct hypsplit *hs, int cpu);
+/* Copy up to max of cpu's sources into out, largest total first; returns how many. */
+size_t hypsplit_top(const struct hypsplit *hs, int cpu, struct hypsplit_source *out, size_t max);
+/* Gaps counted late, all CPUs. */
+uint64_t hypsplit_late(const struct hypsplit *hs);
+/* Split one gap now with the aggregates agg (NULL: none): the pure step under hypsplit_process. 0 or -ENOMEM. */
+int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
+		   uint64_t steal_ns, uint64_t unexpl_ns, const struct vn_rec_dtl_gap *agg)
+    __attribute__((warn_unused_result));
+/* "host_preempt", "host_wait", "vmexit", "host_irq"; 4: "hw". */
+const char *hypsplit_class_name(int hc);
+/* A cause class (enum vn_dtl_class): "vcpu-of-another-domain", ..., "idle". */
+const char *hypsplit_cause_class_name(int cls);
+
+#endif
