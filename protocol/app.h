@@ -118,9 +118,11 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
  * ("Interval pipeline") documents it.
  */
 #define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
-#define VN_PIPE_VERSION 2
+#define VN_PIPE_VERSION 3
 #define VN_PIPE_RANKS 64
 #define VN_PIPE_SLOTS 3
+#define VN_PIPE_JOURNAL \
+	256 /* filtered intervals kept for vnoise-guest in DTL mode (VN_PIPE_F_DEFER) */
 #define VN_PIPE_NO_INSTR (~0ULL) /* no PMU: retired instructions unknown */
 
 enum vn_pipe_state { VN_PIPE_TRACKED = 0, VN_PIPE_FILTERED = 1, VN_PIPE_REPORTED = 2 };
@@ -140,6 +142,32 @@ enum vn_pipe_out {
 	    4, /* binary report datagrams (protocol/cluster.h) to a collector at out_path */
 };
 #define VN_PIPE_F_ALL 1u /* report every interval, not only those with a delayed rank */
+/*
+ * Issue 16, DTL mode: vnoise-guest reports, the ranks do not. The rank that filters an interval copies its
+ * records into the journal; vnoise-guest adds the hypervisor noise of each rank from the dispatch trace log
+ * once the host's horizon has passed the interval (bounded wait), filters again and reports.
+ */
+#define VN_PIPE_F_DEFER 2u
+#define VN_PIPE_F_HYP \
+	4u /* the records' hyp_ns count as noise (set on vnoise-guest's own copy only) */
+
+/* hyp_ns[] indices: the hypervisor classes of guest/dtl (enum dtl_hclass). */
+enum vn_pipe_hyp {
+	VN_PIPE_HYP_PREEMPT = 0, /* "host_preempt": a host task ran in the vCPU's place */
+	VN_PIPE_HYP_WAIT = 1, /* "host_wait": the vCPU was out, nothing ran for it */
+	VN_PIPE_HYP_VMEXIT = 2, /* "vmexit": from the host's per-period aggregates, apportioned */
+	VN_PIPE_HYP_IRQ = 3, /* "host_irq": idem */
+	VN_PIPE_HYP_MAX = 4,
+};
+/* vn_pipe_hdr.dtl: the state of the dispatch trace log as the report line names it */
+enum vn_pipe_dtl {
+	VN_PIPE_DTL_ABSENT = 0,
+	VN_PIPE_DTL_WAITING = 1,
+	VN_PIPE_DTL_OK = 2,
+	VN_PIPE_DTL_STALE = 3,
+	VN_PIPE_DTL_OFF = 4, /* --no-dtl: the guest-only view */
+};
+#define VN_PIPE_HYP_NAME_LEN 48
 
 /* One rank's record of one interval, written by the rank when it closes the interval. */
 struct vn_pipe_iv {
@@ -157,8 +185,19 @@ struct vn_pipe_iv {
 	__u32 pid;
 	char cause_comm[VN_COMM_LEN];
 	__u64 delay_ns; /* filter: compute time minus the fastest rank's */
+	/* issue 16: written by vnoise-guest from the DTL (zero without one) */
+	__u64 hyp_ns
+	    [VN_PIPE_HYP_MAX]; /* hypervisor noise on the rank's CPU in the interval, by class */
+	__u64 hyp_cause_ns; /* the largest host cause (host_preempt) ... */
+	__u32 hyp_cause; /* ... its DTL cause word */
+	__u8 hyp_cause_cls; /* ... its enum vn_dtl_class; 0: none */
+	__u8
+	    gverdict; /* filter: the verdict with the hypervisor figures ignored (guest-only view) */
+	__u16 pad;
+	char hyp_key[VN_COMM_LEN]; /* dtl_cause_key: host comm (detail task) or class name */
+	char hyp_name[VN_PIPE_HYP_NAME_LEN]; /* dtl_cause_name: "host-user-task[:comm[pid]]" */
 };
-_Static_assert(sizeof(struct vn_pipe_iv) == 144, "vn_pipe_iv is ABI");
+_Static_assert(sizeof(struct vn_pipe_iv) == 256, "vn_pipe_iv is ABI");
 
 struct vn_pipe_slot {
 	__u64 ticket; /* (interval + 1) << 16 | ranks that closed it so far (compare-and-swap) */
@@ -167,9 +206,23 @@ struct vn_pipe_slot {
 	__u64 min_ns, max_ns, avg_ns; /* filter: silhouette of compute times */
 	__s32 fastest, second, slowest; /* filter: ranks (-1: none) */
 	__u32 nranks; /* filter: records found */
+	/* filter, issue 16: the slowest rank's delay split into guest noise, hypervisor noise and the rest
+	 * (imbalance or unexplained): each the slowest's figure beyond the fastest's, capped by the delay */
+	__u64 sil_guest_ns, sil_hyp_ns, sil_rest_ns;
+	__u32 gdelayed; /* filter: delayed ranks whose guest-only verdict is noise */
+	__u32 hdelayed; /* filter: delayed ranks whose verdict is noise by a hypervisor cause */
 	struct vn_pipe_iv r[VN_PIPE_RANKS];
 };
-_Static_assert(sizeof(struct vn_pipe_slot) == 9272, "vn_pipe_slot is ABI");
+_Static_assert(sizeof(struct vn_pipe_slot) == 56 + 32 + 64 * 256, "vn_pipe_slot is ABI");
+
+/* A filtered interval copied for vnoise-guest (VN_PIPE_F_DEFER): journal[n % VN_PIPE_JOURNAL]. */
+struct vn_pipe_jent {
+	__u64 seq; /* seqlock: odd while a rank writes the entry */
+	__u64 interval; /* n + 1; 0: empty */
+	__u32 nrec; /* records copied (r[0..nrec), by rank index) */
+	__u32 pad;
+	struct vn_pipe_iv r[VN_PIPE_RANKS];
+};
 
 struct vn_pipe_hdr {
 	__u32 magic;
@@ -205,14 +258,18 @@ struct vn_pipe_hdr {
 	__u64 dgrams; /* report datagrams sent (atomic add) */
 	__u16 key_id;
 	__u16 key_len; /* bytes of key, 16..64 */
-	__u32 pad0;
+	__u32 dtl; /* enum vn_pipe_dtl, set by vnoise-guest */
 	__u8 key[64];
+	/* issue 16: journal (VN_PIPE_F_DEFER) */
+	__u64 journal_top; /* highest interval + 1 copied into the journal (atomic max) */
+	__u64 journal_lost; /* copies that could not be made (a rank found the slot moved on) */
 };
-_Static_assert(sizeof(struct vn_pipe_hdr) == 520, "vn_pipe_hdr is ABI");
+_Static_assert(sizeof(struct vn_pipe_hdr) == 536, "vn_pipe_hdr is ABI");
 
 struct vn_pipe {
 	struct vn_pipe_hdr h;
 	struct vn_pipe_slot slot[VN_PIPE_SLOTS];
+	struct vn_pipe_jent journal[VN_PIPE_JOURNAL];
 };
 
 #endif

@@ -20,7 +20,13 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "report datagrams are little-endian");
 
 #define VN_REPORT_MAGIC 0x31524e56u /* "VNR1" as little-endian bytes */
-#define VN_REPORT_VERSION 1
+/*
+ * Version 2 (issue 16) adds the hypervisor classes and the HOST source to the records; layout unchanged. A
+ * sender writes version 1 unless a datagram carries one of them (so an old collector still reads the rest);
+ * a receiver takes versions VN_REPORT_VERSION_MIN..VN_REPORT_VERSION and rejects v2 fields in a v1 datagram.
+ */
+#define VN_REPORT_VERSION 2
+#define VN_REPORT_VERSION_MIN 1
 #define VN_REPORT_MAX_LEN \
 	1400 /* bytes of UDP payload: + IPv6 (40) + UDP (8) stays under a 1500 MTU */
 #define VN_REPORT_MAC_LEN 32 /* HMAC-SHA256, after the records */
@@ -103,8 +109,26 @@ enum vn_report_src {
 	    2, /* class IRQ: irq number, or VN_VEC_BASE + enum vn_vec; name = irq name */
 	VN_REPORT_SRC_SOFTIRQ = 3, /* class SOFTIRQ: softirq vector < VN_REPORT_SOFTIRQ_MAX */
 	VN_REPORT_SRC_HCALL = 4, /* class HCALL: enum vn_hcall */
-	VN_REPORT_SRC_MAX = 5,
+	VN_REPORT_SRC_HOST =
+	    5, /* version 2, class HOST_PREEMPT: src_id = enum vn_dtl_class (1..4), name =
+				   the host cause's key (its comm when the host publishes task detail) */
+	VN_REPORT_SRC_MAX = 6,
 };
+
+/*
+ * vn_report_rec.cls beyond enum vn_class (version 2): hypervisor noise of a rank from the guest's dispatch
+ * trace log (guest/dtl, protocol/dtl.h), in the order of enum vn_pipe_hyp (protocol/app.h).
+ */
+enum vn_report_hcls {
+	VN_REPORT_CLS_HOST_PREEMPT = 8, /* a host task ran in the vCPU's place */
+	VN_REPORT_CLS_HOST_WAIT = 9, /* the vCPU was out, nothing ran for it */
+	VN_REPORT_CLS_VMEXIT = 10, /* VM exits (host aggregates, apportioned) */
+	VN_REPORT_CLS_HOST_IRQ = 11, /* host interrupts (idem) */
+	VN_REPORT_CLS_MAX = 12,
+};
+#define VN_REPORT_CLS_HYP_BASE VN_REPORT_CLS_HOST_PREEMPT
+_Static_assert((int)VN_REPORT_CLS_HYP_BASE == (int)VN_CLASS_MAX,
+	       "hypervisor classes follow enum vn_class");
 #define VN_REPORT_SOFTIRQ_MAX 10 /* HI = 0 .. RCU = 9 */
 #define VN_REPORT_NAME_LEN 16
 
@@ -120,7 +144,7 @@ struct vn_report_rec {
 	__u32 id; /* rank or CPU, by kind */
 	__u32 src_id; /* by src_kind; 0 for NONE */
 	__u8 kind; /* enum vn_report_rec_kind */
-	__u8 cls; /* enum vn_class */
+	__u8 cls; /* enum vn_class, or enum vn_report_hcls (version 2) */
 	__u8 src_kind; /* enum vn_report_src */
 	__u8 verdict; /* RANK: enum vn_pipe_verdict (protocol/app.h) of the rank; CPU: 0 */
 	char name[VN_REPORT_NAME_LEN]; /* source name, NUL-padded; 16 bytes without NUL allowed */

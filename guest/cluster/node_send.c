@@ -11,7 +11,7 @@
 
 int node_send_report(struct vn_pipe *p, uint64_t n, int fd)
 {
-	static struct vn_report_rec rec[VN_PIPE_RANKS * (VN_CLASS_MAX + 1)];
+	static struct vn_report_rec rec[VN_PIPE_RANKS * (VN_REPORT_CLS_MAX + 1)];
 	static struct keyfile kf; /* one key, from the pipe */
 	struct node nd;
 	uint64_t start, end, from, until, mono, rt, parts;

@@ -40,6 +40,8 @@
 #include "util/parse.h"
 #include "bpf/passive_loader.h"
 #include "cluster/node.h"
+#include "dtl/dtl.h"
+#include "mpi/mpidtl.h"
 
 #define MPI_MAX_CLIENTS (VN_PIPE_RANKS + 8)
 
@@ -73,6 +75,22 @@ struct mpi_ctx {
 	int detail; /* the kernel helper tracks causes now */
 	uint64_t last_hello_ns;
 	int not_started; /* the command could not be executed: no summary */
+	/* issue 16, DTL mode (VN_PIPE_F_DEFER): this process reports from the journal */
+	struct dtl *dtl;
+	struct vn_pipe
+	    *priv; /* private pipe: the journal's intervals with their hypervisor figures */
+	uint64_t dtl_wait_ns;
+	uint64_t jnext; /* next interval to take from the journal */
+	struct mpi_dtl_stats {
+		uint64_t intervals; /* attributed and filtered */
+		uint64_t waited; /* had to wait for the horizon at least once */
+		uint64_t
+		    forced; /* closed before the horizon passed them (bound, backlog, host gone) */
+		uint64_t lost; /* overwritten in the journal, or never written */
+		uint64_t hyp_noise; /* delayed ranks whose verdict names a hypervisor cause */
+		uint64_t guest_noise; /* delayed ranks whose guest-only verdict is noise */
+	} ds;
+	uint64_t pending_since; /* CLOCK_MONOTONIC when jnext was first found waiting */
 };
 
 static int parse_classes(const char *s, uint32_t *mask)
@@ -254,6 +272,186 @@ static void out_line(struct mpi_ctx *m, const char *buf, int n)
 		__atomic_add_fetch(&m->p->h.out_errors, 1, __ATOMIC_RELAXED);
 }
 
+static int node_tick(struct mpi_ctx *m);
+
+/* ---- DTL mode: the intervals from the journal, with the hypervisor's share, after the horizon ---- */
+
+/* Report interval n of the private pipe through our output (collector, UDP, file or stdout). */
+static void report_priv(struct mpi_ctx *m, uint64_t n)
+{
+	static char buf[65536];
+	struct vn_pipe_hdr *ph = &m->priv->h, *sh = &m->p->h;
+	uint64_t dg;
+	int len;
+
+	if (!pipeline_take_report(m->priv, n))
+		return;
+	if (m->out == VN_PIPE_OUT_REPORT) {
+		/* one sequence space with our HELLOs: the ranks send nothing in DTL mode */
+		ph->seq = sh->seq;
+		ph->sample_from_ns = __atomic_load_n(&sh->sample_from_ns, __ATOMIC_RELAXED);
+		ph->sample_until_ns = __atomic_load_n(&sh->sample_until_ns, __ATOMIC_RELAXED);
+		dg = ph->dgrams;
+		if (!node_send_report(m->priv, n, m->node.fd))
+			__atomic_add_fetch(&sh->reported, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_add_fetch(&sh->out_errors, 1, __ATOMIC_RELAXED);
+		sh->seq = ph->seq;
+		__atomic_add_fetch(&sh->dgrams, ph->dgrams - dg, __ATOMIC_RELAXED);
+		return;
+	}
+	len = pipeline_json(m->priv, n, buf, sizeof(buf));
+	if (len > 0 && m->out != VN_PIPE_OUT_NONE)
+		out_line(m, buf, len);
+	else
+		__atomic_add_fetch(&sh->out_errors, 1, __ATOMIC_RELAXED);
+}
+
+/* Attribute, filter and report interval n, now in the private pipe's slot. */
+static void judge_priv(struct mpi_ctx *m, uint64_t n)
+{
+	struct vn_pipe_slot *s = pipeline_slot(m->priv, n);
+
+	m->priv->h.nranks = __atomic_load_n(&m->p->h.nranks, __ATOMIC_RELAXED);
+	m->priv->h.dtl = mpidtl_state(m->dtl);
+	for (unsigned i = 0; i < VN_PIPE_RANKS; i++)
+		if (s->r[i].interval == n + 1)
+			mpidtl_attribute(m->dtl, &s->r[i]);
+	if (pipeline_filter(m->priv, n) < 0)
+		return;
+	m->ds.intervals++;
+	m->ds.hyp_noise += s->hdelayed;
+	m->ds.guest_noise += s->gdelayed;
+	report_priv(m, n);
+}
+
+/*
+ * The next journal interval: 1 when it was judged or skipped (lost), 0 when it has to wait (not written yet,
+ * or the host's horizon has not passed it and the bound allows waiting). final: wait for nothing.
+ */
+static int defer_next(struct mpi_ctx *m, uint64_t now, int final)
+{
+	uint64_t n = m->jnext, top = __atomic_load_n(&m->p->h.journal_top, __ATOMIC_ACQUIRE), end;
+	enum dtl_state st = dtl_state(m->dtl);
+	int rc;
+
+	if (n >= top)
+		return 0;
+	rc = pipeline_journal_take(m->p, n, m->priv);
+	if (rc == -EAGAIN && !final && top <= n + 2)
+		return 0; /* being written, or its writer is behind */
+	if (rc) {
+		m->ds.lost++;
+		m->jnext++;
+		m->pending_since = 0;
+		return 1;
+	}
+	end = mpidtl_end(pipeline_slot(m->priv, n)->r, VN_PIPE_RANKS, n);
+	if (dtl_horizon(m->dtl) < end) {
+		if (!m->pending_since) {
+			m->pending_since = now;
+			m->ds.waited++;
+		}
+		/* bounded: a late or stopped host, or a journal about to wrap, does not hold the report */
+		if (!final && (st == DTL_OK || st == DTL_WAITING) &&
+		    now - m->pending_since < m->dtl_wait_ns && top - n < VN_PIPE_JOURNAL / 2)
+			return 0;
+		m->ds.forced++;
+	}
+	judge_priv(m, n);
+	m->jnext++;
+	m->pending_since = 0;
+	return 1;
+}
+
+/* Read the DTL and judge what the horizon allows. */
+static void defer_tick(struct mpi_ctx *m, int final)
+{
+	uint64_t now;
+
+	if (!m->priv)
+		return;
+	dtl_poll(m->dtl);
+	now = now_ns();
+	while (defer_next(m, now, final))
+		;
+}
+
+/* After the job: wait (bounded) for the horizon to pass the last intervals, then judge them all. */
+static void defer_drain(struct mpi_ctx *m)
+{
+	uint64_t until = now_ns() + m->dtl_wait_ns;
+	struct timespec ts = { 0, 10000000 };
+
+	while (m->jnext < __atomic_load_n(&m->p->h.journal_top, __ATOMIC_ACQUIRE) &&
+	       now_ns() < until) {
+		defer_tick(m, 0);
+		nanosleep(&ts, NULL);
+	}
+	defer_tick(m, 1);
+}
+
+/*
+ * The poll timeout of the run loop (ms). DTL mode looks at the journal every 100 ms (the host's horizon is
+ * that late anyway, and this process shares the ranks' CPUs), every 5 ms while a quarter of it is waiting.
+ */
+static int loop_timeout(struct mpi_ctx *m)
+{
+	int t = node_tick(m), d;
+
+	if (!m->priv)
+		return t;
+	d = __atomic_load_n(&m->p->h.journal_top, __ATOMIC_RELAXED) - m->jnext > VN_PIPE_JOURNAL / 4
+		? 5
+		: 100;
+	return t < 0 || t > d ? d : t;
+}
+
+/*
+ * The host's dispatch trace log, unless --no-dtl: with a host publishing (or about to), DTL mode: the ranks
+ * journal their intervals instead of reporting them, this process reports. Without one, as before
+ * ("dtl":"absent"). An exit code.
+ */
+static int open_dtl(struct mpi_ctx *m, const struct mpi_params *p)
+{
+	struct dtl_params dp = { .responder = true, .responder_cpu = -1 };
+	char why[256] = "";
+	int err;
+
+	m->dtl_wait_ns = p->dtl_wait_ns;
+	m->p->h.dtl = p->dtl ? VN_PIPE_DTL_ABSENT : VN_PIPE_DTL_OFF;
+	if (!p->dtl)
+		return EXIT_OK;
+	err = dtl_open(&m->dtl, &dp, why, sizeof(why));
+	if (err) {
+		log_warn("dispatch trace log: %s (reporting without it)", why);
+		m->dtl = NULL;
+		return EXIT_OK;
+	}
+	dtl_poll(m->dtl);
+	if (dtl_state(m->dtl) == DTL_ABSENT) {
+		dtl_close(m->dtl);
+		m->dtl = NULL;
+		return EXIT_OK;
+	}
+	m->priv = calloc(1, sizeof(*m->priv));
+	if (!m->priv) {
+		log_err("DTL mode: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	memcpy(&m->priv->h, &m->p->h, sizeof(m->priv->h));
+	m->priv->h.flags = (m->p->h.flags & VN_PIPE_F_ALL) | VN_PIPE_F_HYP;
+	m->priv->h.out = m->out;
+	for (int k = 0; k < VN_PIPE_SLOTS; k++)
+		m->priv->slot[k].fastest = m->priv->slot[k].second = m->priv->slot[k].slowest = -1;
+	m->p->h.dtl = mpidtl_state(m->dtl);
+	m->p->h.out = VN_PIPE_OUT_NONE; /* the ranks journal, we report */
+	__atomic_or_fetch(&m->p->h.flags, VN_PIPE_F_DEFER, __ATOMIC_RELEASE);
+	log_debug("dispatch trace log: %s, reporting after the host's horizon",
+		  dtl_state_name(dtl_state(m->dtl)));
+	return EXIT_OK;
+}
+
 /* After the job: filter and report what the ranks left in the pipeline, oldest first. */
 static void flush(struct mpi_ctx *m)
 {
@@ -281,6 +479,12 @@ static void flush(struct mpi_ctx *m)
 		if (s->state == VN_PIPE_TRACKED &&
 		    (m->p->h.nranks == 0 || (s->ticket & 0xffff) >= m->p->h.nranks))
 			pipeline_filter(m->p, ids[k]);
+		if (m->priv) { /* DTL mode: what the ranks did not journal, then judge it all */
+			if (s->state != VN_PIPE_TRACKED &&
+			    m->p->journal[ids[k] % VN_PIPE_JOURNAL].interval != ids[k] + 1)
+				(void)pipeline_journal(m->p, ids[k]);
+			continue;
+		}
 		if (!pipeline_take_report(m->p, ids[k]))
 			continue;
 		if (m->out == VN_PIPE_OUT_REPORT) {
@@ -294,6 +498,33 @@ static void flush(struct mpi_ctx *m)
 		else
 			__atomic_add_fetch(&m->p->h.out_errors, 1, __ATOMIC_RELAXED);
 	}
+	if (m->priv)
+		defer_drain(m);
+}
+
+/* The DTL's line of the summary: its state, how the intervals were judged, the responder's cost. */
+static void summary_dtl(const struct mpi_ctx *m)
+{
+	struct dtl_stats st;
+
+	if (!m->priv) {
+		log_info("dispatch trace log: %s", pipeline_dtl_name(m->p->h.dtl));
+		return;
+	}
+	dtl_stats(m->dtl, &st);
+	log_info(
+	    "dispatch trace log: %s (detail %s); intervals judged %llu, waited for the horizon "
+	    "%llu, "
+	    "judged before it %llu, lost %llu (journal %llu); delayed by a hypervisor cause %llu, "
+	    "guest-only noise verdicts %llu; spans %llu, torn %llu, bad %llu; responder %s, %llu "
+	    "replies, %.3f ms CPU",
+	    dtl_state_name(st.state), st.detail == 2 ? "task" : "class",
+	    (unsigned long long)m->ds.intervals, (unsigned long long)m->ds.waited,
+	    (unsigned long long)m->ds.forced, (unsigned long long)m->ds.lost,
+	    (unsigned long long)m->p->h.journal_lost, (unsigned long long)m->ds.hyp_noise,
+	    (unsigned long long)m->ds.guest_noise, (unsigned long long)st.spans,
+	    (unsigned long long)st.torn, (unsigned long long)st.bad, st.responder ? "yes" : "no",
+	    (unsigned long long)st.replies, st.responder_cpu_ns / 1e6);
 }
 
 static void summary(struct mpi_ctx *m)
@@ -330,6 +561,7 @@ static void summary(struct mpi_ctx *m)
 			 (unsigned long long)m->node.st.cmds_bad,
 			 (unsigned long long)m->node.st.cmds_foreign,
 			 (unsigned long long)m->node.st.cmds_replayed);
+	summary_dtl(m);
 	for (int i = 0; i < m->nc; i++) {
 		const struct mpi_client *c = &m->c[i];
 		const struct vn_tgt *t = &c->last;
@@ -484,9 +716,10 @@ static int run_job(struct mpi_ctx *m, char **cmd, const char *preload)
 			pf[np++] = (struct pollfd){ .fd = m->c[i].fd, .events = POLLIN };
 		/* the collector's socket last: not counted among the clients below */
 		pf[np] = (struct pollfd){ .fd = m->collector ? m->node.fd : -1, .events = POLLIN };
-		if (poll(pf, (nfds_t)np + 1, node_tick(m)) < 0 && errno != EINTR)
+		if (poll(pf, (nfds_t)np + 1, loop_timeout(m)) < 0 && errno != EINTR)
 			break;
 		node_tick(m);
+		defer_tick(m, 0);
 		if (pf[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -539,6 +772,8 @@ enum {
 	OPT_STATS,
 	OPT_NO_HELPER,
 	OPT_PRELOAD,
+	OPT_NO_DTL,
+	OPT_DTL_WAIT,
 };
 
 static const struct cliopt opts[] = {
@@ -597,6 +832,16 @@ static const struct cliopt opts[] = {
 	  .name = "no-helper",
 	  .help = "no kernel helper: no noise figures (imbalance only; no\n"
 		  "                         root needed)" },
+	{ .id = OPT_NO_DTL,
+	  .name = "no-dtl",
+	  .help = "ignore the host's dispatch trace log: the guest-only\n"
+		  "                         view (hypervisor time stays steal/unexplained)" },
+	{ .id = OPT_DTL_WAIT,
+	  .name = "dtl-wait",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "longest wait for the host's horizon before an\n"
+		  "                         interval is judged without it (default 2s)" },
 	{ .id = OPT_PRELOAD,
 	  .name = "preload",
 	  .has_arg = 1,
@@ -654,6 +899,8 @@ static int parse_number_opt(struct cliopt_parser *ps, int c, struct mpi_params *
 		return 0;
 	case OPT_MIN_NOISE:
 		return cliopt_time(ps, &p->min_noise_ns);
+	case OPT_DTL_WAIT:
+		return cliopt_time(ps, &p->dtl_wait_ns);
 	case OPT_MIN_DELAY:
 		if (cliopt_time(ps, &p->min_delay_ns))
 			return -EINVAL;
@@ -705,6 +952,9 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct mpi_params *p)
 	case OPT_NO_HELPER:
 		p->helper = 0;
 		return 0;
+	case OPT_NO_DTL:
+		p->dtl = 0;
+		return 0;
 	case CLIOPT_HELP:
 		return 1;
 	default:
@@ -737,6 +987,8 @@ int mpi_parse(int argc, char **argv, struct mpi_params *p, char *err, size_t err
 	p->delay_pct = 10.0;
 	p->min_delay_ns = 10000;
 	p->helper = 1;
+	p->dtl = 1;
+	p->dtl_wait_ns = 2000000000ull;
 	rc = cliopt_init(&ps, opts, argc, argv, err, errlen);
 	while (!rc && (c = cliopt_next(&ps)) != 0)
 		rc = c < 0 ? c : parse_opt(&ps, c, p);
@@ -765,6 +1017,8 @@ static void ctx_free(struct mpi_ctx *m)
 		close(m->udp_fd);
 	node_close(&m->node);
 	keyfile_clear(&m->keys);
+	dtl_close(m->dtl);
+	free(m->priv);
 	free(m);
 }
 
@@ -996,6 +1250,8 @@ int mpi_main(int argc, char **argv)
 	rc = open_outputs(m, &p);
 	if (!rc)
 		rc = open_pipeline(m, &p);
+	if (!rc)
+		rc = open_dtl(m, &p);
 	if (!rc)
 		rc = run(m, &p, preload);
 	ctx_free(m);

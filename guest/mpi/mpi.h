@@ -25,6 +25,9 @@ struct mpi_params {
 	const char *stats; /* --stats FILE for the job's preload, or NULL */
 	const char *preload; /* --preload PATH, or NULL */
 	int helper; /* 0 with --no-helper */
+	int dtl; /* 0 with --no-dtl: the guest-only view (the hypervisor's share stays steal/unexplained) */
+	uint64_t
+	    dtl_wait_ns; /* --dtl-wait: longest wait for the host's horizon per interval, default 2 s */
 	char **cmd; /* the job's argv (inside the caller's argv), NULL-terminated */
 };
 

@@ -16,6 +16,7 @@
 #include "format/datagram.h"
 #include "util/bufout.h"
 #include "attrib/merge.h"
+#include "dtl.h"
 
 /*
  * Transient states, internal to this file (enum vn_pipe_state stays the ABI's three values). A reader of
@@ -62,34 +63,74 @@ static inline int half_or_more(uint64_t part, uint64_t whole)
 	return part >= whole / 2 + (whole & 1);
 }
 
-/* The noise the filter counts: classes in class_mask, each only from min_noise_ns up. */
-static uint64_t masked_noise(const struct vn_pipe *p, const struct vn_pipe_iv *r)
+static uint64_t hyp_total(const struct vn_pipe_iv *r)
 {
 	uint64_t sum = 0;
+
+	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
+		sum = sat_add(sum, r->hyp_ns[c]);
+	return sum;
+}
+
+/*
+ * The noise of a record split into guest classes and hypervisor classes. With hyp (VN_PIPE_F_HYP, the DTL
+ * view), the DTL explains the guest's steal time: steal counts only beyond the hypervisor total, so that no
+ * time counts twice. Without, the hypervisor figures are ignored (the guest-only view). masked: only the
+ * classes in class_mask, each from min_noise_ns up (the filter's rule); else every class.
+ */
+static void noise_split(const struct vn_pipe *p, const struct vn_pipe_iv *r, int hyp, int masked,
+			uint64_t *guest, uint64_t *hv)
+{
+	uint64_t h = hyp ? hyp_total(r) : 0, g = 0, hm = 0;
 
 	for (int c = 0; c < VN_CLASS_MAX; c++) {
 		uint64_t ns = r->noise_ns[c];
 
-		if ((p->h.class_mask & (1u << c)) && ns >= p->h.min_noise_ns)
-			sum = sat_add(sum, ns);
+		if (c == VN_CLASS_STEAL)
+			ns = ns > h ? ns - h : 0;
+		if (!masked || ((p->h.class_mask & (1u << c)) && ns >= p->h.min_noise_ns))
+			g = sat_add(g, ns);
 	}
-	return sum;
+	for (int c = 0; hyp && c < VN_PIPE_HYP_MAX; c++)
+		if (!masked || r->hyp_ns[c] >= p->h.min_noise_ns)
+			hm = sat_add(hm, r->hyp_ns[c]);
+	*guest = g;
+	*hv = hm;
+}
+
+/* The noise the filter counts: classes in class_mask, each only from min_noise_ns up. */
+static uint64_t masked_noise_v(const struct vn_pipe *p, const struct vn_pipe_iv *r, int hyp)
+{
+	uint64_t g, h;
+
+	noise_split(p, r, hyp, 1, &g, &h);
+	return sat_add(g, h);
+}
+
+static int use_hyp(const struct vn_pipe *p)
+{
+	return !!(p->h.flags & VN_PIPE_F_HYP);
+}
+
+static uint64_t masked_noise(const struct vn_pipe *p, const struct vn_pipe_iv *r)
+{
+	return masked_noise_v(p, r, use_hyp(p));
 }
 
 /* Every class, whatever the rules: the time the rank was kept off its work. */
-static uint64_t all_noise(const struct vn_pipe_iv *r)
+static uint64_t all_noise(const struct vn_pipe *p, const struct vn_pipe_iv *r, int hyp)
 {
-	uint64_t sum = 0;
+	uint64_t g, h;
 
-	for (int c = 0; c < VN_CLASS_MAX; c++)
-		sum = sat_add(sum, r->noise_ns[c]);
-	return sum;
+	noise_split(p, r, hyp, 0, &g, &h);
+	return sat_add(g, h);
 }
 
 /* Without a PMU, on-CPU time net of every kind of noise stands for the work a rank did. */
-static uint64_t work_ns(uint64_t compute_ns, const struct vn_pipe_iv *r)
+static uint64_t work_ns(const struct vn_pipe *p, uint64_t compute_ns, const struct vn_pipe_iv *r,
+			int hyp)
 {
-	uint64_t noise = all_noise(r);
+	uint64_t noise = all_noise(p, r, hyp);
 
 	return compute_ns - (noise < compute_ns ? noise : compute_ns);
 }
@@ -173,16 +214,117 @@ int pipeline_arrive(struct vn_pipe *p, uint64_t n)
 	return (int)(nt & TICKET_COUNT) - 1;
 }
 
+/* What the filter compares a delayed rank with: the fastest rank's figures, in one view (hyp or not). */
+struct filter_ref {
+	uint64_t comp, noise, work, instr;
+	int hyp;
+};
+
+static void filter_ref(const struct vn_pipe *p, const struct vn_pipe_iv *f, uint64_t comp, int hyp,
+		       struct filter_ref *ref)
+{
+	ref->comp = comp;
+	ref->noise = masked_noise_v(p, f, hyp);
+	ref->work = work_ns(p, comp, f, hyp);
+	ref->instr = f->instructions;
+	ref->hyp = hyp;
+}
+
+/* The verdict of a rank delayed by d (compute time comp) against the fastest rank, in one view. */
+static uint8_t verdict_of(const struct vn_pipe *p, const struct vn_pipe_iv *r, uint64_t comp,
+			  uint64_t d, const struct filter_ref *f)
+{
+	uint64_t ni = masked_noise_v(p, r, f->hyp), ii = r->instructions, wi;
+	uint32_t pct = p->h.delay_pct_x100;
+
+	if (ni > f->noise && half_or_more(ni - f->noise, d))
+		return VN_VERDICT_NOISE;
+	if (ii != VN_PIPE_NO_INSTR && f->instr != VN_PIPE_NO_INSTR)
+		return mul_gt(ii, 10000, f->instr, 10000 + (uint64_t)pct) ? VN_VERDICT_IMBALANCE
+									  : VN_VERDICT_UNEXPLAINED;
+	wi = work_ns(p, comp, r, f->hyp);
+	return wi > f->work && half_or_more(wi - f->work, d) ? VN_VERDICT_IMBALANCE
+							     : VN_VERDICT_UNEXPLAINED;
+}
+
+/* The slowest rank's delay split: guest noise, hypervisor noise (each beyond the fastest's), the rest. */
+static void silhouette_split(const struct vn_pipe *p, struct vn_pipe_slot *s, uint64_t d)
+{
+	uint64_t gs = 0, hs = 0, gf = 0, hf = 0, g, h;
+	int hyp = use_hyp(p);
+
+	s->sil_guest_ns = s->sil_hyp_ns = s->sil_rest_ns = 0;
+	if (s->fastest < 0 || s->slowest < 0)
+		return;
+	noise_split(p, &s->r[s->slowest], hyp, 1, &gs, &hs);
+	noise_split(p, &s->r[s->fastest], hyp, 1, &gf, &hf);
+	g = gs > gf ? gs - gf : 0;
+	g = g < d ? g : d;
+	h = hs > hf ? hs - hf : 0;
+	h = h < d - g ? h : d - g;
+	s->sil_guest_ns = g;
+	s->sil_hyp_ns = h;
+	s->sil_rest_ns = d - g - h;
+}
+
+/*
+ * Whether the cause to name is the hypervisor's largest (the DTL view only, a host task's class): when the
+ * hypervisor's total beats the guest's noise (steal net of it), or its largest cause beats the guest's.
+ */
+static int hyp_cause_wins(const struct vn_pipe *p, const struct vn_pipe_iv *r)
+{
+	uint64_t g, h;
+
+	if (!use_hyp(p) || r->hyp_cause_cls < VN_DTL_CLASS_OTHER_VCPU ||
+	    r->hyp_cause_cls >= VN_DTL_CLASS_IDLE || !r->hyp_cause_ns)
+		return 0;
+	noise_split(p, r, 1, 0, &g, &h);
+	return h > g || r->hyp_cause_ns > r->cause_ns;
+}
+
+/* Delay and verdicts of every record found; returns the delayed ranks. */
+static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const uint64_t *comp,
+				const uint8_t *have, unsigned lim, int fastest)
+{
+	struct filter_ref fh, fg;
+	uint32_t pct = p->h.delay_pct_x100;
+	uint64_t mn = comp[fastest];
+	unsigned delayed = 0;
+
+	filter_ref(p, &s->r[fastest], mn, use_hyp(p), &fh);
+	filter_ref(p, &s->r[fastest], mn, 0, &fg);
+	s->gdelayed = s->hdelayed = 0;
+	for (unsigned i = 0; i < lim; i++) {
+		struct vn_pipe_iv *r = &s->r[i];
+		uint8_t v = VN_VERDICT_NONE, gv = VN_VERDICT_NONE;
+		uint64_t d;
+
+		if (!have[i])
+			continue;
+		d = comp[i] - mn;
+		if (d > 0 && d > p->h.min_delay_ns && mul_gt(d, 10000, mn, pct)) {
+			delayed++;
+			v = verdict_of(p, r, comp[i], d, &fh);
+			gv = fh.hyp ? verdict_of(p, r, comp[i], d, &fg) : v;
+			s->gdelayed += gv == VN_VERDICT_NOISE;
+			s->hdelayed += v == VN_VERDICT_NOISE && hyp_cause_wins(p, r);
+		}
+		r->delay_ns = d;
+		r->verdict = v;
+		r->gverdict = gv;
+	}
+	return delayed;
+}
+
 int pipeline_filter(struct vn_pipe *p, uint64_t n)
 {
 	struct vn_pipe_slot *s = pipeline_slot(p, n);
 	uint64_t comp[VN_PIPE_RANKS];
 	uint8_t have[VN_PIPE_RANKS];
 	unsigned lim = rank_limit(p), k = 0, delayed = 0;
-	uint64_t mn = 0, mx = 0, q = 0, rem = 0, nf = 0, wf = 0, fi = VN_PIPE_NO_INSTR;
+	uint64_t mn = 0, mx = 0, q = 0, rem = 0;
 	int fastest = -1, second = -1, slowest = -1;
 	uint32_t st = VN_PIPE_TRACKED;
-	uint32_t pct = p->h.delay_pct_x100;
 
 	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1)
 		return -1;
@@ -216,43 +358,17 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 		if (slowest < 0 || comp[i] > comp[slowest])
 			slowest = (int)i;
 	}
+	/* mean without overflow: sum of quotients plus the mean of the remainders (exact floor) */
+	for (unsigned i = 0; i < lim; i++) {
+		if (!have[i])
+			continue;
+		q += comp[i] / k;
+		rem += comp[i] % k;
+	}
 	if (k) {
 		mn = comp[fastest];
 		mx = comp[slowest];
-		nf = masked_noise(p, &s->r[fastest]);
-		wf = work_ns(comp[fastest], &s->r[fastest]);
-		fi = s->r[fastest].instructions;
-	}
-
-	for (unsigned i = 0; i < lim; i++) {
-		struct vn_pipe_iv *r = &s->r[i];
-		uint64_t d, ni, wi, ii;
-		uint8_t v = VN_VERDICT_NONE;
-
-		if (!have[i])
-			continue;
-		/* mean without overflow: sum of quotients plus the mean of the remainders (exact floor) */
-		q += comp[i] / k;
-		rem += comp[i] % k;
-		d = comp[i] - mn;
-		if (d > 0 && d > p->h.min_delay_ns && mul_gt(d, 10000, mn, pct)) {
-			delayed++;
-			ni = masked_noise(p, r);
-			ii = r->instructions;
-			if (ni > nf && half_or_more(ni - nf, d)) {
-				v = VN_VERDICT_NOISE;
-			} else if (ii != VN_PIPE_NO_INSTR && fi != VN_PIPE_NO_INSTR) {
-				v = mul_gt(ii, 10000, fi, 10000 + (uint64_t)pct)
-					? VN_VERDICT_IMBALANCE
-					: VN_VERDICT_UNEXPLAINED;
-			} else {
-				wi = work_ns(comp[i], r);
-				v = wi > wf && half_or_more(wi - wf, d) ? VN_VERDICT_IMBALANCE
-									: VN_VERDICT_UNEXPLAINED;
-			}
-		}
-		r->delay_ns = d;
-		r->verdict = v;
+		delayed = filter_verdicts(p, s, comp, have, lim, fastest);
 	}
 
 	s->nranks = k;
@@ -263,6 +379,7 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 	s->second = second;
 	s->slowest = slowest;
 	s->delayed = delayed;
+	silhouette_split(p, s, mx - mn);
 	/* release: take_report and json see every field above once they see FILTERED */
 	st = PIPELINE_FILTERING;
 	if (!__atomic_compare_exchange_n(&s->state, &st, VN_PIPE_FILTERED, 0, __ATOMIC_RELEASE,
@@ -305,6 +422,45 @@ const char *pipeline_verdict_name(unsigned v)
 static const uint8_t json_classes[] = { VN_CLASS_NMI,	 VN_CLASS_IRQ,	 VN_CLASS_SOFTIRQ,
 					VN_CLASS_THREAD, VN_CLASS_HCALL, VN_CLASS_STEAL };
 
+static const char *const hyp_names[VN_PIPE_HYP_MAX] = { "host_preempt", "host_wait", "vmexit",
+							"host_irq" };
+static const char *const dtl_names[] = { "absent", "waiting", "ok", "stale", "off" };
+
+const char *pipeline_dtl_name(unsigned s)
+{
+	return s < sizeof(dtl_names) / sizeof(dtl_names[0]) ? dtl_names[s] : "absent";
+}
+
+/* The largest hypervisor cause: {"class":"host_preempt",...}; cause_class is the name up to its ':'. */
+static void put_hyp_cause(struct bufout *o, const struct vn_pipe_iv *r)
+{
+	char name[VN_PIPE_HYP_NAME_LEN + 1];
+	size_t cl;
+
+	memcpy(name, r->hyp_name, VN_PIPE_HYP_NAME_LEN);
+	name[VN_PIPE_HYP_NAME_LEN] = 0;
+	cl = strcspn(name, ":");
+	bufout_put(
+	    o, "{\"class\":\"host_preempt\",\"id\":%" PRIu32 ",\"comm\":", (uint32_t)r->hyp_cause);
+	bufout_str(o, r->hyp_key, sizeof(r->hyp_key));
+	bufout_put(o, ",\"name\":");
+	bufout_str(o, name, sizeof(name));
+	name[cl] = 0;
+	bufout_put(o, ",\"cause_class\":");
+	bufout_str(o, name, cl + 1);
+	bufout_put(o, ",\"ns\":%" PRIu64 "}}", (uint64_t)r->hyp_cause_ns);
+}
+
+/* The DTL view's fields of a rank: hypervisor noise by class and the guest-only verdict. */
+static void put_hyp(struct bufout *o, const struct vn_pipe_iv *r)
+{
+	bufout_put(o, ",\"hypervisor_ns\":{");
+	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
+		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", hyp_names[c],
+			   (uint64_t)r->hyp_ns[c]);
+	bufout_put(o, "},\"guest_verdict\":\"%s\"", pipeline_verdict_name(r->gverdict));
+}
+
 static void put_rank(struct bufout *o, const struct vn_pipe *p, const struct vn_pipe_iv *r,
 		     unsigned i, int first)
 {
@@ -318,12 +474,19 @@ static void put_rank(struct bufout *o, const struct vn_pipe *p, const struct vn_
 	for (size_t c = 0; c < sizeof(json_classes); c++)
 		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", merge_class_name(json_classes[c]),
 			   (uint64_t)r->noise_ns[json_classes[c]]);
-	bufout_put(o, "},\"noise_total_ns\":%" PRIu64 ",\"instructions\":", masked_noise(p, r));
+	bufout_put(o, "}");
+	if (use_hyp(p))
+		put_hyp(o, r);
+	bufout_put(o, ",\"noise_total_ns\":%" PRIu64 ",\"instructions\":", masked_noise(p, r));
 	if (r->instructions == VN_PIPE_NO_INSTR)
 		bufout_put(o, "null");
 	else
 		bufout_put(o, "%" PRIu64, (uint64_t)r->instructions);
 	bufout_put(o, ",\"cause\":");
+	if (hyp_cause_wins(p, r)) {
+		put_hyp_cause(o, r);
+		return;
+	}
 	if (r->cause_cls == VN_CLASS_NONE) {
 		bufout_put(o, "null}");
 		return;
@@ -356,9 +519,13 @@ int pipeline_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 	    &o,
 	    ",\"interval\":%" PRIu64 ",\"ranks\":%" PRIu32 ",\"compute_ns\":{\"min\":%" PRIu64
 	    ",\"max\":%" PRIu64 ",\"avg\":%" PRIu64 "},\"fastest\":%d,\"second\":%d,\"slowest\":%d"
-	    ",\"delayed\":%" PRIu32 ",\"rank\":[",
+	    ",\"delayed\":%" PRIu32 ",\"dtl\":\"%s\",\"silhouette\":{\"delay_ns\":%" PRIu64
+	    ",\"guest_noise_ns\":%" PRIu64 ",\"hypervisor_ns\":%" PRIu64
+	    ",\"imbalance_ns\":%" PRIu64 "},\"rank\":[",
 	    n, (uint32_t)s->nranks, (uint64_t)s->min_ns, (uint64_t)s->max_ns, (uint64_t)s->avg_ns,
-	    (int)s->fastest, (int)s->second, (int)s->slowest, (uint32_t)s->delayed);
+	    (int)s->fastest, (int)s->second, (int)s->slowest, (uint32_t)s->delayed,
+	    pipeline_dtl_name(p->h.dtl), (uint64_t)(s->max_ns - s->min_ns),
+	    (uint64_t)s->sil_guest_ns, (uint64_t)s->sil_hyp_ns, (uint64_t)s->sil_rest_ns);
 	for (unsigned i = 0; i < lim; i++) {
 		const struct vn_pipe_iv *r = &s->r[i];
 
@@ -378,6 +545,38 @@ int pipeline_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 		return -ESTALE;
 	}
 	return (int)o.off;
+}
+
+/*
+ * A record's noise in a report class: a guest class (steal net of the hypervisor total in the DTL view), or
+ * one of the hypervisor classes of datagram version 2 (VN_REPORT_CLS_HOST_PREEMPT...), 0 without a DTL.
+ */
+static uint64_t rec_class_ns(const struct vn_pipe *p, const struct vn_pipe_iv *r, int c)
+{
+	uint64_t h;
+
+	if (c >= VN_REPORT_CLS_HYP_BASE)
+		return use_hyp(p) ? r->hyp_ns[c - VN_REPORT_CLS_HYP_BASE] : 0;
+	if (c != VN_CLASS_STEAL || !use_hyp(p))
+		return r->noise_ns[c];
+	h = hyp_total(r);
+	return r->noise_ns[c] > h ? r->noise_ns[c] - h : 0;
+}
+
+/* The largest hypervisor cause as a source record (version 2): src_id its DTL class, name its key. */
+static void hyp_cause_rec(const struct vn_pipe_iv *r, unsigned i, struct vn_report_rec *y)
+{
+	memset(y, 0, sizeof(*y));
+	y->noise_ns = r->hyp_cause_ns;
+	y->count = 1;
+	y->id = i;
+	y->src_id = r->hyp_cause_cls;
+	y->kind = VN_REPORT_REC_RANK;
+	y->cls = VN_REPORT_CLS_HOST_PREEMPT;
+	y->src_kind = VN_REPORT_SRC_HOST;
+	/* NUL-padded as the datagram wants: stop at the first NUL */
+	for (size_t b = 0; b < sizeof(y->name) && b < sizeof(r->hyp_key) && r->hyp_key[b]; b++)
+		y->name[b] = r->hyp_key[b];
 }
 
 int pipeline_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_report_rec *out,
@@ -412,13 +611,14 @@ int pipeline_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_
 			*start_ns = r->start_ns;
 		if (r->end_ns > *end_ns)
 			*end_ns = r->end_ns;
-		for (int c = 1; c < VN_CLASS_MAX; c++) {
+		for (int c = 1; c < VN_REPORT_CLS_MAX; c++) {
 			struct vn_report_rec *x;
+			uint64_t ns = rec_class_ns(p, r, c);
 
-			if (!r->noise_ns[c])
+			if (!ns)
 				continue;
-			if (mask & (1u << c))
-				sum->noise_ns += r->noise_ns[c];
+			if (c >= VN_CLASS_MAX || (mask & (1u << c)))
+				sum->noise_ns += ns;
 			if (k == max)
 				return -ENOSPC;
 			x = &out[k++];
@@ -426,9 +626,13 @@ int pipeline_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_
 			x->kind = VN_REPORT_REC_RANK;
 			x->id = i;
 			x->cls = (uint8_t)c;
-			x->noise_ns = r->noise_ns[c];
+			x->noise_ns = ns;
 		}
-		if (detail && r->cause_ns && r->cause_cls < VN_CLASS_MAX) {
+		if (detail && hyp_cause_wins(p, r)) {
+			if (k == max)
+				return -ENOSPC;
+			hyp_cause_rec(r, i, &out[k++]);
+		} else if (detail && r->cause_ns && r->cause_cls < VN_CLASS_MAX) {
 			static const uint8_t src[VN_CLASS_MAX] = {
 				[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,
 				[VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
@@ -459,4 +663,75 @@ int pipeline_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_
 	if (*start_ns == UINT64_MAX)
 		*start_ns = 0;
 	return (int)k;
+}
+
+/* ---- the journal (DTL mode) ---- */
+
+int pipeline_journal(struct vn_pipe *p, uint64_t n)
+{
+	const struct vn_pipe_slot *s = pipeline_slot(p, n);
+	struct vn_pipe_jent *j = &p->journal[n % VN_PIPE_JOURNAL];
+	unsigned lim = rank_limit(p), k = 0;
+	uint64_t seq = __atomic_load_n(&j->seq, __ATOMIC_RELAXED);
+	__u64 top; /* __u64, not uint64_t: the CAS takes the address */
+
+	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1)
+		goto lost;
+	/* one writer per interval (the filtering rank): even seq = stable; a writer that died mid-copy left
+	 * it odd, the next one makes it even again */
+	seq += seq & 1;
+	__atomic_store_n(&j->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned i = 0; i < lim; i++) {
+		memcpy(&j->r[i], &s->r[i], sizeof(j->r[i]));
+		k = i + 1;
+	}
+	j->interval = n + 1;
+	j->nrec = k;
+	__atomic_store_n(&j->seq, seq + 2, __ATOMIC_RELEASE);
+	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1) {
+		/* the slot moved on while we copied: the entry may mix two intervals */
+		__atomic_store_n(&j->interval, 0, __ATOMIC_RELEASE);
+		goto lost;
+	}
+	top = __atomic_load_n(&p->h.journal_top, __ATOMIC_RELAXED);
+	while (top < n + 1 && !__atomic_compare_exchange_n(&p->h.journal_top, &top, n + 1, 1,
+							   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	return 0;
+lost:
+	__atomic_fetch_add(&p->h.journal_lost, 1, __ATOMIC_RELAXED);
+	return -ESTALE;
+}
+
+int pipeline_journal_take(const struct vn_pipe *p, uint64_t n, struct vn_pipe *priv)
+{
+	const struct vn_pipe_jent *j = &p->journal[n % VN_PIPE_JOURNAL];
+	struct vn_pipe_slot *s = pipeline_slot(priv, n);
+	uint64_t s0 = __atomic_load_n(&j->seq, __ATOMIC_ACQUIRE), iv;
+	uint32_t nrec;
+
+	if (s0 & 1)
+		return -EAGAIN;
+	iv = __atomic_load_n(&j->interval, __ATOMIC_RELAXED);
+	if (iv < n + 1)
+		return -EAGAIN;
+	if (iv > n + 1)
+		return -ESTALE;
+	nrec = j->nrec < VN_PIPE_RANKS ? j->nrec : VN_PIPE_RANKS;
+	memset(s, 0, sizeof(*s));
+	memcpy(s->r, j->r, nrec * sizeof(s->r[0]));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&j->seq, __ATOMIC_RELAXED) != s0 ||
+	    __atomic_load_n(&j->interval, __ATOMIC_RELAXED) != n + 1)
+		return -EAGAIN;
+	s->ticket = (n + 1) << TICKET_SHIFT | (nrec & TICKET_COUNT);
+	s->state = VN_PIPE_TRACKED;
+	s->fastest = s->second = s->slowest = -1;
+	/* the records are ours now: nobody else reads or writes the private pipe */
+	for (uint32_t i = 0; i < nrec; i++) {
+		s->r[i].verdict = s->r[i].gverdict = VN_VERDICT_NONE;
+		s->r[i].delay_ns = 0;
+	}
+	return 0;
 }

@@ -54,15 +54,33 @@ int pipeline_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len);
 /*
  * Interval n as report records (protocol/cluster.h) for a collector: per rank with a record, a summary (class
  * NONE: noise of the classes in h.class_mask, compute time, verdict), one record per class with noise, and
- * with detail the rank's largest cause when a datagram can name it (thread, IRQ, softirq). *start_ns and
- * *end_ns get the earliest start and latest end of the ranks (CLOCK_MONOTONIC). Returns the number of
- * records, or -ENOENT (the slot does not hold n filtered), -ENOSPC (more than max), -ESTALE (a newer
- * interval took the slot meanwhile).
+ * with detail the rank's largest cause when a datagram can name it (thread, IRQ, softirq). In the DTL view
+ * (VN_PIPE_F_HYP) also one record per hypervisor class with noise (VN_REPORT_CLS_HOST_*, datagram version 2;
+ * steal counts net of them) and, with detail, the largest host cause when it is the one to name
+ * (VN_REPORT_SRC_HOST). *start_ns and *end_ns get the earliest start and latest end of the ranks
+ * (CLOCK_MONOTONIC). Returns the number of records, or -ENOENT (the slot does not hold n filtered), -ENOSPC
+ * (more than max), -ESTALE (a newer interval took the slot meanwhile).
  */
 int pipeline_records(const struct vn_pipe *p, uint64_t n, int detail, struct vn_report_rec *out,
 		     size_t max, uint64_t *start_ns, uint64_t *end_ns);
 
 /* "none", "noise", "imbalance", "unexplained" */
 const char *pipeline_verdict_name(unsigned v);
+/* enum vn_pipe_dtl as the report line names it: "absent", "waiting", "ok", "stale", "off" */
+const char *pipeline_dtl_name(unsigned s);
+
+/*
+ * DTL mode (VN_PIPE_F_DEFER, issue 16): copy the records of interval n (its slot filtered, or at least
+ * closed by every rank) into journal[n % VN_PIPE_JOURNAL] under the entry's seqlock, and raise
+ * h.journal_top. 0, or -ESTALE (the slot no longer holds n: counted in h.journal_lost). Called by the rank
+ * that filtered n, and by vnoise-guest for the last intervals of a job.
+ */
+int pipeline_journal(struct vn_pipe *p, uint64_t n);
+/*
+ * Read interval n from the journal into slot s of a private pipe: the records, the ticket (n + 1, every
+ * rank) and state TRACKED, ready for pipeline_filter() on that pipe. 0; -EAGAIN (not written yet, or being
+ * written: retry); -ESTALE (overwritten by a newer interval: lost).
+ */
+int pipeline_journal_take(const struct vn_pipe *p, uint64_t n, struct vn_pipe *priv);
 
 #endif

@@ -689,6 +689,9 @@ static __attribute__((noinline)) void iv_close(uint32_t ev, uint64_t end)
 		uint64_t t0 = now_ns();
 
 		pipeline_filter(p, n - 1);
+		/* DTL mode: vnoise-guest reports, once the host's horizon has passed the interval */
+		if (__atomic_load_n(&p->h.flags, __ATOMIC_RELAXED) & VN_PIPE_F_DEFER)
+			pipeline_journal(p, n - 1);
 		__atomic_fetch_add(&p->h.filter_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	}
 	if (t == 0 && n >= 2 && pipeline_take_report(p, n - 2))

@@ -67,7 +67,8 @@ struct node {
 	uint64_t last_seen_ns;
 	struct datagram_seq seq;
 	uint64_t datagrams, records, intervals[2] /* sampled, counters */;
-	uint64_t noise_ns, compute_ns, class_ns[VN_CLASS_MAX];
+	/* by report class: the guest's (enum vn_class), then the hypervisor's (version 2, from the DTL) */
+	uint64_t noise_ns, compute_ns, class_ns[VN_REPORT_CLS_MAX];
 	struct src_ent src[CS_SRC];
 	uint64_t src_other_ns; /* source noise that did not fit in src[] */
 	/* the interval whose parts are arriving */
@@ -416,6 +417,16 @@ static void interval_done(struct clusteragg *cs, uint32_t idx)
 	n->inwin |= 1ull << (w - jb->win);
 	w->v[w->n++] = (struct iv_node){ idx, n->tl[(n->tl_n - 1) % CS_TL].compute_ns,
 					 n->tl[(n->tl_n - 1) % CS_TL].noise_ns };
+}
+
+/* The node's hypervisor noise, all classes (ns). */
+static uint64_t node_hyp_ns(const struct node *n)
+{
+	uint64_t sum = 0;
+
+	for (int c = VN_REPORT_CLS_HYP_BASE; c < VN_REPORT_CLS_MAX; c++)
+		sum += n->class_ns[c];
+	return sum;
 }
 
 static void add_source(struct node *n, const struct vn_report_rec *r)
@@ -929,6 +940,20 @@ static int emit_node_classes(struct prom_ctx *c, const struct prom_family *fam)
 	return 0;
 }
 
+/* Hypervisor noise of the node's ranks by class (issue 16: datagram version 2, zero from older nodes). */
+static int emit_node_hyp(struct prom_ctx *c, const struct prom_family *fam)
+{
+	for (uint32_t i = 0; i < c->cs->nnodes; i++) {
+		const struct node *n = node_labels(c, i);
+
+		for (int k = VN_REPORT_CLS_HYP_BASE; k < VN_REPORT_CLS_MAX; k++) {
+			c->l[2] = (struct promfmt_label){ "class", datagram_class_name(k), 16 };
+			promfmt_sample(c->o, fam->name, c->l, 3, n->class_ns[k] / 1e9);
+		}
+	}
+	return 0;
+}
+
 static int emit_node_sources(struct prom_ctx *c, const struct prom_family *fam)
 {
 	for (uint32_t i = 0; i < c->cs->nnodes; i++) {
@@ -937,8 +962,8 @@ static int emit_node_sources(struct prom_ctx *c, const struct prom_family *fam)
 		for (int s = 0; s < CS_SRC; s++) {
 			if (!n->src[s].count)
 				continue;
-			c->l[2] =
-			    (struct promfmt_label){ "class", merge_class_name(n->src[s].cls), 16 };
+			c->l[2] = (struct promfmt_label){ "class",
+							  datagram_class_name(n->src[s].cls), 16 };
 			c->l[3] =
 			    (struct promfmt_label){ "source", n->src[s].name, VN_REPORT_NAME_LEN };
 			promfmt_sample(c->o, fam->name, c->l, 4, n->src[s].ns / 1e9);
@@ -1070,6 +1095,10 @@ static const struct prom_family prom_families[] = {
 	  .node_double = node_noise_s },
 	{ FAMILY("vnoise_node_class_noise_seconds_total", "counter",
 		 "Filtered noise of the node's ranks, by class", emit_node_classes) },
+	{ FAMILY(
+	    "vnoise_node_hypervisor_seconds_total", "counter",
+	    "Hypervisor noise of the node's ranks, by class (from the guests' dispatch trace log)",
+	    emit_node_hyp) },
 	{ FAMILY("vnoise_node_compute_seconds_total", "counter", "Compute time of the node's ranks",
 		 emit_node_double),
 	  .node_double = node_compute_s },
@@ -1162,6 +1191,9 @@ static void json_ranking(struct json_writer *w, const struct clusteragg *cs, con
 		kv_fixed(w, "mean_delay_ns", mean_delay(n), 0);
 		json_kv_u64(w, "slowest", n->slowest);
 		json_kv_u64(w, "intervals", n->delay_n);
+		/* how much of the node's noise the hypervisor caused (guest noise = noise_ns - this) */
+		json_kv_u64(w, "noise_ns", n->noise_ns);
+		json_kv_u64(w, "hypervisor_ns", node_hyp_ns(n));
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -1225,6 +1257,12 @@ static void json_node_counts(struct json_writer *w, const struct node *n)
 	for (int c = 1; c < VN_CLASS_MAX; c++)
 		json_kv_u64(w, merge_class_name(c), n->class_ns[c]);
 	json_obj_end(w);
+	json_kv_u64(w, "hypervisor_total_ns", node_hyp_ns(n));
+	json_key(w, "hypervisor_ns");
+	json_obj_begin(w);
+	for (int c = VN_REPORT_CLS_HYP_BASE; c < VN_REPORT_CLS_MAX; c++)
+		json_kv_u64(w, datagram_class_name(c), n->class_ns[c]);
+	json_obj_end(w);
 }
 
 /* The node's variation, delay and sampling figures. */
@@ -1262,7 +1300,7 @@ static void json_node_detail(struct json_writer *w, const struct node *n)
 		if (!n->src[s].count)
 			continue;
 		json_obj_begin(w);
-		json_kv_str(w, "class", merge_class_name(n->src[s].cls));
+		json_kv_str(w, "class", datagram_class_name(n->src[s].cls));
 		json_kv_u64(w, "id", n->src[s].src_id);
 		json_key(w, "name");
 		json_strn(w, n->src[s].name, strnlen(n->src[s].name, VN_REPORT_NAME_LEN));
@@ -1337,9 +1375,9 @@ static void report_text(const struct clusteragg *cs, FILE *f)
 			jb->name ? jb->name : "", jb->name ? " (" : "", jb->job_id,
 			jb->name ? ")" : "", jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
 			jb->intervals_closed, jb->spatial_compute.mean, jb->spatial_noise.mean);
-		fprintf(f, "%4s %10s %9s %9s %6s %6s %10s %10s %8s %6s %5s %-8s %s\n", "rank",
-			"node", "delay_us", "slowest", "s_ivs", "c_ivs", "noise_ms", "compute_ms",
-			"temp_cv", "lost", "slots", "state", "top source");
+		fprintf(f, "%4s %10s %9s %9s %6s %6s %10s %10s %10s %8s %6s %5s %-8s %s\n", "rank",
+			"node", "delay_us", "slowest", "s_ivs", "c_ivs", "noise_ms", "hyp_ms",
+			"compute_ms", "temp_cv", "lost", "slots", "state", "top source");
 		for (uint32_t i = 0; r && i < jb->nnodes; i++) {
 			const struct node *n = &cs->nodes[r[i]];
 			const struct src_ent *t = top_source(n);
@@ -1347,13 +1385,14 @@ static void report_text(const struct clusteragg *cs, FILE *f)
 
 			if (t)
 				snprintf(ts, sizeof(ts), "%s:%.16s %.3f ms",
-					 merge_class_name(t->cls), t->name, t->ns / 1e6);
+					 datagram_class_name(t->cls), t->name, t->ns / 1e6);
 			fprintf(f,
 				"%4u %10" PRIu64 " %9.1f %9" PRIu64 " %6" PRIu64 " %6" PRIu64
-				" %10.3f %10.3f %8.3f %6" PRIu64 " %5" PRIu64 " %-8s %s\n",
+				" %10.3f %10.3f %10.3f %8.3f %6" PRIu64 " %5" PRIu64 " %-8s %s\n",
 				i + 1, n->node_id, mean_delay(n) / 1e3, n->slowest, n->intervals[0],
-				n->intervals[1], n->noise_ns / 1e6, n->compute_ns / 1e6,
-				welford_cv(&n->temporal_noise), n->seq.lost, n->slots_sampled,
+				n->intervals[1], n->noise_ns / 1e6, node_hyp_ns(n) / 1e6,
+				n->compute_ns / 1e6, welford_cv(&n->temporal_noise), n->seq.lost,
+				n->slots_sampled,
 				n->excluded		    ? "excluded"
 				: sampled_now(cs, jb, r[i]) ? "sampled"
 							    : "-",

@@ -9,11 +9,18 @@
 #include <errno.h>
 #include <string.h>
 #include "app.h"
+#include "dtl.h"
 #include "util/sha256.h"
 #include "format/datagram.h"
 
 #define HDR_LEN sizeof(struct vn_report_hdr)
 #define REC_LEN sizeof(struct vn_report_rec)
+
+/* Whether a record needs version 2: a hypervisor class or the HOST source. */
+static bool rec_v2(const struct vn_report_rec *r)
+{
+	return r->cls >= VN_CLASS_MAX || r->src_kind == VN_REPORT_SRC_HOST;
+}
 
 static bool meta_ok(uint16_t kind, uint32_t flags, uint64_t start_ns, uint64_t end_ns)
 {
@@ -32,7 +39,7 @@ int datagram_init(struct datagram_buf *b, const struct datagram_meta *m)
 		return -EINVAL;
 	memset(h, 0, sizeof(*h));
 	h->magic = VN_REPORT_MAGIC;
-	h->version = VN_REPORT_VERSION;
+	h->version = VN_REPORT_VERSION_MIN; /* datagram_add() raises it for a version 2 record */
 	h->kind = m->kind;
 	h->hdr_len = HDR_LEN;
 	h->rec_len = REC_LEN;
@@ -59,6 +66,8 @@ int datagram_add(struct datagram_buf *b, const struct vn_report_rec *r)
 		return -ENOSPC;
 	memcpy(b->data + b->len, r, REC_LEN);
 	b->len += REC_LEN;
+	if (rec_v2(r))
+		b->hdr.version = VN_REPORT_VERSION;
 	b->hdr.nrec++;
 	return 0;
 }
@@ -126,18 +135,20 @@ static bool name_empty(const char *name)
 }
 
 /* Which source kind each class allows besides NONE. */
-static const uint8_t class_src[VN_CLASS_MAX] = {
-	[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,
-	[VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
-	[VN_CLASS_SOFTIRQ] = VN_REPORT_SRC_SOFTIRQ,
-	[VN_CLASS_HCALL] = VN_REPORT_SRC_HCALL,
+static const uint8_t class_src[VN_REPORT_CLS_MAX] = {
+	[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,	   [VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
+	[VN_CLASS_SOFTIRQ] = VN_REPORT_SRC_SOFTIRQ,	   [VN_CLASS_HCALL] = VN_REPORT_SRC_HCALL,
+	[VN_REPORT_CLS_HOST_PREEMPT] = VN_REPORT_SRC_HOST,
 };
 
 bool datagram_rec_ok(const struct vn_report_rec *r)
 {
 	if (r->kind != VN_REPORT_REC_RANK && r->kind != VN_REPORT_REC_CPU)
 		return false;
-	if (r->cls >= VN_CLASS_MAX || r->src_kind >= VN_REPORT_SRC_MAX)
+	if (r->cls >= VN_REPORT_CLS_MAX || r->src_kind >= VN_REPORT_SRC_MAX)
+		return false;
+	/* hypervisor noise is measured per rank (its vCPU over its compute interval) */
+	if (r->cls >= VN_CLASS_MAX && r->kind != VN_REPORT_REC_RANK)
 		return false;
 	if (r->verdict > VN_VERDICT_UNEXPLAINED)
 		return false;
@@ -157,6 +168,9 @@ bool datagram_rec_ok(const struct vn_report_rec *r)
 		return r->src_id < VN_REPORT_SOFTIRQ_MAX;
 	case VN_REPORT_SRC_HCALL:
 		return r->src_id < VN_HCALL_MAX;
+	case VN_REPORT_SRC_HOST:
+		/* enum vn_dtl_class of a host task: idle is host_wait, never a cause */
+		return r->src_id >= VN_DTL_CLASS_OTHER_VCPU && r->src_id < VN_DTL_CLASS_IDLE;
 	default:
 		return true; /* THREAD: any pid */
 	}
@@ -180,7 +194,7 @@ int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ct
 	if (len < offsetof(struct vn_report_hdr, kind))
 		return -EBADMSG;
 	/* The version decides the layout, so nothing after it is read before it is known. */
-	if (h->version != VN_REPORT_VERSION)
+	if (h->version < VN_REPORT_VERSION_MIN || h->version > VN_REPORT_VERSION)
 		return -EPROTO;
 	if (len < HDR_LEN + VN_REPORT_MAC_LEN || len > VN_REPORT_MAX_LEN)
 		return -EBADMSG;
@@ -207,8 +221,20 @@ int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ct
 	for (i = 0; i < h->nrec; i++) {
 		if (!datagram_rec_ok(&out->rec[i]))
 			return -EBADMSG;
+		if (h->version < VN_REPORT_VERSION && rec_v2(&out->rec[i]))
+			return -EBADMSG; /* a version 1 datagram knows no hypervisor class */
 	}
 	return 0;
+}
+
+const char *datagram_class_name(unsigned cls)
+{
+	static const char *const names[VN_REPORT_CLS_MAX] = {
+		"none",	 "nmi",		"irq",		"softirq",   "thread", "hypercall",
+		"steal", "unexplained", "host_preempt", "host_wait", "vmexit", "host_irq",
+	};
+
+	return cls < VN_REPORT_CLS_MAX ? names[cls] : "?";
 }
 
 const char *datagram_err_name(int err)

@@ -51,7 +51,8 @@ int datagram_init(struct datagram_buf *b, const struct datagram_meta *m)
     __attribute__((warn_unused_result));
 
 /*
- * Append a copy of *r. -ENOSPC: it would make the datagram longer than VN_REPORT_MAX_LEN (seal and send
+ * Append a copy of *r; a version 2 record (hypervisor class, HOST source) makes the datagram version 2 (it
+ * starts as version 1, which any collector reads). -ENOSPC: it would make the datagram longer than VN_REPORT_MAX_LEN (seal and send
  * this one, datagram_next(), add again); -EINVAL: the record is one datagram_parse() would reject
  * (datagram_rec_ok()), or the datagram is a HELLO or SAMPLE, which carry no record.
  */
@@ -113,8 +114,13 @@ struct datagram_view {
 int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ctx,
 		   struct datagram_view *out) __attribute__((warn_unused_result));
 
-/* Whether a record's fields are all in range (the rules of protocol/README.md). */
+/* Whether a record's fields are all in range (the rules of protocol/README.md, version 2: a version 1
+ * datagram also may not carry a hypervisor class or the HOST source). */
 bool datagram_rec_ok(const struct vn_report_rec *r);
+
+/* A record class by name: the guest classes as merge_class_name() names them, then "host_preempt",
+ * "host_wait", "vmexit", "host_irq" (version 2); "?" out of range. */
+const char *datagram_class_name(unsigned cls);
 
 /*
  * Short stable name of a datagram_parse() result, for counters and metric labels: "ok", "not-report",

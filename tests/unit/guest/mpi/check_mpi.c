@@ -18,6 +18,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(P.min_delay_ns, 10000);
 	ck_assert_uint_ne(P.classes, 0);
 	ck_assert_int_eq(P.helper, 1);
+	ck_assert_int_eq(P.dtl, 1); /* the DTL is used when the host publishes it */
+	ck_assert_uint_eq(P.dtl_wait_ns, 2000000000ull);
 	ck_assert_str_eq(P.cmd[0], "true");
 	OK("mpi", "mpirun", "-np", "2");
 	ck_assert_str_eq(P.cmd[1], "-np");
@@ -47,6 +49,11 @@ START_TEST(test_options)
 	      "--", "x");
 	FAILS("--classes", "mpi", "--classes", "irq,bogus", "--", "x");
 	FAILS("--min-delay", "mpi", "--min-delay", "5s", "--", "x");
+	/* issue 16: the guest-only view, and the bound on the wait for the host's horizon */
+	OK("mpi", "--no-dtl", "--dtl-wait", "500ms", "--", "x");
+	ck_assert_int_eq(P.dtl, 0);
+	ck_assert_uint_eq(P.dtl_wait_ns, 500000000ull);
+	FAILS("--dtl-wait", "mpi", "--dtl-wait", "soon", "--", "x");
 	/* -o is --output in every command */
 	OK("mpi", "-o", "g", "--", "x");
 	ck_assert_str_eq(P.output, "g");

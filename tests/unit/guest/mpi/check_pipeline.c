@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mpi/pipeline.h"
+#include "format/datagram.h"
 
 #define CLS(c) (1u << (c))
 #define ALL_CLASSES 0xffu
@@ -521,7 +522,8 @@ END_TEST
 static const char want_line[] =
     "{\"schema\":\"vnoise.interval/1\",\"job\":\"j\\\"o\\\\b\",\"interval\":4,\"ranks\":2,"
     "\"compute_ns\":{\"min\":1000,\"max\":1600,\"avg\":1300},\"fastest\":0,\"second\":1,"
-    "\"slowest\":1,\"delayed\":1,\"rank\":["
+    "\"slowest\":1,\"delayed\":1,\"dtl\":\"absent\",\"silhouette\":{\"delay_ns\":600,"
+    "\"guest_noise_ns\":600,\"hypervisor_ns\":0,\"imbalance_ns\":0},\"rank\":["
     "{\"rank\":1,\"pid\":101,\"cpu\":3,\"event\":\"MPI_Allreduce\",\"compute_ns\":1600,"
     "\"delay_ns\":600,\"verdict\":\"noise\",\"noise_ns\":{\"nmi\":0,\"irq\":20,\"softirq\":0,"
     "\"thread\":700,\"hypercall\":0,\"steal\":0},\"noise_total_ns\":700,\"instructions\":5000,"
@@ -640,6 +642,233 @@ START_TEST(test_json_nospace)
 	}
 	ck_assert_int_eq(pipeline_json(p, 4, buf, full + 1), (int)full);
 	ck_assert_str_eq(buf, want_line);
+}
+END_TEST
+
+/* ---- the DTL view (issue 16) ---- */
+
+/*
+ * Interval 2 of two ranks: rank 1 is 600 ns late; the guest saw it as steal (400), the DTL as a host task that
+ * preempted its vCPU for 500 ns. hyp: the DTL view (VN_PIPE_F_HYP) or the guest-only one.
+ */
+static struct vn_pipe *hyp_pipe(int hyp)
+{
+	struct vn_pipe *p = pipe_new(10, 0, ALL_CLASSES, hyp ? VN_PIPE_F_HYP : 0);
+	struct vn_pipe_iv *r;
+
+	p->h.nranks = 2;
+	p->h.dtl = hyp ? VN_PIPE_DTL_OK : VN_PIPE_DTL_OFF;
+	rec(p, 2, 0, 1000);
+	r = rec(p, 2, 1, 1600);
+	r->noise_ns[VN_CLASS_STEAL] = 400;
+	r->noise_ns[VN_CLASS_THREAD] = 50;
+	r->cause_cls = VN_CLASS_THREAD;
+	r->cause_id = 77;
+	r->cause_ns = 50;
+	memcpy(r->cause_comm, "inj", 4);
+	r->hyp_ns[VN_PIPE_HYP_PREEMPT] = 500;
+	r->hyp_ns[VN_PIPE_HYP_VMEXIT] = 20;
+	r->hyp_cause = 0x10003;
+	r->hyp_cause_cls = 3; /* VN_DTL_CLASS_HOST_USER */
+	r->hyp_cause_ns = 500;
+	memcpy(r->hyp_key, "hog", 4);
+	snprintf(r->hyp_name, sizeof(r->hyp_name), "host-user-task:hog[1234]");
+	arrive_all(p, 2, 2);
+	ck_assert_int_eq(pipeline_filter(p, 2), 1);
+	return p;
+}
+
+START_TEST(test_hyp_verdict)
+{
+	struct vn_pipe *p = hyp_pipe(1);
+	struct vn_pipe_slot *s = pipeline_slot(p, 2);
+
+	/* the DTL view: 520 of hypervisor noise + 50 of thread explain the 600 of delay: noise */
+	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NOISE);
+	/* the guest-only view of the same records: steal 400 + thread 50 = 450 >= 300, also noise here; */
+	ck_assert_uint_eq(s->r[1].gverdict, VN_VERDICT_NOISE);
+	ck_assert_uint_eq(s->hdelayed, 1);
+	/* the silhouette: steal is explained by the DTL (not counted twice), 570 = 50 guest + 520 hyp */
+	ck_assert_uint_eq(s->sil_guest_ns, 50);
+	ck_assert_uint_eq(s->sil_hyp_ns, 520);
+	ck_assert_uint_eq(s->sil_rest_ns, 30);
+
+	/* without any guest figure (TCG: no steal clock), the guest-only view cannot explain it */
+	p = hyp_pipe(1);
+	s = pipeline_slot(p, 2);
+	s->r[1].noise_ns[VN_CLASS_STEAL] = 0;
+	s->r[1].noise_ns[VN_CLASS_THREAD] = 0;
+	s->r[1].cause_ns = 0;
+	s->r[1].cause_cls = VN_CLASS_NONE;
+	/* same work by the PMU: the guest-only view has nothing to name */
+	s->r[0].instructions = s->r[1].instructions = 5000;
+	s->state = VN_PIPE_TRACKED;
+	ck_assert_int_eq(pipeline_filter(p, 2), 1);
+	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NOISE);
+	ck_assert_uint_eq(s->r[1].gverdict, VN_VERDICT_UNEXPLAINED);
+	ck_assert_uint_eq(s->gdelayed, 0);
+	ck_assert_uint_eq(s->sil_guest_ns, 0);
+	ck_assert_uint_eq(s->sil_hyp_ns, 520);
+	ck_assert_uint_eq(s->sil_rest_ns, 80);
+
+	/* the guest-only pipe ignores the hypervisor figures entirely */
+	p = hyp_pipe(0);
+	s = pipeline_slot(p, 2);
+	s->r[1].noise_ns[VN_CLASS_STEAL] = 0;
+	s->r[1].noise_ns[VN_CLASS_THREAD] = 0;
+	s->state = VN_PIPE_TRACKED;
+	ck_assert_int_eq(pipeline_filter(p, 2), 1);
+	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_IMBALANCE); /* no PMU: on-CPU time rule */
+	ck_assert_uint_eq(s->r[1].gverdict, s->r[1].verdict);
+	ck_assert_uint_eq(s->hdelayed, 0);
+	ck_assert_uint_eq(s->sil_hyp_ns, 0);
+}
+END_TEST
+
+START_TEST(test_hyp_json)
+{
+	struct vn_pipe *p = hyp_pipe(1);
+	char buf[4096];
+
+	ck_assert_int_gt(pipeline_json(p, 2, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"dtl\":\"ok\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\"silhouette\":{\"delay_ns\":600,\"guest_noise_ns\":50,"
+					  "\"hypervisor_ns\":520,\"imbalance_ns\":30}"));
+	ck_assert_ptr_nonnull(strstr(buf,
+				     "\"hypervisor_ns\":{\"host_preempt\":500,\"host_wait\":0,"
+				     "\"vmexit\":20,\"host_irq\":0},\"guest_verdict\":\"noise\""));
+	/* the largest cause is the host's: named as the host allowed */
+	ck_assert_ptr_nonnull(strstr(buf, "\"verdict\":\"noise\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\"cause\":{\"class\":\"host_preempt\",\"id\":65539,"
+					  "\"comm\":\"hog\",\"name\":\"host-user-task:hog[1234]\","
+					  "\"cause_class\":\"host-user-task\",\"ns\":500}}"));
+	/* steal net of the hypervisor total: counted once */
+	ck_assert_ptr_nonnull(strstr(buf, "\"noise_total_ns\":570,"));
+
+	/* many host causes: the hypervisor's total beats the guest's noise, its largest cause is named even
+	 * when one guest cause is larger than it */
+	pipeline_slot(p, 2)->r[1].cause_ns = 510;
+	ck_assert_int_gt(pipeline_json(p, 2, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"cause\":{\"class\":\"host_preempt\","));
+	/* the guest's noise beats the hypervisor's and its cause is larger: the guest cause stays */
+	pipeline_slot(p, 2)->r[1].noise_ns[VN_CLASS_THREAD] = 900;
+	pipeline_slot(p, 2)->r[1].cause_ns = 900;
+	ck_assert_int_gt(pipeline_json(p, 2, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"cause\":{\"class\":\"thread\",\"id\":77,"));
+
+	/* class detail: no name beyond the class */
+	pipeline_slot(p, 2)->r[1].noise_ns[VN_CLASS_THREAD] = 50;
+	pipeline_slot(p, 2)->r[1].cause_ns = 50;
+	memset(pipeline_slot(p, 2)->r[1].hyp_key, 0, VN_COMM_LEN);
+	snprintf(pipeline_slot(p, 2)->r[1].hyp_key, VN_COMM_LEN, "host-user-task");
+	snprintf(pipeline_slot(p, 2)->r[1].hyp_name, VN_PIPE_HYP_NAME_LEN, "host-user-task");
+	ck_assert_int_gt(pipeline_json(p, 2, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "\"name\":\"host-user-task\",\"cause_class\":\"host-user-task\""));
+	ck_assert_ptr_null(strstr(buf, "hog"));
+
+	/* the guest-only view prints no hypervisor field, and "dtl":"off" */
+	p = hyp_pipe(0);
+	ck_assert_int_gt(pipeline_json(p, 2, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"dtl\":\"off\""));
+	ck_assert_ptr_null(strstr(buf, "host_preempt"));
+	ck_assert_ptr_null(strstr(buf, "guest_verdict"));
+	ck_assert_str_eq(pipeline_dtl_name(VN_PIPE_DTL_ABSENT), "absent");
+	ck_assert_str_eq(pipeline_dtl_name(VN_PIPE_DTL_STALE), "stale");
+	ck_assert_str_eq(pipeline_dtl_name(99), "absent");
+}
+END_TEST
+
+START_TEST(test_hyp_records)
+{
+	struct vn_pipe *p = hyp_pipe(1);
+	struct vn_report_rec rec[64];
+	uint64_t a, b;
+	int n, seen_pre = 0, seen_exit = 0, seen_src = 0, steal = -1;
+
+	n = pipeline_records(p, 2, 1, rec, 64, &a, &b);
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		ck_assert(datagram_rec_ok(&rec[i]));
+		if (rec[i].id != 1)
+			continue;
+		if (rec[i].cls == VN_CLASS_NONE)
+			ck_assert_uint_eq(rec[i].noise_ns,
+					  570); /* thread 50 + hyp 520, steal explained */
+		if (rec[i].cls == VN_CLASS_STEAL)
+			steal = (int)rec[i].noise_ns;
+		if (rec[i].cls == VN_REPORT_CLS_HOST_PREEMPT &&
+		    rec[i].src_kind == VN_REPORT_SRC_NONE) {
+			ck_assert_uint_eq(rec[i].noise_ns, 500);
+			seen_pre++;
+		}
+		if (rec[i].cls == VN_REPORT_CLS_VMEXIT) {
+			ck_assert_uint_eq(rec[i].noise_ns, 20);
+			seen_exit++;
+		}
+		if (rec[i].src_kind == VN_REPORT_SRC_HOST) {
+			ck_assert_uint_eq(rec[i].cls, VN_REPORT_CLS_HOST_PREEMPT);
+			ck_assert_uint_eq(rec[i].src_id, 3);
+			ck_assert_str_eq(rec[i].name, "hog");
+			ck_assert_uint_eq(rec[i].noise_ns, 500);
+			seen_src++;
+		}
+	}
+	ck_assert_int_eq(steal, -1); /* 400 of steal, all explained by the DTL: no record */
+	ck_assert_int_eq(seen_pre, 1);
+	ck_assert_int_eq(seen_exit, 1);
+	ck_assert_int_eq(seen_src, 1);
+	/* without detail no source record; the guest-only view has no hypervisor record at all */
+	n = pipeline_records(p, 2, 0, rec, 64, &a, &b);
+	for (int i = 0; i < n; i++)
+		ck_assert_uint_ne(rec[i].src_kind, VN_REPORT_SRC_HOST);
+	p = hyp_pipe(0);
+	n = pipeline_records(p, 2, 1, rec, 64, &a, &b);
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++)
+		ck_assert_uint_lt(rec[i].cls, VN_CLASS_MAX);
+}
+END_TEST
+
+START_TEST(test_journal)
+{
+	struct vn_pipe *p = pipe_new(10, 0, ALL_CLASSES, VN_PIPE_F_DEFER);
+	struct vn_pipe *priv = calloc(1, sizeof(*priv));
+	const uint64_t comp[2] = { 1000, 1500 };
+	struct vn_pipe_slot *s;
+
+	ck_assert_ptr_nonnull(priv);
+	pipeline_init(priv, "job", 10, 0, ALL_CLASSES, VN_PIPE_F_HYP);
+	p->h.nranks = priv->h.nranks = 2;
+	ck_assert_int_eq(pipeline_journal_take(p, 5, priv), -EAGAIN); /* nothing yet */
+	ck_assert_int_eq(run(p, 5, comp, 2), 1);
+	ck_assert_int_eq(pipeline_journal(p, 5), 0);
+	ck_assert_uint_eq(p->h.journal_top, 6);
+	ck_assert_uint_eq(p->journal[5].seq % 2, 0);
+	ck_assert_int_eq(pipeline_journal_take(p, 5, priv), 0);
+	s = pipeline_slot(priv, 5);
+	ck_assert_uint_eq(s->r[1].end_ns - s->r[1].start_ns, 1500);
+	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NONE); /* to be judged again */
+	/* the private copy filters like the shared pipe, with the hypervisor's share added */
+	s->r[1].hyp_ns[VN_PIPE_HYP_PREEMPT] = 450;
+	ck_assert_int_eq(pipeline_filter(priv, 5), 1);
+	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NOISE);
+	/* guest-only, without a PMU, the time the host took looks like more work on the CPU */
+	ck_assert_uint_eq(s->r[1].gverdict, VN_VERDICT_IMBALANCE);
+	/* a slot that moved on is not copied; an entry being written is retried; a newer one is lost */
+	ck_assert_int_eq(pipeline_journal(p, 2), -ESTALE);
+	ck_assert_uint_eq(p->h.journal_lost, 1);
+	p->journal[5].seq++;
+	ck_assert_int_eq(pipeline_journal_take(p, 5, priv), -EAGAIN);
+	p->journal[5].seq++;
+	ck_assert_int_eq(pipeline_journal_take(p, 5 - VN_PIPE_JOURNAL + VN_PIPE_JOURNAL, priv), 0);
+	p->journal[5].interval = 5 + VN_PIPE_JOURNAL + 1;
+	ck_assert_int_eq(pipeline_journal_take(p, 5, priv), -ESTALE);
+	/* a record count from another process is bounded */
+	p->journal[5].interval = 6;
+	p->journal[5].nrec = 1000;
+	ck_assert_int_eq(pipeline_journal_take(p, 5, priv), 0);
+	free(priv);
 }
 END_TEST
 
@@ -790,6 +1019,14 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_cause);
 	tcase_add_test(tc, test_json_nospace);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dtl");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_hyp_verdict);
+	tcase_add_test(tc, test_hyp_json);
+	tcase_add_test(tc, test_hyp_records);
+	tcase_add_test(tc, test_journal);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrent");

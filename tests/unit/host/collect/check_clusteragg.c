@@ -18,6 +18,7 @@
 #include "util/version.h"
 #include "format/keyfile.h"
 #include "cluster/node.h"
+#include "export/promfmt.h"
 
 #define MAXD 4096
 
@@ -624,6 +625,135 @@ static bool json_valid(const char *doc)
 	return end && !*js_ws(end);
 }
 
+/* ---- hypervisor classes (issue 16, datagram version 2) ---- */
+
+/* One interval of a node in a DTL guest: a rank with guest noise, hypervisor noise and the host cause. */
+static void send_hyp_iv(struct node *n, uint64_t iv)
+{
+	struct vn_report_rec r[5] = {
+		{ .noise_ns = 420,
+		  .compute_ns = 1000,
+		  .count = 1,
+		  .kind = VN_REPORT_REC_RANK,
+		  .verdict = 1 /* noise */ },
+		{ .noise_ns = 70, .count = 1, .kind = VN_REPORT_REC_RANK, .cls = VN_CLASS_THREAD },
+		{ .noise_ns = 300,
+		  .count = 1,
+		  .kind = VN_REPORT_REC_RANK,
+		  .cls = VN_REPORT_CLS_HOST_PREEMPT },
+		{ .noise_ns = 50,
+		  .count = 1,
+		  .kind = VN_REPORT_REC_RANK,
+		  .cls = VN_REPORT_CLS_HOST_WAIT },
+		{ .noise_ns = 300,
+		  .count = 1,
+		  .src_id = 3,
+		  .kind = VN_REPORT_REC_RANK,
+		  .cls = VN_REPORT_CLS_HOST_PREEMPT,
+		  .src_kind = VN_REPORT_SRC_HOST,
+		  .name = "hog" },
+	};
+
+	ck_assert_int_eq(
+	    node_send(n, VN_REPORT_INTERVAL, iv, 1000 + iv, 2000 + iv, r, 5, 3000 + iv), 0);
+}
+
+START_TEST(test_hypervisor_versions)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node a, b;
+	struct datagram_buf d;
+	struct datagram_meta m = { .kind = VN_REPORT_INTERVAL,
+				   .key_id = 3,
+				   .flags = VN_REPORT_F_LAST,
+				   .node_id = 1,
+				   .session_id = 1001,
+				   .job_id = datagram_job_id("job"),
+				   .interval_id = 9,
+				   .seq = 100 };
+	struct vn_report_rec hr = { .noise_ns = 5,
+				    .kind = VN_REPORT_REC_RANK,
+				    .cls = VN_REPORT_CLS_VMEXIT };
+	struct sockaddr_in addr = node_addr(1);
+	char *p, *js;
+	int len;
+
+	node_init(&a, 1, "job");
+	node_init(&b, 2, "job");
+	ck_assert_int_eq(node_hello(&a, 1), 0);
+	ck_assert_int_eq(node_hello(&b, 1), 0);
+	/* a HELLO and a guest-only interval stay version 1: an old collector still reads them */
+	ck_assert_uint_eq(((const struct vn_report_hdr *)up->d[0])->version, 1);
+	send_iv(&b, 0, 1, 900, 10, 0);
+	ck_assert_uint_eq(((const struct vn_report_hdr *)up->d[up->n - 1])->version, 1);
+	send_hyp_iv(&a, 0);
+	send_hyp_iv(&a, 1);
+	ck_assert_uint_eq(((const struct vn_report_hdr *)up->d[up->n - 1])->version, 2);
+	ck_assert_uint_eq(deliver(cs, 5), 5);
+
+	/* a version 1 datagram carrying a hypervisor class is malformed, even with a good MAC */
+	ck_assert_int_eq(datagram_init(&d, &m), 0);
+	ck_assert_int_eq(datagram_add(&d, &hr), 0);
+	ck_assert_uint_eq(d.hdr.version, 2);
+	d.hdr.version = 1;
+	len = datagram_seal(&d, kf.keys[0].key, kf.keys[0].len);
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, d.data, (size_t)len, (struct sockaddr *)&addr, sizeof(addr), 6),
+	    CS_MALFORMED);
+	/* version 3 is not known */
+	d.hdr.version = 3;
+	len = datagram_seal(&d, kf.keys[0].key, kf.keys[0].len);
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, d.data, (size_t)len, (struct sockaddr *)&addr, sizeof(addr), 6),
+	    CS_VERSION);
+	/* a hypervisor class on a CPU record, or the HOST source on a guest class or with idle: rejected */
+	hr.kind = VN_REPORT_REC_CPU;
+	ck_assert(!datagram_rec_ok(&hr));
+	hr = (struct vn_report_rec){ .noise_ns = 1,
+				     .kind = VN_REPORT_REC_RANK,
+				     .cls = VN_CLASS_THREAD,
+				     .src_kind = VN_REPORT_SRC_HOST,
+				     .src_id = 3 };
+	ck_assert(!datagram_rec_ok(&hr));
+	hr.cls = VN_REPORT_CLS_HOST_PREEMPT;
+	ck_assert(datagram_rec_ok(&hr));
+	hr.src_id = 5; /* idle is host_wait, never a host_preempt cause */
+	ck_assert(!datagram_rec_ok(&hr));
+	hr.src_id = 3;
+	hr.cls = VN_REPORT_CLS_MAX;
+	ck_assert(!datagram_rec_ok(&hr));
+	ck_assert_str_eq(datagram_class_name(VN_REPORT_CLS_HOST_IRQ), "host_irq");
+	ck_assert_str_eq(datagram_class_name(VN_CLASS_STEAL), "steal");
+	ck_assert_str_eq(datagram_class_name(99), "?");
+
+	/* totals: node 1 took 600 of host_preempt and 100 of host_wait, node 2 none */
+	js = report(cs);
+	ck_assert_msg(json_valid(js), "%s", js);
+	ck_assert_msg(strstr(js,
+			     "\"hypervisor_total_ns\":700,\"hypervisor_ns\":{\"host_preempt\":600,"
+			     "\"host_wait\":100,\"vmexit\":0,\"host_irq\":0}"),
+		      "%s", js);
+	ck_assert_ptr_nonnull(strstr(js, "\"hypervisor_total_ns\":0,"));
+	ck_assert_ptr_nonnull(
+	    strstr(js, "\"class\":\"host_preempt\",\"id\":3,\"name\":\"hog\",\"noise_ns\":600"));
+	/* the ranking shows each node's hypervisor share */
+	ck_assert_ptr_nonnull(strstr(js, "\"noise_ns\":840,\"hypervisor_ns\":700}"));
+	/* /metrics: one family by hypervisor class, a valid name; the host cause among the sources */
+	p = render(cs);
+	ck_assert(promfmt_name_ok("vnoise_node_hypervisor_seconds_total"));
+	ck_assert_ptr_nonnull(strstr(p, "# TYPE vnoise_node_hypervisor_seconds_total counter\n"));
+	ck_assert_msg(strstr(p, "vnoise_node_hypervisor_seconds_total{node=\"1\""), "%s", p);
+	ck_assert_ptr_nonnull(strstr(p, "class=\"host_preempt\"} 6e-07\n"));
+	ck_assert_ptr_nonnull(strstr(p, "class=\"host_wait\"} 1e-07\n"));
+	ck_assert_ptr_nonnull(strstr(p, "class=\"host_preempt\",source=\"hog\"} 6e-07\n"));
+	/* the guest classes' family is unchanged: no hypervisor class in it */
+	ck_assert_ptr_null(strstr(p, "vnoise_node_class_noise_seconds_total{node=\"1\",job=\"job\","
+				     "class=\"host_preempt\""));
+	clusteragg_free(cs);
+}
+END_TEST
+
 /*
  * Names from nodes (source comm) and from the command line (job name) holding '"', '\' and control bytes:
  * the collector's JSON report still parses, and keeps each name (escaped by the JSON writer).
@@ -688,6 +818,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_commands_checked);
 	tcase_add_test(t, test_exposition_escapes_sources);
 	tcase_add_test(t, test_report_json_escapes_names);
+	tcase_add_test(t, test_hypervisor_versions);
 	suite_add_tcase(s, t);
 	return s;
 }

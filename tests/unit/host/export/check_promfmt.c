@@ -327,6 +327,40 @@ START_TEST(test_names)
 }
 END_TEST
 
+/*
+ * Issue 16: the collector's hypervisor family as a scraper sees it: a valid name and labels, one sample per
+ * class, the host cause's name (a host comm from a guest: untrusted) escaped like any source.
+ */
+START_TEST(test_hypervisor_family)
+{
+	static const char *const cls[] = { "host_preempt", "host_wait", "vmexit", "host_irq" };
+	struct bufout o = fresh();
+	struct promfmt_label l[3] = { { "node", "7", SIZE_MAX }, { "job", "j", SIZE_MAX } };
+
+	ck_assert(promfmt_name_ok("vnoise_node_hypervisor_seconds_total"));
+	for (size_t i = 0; i < 3; i++)
+		ck_assert(promfmt_label_name_ok(i == 0 ? "node" : i == 1 ? "job" : "class"));
+	promfmt_family(&o, "vnoise_node_hypervisor_seconds_total", "counter",
+		       "Hypervisor noise of the node's ranks, by class");
+	for (int k = 0; k < 4; k++) {
+		l[2] = (struct promfmt_label){ "class", cls[k], 16 };
+		promfmt_sample(&o, "vnoise_node_hypervisor_seconds_total", l, 3, k == 0 ? 0.5 : 0);
+	}
+	ck_assert_str_eq(
+	    big,
+	    "# HELP vnoise_node_hypervisor_seconds_total Hypervisor noise of the node's "
+	    "ranks, by class\n"
+	    "# TYPE vnoise_node_hypervisor_seconds_total counter\n"
+	    "vnoise_node_hypervisor_seconds_total{node=\"7\",job=\"j\",class=\"host_preempt\"} "
+	    "0.5\n"
+	    "vnoise_node_hypervisor_seconds_total{node=\"7\",job=\"j\",class=\"host_wait\"} 0\n"
+	    "vnoise_node_hypervisor_seconds_total{node=\"7\",job=\"j\",class=\"vmexit\"} 0\n"
+	    "vnoise_node_hypervisor_seconds_total{node=\"7\",job=\"j\",class=\"host_irq\"} 0\n");
+	/* a host comm of 16 bytes without NUL, with a quote: cut at the field, escaped */
+	ck_assert_str_eq(esc("h\"g0123456789abcdefXYZ", 16), "h\\\"g0123456789abc");
+}
+END_TEST
+
 START_TEST(test_full)
 {
 	char buf[24];
@@ -372,6 +406,7 @@ static Suite *promfmt_suite(void)
 	TCase *tb = tcase_create("buffer");
 
 	tcase_add_test(tc, test_family);
+	tcase_add_test(tc, test_hypervisor_family);
 	tcase_add_test(tc, test_sample_lines);
 	tcase_add_test(tc, test_names);
 	suite_add_tcase(s, tc);

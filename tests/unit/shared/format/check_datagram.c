@@ -418,7 +418,7 @@ START_TEST(test_malformed_under_valid_mac)
 	MUTATE_HDR(h.total_len = len - 1, -EBADMSG);
 	MUTATE_HDR(h.hdr_len = 96, -EBADMSG);
 	MUTATE_HDR(h.rec_len = 40, -EBADMSG);
-	MUTATE_HDR(h.version = 2, -EPROTO);
+	MUTATE_HDR(h.version = 3, -EPROTO);
 	MUTATE_HDR(h.magic = 0x31524e55, -ENOMSG);
 	MUTATE_HDR(h.kind = 0, -EBADMSG);
 	MUTATE_HDR(h.kind = VN_REPORT_KIND_MAX, -EBADMSG);

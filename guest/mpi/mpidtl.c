@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mpidtl: hypervisor noise of a rank's interval from the dispatch trace log (see mpidtl.h). The host's
+ * intervals are intersected exactly with the compute interval on the rank's CPU; the per-period aggregates
+ * (VM exits, host IRQs) carry no timestamps, so dtl_aggs() prorates them to the interval and they count only
+ * up to the time nothing else explains (compute minus guest noise minus host intervals).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "mpi/mpidtl.h"
+
+#define MPIDTL_CAUSES 16 /* distinct host causes tracked per interval; more go to the smallest */
+
+struct cause_acc {
+	uint32_t cause;
+	uint8_t cls;
+	uint64_t ns;
+};
+
+struct overlap_acc {
+	uint64_t ns[DTL_HC_MAX];
+	struct cause_acc c[MPIDTL_CAUSES];
+	unsigned nc;
+};
+
+static void add_cause(struct overlap_acc *a, const struct dtl_span *s, uint64_t ns)
+{
+	unsigned i, min = 0;
+
+	for (i = 0; i < a->nc; i++) {
+		if (a->c[i].cause == s->cause && a->c[i].cls == s->cls) {
+			a->c[i].ns += ns;
+			return;
+		}
+		if (a->c[i].ns < a->c[min].ns)
+			min = i;
+	}
+	if (a->nc < MPIDTL_CAUSES) {
+		a->c[a->nc++] = (struct cause_acc){ s->cause, s->cls, ns };
+		return;
+	}
+	if (a->c[min].ns < ns) /* the table is a top list: the smallest leaves */
+		a->c[min] = (struct cause_acc){ s->cause, s->cls, ns };
+}
+
+static void on_overlap(void *ctx, const struct dtl_span *s, uint64_t ov_start, uint64_t ov_end)
+{
+	struct overlap_acc *a = ctx;
+	uint64_t ns = ov_end > ov_start ? ov_end - ov_start : 0;
+	unsigned hc = s->hclass == DTL_HC_WAIT ? DTL_HC_WAIT : DTL_HC_PREEMPT;
+
+	a->ns[hc] += ns;
+	if (hc == DTL_HC_PREEMPT && ns)
+		add_cause(a, s, ns);
+}
+
+static uint64_t guest_noise(const struct vn_pipe_iv *r)
+{
+	uint64_t sum = 0;
+
+	/* steal is what the DTL explains: it does not take room from the aggregates */
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		if (c != VN_CLASS_STEAL)
+			sum += r->noise_ns[c];
+	return sum;
+}
+
+static uint64_t cap(uint64_t v, uint64_t room)
+{
+	return v < room ? v : room;
+}
+
+uint64_t mpidtl_attribute(const struct dtl *d, struct vn_pipe_iv *r)
+{
+	struct overlap_acc a;
+	struct dtl_aggsum ag;
+	uint64_t comp, used, room, total = 0;
+	char buf[96];
+	const char *key;
+	unsigned best = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(r->hyp_ns, 0, sizeof(r->hyp_ns));
+	r->hyp_cause_ns = 0;
+	r->hyp_cause = 0;
+	r->hyp_cause_cls = 0;
+	memset(r->hyp_key, 0, sizeof(r->hyp_key));
+	memset(r->hyp_name, 0, sizeof(r->hyp_name));
+	if (!d || r->end_ns <= r->start_ns)
+		return 0;
+	comp = r->end_ns - r->start_ns;
+	dtl_overlap(d, r->cpu, r->start_ns, r->end_ns, on_overlap, &a);
+	r->hyp_ns[VN_PIPE_HYP_PREEMPT] = cap(a.ns[DTL_HC_PREEMPT], comp);
+	r->hyp_ns[VN_PIPE_HYP_WAIT] = cap(a.ns[DTL_HC_WAIT], comp - r->hyp_ns[VN_PIPE_HYP_PREEMPT]);
+	used = r->hyp_ns[VN_PIPE_HYP_PREEMPT] + r->hyp_ns[VN_PIPE_HYP_WAIT];
+	used += cap(guest_noise(r), comp - used);
+	room = comp - used;
+	memset(&ag, 0, sizeof(ag));
+	if (!dtl_aggs(d, r->cpu, r->start_ns, r->end_ns, &ag)) {
+		r->hyp_ns[VN_PIPE_HYP_VMEXIT] = cap(ag.exit_ns, room);
+		r->hyp_ns[VN_PIPE_HYP_IRQ] = cap(ag.irq_ns, room - r->hyp_ns[VN_PIPE_HYP_VMEXIT]);
+	}
+	for (unsigned i = 1; i < a.nc; i++)
+		if (a.c[i].ns > a.c[best].ns)
+			best = i;
+	if (a.nc && a.c[best].ns) {
+		r->hyp_cause = a.c[best].cause;
+		r->hyp_cause_cls = a.c[best].cls;
+		r->hyp_cause_ns = cap(a.c[best].ns, comp);
+		snprintf(r->hyp_name, sizeof(r->hyp_name), "%s",
+			 dtl_cause_name(d, r->hyp_cause, r->hyp_cause_cls, buf, sizeof(buf)));
+		/* NUL-padded, a 16-byte key without NUL allowed (as a comm) */
+		key = dtl_cause_key(d, r->hyp_cause, r->hyp_cause_cls, buf, sizeof(buf));
+		for (size_t i = 0; i < sizeof(r->hyp_key) && key[i]; i++)
+			r->hyp_key[i] = key[i];
+	}
+	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
+		total += r->hyp_ns[c];
+	return total;
+}
+
+uint64_t mpidtl_end(const struct vn_pipe_iv *r, unsigned nrec, uint64_t n)
+{
+	uint64_t end = 0;
+
+	for (unsigned i = 0; i < nrec; i++)
+		if (r[i].interval == n + 1 && r[i].end_ns > end)
+			end = r[i].end_ns;
+	return end;
+}
+
+uint32_t mpidtl_state(const struct dtl *d)
+{
+	if (!d)
+		return VN_PIPE_DTL_OFF;
+	switch (dtl_state(d)) {
+	case DTL_WAITING:
+		return VN_PIPE_DTL_WAITING;
+	case DTL_OK:
+		return VN_PIPE_DTL_OK;
+	case DTL_STALE:
+		return VN_PIPE_DTL_STALE;
+	default:
+		return VN_PIPE_DTL_ABSENT;
+	}
+}
