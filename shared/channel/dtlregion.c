@@ -10,17 +10,6 @@
 #include "channel/dtlregion.h"
 #include "channel/shmregion.h"
 
-static int all_zero(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}
-
 static uint64_t align64(uint64_t v)
 {
 	return (v + VN_SHM_ALIGN - 1) & ~(uint64_t)(VN_SHM_ALIGN - 1);
@@ -76,32 +65,6 @@ int dtlregion_layout(uint64_t area_size, uint32_t nvcpus, uint32_t ncauses, uint
 		return -EBADMSG;                             \
 	} while (0)
 
-struct area {
-	const char *name;
-	uint64_t off, len;
-};
-
-/* Areas 64-byte aligned, inside limit, not overlapping each other (the header is area 0). */
-static int areas_valid(const struct area *a, int n, uint64_t limit, char *why, size_t why_len)
-{
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		if (a[i].off % VN_SHM_ALIGN)
-			BAD("%s offset %llu is not %u-byte aligned", a[i].name,
-			    (unsigned long long)a[i].off, VN_SHM_ALIGN);
-		if (a[i].len > limit || a[i].off > limit - a[i].len)
-			BAD("%s [%llu, +%llu) outside the %llu usable bytes", a[i].name,
-			    (unsigned long long)a[i].off, (unsigned long long)a[i].len,
-			    (unsigned long long)limit);
-	}
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len)
-				BAD("%s overlaps %s", a[i].name, a[j].name);
-	return 0;
-}
-
 static int sizes_valid(const struct vn_dtl_header *h, char *why, size_t why_len)
 {
 	if (h->entry_size != sizeof(struct vn_dtl_entry))
@@ -119,7 +82,7 @@ static int sizes_valid(const struct vn_dtl_header *h, char *why, size_t why_len)
 int dtlregion_header_valid(const struct vn_dtl_header *h, size_t area_size, char *why,
 			   size_t why_len)
 {
-	struct area a[5];
+	struct shmregion_area a[5];
 	uint64_t limit;
 
 	if (memcmp(h->magic, VN_DTL_MAGIC, VN_DTL_MAGIC_LEN))
@@ -145,27 +108,29 @@ int dtlregion_header_valid(const struct vn_dtl_header *h, size_t area_size, char
 		BAD("ncauses %u out of 1..%u", h->ncauses, VN_DTL_MAX_CAUSES);
 	if (h->detail != VN_DTL_DETAIL_CLASS && h->detail != VN_DTL_DETAIL_TASK)
 		BAD("unknown detail %u", h->detail);
-	if (!all_zero(h->reserved0, sizeof(h->reserved0)) ||
-	    !all_zero(h->reserved1, sizeof(h->reserved1)))
+	if (!shmregion_all_zero(h->reserved0, sizeof(h->reserved0)) ||
+	    !shmregion_all_zero(h->reserved1, sizeof(h->reserved1)))
 		BAD("reserved header bytes are not 0");
 	limit = area_size < h->area_size ? area_size : h->area_size;
-	a[0] = (struct area){ "header", 0, VN_DTL_HEADER_SIZE };
-	a[1] = (struct area){ "ring counters", h->ring_ctl_offset,
-			      (uint64_t)h->nvcpus * sizeof(struct vn_dtl_ring) };
-	a[2] = (struct area){ "aggregates", h->agg_offset,
-			      (uint64_t)h->nvcpus * VN_DTL_AGGS * sizeof(struct vn_dtl_agg) };
-	a[3] = (struct area){ "causes", h->cause_offset,
-			      (uint64_t)h->ncauses * sizeof(struct vn_dtl_cause) };
-	a[4] = (struct area){ "entries", h->entries_offset,
-			      (uint64_t)h->nvcpus * h->entries_per_vcpu *
-				  sizeof(struct vn_dtl_entry) };
-	return areas_valid(a, 5, limit, why, why_len);
+	a[0] = (struct shmregion_area){ "header", 0, VN_DTL_HEADER_SIZE };
+	a[1] = (struct shmregion_area){ "ring counters", h->ring_ctl_offset,
+					(uint64_t)h->nvcpus * sizeof(struct vn_dtl_ring) };
+	a[2] = (struct shmregion_area){ "aggregates", h->agg_offset,
+					(uint64_t)h->nvcpus * VN_DTL_AGGS *
+					    sizeof(struct vn_dtl_agg) };
+	a[3] = (struct shmregion_area){ "causes", h->cause_offset,
+					(uint64_t)h->ncauses * sizeof(struct vn_dtl_cause) };
+	a[4] = (struct shmregion_area){ "entries", h->entries_offset,
+					(uint64_t)h->nvcpus * h->entries_per_vcpu *
+					    sizeof(struct vn_dtl_entry) };
+	return shmregion_areas_valid(a, 5, limit, why, why_len);
 }
 
 int dtlregion_status_valid(const struct vn_dtl_status *s)
 {
 	/* times are checked by the reader against its own clock (a future horizon or heartbeat) */
-	if (s->flags & ~(uint32_t)VN_DTL_S_MASK || !all_zero(s->reserved, sizeof(s->reserved)))
+	if (s->flags & ~(uint32_t)VN_DTL_S_MASK ||
+	    !shmregion_all_zero(s->reserved, sizeof(s->reserved)))
 		return -EBADMSG;
 	return 0;
 }
@@ -187,16 +152,17 @@ int dtlregion_cause_valid(const struct vn_dtl_cause *c, uint32_t detail)
 {
 	size_t n;
 
-	if (c->pad || c->pad2 || !all_zero(c->reserved, sizeof(c->reserved)))
+	if (c->pad || c->pad2 || !shmregion_all_zero(c->reserved, sizeof(c->reserved)))
 		return -EBADMSG;
 	if (c->gen == 0) /* unused: nothing in it */
-		return c->cls || c->pid || !all_zero(c->comm, sizeof(c->comm)) ? -EBADMSG : 0;
+		return c->cls || c->pid || !shmregion_all_zero(c->comm, sizeof(c->comm)) ? -EBADMSG
+											 : 0;
 	if (c->cls == VN_DTL_CLASS_NONE || c->cls >= VN_DTL_CLASS_MAX)
 		return -EBADMSG;
 	if (detail != VN_DTL_DETAIL_TASK) /* class only: a name or a pid here is a leak */
-		return c->pid || !all_zero(c->comm, sizeof(c->comm)) ? -EBADMSG : 0;
+		return c->pid || !shmregion_all_zero(c->comm, sizeof(c->comm)) ? -EBADMSG : 0;
 	n = strnlen(c->comm, sizeof(c->comm));
-	if (n == sizeof(c->comm) || !all_zero(c->comm + n, sizeof(c->comm) - n))
+	if (n == sizeof(c->comm) || !shmregion_all_zero(c->comm + n, sizeof(c->comm) - n))
 		return -EBADMSG; /* terminated and NUL-padded */
 	return 0;
 }
@@ -206,7 +172,8 @@ int dtlregion_agg_valid(const struct vn_dtl_agg *a)
 	uint64_t span, sum, count = 0;
 	uint32_t i;
 
-	if (a->isa > 2 || a->nexit > VN_DTL_AGG_TOP || !all_zero(a->reserved, sizeof(a->reserved)))
+	if (a->isa > 2 || a->nexit > VN_DTL_AGG_TOP ||
+	    !shmregion_all_zero(a->reserved, sizeof(a->reserved)))
 		return -EBADMSG;
 	if (a->end_ns <= a->start_ns || a->end_ns - a->start_ns > VN_DTL_MAX_SPAN_NS)
 		return -EBADMSG;

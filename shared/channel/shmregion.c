@@ -9,7 +9,7 @@
 #include <string.h>
 #include "channel/shmregion.h"
 
-static int all_zero(const void *p, size_t n)
+int shmregion_all_zero(const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	size_t i;
@@ -27,17 +27,32 @@ static int all_zero(const void *p, size_t n)
 		return -EBADMSG;                             \
 	} while (0)
 
-struct area {
-	const char *name;
-	uint64_t off, len;
-};
+int shmregion_areas_valid(const struct shmregion_area *a, int n, uint64_t limit, char *why,
+			  size_t why_len)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].off % VN_SHM_ALIGN)
+			BAD("%s offset %llu is not %u-byte aligned", a[i].name,
+			    (unsigned long long)a[i].off, VN_SHM_ALIGN);
+		if (a[i].len > limit || a[i].off > limit - a[i].len)
+			BAD("%s [%llu, +%llu) outside the %llu usable bytes", a[i].name,
+			    (unsigned long long)a[i].off, (unsigned long long)a[i].len,
+			    (unsigned long long)limit);
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len)
+				BAD("%s overlaps %s", a[i].name, a[j].name);
+	return 0;
+}
 
 int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, char *why,
 			   size_t why_len)
 {
-	struct area a[4];
+	struct shmregion_area a[4];
 	uint64_t limit;
-	int i, j;
 
 	if (memcmp(h->magic, VN_SHM_MAGIC, VN_SHM_MAGIC_LEN))
 		BAD("bad magic");
@@ -65,34 +80,22 @@ int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, ch
 	if (h->summary_size != sizeof(struct vn_shm_summary))
 		BAD("summary_size %u (expected %zu)", h->summary_size,
 		    sizeof(struct vn_shm_summary));
-	if (!all_zero(h->reserved0, sizeof(h->reserved0)) ||
-	    !all_zero(h->reserved1, sizeof(h->reserved1)))
+	if (!shmregion_all_zero(h->reserved0, sizeof(h->reserved0)) ||
+	    !shmregion_all_zero(h->reserved1, sizeof(h->reserved1)))
 		BAD("reserved header bytes are not 0");
 
 	/* layout v2: the guest area is the lower half (the upper half is the host's, protocol/dtl.h) */
 	limit = (mapped_size < h->region_size ? mapped_size : h->region_size) / 2;
-	a[0] = (struct area){ "header", 0, VN_SHM_HEADER_SIZE };
-	a[1] = (struct area){ "ring counters", h->ring_ctl_offset,
-			      (uint64_t)h->nrings * sizeof(struct vn_shm_ring) };
-	a[2] = (struct area){ "summaries", h->summary_offset,
-			      (uint64_t)VN_SHM_SUMMARIES * sizeof(struct vn_shm_summary) };
-	a[3] =
-	    (struct area){ "slots", h->slots_offset,
-			   (uint64_t)h->nrings * h->slots_per_ring * sizeof(struct vn_shm_slot) };
-	for (i = 0; i < 4; i++) {
-		if (a[i].off % VN_SHM_ALIGN)
-			BAD("%s offset %llu is not %u-byte aligned", a[i].name,
-			    (unsigned long long)a[i].off, VN_SHM_ALIGN);
-		if (a[i].len > limit || a[i].off > limit - a[i].len)
-			BAD("%s [%llu, +%llu) outside the %llu usable bytes", a[i].name,
-			    (unsigned long long)a[i].off, (unsigned long long)a[i].len,
-			    (unsigned long long)limit);
-	}
-	for (i = 0; i < 4; i++)
-		for (j = i + 1; j < 4; j++)
-			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len)
-				BAD("%s overlaps %s", a[i].name, a[j].name);
-	return 0;
+	a[0] = (struct shmregion_area){ "header", 0, VN_SHM_HEADER_SIZE };
+	a[1] = (struct shmregion_area){ "ring counters", h->ring_ctl_offset,
+					(uint64_t)h->nrings * sizeof(struct vn_shm_ring) };
+	a[2] =
+	    (struct shmregion_area){ "summaries", h->summary_offset,
+				     (uint64_t)VN_SHM_SUMMARIES * sizeof(struct vn_shm_summary) };
+	a[3] = (struct shmregion_area){ "slots", h->slots_offset,
+					(uint64_t)h->nrings * h->slots_per_ring *
+					    sizeof(struct vn_shm_slot) };
+	return shmregion_areas_valid(a, 4, limit, why, why_len);
 }
 
 int shmregion_record_valid(const struct vn_shm_slot *s)
@@ -105,8 +108,9 @@ int shmregion_record_valid(const struct vn_shm_slot *s)
 		return -EBADMSG;
 	switch (s->type) {
 	case VN_SHM_REC_SAMPLE:
-		if (sm->kind > VN_SAMPLE_WINDOW || !all_zero(sm->pad, sizeof(sm->pad)) ||
-		    !all_zero(s->payload.raw + sizeof(*sm), VN_SHM_PAYLOAD_SIZE - sizeof(*sm)))
+		if (sm->kind > VN_SAMPLE_WINDOW || !shmregion_all_zero(sm->pad, sizeof(sm->pad)) ||
+		    !shmregion_all_zero(s->payload.raw + sizeof(*sm),
+					VN_SHM_PAYLOAD_SIZE - sizeof(*sm)))
 			return -EBADMSG;
 		if (sm->end_ns < sm->start_ns || sm->end_ns - sm->start_ns > VN_SHM_MAX_SPAN_NS)
 			return -EBADMSG;
@@ -161,7 +165,7 @@ int shmregion_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
 			return -EBADMSG;
 		sum += s->class_ns[c];
 	}
-	if (sum > cap || !all_zero(s->reserved, sizeof(s->reserved)))
+	if (sum > cap || !shmregion_all_zero(s->reserved, sizeof(s->reserved)))
 		return -EBADMSG;
 	return 0;
 }
@@ -169,7 +173,7 @@ int shmregion_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
 int shmregion_status_valid(const struct vn_shm_status *s)
 {
 	if (s->agent_state >= VN_SHM_AGENT_MAX || s->guest_ncpus > VN_SHM_MAX_GUEST_CPUS ||
-	    s->pad || !all_zero(s->reserved, sizeof(s->reserved)))
+	    s->pad || !shmregion_all_zero(s->reserved, sizeof(s->reserved)))
 		return -EBADMSG;
 	if (s->heartbeat_ns && s->heartbeat_ns < s->agent_start_ns)
 		return -EBADMSG;
@@ -178,7 +182,7 @@ int shmregion_status_valid(const struct vn_shm_status *s)
 
 int shmregion_reply_valid(const struct vn_shm_mbox_guest *m)
 {
-	if (m->pad || m->pad2 || !all_zero(m->reserved, sizeof(m->reserved)) ||
+	if (m->pad || m->pad2 || !shmregion_all_zero(m->reserved, sizeof(m->reserved)) ||
 	    (m->cpu >= VN_SHM_MAX_GUEST_CPUS && m->cpu != VN_SHM_CPU_UNKNOWN))
 		return -EBADMSG;
 	return 0;

@@ -70,6 +70,20 @@ static inline int shmregion_seq_copy(const uint32_t *seq, const void *src, void 
 	return s1 != s2 || (s1 & 1u) ? -EAGAIN : 0;
 }
 
+/* True when the n bytes at p are all 0 (reserved and padding fields). */
+int shmregion_all_zero(const void *p, size_t n);
+
+/* One area of a region (or of the DTL's host area) as a layout check sees it. */
+struct shmregion_area {
+	const char *name;
+	uint64_t off, len;
+};
+
+/* Areas a[0..n) 64-byte aligned, inside limit bytes, not overlapping each other. Returns 0 or -EBADMSG with
+ * a one-line reason in why. */
+int shmregion_areas_valid(const struct shmregion_area *a, int n, uint64_t limit, char *why,
+			  size_t why_len) __attribute__((warn_unused_result));
+
 /*
  * Check a header copy against the host's mapping size: magic, version (VN_SHM_VERSION: layout v2), sizes,
  * geometry ranges, power-of-two counts, 64-byte aligned areas inside the guest area min(mapped_size,
