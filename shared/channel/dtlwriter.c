@@ -45,6 +45,10 @@ struct dtl_writer {
 	struct dtlw_cause *c;
 	struct dtlw_vcpu *v;
 	struct dtlwriter_stats st;
+	/* what the area's immutable header must hold: a guest can write there (the BAR is writable) */
+	struct dtlregion_layout lay;
+	uint64_t period_ns;
+	unsigned char imm[VN_DTL_IMMUTABLE_SIZE];
 };
 
 static void fail(char *why, size_t whylen, const char *msg)
@@ -89,6 +93,7 @@ static void area_publish(struct dtl_writer *w, const struct dtlregion_layout *l,
 	memset(w->area + after, 0, (size_t)l->end - after);
 	header_fill(w, l, period_ns);
 	SHM_STORE_REL(&w->h->host_epoch, w->epoch);
+	memcpy(w->imm, w->area, sizeof(w->imm));
 }
 
 static int params_valid(void *area, size_t area_size, const struct dtlwriter_params *p,
@@ -165,6 +170,8 @@ struct dtl_writer *dtlwriter_init(void *area, size_t area_size, const struct dtl
 	w->ncauses = l.ncauses;
 	w->detail = p->detail;
 	w->epoch = epoch;
+	w->lay = l;
+	w->period_ns = p->period_ns;
 	causes_reset(w);
 	area_publish(w, &l, p->period_ns);
 out:
@@ -376,9 +383,32 @@ int dtlwriter_agg(struct dtl_writer *w, uint32_t vcpu, const struct vn_dtl_agg *
 	return 0;
 }
 
+/*
+ * The immutable header (or its reserved tail, which no one writes) is not what this writer laid out (the
+ * guest wrote over it): lay the area out again
+ * under a new epoch, so the guest's readers, which could not attach to the damaged header, find a valid one
+ * and drop what they kept. Everything published before is gone; counted.
+ */
+static void area_repair(struct dtl_writer *w)
+{
+	memset(w->c, 0, w->ncauses * sizeof(*w->c));
+	memset(w->v, 0, w->nvcpus * sizeof(*w->v));
+	causes_reset(w);
+	w->horizon = 0;
+	w->status_seq = w->req_seq_word = 0;
+	w->req_pending = 0;
+	w->epoch++;
+	w->st.repairs++;
+	area_publish(w, &w->lay, w->period_ns);
+}
+
 void dtlwriter_status(struct dtl_writer *w, const struct vn_dtl_status *st)
 {
 	struct vn_dtl_status *d = &w->h->status;
+
+	if (memcmp(w->area, w->imm, sizeof(w->imm)) ||
+	    !shmregion_all_zero(w->h->reserved1, sizeof(w->h->reserved1)))
+		area_repair(w);
 
 	if (st->horizon_ns > w->horizon)
 		w->horizon = st->horizon_ns;

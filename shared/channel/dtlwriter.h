@@ -35,6 +35,8 @@ struct dtlwriter_stats {
 	uint64_t causes_recycled;
 	uint64_t aggs;
 	uint64_t requests, replies, bad_replies;
+	uint64_t
+	    repairs; /* the immutable header was overwritten (by the guest): laid out again, new epoch */
 };
 
 /* Lay out area (area_size bytes, the host half of the mapped region) and start host epoch epoch (non-zero,
@@ -56,7 +58,9 @@ int dtlwriter_put(struct dtl_writer *w, uint32_t vcpu, uint32_t kind, uint32_t c
 void dtlwriter_drop(struct dtl_writer *w, uint32_t vcpu, uint64_t n);
 /* Publish a period's aggregate for vcpu (the writer fills seq; a->period must grow). 0 or -EINVAL. */
 int dtlwriter_agg(struct dtl_writer *w, uint32_t vcpu, const struct vn_dtl_agg *a);
-/* Publish the status (flags VN_DTL_S_*); a horizon below the last one is kept at the last one. */
+/* Publish the status (flags VN_DTL_S_*); a horizon below the last one is kept at the last one. First checks
+ * the area's immutable header: when it is not what this writer laid out, the area is laid out again under
+ * epoch + 1 (stats.repairs). */
 void dtlwriter_status(struct dtl_writer *w, const struct vn_dtl_status *st);
 
 /* Post a clock request stamped host_send_ns; *req_seq its number. */

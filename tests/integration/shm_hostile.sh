@@ -56,7 +56,12 @@ epochs=$(jq "$d.channel.epochs" "$TMP/h.json")
 ok "hostile contents counted: corrupt $corrupt times, $(jq "$d.channel.invalid" "$TMP/h.json") invalid, $(jq "$d.channel.torn" "$TMP/h.json") torn records, $epochs epochs"
 jq -e "$d.channel.state == \"ok\" and $d.channel.agent_state == \"running\"" "$TMP/h.json" >/dev/null ||
 	fail "the channel did not recover: $(jq -c "$d.channel" "$TMP/h.json")"
-jq -e "$d.clock.aligned" "$TMP/h.json" >/dev/null || fail "no clock after recovery"
+jq -e "$d.clock.aligned" "$TMP/h.json" >/dev/null || {
+	tail -15 "$TMP/h.err"
+	vm_exec 'cat /tmp/agent.log'
+	jq -c "$d.dtl" "$TMP/h.json"
+	fail "no clock after recovery"
+}
 gaps=$(jq "[$d.vcpus[] | select(.vcpu == 0) | .gaps][0] // 0" "$TMP/h.json")
 [ "$gaps" -gt 1000 ] || fail "only $gaps guest gaps matched after recovery"
 grep -q "new epoch" "$TMP/h.err" || fail "no 'new epoch' message"

@@ -5,7 +5,8 @@
  * timestamps and, in between, every kind of damage tests/shm_hostile.h knows (bad indices, lengths and
  * sequence numbers, torn records, a changing header, epoch games), re-initialising cleanly now and then as a
  * restarted agent would. It alternates 1 s phases with and without header and epoch games (without them the
- * reader stays attached and reads damaged rings), and answers the host's clock exchanges with its own
+ * reader stays attached and reads damaged rings), and answers the host's clock exchanges (layout v2: the
+ * mailbox in the host half, protocol/dtl.h, through dtlreader as a guest responder does) with its own
  * CLOCK_MONOTONIC (a guest whose clock is the host's), so that the host reads what it wrote. At the end it
  * leaves the region as the last operation left it.
  *
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "shm_hostile.h"
+#include "channel/dtlreader.h"
 #include "util/monotime.h"
 
 /* Record t: a gap or an event with plausible current timestamps. */
@@ -51,6 +53,8 @@ static int put_live(struct shm_writer *w, uint32_t ring, uint64_t t)
 int main(int argc, char **argv)
 {
 	struct hostile_ctx h = { 0 };
+	struct dtl_reader *dr;
+	char *host_area;
 	struct stat st;
 	uint64_t end;
 	int fd;
@@ -84,6 +88,12 @@ int main(int argc, char **argv)
 		perror("shmscribble: shmwriter_init");
 		return 1;
 	}
+	host_area = (char *)h.base + vn_dtl_area_offset(h.size);
+	dr = dtlreader_new(host_area, h.size - vn_dtl_area_offset(h.size));
+	if (!dr) {
+		perror("shmscribble: dtlreader_new");
+		return 1;
+	}
 	end = now_ns() + strtoull(argv[2], NULL, 0) * 1000000000ULL;
 	while (now_ns() < end) {
 		uint64_t seq, sent;
@@ -92,8 +102,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 1000; i++)
 			if (hostile_step(&h))
 				break;
-		if (h.w && shmwriter_mailbox_poll(h.w, &seq, &sent) == 1)
-			shmwriter_mailbox_reply(h.w, seq, sent, now_ns());
+		if (dtlreader_sync(dr) >= 0 && dtlreader_request(dr, &seq, &sent) == 1)
+			dtlreader_reply(dr, host_area, seq, sent, now_ns(), VN_SHM_CPU_UNKNOWN);
 		if (h.errors > 100)
 			break;
 		usleep(100); /* leave the reader some CPU on a 2-core machine */
@@ -101,6 +111,7 @@ int main(int argc, char **argv)
 	printf("shmscribble: %llu ops, %llu clean re-initialisations, %llu errors\n",
 	       (unsigned long long)h.ops, (unsigned long long)h.reinits,
 	       (unsigned long long)h.errors);
+	dtlreader_free(dr);
 	shmwriter_free(h.w);
 	munmap(h.base, h.size);
 	return h.errors ? 1 : 0;

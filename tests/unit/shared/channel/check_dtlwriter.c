@@ -288,6 +288,56 @@ START_TEST(test_agg_status)
 }
 END_TEST
 
+/* A guest that writes over the host area's immutable header: the next status lays the area out again under a
+ * new epoch, with nothing of the old one left (causes, heads, horizon), and a header that validates. */
+START_TEST(test_repair_header)
+{
+	void *area = area_new(ASIZE);
+	struct dtl_writer *w = dtl_open(area, ASIZE, 2, 16, 0, VN_DTL_DETAIL_TASK, 5);
+	struct vn_dtl_header *h = DH(area);
+	struct vn_dtl_status s = { .flags = VN_DTL_S_CLOCK,
+				   .horizon_ns = 9000,
+				   .heartbeat_ns = 9000 };
+	struct dtlwriter_stats st;
+	uint32_t c = dtlwriter_cause(w, VN_DTL_CLASS_HOST_USER, 42, "hog");
+	char why[128] = "";
+
+	ck_assert_int_eq(
+	    dtlwriter_put(w, 0, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_HOST_USER, c, 0, 1000, 2000),
+	    0);
+	dtlwriter_status(w, &s);
+	dtlwriter_stats(w, &st);
+	ck_assert_uint_eq(st.repairs, 0);
+	h->nvcpus = 200; /* the guest scribbles */
+	h->magic[0] = 'X';
+	ck_assert_int_ne(dtlregion_header_valid(h, ASIZE, why, sizeof(why)), 0);
+	s.horizon_ns = 1000;
+	dtlwriter_status(w, &s);
+	dtlwriter_stats(w, &st);
+	ck_assert_uint_eq(st.repairs, 1);
+	ck_assert_int_eq(dtlregion_header_valid(h, ASIZE, why, sizeof(why)), 0);
+	ck_assert_uint_eq(h->host_epoch, 6);
+	ck_assert_uint_eq(dtlwriter_epoch(w), 6);
+	ck_assert_uint_eq(h->nvcpus, 2);
+	ck_assert_uint_eq(ring_at(area, 0)->head, 0); /* the old epoch's entries are gone */
+	ck_assert_uint_eq(cause_at(area, VN_DTL_CAUSE_INDEX(c))->gen, 0);
+	ck_assert_uint_eq(h->status.horizon_ns, 1000); /* a new epoch's horizon starts again */
+	ck_assert_int_eq(
+	    dtlwriter_put(w, 0, VN_DTL_KIND_BLOCKED, VN_DTL_CLASS_IDLE, 0, 0, 500, 600), 0);
+	ck_assert_uint_eq(ring_at(area, 0)->head, 1);
+	dtlwriter_status(w, &s); /* intact now: no second repair */
+	dtlwriter_stats(w, &st);
+	ck_assert_uint_eq(st.repairs, 1);
+	h->reserved1[100] = 1; /* the reserved tail counts too */
+	dtlwriter_status(w, &s);
+	dtlwriter_stats(w, &st);
+	ck_assert_uint_eq(st.repairs, 2);
+	ck_assert_uint_eq(h->reserved1[100], 0);
+	dtlwriter_free(w);
+	free(area);
+}
+END_TEST
+
 START_TEST(test_request_reply)
 {
 	void *area = area_new(ASIZE);
@@ -352,6 +402,7 @@ static Suite *dtlwriter_suite(void)
 	tcase_add_test(tc, test_causes_class_no_names);
 	tcase_add_test(tc, test_agg_status);
 	tcase_add_test(tc, test_request_reply);
+	tcase_add_test(tc, test_repair_header);
 	suite_add_tcase(s, tc);
 	return s;
 }
