@@ -42,6 +42,7 @@ struct dtlpub {
 	struct dtl_writer *w;
 	struct taskclass *tc;
 	uint32_t dom, nvcpus, detail;
+	uint64_t max_unc; /* bound on the clock error of a published time */
 	uint64_t period; /* aggregate period ids, from 1 */
 	struct dtlpub_stats st;
 	struct dvcpu *v;
@@ -89,6 +90,7 @@ struct dtlpub *dtlpub_new(void *area, size_t area_size, const struct dtlpub_para
 	d->dom = p->dom;
 	d->nvcpus = p->nvcpus;
 	d->detail = p->detail;
+	d->max_unc = p->max_uncertainty_ns ? p->max_uncertainty_ns : DTLPUB_MAX_UNCERTAINTY_NS;
 	return d;
 }
 
@@ -107,6 +109,19 @@ struct dtl_writer *dtlpub_writer(struct dtlpub *p)
 }
 
 /* ---- entries ---- */
+
+/*
+ * host_ns in guest time, only when the model's bound on that conversion is within max_unc: a model fitted to
+ * a few high-rtt exchanges (a responder still finding the request grid, answers picked up a round late) can
+ * be ~rtt/2 off, and what is published is never corrected.
+ */
+static int to_guest(const struct dtlpub *p, const struct clocksync *cs, uint64_t host_ns,
+		    uint64_t *guest_ns)
+{
+	if (clocksync_h2g(cs, host_ns, guest_ns))
+		return -1;
+	return clocksync_uncertainty_ns(cs, *guest_ns) <= p->max_unc ? 0 : -1;
+}
 
 /* Make room in a full buffer: fold the shortest neighbouring pair, one of the same task if there is one
  * (the folded run keeps the longer one's task). Returns the free slot. */
@@ -163,7 +178,7 @@ static void put_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, const struc
 {
 	uint64_t gs, ge;
 
-	if (clocksync_h2g(cs, s->start_ns, &gs) || clocksync_h2g(cs, s->end_ns, &ge)) {
+	if (to_guest(p, cs, s->start_ns, &gs) || to_guest(p, cs, s->end_ns, &ge)) {
 		dtlwriter_drop(p->w, vcpu, 1);
 		return;
 	}
@@ -210,7 +225,7 @@ void dtlpub_out(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end
 	p->st.pieces++;
 	s.flags = (flags & VN_HOST_OUT_F_CONT) && v->in_interval ? VN_DTL_F_CONT : 0;
 	v->in_interval = (flags & VN_HOST_OUT_F_SPLIT) != 0;
-	if (end_ns <= start_ns || clocksync_h2g(cs, start_ns, &a)) {
+	if (end_ns <= start_ns || to_guest(p, cs, start_ns, &a) || to_guest(p, cs, end_ns, &b)) {
 		if (end_ns > start_ns) {
 			p->st.unsynced++;
 			dtlwriter_drop(p->w, vcpu, 1);
@@ -330,8 +345,8 @@ static void fill_agg(struct dvcpu *v, uint64_t gs, uint64_t ge, struct vn_dtl_ag
 void dtlpub_period(struct dtlpub *p, uint64_t start_ns, uint64_t end_ns, const struct clocksync *cs)
 {
 	uint64_t gs = 0, ge = 0;
-	bool ok = end_ns > start_ns && !clocksync_h2g(cs, start_ns, &gs) &&
-		  !clocksync_h2g(cs, end_ns, &ge) && ge > gs;
+	bool ok = end_ns > start_ns && !to_guest(p, cs, start_ns, &gs) &&
+		  !to_guest(p, cs, end_ns, &ge) && ge > gs;
 
 	for (uint32_t i = 0; i < p->nvcpus; i++) {
 		struct dvcpu *v = &p->v[i];
@@ -353,6 +368,12 @@ void dtlpub_period(struct dtlpub *p, uint64_t start_ns, uint64_t end_ns, const s
 
 /* ---- status ---- */
 
+/*
+ * The mapping goes out as soon as there is a model (with its uncertainty: the guest shows "waiting"), the
+ * flag VN_DTL_S_CLOCK and the horizon only once the uncertainty at now is within max_unc (entries are
+ * published from then on, see to_guest); a bound that grows past it again (no recent exchange) sets
+ * VN_DTL_S_STALE.
+ */
 void dtlpub_status(struct dtlpub *p, uint64_t now_ns, uint64_t horizon_ns,
 		   const struct clocksync *cs)
 {
@@ -363,7 +384,6 @@ void dtlpub_status(struct dtlpub *p, uint64_t now_ns, uint64_t horizon_ns,
 
 	clocksync_state(cs, now_ns, &cst);
 	if (cst.valid && !clocksync_h2g(cs, now_ns, &g)) {
-		st.flags = VN_DTL_S_CLOCK | (cst.stale ? VN_DTL_S_STALE : 0);
 		st.heartbeat_ns = g;
 		st.anchor_host_ns = now_ns;
 		st.offset_ns = (int64_t)(g - now_ns);
@@ -371,6 +391,15 @@ void dtlpub_status(struct dtlpub *p, uint64_t now_ns, uint64_t horizon_ns,
 		b = cst.drift_ppm * 1e-6;
 		st.drift_ppb = (int64_t)(b / (1.0 - b) * 1e9);
 		st.uncertainty_ns = cst.uncertainty_ns;
+		if (!p->st.aligned_ns && cst.uncertainty_ns <= p->max_unc) {
+			p->st.aligned_ns = now_ns ? now_ns : 1;
+			p->st.aligned_unc_ns = cst.uncertainty_ns;
+		}
+	}
+	if (st.heartbeat_ns && p->st.aligned_ns) {
+		st.flags = VN_DTL_S_CLOCK;
+		if (cst.stale || cst.uncertainty_ns > p->max_unc)
+			st.flags |= VN_DTL_S_STALE;
 		if (horizon_ns && !clocksync_h2g(cs, horizon_ns, &h))
 			st.horizon_ns = h;
 	}

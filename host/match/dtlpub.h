@@ -9,10 +9,14 @@
  *    one entry. Every sub-span but the first of an interval carries VN_DTL_F_CONT (so does the first of a
  *    piece that continues one cut at a period end); the last of a piece whose end was inferred
  *    VN_DTL_F_GUESSED;
- *  - host ns -> guest ns through the clock model (clocksync_h2g); without a model the pieces are counted as
- *    dropped, never published wrong;
+ *  - host ns -> guest ns through the clock model (clocksync_h2g); without a model, or while the model's
+ *    uncertainty at that time is above max_uncertainty_ns (its first exchanges: e.g. answers picked up one
+ *    50 ms round late put it ~25 ms off, within their bound), the pieces are counted as dropped, never
+ *    published wrong (published entries are never corrected);
  *  - per vCPU and period, VM exits by reason and host IRQ/softirq/vector time -> one aggregate;
- *  - the status: horizon, heartbeat and the clock mapping.
+ *  - the status: horizon, heartbeat and the clock mapping; VN_DTL_S_CLOCK (and a horizon) only once the
+ *    uncertainty has been within max_uncertainty_ns, VN_DTL_S_STALE whenever it is above it again (or no
+ *    recent exchange). Before that the status carries the mapping and its (large) uncertainty_ns, no flag.
  * Cost: O(runs) per piece, no system call per entry (taskclass caches /proc). Single-threaded.
  */
 #ifndef VNOISE_HOST_MATCH_DTLPUB_H
@@ -26,6 +30,8 @@
 
 #define DTLPUB_RUNS 64u /* runs buffered per vCPU until their piece arrives; more are merged */
 #define DTLPUB_EXITS 64u /* distinct exit reasons summed per vCPU and period; more go to "other" */
+#define DTLPUB_MAX_UNCERTAINTY_NS \
+	1000000ull /* default bound on a published time's clock error: 1 ms */
 
 struct dtlpub;
 
@@ -35,13 +41,18 @@ struct dtlpub_params {
 	uint32_t detail; /* enum vn_dtl_detail */
 	uint64_t period_ns; /* informative, in the header */
 	uint32_t max_entries; /* per vCPU, 0: as many as fit */
+	uint64_t
+	    max_uncertainty_ns; /* publish only times converted within this bound; 0: the default */
 };
 
 struct dtlpub_stats {
 	uint64_t pieces; /* out pieces received */
-	uint64_t unsynced; /* pieces dropped: no clock mapping */
+	uint64_t
+	    unsynced; /* pieces dropped: no clock mapping, or its uncertainty above the bound */
 	uint64_t runs_merged; /* runs folded into a neighbour (buffer full) */
 	uint64_t aggs; /* aggregates published */
+	uint64_t aligned_ns; /* host time the status first carried VN_DTL_S_CLOCK; 0: not yet */
+	uint64_t aligned_unc_ns; /* the uncertainty then */
 	struct dtlwriter_stats w;
 };
 

@@ -81,6 +81,8 @@ struct guestchan {
 	    dtl_aggs; /* of publishers closed before the current one */
 	uint32_t unanswered; /* exchanges in a row without an answer */
 	uint64_t lock_retry_ns; /* DTL_BUSY: when to try the publisher's lock again */
+	uint64_t aligned_ns; /* the current publisher's first VN_DTL_S_CLOCK, once logged */
+	uint64_t pub_ns; /* host time the current publisher started */
 	struct shm_reader *rd; /* --guest only */
 	uint64_t epoch;
 	struct clocksync cs;
@@ -365,6 +367,8 @@ static void dtl_follow(struct guestchan *gc, uint64_t now)
 		log_info("guest channel %s: publishing the dispatch trace log again", gc->path);
 	gc->dtl_state = GUESTCHAN_DTL_ON;
 	gc->unanswered = 0;
+	gc->pub_ns = now;
+	gc->aligned_ns = 0;
 }
 
 void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out)
@@ -423,6 +427,16 @@ static void exchange_done(struct guestchan *gc, const struct dtl_clock_reply *r,
 	gc->unanswered = 0;
 	gc->exchanges++;
 	(void)clocksync_update(&gc->cs, r->host_send_ns, r->guest_ns, recv_ns);
+	if (log_verbosity() >= 2) {
+		struct clocksync_state st;
+
+		clocksync_state(&gc->cs, recv_ns, &st);
+		log_debug(
+		    "clock: sample offset %lld ns +- %.1f us, model offset %lld ns +- %llu ns",
+		    (long long)r->guest_ns - (long long)(r->host_send_ns / 2 + recv_ns / 2),
+		    (double)(recv_ns - r->host_send_ns) / 2e3, (long long)st.offset_ns,
+		    (unsigned long long)st.uncertainty_ns);
+	}
 }
 
 /* Watch the mailbox for the answer to the request sent at t, up to SPIN_NS. */
@@ -617,6 +631,23 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	(void)match_process(gc->m, ghh, host_horizon_ns, gc->match_now);
 }
 
+/* Once per publisher: when the DTL status first said the clocks are aligned (entries published from then). */
+static void log_aligned(struct guestchan *gc, uint64_t now)
+{
+	struct dtlpub_stats st;
+
+	dtlpub_stats(gc->pub, &st);
+	if (!st.aligned_ns || gc->aligned_ns == st.aligned_ns)
+		return;
+	gc->aligned_ns = st.aligned_ns;
+	log_info(
+	    "guest channel %s: dispatch trace log clock aligned within %.1f us, %.2f s after the "
+	    "publisher started (%llu exchanges, %llu pieces dropped before)",
+	    gc->path, (double)st.aligned_unc_ns / 1e3,
+	    now > gc->pub_ns ? (double)(now - gc->pub_ns) / 1e9 : 0.0,
+	    (unsigned long long)gc->exchanges, (unsigned long long)st.unsynced);
+}
+
 void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
 {
 	if (gc->rd)
@@ -625,8 +656,10 @@ void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns
 	if (!gc->clocked)
 		clock_round(gc, now);
 	gc->clocked = false;
-	if (gc->pub)
+	if (gc->pub) {
 		dtlpub_status(gc->pub, now, gc->o.dispatch ? host_horizon_ns : 0, &gc->cs);
+		log_aligned(gc, now);
+	}
 	if (gc->rd)
 		match_round(gc, now, host_horizon_ns);
 }
@@ -769,10 +802,12 @@ static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_cha
 	struct match_counters mc;
 
 	clocksync_state(&gc->cs, end_ns, &cst);
-	log_debug("guest channel %s: clock mode %d drift %.3f ppm, min rtt %llu ns, window %u, "
-		  "answering vCPU %u",
-		  gc->path, (int)cst.mode, cst.drift_ppm, (unsigned long long)cst.min_rtt_ns,
-		  cst.window_used, gc->ans_cpu);
+	log_debug(
+	    "guest channel %s: clock mode %d offset %lld ns +- %llu ns drift %.3f ppm, min rtt "
+	    "%llu ns, window %u, answering vCPU %u",
+	    gc->path, (int)cst.mode, (long long)cst.offset_ns,
+	    (unsigned long long)cst.uncertainty_ns, cst.drift_ppm,
+	    (unsigned long long)cst.min_rtt_ns, cst.window_used, gc->ans_cpu);
 	ch->clock_offset_ns = cst.valid ? cst.offset_ns : 0;
 	ch->clock_uncertainty_ns = cst.valid ? cst.uncertainty_ns : UINT64_MAX;
 	ch->clock_min_rtt_ns = cst.min_rtt_ns;
