@@ -46,7 +46,8 @@
 #define VN_DTL_MAX_ENTRIES (1u << 16) /* entries_per_vcpu is a power of two, 16 .. this */
 #define VN_DTL_MIN_ENTRIES 16u
 #define VN_DTL_MAX_CAUSES 1024u /* ncauses is 1 .. this */
-#define VN_DTL_AGGS 4u /* per-vCPU aggregate entries kept (period N lives in entry N % VN_DTL_AGGS) */
+#define VN_DTL_AGGS \
+	4u /* per-vCPU aggregate entries kept (period N lives in entry N % VN_DTL_AGGS) */
 #define VN_DTL_AGG_TOP 8u /* exit reasons per aggregate, largest first; the rest in other_exit_* */
 #define VN_DTL_COMM_LEN 16
 #define VN_DTL_MAX_SPAN_NS VN_SHM_MAX_SPAN_NS /* an entry longer than a day is corruption */
@@ -64,7 +65,8 @@ enum vn_dtl_kind {
 	VN_DTL_KIND_NONE = 0,
 	VN_DTL_KIND_PREEMPTED = 1, /* runnable, not running (host scheduler state 'R') */
 	VN_DTL_KIND_BLOCKED = 2, /* blocked in the host (any other state: 'S', 'D', ...) */
-	VN_DTL_KIND_VMEXIT = 3, /* inside a VM exit (only where the host knows it per exit; reserved) */
+	VN_DTL_KIND_VMEXIT =
+	    3, /* inside a VM exit (only where the host knows it per exit; reserved) */
 	VN_DTL_KIND_MAX = 4,
 };
 
@@ -78,19 +80,23 @@ enum vn_dtl_class {
 	VN_DTL_CLASS_OTHER_VCPU = 1, /* "vcpu-of-another-domain": a vCPU thread of another domain */
 	VN_DTL_CLASS_HOST_KTHREAD = 2, /* "host-kernel-thread" */
 	VN_DTL_CLASS_HOST_USER = 3, /* "host-user-task" */
-	VN_DTL_CLASS_QEMU = 4, /* "qemu-emulator": this domain's QEMU threads (main loop, iothreads, ...) */
+	VN_DTL_CLASS_QEMU =
+	    4, /* "qemu-emulator": this domain's QEMU threads (main loop, iothreads, ...) */
 	VN_DTL_CLASS_IDLE = 5, /* "idle": nothing ran in the vCPU's place */
 	VN_DTL_CLASS_MAX = 6,
 };
 
 /* vn_dtl_entry.flags */
-#define VN_DTL_F_CONT 0x01 /* continues the previous entry of the same out interval (cut at a period end) */
+#define VN_DTL_F_CONT \
+	0x01 /* continues the previous entry of the same out interval (cut at a period end) */
 #define VN_DTL_F_GUESSED 0x02 /* the host inferred the end (a switch-in was not seen) */
 #define VN_DTL_F_MASK 0x03
 
 /* vn_dtl_status.flags */
-#define VN_DTL_S_CLOCK 0x01 /* the clock mapping is valid (the host has aligned the clocks) */
-#define VN_DTL_S_STALE 0x02 /* the mapping is stale (no recent exchange): entries may be off by more */
+#define VN_DTL_S_CLOCK \
+	0x01 /* the clock mapping is valid: its bound is <= 1 ms (entries are published only then) */
+#define VN_DTL_S_STALE \
+	0x02 /* stale (no recent exchange) or its bound grew past 1 ms: no new entries */
 #define VN_DTL_S_MASK 0x03
 
 /*
@@ -103,7 +109,8 @@ struct vn_dtl_status {
 	__u32 seq; /* odd while the host rewrites this struct, even when stable */
 	__u32 flags; /* VN_DTL_S_* */
 	__u64 horizon_ns; /* guest CLOCK_MONOTONIC; 0 = nothing published yet */
-	__u64 heartbeat_ns; /* guest CLOCK_MONOTONIC (converted) of the host's last status update; 0 = none */
+	__u64
+	    heartbeat_ns; /* guest CLOCK_MONOTONIC (converted) of the host's last status update; 0 = none */
 	__s64 offset_ns; /* guest - host at anchor_host_ns */
 	__s64 drift_ppb; /* d(guest - host)/d(host), parts per billion */
 	__u64 anchor_host_ns; /* host CLOCK_MONOTONIC the mapping is anchored at */
@@ -162,7 +169,8 @@ _Static_assert(offsetof(struct vn_dtl_header, detail) == 60, "vn_dtl_header is A
 _Static_assert(offsetof(struct vn_dtl_header, ring_ctl_offset) == 64, "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, entries_offset) == 88, "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, period_ns) == 96, "vn_dtl_header is ABI");
-_Static_assert(offsetof(struct vn_dtl_header, status) == VN_DTL_IMMUTABLE_SIZE, "vn_dtl_header is ABI");
+_Static_assert(offsetof(struct vn_dtl_header, status) == VN_DTL_IMMUTABLE_SIZE,
+	       "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, request) == 192, "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, reply) == 256, "vn_dtl_header is ABI");
 
@@ -199,9 +207,9 @@ _Static_assert(sizeof(struct vn_dtl_entry) == 32, "vn_dtl_entry is ABI");
 _Static_assert(offsetof(struct vn_dtl_entry, cause) == 8, "vn_dtl_entry is ABI");
 _Static_assert(offsetof(struct vn_dtl_entry, start_ns) == 16, "vn_dtl_entry is ABI");
 
-#define VN_DTL_CAUSE_INDEX(c) ((c) & 0xffffu)
+#define VN_DTL_CAUSE_INDEX(c) ((c)&0xffffu)
 #define VN_DTL_CAUSE_GEN(c) ((c) >> 16)
-#define VN_DTL_CAUSE(index, gen) ((__u32)(((gen) & 0xffffu) << 16 | ((index) & 0xffffu)))
+#define VN_DTL_CAUSE(index, gen) ((__u32)(((gen)&0xffffu) << 16 | ((index)&0xffffu)))
 
 /*
  * One cause, 48 bytes, under seq. gen changes (never to 0) each time the host reuses the index for another
