@@ -258,21 +258,23 @@ void dtlpub_out(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end
 
 static void add_exit(struct dvcpu *v, uint32_t reason, uint64_t count, uint64_t total_ns)
 {
+	struct vn_dtl_exit *e = NULL;
 	uint32_t i;
 
-	for (i = 0; i < v->nex && v->ex[i].reason != reason; i++)
-		;
-	if (i == v->nex) {
+	for (i = 0; i < v->nex && !e; i++)
+		if (v->ex[i].reason == reason)
+			e = &v->ex[i];
+	if (!e) {
 		if (v->nex == DTLPUB_EXITS) {
 			v->other_count += count;
 			v->other_ns += total_ns;
 			return;
 		}
-		v->ex[v->nex++] = (struct vn_dtl_exit){ .reason = reason };
+		e = &v->ex[v->nex++];
+		*e = (struct vn_dtl_exit){ .reason = reason };
 	}
-	v->ex[i].count +=
-	    (uint32_t)(count > UINT32_MAX - v->ex[i].count ? UINT32_MAX - v->ex[i].count : count);
-	v->ex[i].total_ns += total_ns;
+	e->count += (uint32_t)(count > UINT32_MAX - e->count ? UINT32_MAX - e->count : count);
+	e->total_ns += total_ns;
 }
 
 void dtlpub_agg(struct dtlpub *p, uint32_t vcpu, uint16_t kind, uint16_t isa, uint32_t id,

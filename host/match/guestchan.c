@@ -568,6 +568,8 @@ static void follow_epoch(struct guestchan *gc)
 	gc->epoch = h.epoch;
 	gc->attach_ns = now_ns();
 	clocksync_reset(&gc->cs);
+	if (gc->m)
+		match_guest_reset(gc->m);
 	gc->outstanding = false;
 	gc->next_exchange_ns = 0;
 	gc->guest_h = 0;

@@ -751,7 +751,8 @@ static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const str
 
 static int gap_ready(const struct rgap *g, uint64_t guest_h, uint64_t host_h)
 {
-	uint64_t hend = g->s.end + g->unc < g->s.end ? UINT64_MAX : g->s.end + g->unc;
+	uint64_t unc = min64(g->unc, MATCH_MAX_UNC_WAIT_NS);
+	uint64_t hend = g->s.end + unc < g->s.end ? UINT64_MAX : g->s.end + unc;
 
 	return g->s.end <= guest_h && hend <= host_h;
 }
@@ -854,6 +855,23 @@ void match_period_reset(struct match *m)
 	for (i = 0; i < m->nvcpus; i++)
 		if (m->v[i])
 			mset_init(&m->v[i]->period);
+}
+
+void match_guest_reset(struct match *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nvcpus; i++) {
+		struct mvcpu *v = m->v[i];
+
+		if (!v)
+			continue;
+		v->cnt.dropped += v->gaps.n + v->evs.n;
+		v->gaps.n = v->evs.n = 0;
+		v->evs.nact = v->evs.next = 0;
+		v->seen_ns = 0;
+		v->done_ns = 0; /* it may have been pushed to a hostile agent's far future */
+	}
 }
 
 void match_counters(const struct match *m, uint32_t vcpu, struct match_counters *out)

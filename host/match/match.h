@@ -86,6 +86,8 @@ struct match_stats {
 };
 
 /* Anomalies and volumes since match_new(), per vCPU. */
+#define MATCH_MAX_UNC_WAIT_NS 100000000ULL /* 100 ms */
+
 struct match_counters {
 	uint64_t gaps_in, events_in, outs_in, runs_in, windows_in, aggs_in;
 	uint64_t late; /* gaps that ended before what was already matched: dropped */
@@ -130,8 +132,8 @@ int match_add_agg(struct match *m, uint32_t vcpu, uint8_t hcls, uint32_t id, con
 		  uint64_t total_ns);
 
 /*
- * Match every queued gap of every vCPU whose end is <= guest_horizon_ns and whose end + its uncertainty is
- * <= host_horizon_ns, in time order; drop queued host and guest records that can no longer overlap a future
+ * Match every queued gap of every vCPU whose end is <= guest_horizon_ns and whose end + its uncertainty
+ * (at most MATCH_MAX_UNC_WAIT_NS: the host log is not waited for longer) is <= host_horizon_ns, in time order; drop queued host and guest records that can no longer overlap a future
  * gap. now_ns feeds the latency figures. Linear in the records consumed. Returns gaps matched (>= 0).
  */
 int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_horizon_ns,
@@ -152,6 +154,13 @@ const struct match_stats *match_stats_total(struct match *m, uint32_t vcpu);
 const struct match_stats *match_stats_period(struct match *m, uint32_t vcpu);
 /* Start a new current period for every vCPU. */
 void match_period_reset(struct match *m);
+/*
+ * The guest agent restarted (a new epoch): drop every queued guest record (gaps, events: counted in dropped)
+ * and forget the sampler's progress and how far it was matched; host records and the stats stay. An old epoch's records may carry
+ * times or uncertainties no later gap can pass (a hostile or broken agent), and its horizon will not move
+ * again.
+ */
+void match_guest_reset(struct match *m);
 /* Counters of vcpu (zeros for an unused one; for vcpu >= MATCH_MAX_VCPUS: the records refused for naming such
  * a vCPU, in bad). */
 void match_counters(const struct match *m, uint32_t vcpu, struct match_counters *out);

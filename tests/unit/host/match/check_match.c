@@ -572,8 +572,12 @@ START_TEST(test_horizons)
 	ck_assert_uint_eq(total(m, 0)->uncertainty_max_ns, 1 * MS);
 	ck_assert_uint_eq(total(m, 0)->latency_max_ns, 5 * MS);
 	ck_assert_int_eq(match_process(m, 20 * MS, 20 * MS, 20 * MS), 0);
-	/* a huge uncertainty does not wrap around */
+	/* a huge uncertainty is waited for MATCH_MAX_UNC_WAIT_NS at most */
 	gap(m, 0, 30 * MS, 31 * MS, UINT64_MAX);
+	ck_assert_int_eq(match_process(m, 31 * MS, 31 * MS + MATCH_MAX_UNC_WAIT_NS - 1, 0), 0);
+	ck_assert_int_eq(match_process(m, 31 * MS, 31 * MS + MATCH_MAX_UNC_WAIT_NS, 0), 1);
+	/* and end + wait does not wrap around */
+	gap(m, 0, UINT64_MAX - 2 * MS, UINT64_MAX - 1 * MS, UINT64_MAX);
 	ck_assert_int_eq(match_process(m, UINT64_MAX - 1, UINT64_MAX - 1, 0), 0);
 	ck_assert_int_eq(match_process(m, UINT64_MAX, UINT64_MAX, 0), 1);
 	match_free(m);
@@ -1104,6 +1108,56 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* A gap whose clock uncertainty is absurd (a model that was poor or stale when it was converted) waits for
+ * the host log at most MATCH_MAX_UNC_WAIT_NS: it does not hold every later gap back for good. */
+START_TEST(test_unc_wait_bounded)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+
+	gap(m, 0, 0, 10 * MS, UINT64_MAX);
+	gap(m, 0, 20 * MS, 30 * MS, 1000);
+	ck_assert_int_eq(match_process(m, 40 * MS, 40 * MS, 40 * MS),
+			 0); /* 10 ms + 100 ms not passed */
+	ck_assert_int_eq(match_process(m, 200 * MS, 200 * MS, 200 * MS), 2);
+	ck_assert_uint_eq(log->n, 2);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
+/* A new guest epoch: the dead agent's queued records go (counted), later gaps are matched as usual, the host
+ * records and the stats stay. */
+START_TEST(test_guest_reset)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	struct match_counters c;
+
+	gap(m, 0, 0, 10 * MS, 0);
+	/* a hostile agent: one gap that ends far in the future, one matched that pushes what is done there */
+	gap(m, 0, 1000 * MS, 900000 * MS, 0);
+	gap(m, 0, 12 * MS, 800000 * MS, 0);
+	ck_assert_int_eq(match_process(m, 20 * MS, 20 * MS, 20 * MS), 1);
+	ck_assert_int_eq(match_process(m, 800000 * MS, 800000 * MS, 20 * MS), 1);
+	match_guest_reset(m);
+	c = counters(m, 0);
+	ck_assert_uint_eq(c.dropped, 1); /* the far gap */
+	ck_assert_uint_eq(c.queued, 0);
+	/* the new agent's gaps, in today's time, are matched with the host's records */
+	out(m, 0, 50 * MS, 55 * MS, 'R');
+	gap(m, 0, 48 * MS, 60 * MS, 0);
+	ck_assert_int_eq(match_process(m, 100 * MS, 100 * MS, 100 * MS), 1);
+	ck_assert_uint_eq(log->n, 3);
+	ck_assert_uint_eq(
+	    log->g[2].host[VN_HOST_HCLASS_PREEMPT] + log->g[2].host[VN_HOST_HCLASS_WAIT], 5 * MS);
+	ck_assert_uint_eq(total(m, 0)->gaps, 3);
+	ck_assert_uint_eq(counters(m, 0).late, 0);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 static Suite *match_suite(void)
 {
 	Suite *s = suite_create("match");
@@ -1146,6 +1200,8 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_agg);
 	tcase_add_test(tc, test_period);
 	tcase_add_test(tc, test_sources_full);
+	tcase_add_test(tc, test_unc_wait_bounded);
+	tcase_add_test(tc, test_guest_reset);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("random");
