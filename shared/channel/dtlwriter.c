@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "channel/dtlwriter.h"
 #include "channel/shmregion.h"
 
@@ -49,6 +50,8 @@ struct dtl_writer {
 	struct dtlregion_layout lay;
 	uint64_t period_ns;
 	unsigned char imm[VN_DTL_IMMUTABLE_SIZE];
+	uint64_t repair_ns,
+	    damaged_ns; /* damaged_ns: CLOCK_MONOTONIC when the damage was first seen */
 };
 
 static void fail(char *why, size_t whylen, const char *msg)
@@ -172,6 +175,7 @@ struct dtl_writer *dtlwriter_init(void *area, size_t area_size, const struct dtl
 	w->epoch = epoch;
 	w->lay = l;
 	w->period_ns = p->period_ns;
+	w->repair_ns = p->repair_ns ? p->repair_ns : DTLWRITER_REPAIR_NS;
 	causes_reset(w);
 	area_publish(w, &l, p->period_ns);
 out:
@@ -397,6 +401,7 @@ static void area_repair(struct dtl_writer *w)
 	w->horizon = 0;
 	w->status_seq = w->req_seq_word = 0;
 	w->req_pending = 0;
+	w->damaged_ns = 0;
 	w->epoch++;
 	w->st.repairs++;
 	area_publish(w, &w->lay, w->period_ns);
@@ -407,8 +412,19 @@ void dtlwriter_status(struct dtl_writer *w, const struct vn_dtl_status *st)
 	struct vn_dtl_status *d = &w->h->status;
 
 	if (memcmp(w->area, w->imm, sizeof(w->imm)) ||
-	    !shmregion_all_zero(w->h->reserved1, sizeof(w->h->reserved1)))
-		area_repair(w);
+	    !shmregion_all_zero(w->h->reserved1, sizeof(w->h->reserved1))) {
+		struct timespec ts;
+		uint64_t t;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (!w->damaged_ns)
+			w->damaged_ns = t;
+		else if (t - w->damaged_ns >= w->repair_ns)
+			area_repair(w);
+	} else {
+		w->damaged_ns = 0;
+	}
 
 	if (st->horizon_ns > w->horizon)
 		w->horizon = st->horizon_ns;

@@ -24,7 +24,11 @@ struct dtlwriter_params {
 	uint32_t ncauses; /* 0: 256 */
 	uint32_t detail; /* enum vn_dtl_detail */
 	uint64_t period_ns; /* the host's aggregate period (informative) */
+	uint64_t
+	    repair_ns; /* a damaged header is laid out again once it stayed so this long; 0: 1 s */
 };
+
+#define DTLWRITER_REPAIR_NS 1000000000ull
 
 /* Counters since init. */
 struct dtlwriter_stats {
@@ -59,8 +63,8 @@ void dtlwriter_drop(struct dtl_writer *w, uint32_t vcpu, uint64_t n);
 /* Publish a period's aggregate for vcpu (the writer fills seq; a->period must grow). 0 or -EINVAL. */
 int dtlwriter_agg(struct dtl_writer *w, uint32_t vcpu, const struct vn_dtl_agg *a);
 /* Publish the status (flags VN_DTL_S_*); a horizon below the last one is kept at the last one. First checks
- * the area's immutable header: when it is not what this writer laid out, the area is laid out again under
- * epoch + 1 (stats.repairs). */
+ * the area's immutable header: when it has not been what this writer laid out for repair_ns (a guest wrote
+ * over it), the area is laid out again under epoch + 1 (stats.repairs). */
 void dtlwriter_status(struct dtl_writer *w, const struct vn_dtl_status *st);
 
 /* Post a clock request stamped host_send_ns; *req_seq its number. */

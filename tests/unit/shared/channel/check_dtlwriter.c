@@ -293,7 +293,13 @@ END_TEST
 START_TEST(test_repair_header)
 {
 	void *area = area_new(ASIZE);
-	struct dtl_writer *w = dtl_open(area, ASIZE, 2, 16, 0, VN_DTL_DETAIL_TASK, 5);
+	struct dtlwriter_params p = { .nvcpus = 2,
+				      .max_entries = 16,
+				      .detail = VN_DTL_DETAIL_TASK,
+				      .period_ns = 100000000,
+				      .repair_ns = 1 };
+	char why0[128] = "";
+	struct dtl_writer *w = dtlwriter_init(area, ASIZE, &p, 5, why0, sizeof(why0));
 	struct vn_dtl_header *h = DH(area);
 	struct vn_dtl_status s = { .flags = VN_DTL_S_CLOCK,
 				   .horizon_ns = 9000,
@@ -312,6 +318,9 @@ START_TEST(test_repair_header)
 	h->magic[0] = 'X';
 	ck_assert_int_ne(dtlregion_header_valid(h, ASIZE, why, sizeof(why)), 0);
 	s.horizon_ns = 1000;
+	dtlwriter_status(w, &s); /* damage seen: repaired once it lasted repair_ns */
+	dtlwriter_stats(w, &st);
+	ck_assert_uint_eq(st.repairs, 0);
 	dtlwriter_status(w, &s);
 	dtlwriter_stats(w, &st);
 	ck_assert_uint_eq(st.repairs, 1);
@@ -329,6 +338,7 @@ START_TEST(test_repair_header)
 	dtlwriter_stats(w, &st);
 	ck_assert_uint_eq(st.repairs, 1);
 	h->reserved1[100] = 1; /* the reserved tail counts too */
+	dtlwriter_status(w, &s);
 	dtlwriter_status(w, &s);
 	dtlwriter_stats(w, &st);
 	ck_assert_uint_eq(st.repairs, 2);
