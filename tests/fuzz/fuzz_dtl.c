@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fuzz_input.h"
 #include "channel/dtlreader.h"
 #include "channel/dtlregion.h"
 #include "channel/dtlwriter.h"
@@ -119,33 +120,10 @@ static void fuzz_raw(const uint8_t *data, size_t size)
 	free(area);
 }
 
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
-
-static uint64_t u64(struct in *in)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)u8(in) << (8 * i);
-	return v;
-}
-
-static struct dtl_writer *script_init(void *area, struct ctx *c, struct in *in, uint64_t epoch,
+static struct dtl_writer *script_init(void *area, struct ctx *c, struct fuzz_in *in, uint64_t epoch,
 				      uint32_t *nv)
 {
-	uint8_t g = u8(in);
+	uint8_t g = fuzz_u8(in);
 	struct dtlwriter_params p = { .nvcpus = 1 + g % NV,
 				      .max_entries = 16u << ((g >> 2) % 3),
 				      .ncauses = 1 + (g >> 4) % 8,
@@ -160,16 +138,18 @@ static struct dtl_writer *script_init(void *area, struct ctx *c, struct in *in, 
 }
 
 /* One scripted operation; returns the writer (replaced on re-initialisation) or NULL. */
-static struct dtl_writer *script_op(struct ctx *c, struct dtl_writer *w, void *area, struct in *in,
-				    uint64_t *epoch, uint32_t *nv)
+static struct dtl_writer *script_op(struct ctx *c, struct dtl_writer *w, void *area,
+				    struct fuzz_in *in, uint64_t *epoch, uint32_t *nv)
 {
-	uint8_t op = u8(in), a = u8(in);
+	uint8_t op = fuzz_u8(in), a = fuzz_u8(in);
 	uint32_t v = a % *nv;
 
 	switch (op % 8) {
 	case 0: { /* an entry (possibly bad: then dropped by the writer) */
-		uint64_t s = u64(in) >> (a % 40), len = u8(in) + (uint64_t)u8(in) * 256;
-		uint32_t cause = u8(in) & 1 ? dtlwriter_cause(w, 1 + a % 5, u8(in), "task") : 0;
+		uint64_t s = fuzz_u64(in) >> (a % 40),
+			 len = fuzz_u8(in) + (uint64_t)fuzz_u8(in) * 256;
+		uint32_t cause =
+		    fuzz_u8(in) & 1 ? dtlwriter_cause(w, 1 + a % 5, fuzz_u8(in), "task") : 0;
 
 		if (dtlwriter_put(w, v, 1 + (op >> 3) % 3, 1 + (op >> 5) % 5, cause, 0, s,
 				  s + len) == 0 &&
@@ -191,30 +171,30 @@ static struct dtl_writer *script_op(struct ctx *c, struct dtl_writer *w, void *a
 		size_t k;
 
 		for (k = 0; k < sizeof(ag); k++)
-			((uint8_t *)&ag)[k] = k < 72 ? u8(in) : 0;
+			((uint8_t *)&ag)[k] = k < 72 ? fuzz_u8(in) : 0;
 		(void)!dtlwriter_agg(w, v, &ag);
 		break;
 	}
 	case 2: { /* status */
 		struct vn_dtl_status st = { 0 };
 
-		st.flags = u8(in);
-		st.horizon_ns = u64(in) >> 20;
-		st.heartbeat_ns = u64(in) >> 20;
-		st.uncertainty_ns = u64(in);
+		st.flags = fuzz_u8(in);
+		st.horizon_ns = fuzz_u64(in) >> 20;
+		st.heartbeat_ns = fuzz_u64(in) >> 20;
+		st.uncertainty_ns = fuzz_u64(in);
 		dtlwriter_status(w, &st);
 		break;
 	}
 	case 3: { /* damage bytes anywhere */
-		uint32_t off = (uint32_t)(u8(in) | u8(in) << 8) % AREA, k;
+		uint32_t off = (uint32_t)(fuzz_u8(in) | fuzz_u8(in) << 8) % AREA, k;
 
 		for (k = 0; k < 1u + a % 8 && off + k < AREA; k++)
-			((uint8_t *)area)[off + k] = u8(in);
+			((uint8_t *)area)[off + k] = fuzz_u8(in);
 		c->oracle = 0;
 		break;
 	}
 	case 4: /* a head */
-		((struct vn_dtl_ring *)((char *)area + VN_DTL_HEADER_SIZE))[v].head = u64(in);
+		((struct vn_dtl_ring *)((char *)area + VN_DTL_HEADER_SIZE))[v].head = fuzz_u64(in);
 		c->oracle = 0;
 		break;
 	case 5: /* the host restarts */
@@ -224,13 +204,13 @@ static struct dtl_writer *script_op(struct ctx *c, struct dtl_writer *w, void *a
 		struct dtl_clock_reply rep;
 		uint64_t q;
 
-		dtlwriter_request(w, u64(in), &q);
+		dtlwriter_request(w, fuzz_u64(in), &q);
 		guest_round(c, area, 16);
 		(void)!dtlwriter_reply(w, &rep);
 		break;
 	}
 	case 7:
-		guest_round(c, area, u8(in));
+		guest_round(c, area, fuzz_u8(in));
 		break;
 	}
 	return w;
@@ -238,7 +218,7 @@ static struct dtl_writer *script_op(struct ctx *c, struct dtl_writer *w, void *a
 
 static void fuzz_script(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	struct ctx c = { 0 };
 	struct dtl_writer *w;
 	uint64_t epoch = 1;

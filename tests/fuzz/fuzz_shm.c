@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fuzz_input.h"
 #include "channel/shmreader.h"
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
@@ -103,40 +104,6 @@ static void fuzz_raw(const uint8_t *data, size_t size)
 	free(base);
 }
 
-/* Input reader for the scripted mode. */
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
-
-static uint64_t u64(struct in *in)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)u8(in) << (8 * i);
-	return v;
-}
-
-static void bytes(struct in *in, void *out, size_t len)
-{
-	size_t k = len < in->n ? len : in->n;
-
-	memset(out, 0, len);
-	memcpy(out, in->p, k);
-	in->p += k;
-	in->n -= k;
-}
-
 /* Remember the slot just published in ring (the header is intact while the oracle is on). */
 static void published(struct ctx *c, void *base, uint32_t ring)
 {
@@ -150,10 +117,10 @@ static void published(struct ctx *c, void *base, uint32_t ring)
 							       (pos & (hd->slots_per_ring - 1))];
 }
 
-static struct shm_writer *script_init(void *base, struct ctx *c, struct in *in, uint64_t epoch,
+static struct shm_writer *script_init(void *base, struct ctx *c, struct fuzz_in *in, uint64_t epoch,
 				      uint32_t *nrings)
 {
-	uint8_t g = u8(in);
+	uint8_t g = fuzz_u8(in);
 	struct shm_writer *w;
 
 	*nrings = 1 + g % 4;
@@ -167,7 +134,7 @@ static struct shm_writer *script_init(void *base, struct ctx *c, struct in *in, 
 
 static void fuzz_script(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	struct ctx c = { 0 };
 	struct shm_writer *w;
 	struct shm_reader *rd = NULL;
@@ -182,14 +149,14 @@ static void fuzz_script(const uint8_t *data, size_t size)
 		goto out;
 	rd = shmreader_attach(base, SCRIPT_SIZE);
 	while (rd && in.n && steps++ < 4096) {
-		uint8_t op = u8(&in), a = u8(&in);
+		uint8_t op = fuzz_u8(&in), a = fuzz_u8(&in);
 		uint32_t ring = a % nrings;
 
 		switch (op % 9) {
 		case 0: { /* publish a sample */
 			struct vn_sample sm;
 
-			bytes(&in, &sm, sizeof(sm));
+			fuzz_bytes(&in, &sm, sizeof(sm));
 			if (shmwriter_put_sample(w, ring, &sm) == 0)
 				published(&c, base, ring);
 			break;
@@ -197,26 +164,26 @@ static void fuzz_script(const uint8_t *data, size_t size)
 		case 1: { /* publish an event (as given: it may be invalid, then it is skipped) */
 			struct vn_event e;
 
-			bytes(&in, &e, sizeof(e));
+			fuzz_bytes(&in, &e, sizeof(e));
 			if (shmwriter_put_event(w, ring, &e) == 0)
 				published(&c, base, ring);
 			break;
 		}
 		case 2: /* poll */
-			(void)!shmreader_poll(rd, ring, deliver, &c, u8(&in));
+			(void)!shmreader_poll(rd, ring, deliver, &c, fuzz_u8(&in));
 			break;
 		case 3: { /* damage bytes anywhere */
-			uint32_t off = (uint32_t)(u8(&in) | u8(&in) << 8) % SCRIPT_SIZE;
+			uint32_t off = (uint32_t)(fuzz_u8(&in) | fuzz_u8(&in) << 8) % SCRIPT_SIZE;
 			uint8_t len = 1 + a % 8, k;
 
 			for (k = 0; k < len && off + k < SCRIPT_SIZE; k++)
-				((uint8_t *)base)[off + k] = u8(&in);
+				((uint8_t *)base)[off + k] = fuzz_u8(&in);
 			c.oracle = 0;
 			break;
 		}
 		case 4: /* set a head */
 			((struct vn_shm_ring *)((char *)base + VN_SHM_HEADER_SIZE))[ring].head =
-			    u64(&in);
+			    fuzz_u64(&in);
 			c.oracle = 0;
 			break;
 		case 5: /* the agent restarts */
@@ -226,21 +193,21 @@ static void fuzz_script(const uint8_t *data, size_t size)
 				goto out;
 			break;
 		case 6: /* clock sync from both sides */
-			if (shmreader_mailbox_send(rd, base, u64(&in), &req) == 0 &&
+			if (shmreader_mailbox_send(rd, base, fuzz_u64(&in), &req) == 0 &&
 			    shmwriter_mailbox_poll(w, &req, &send) == 1)
-				shmwriter_mailbox_reply(w, req, send, u64(&in));
+				shmwriter_mailbox_reply(w, req, send, fuzz_u64(&in));
 			break;
 		case 7: { /* a summary */
 			struct vn_shm_summary s;
 
-			bytes(&in, &s, sizeof(s));
+			fuzz_bytes(&in, &s, sizeof(s));
 			(void)!shmwriter_summary_put(w, &s);
 			break;
 		}
 		case 8: { /* status */
 			struct vn_shm_status s;
 
-			bytes(&in, &s, sizeof(s));
+			fuzz_bytes(&in, &s, sizeof(s));
 			shmwriter_set_status(w, &s);
 			break;
 		}
