@@ -59,10 +59,6 @@ struct shm_reader {
 	const struct vn_shm_summary *sum;
 	const struct vn_shm_slot *slot0;
 	struct shmreader_ring_state ring[VN_SHM_MAX_RINGS];
-	/* clock-sync mailbox */
-	uint32_t mb_lock; /* last even value stored in mbox_host.seq */
-	uint64_t mb_req, mb_send_ns;
-	int mb_pending;
 	struct shmreader_stats st;
 	char why[192];
 };
@@ -80,7 +76,6 @@ static void epoch_end(struct shm_reader *rd)
 	for (r = 0; r < rd->nrings; r++)
 		sat_add(&rd->st.lost, rd->ring[r].head - rd->ring[r].tail);
 	rd->nrings = 0;
-	rd->mb_pending = 0;
 }
 
 __attribute__((format(printf, 3, 4))) static void go_corrupt(struct shm_reader *rd, uint64_t epoch,
@@ -135,7 +130,6 @@ static void try_attach(struct shm_reader *rd, uint64_t e)
 		sat_add(&rd->st.missed, rs->tail);
 		sat_add(&rd->st.producer_dropped, rs->dropped);
 	}
-	rd->mb_pending = 0;
 	rd->epoch = e;
 	rd->state = SHMREADER_OK;
 	sat_add(&rd->st.epochs, 1);
@@ -404,57 +398,6 @@ int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
 	}
 	*out = c;
 	return 0;
-}
-
-int shmreader_mailbox_send(struct shm_reader *rd, void *base_rw, uint64_t host_send_ns,
-			   uint64_t *req_seq)
-{
-	struct vn_shm_mbox_host *m;
-
-	if (base_rw != (const void *)rd->base)
-		return -EINVAL;
-	if (rd->state != SHMREADER_OK)
-		return -ENOTCONN;
-	/* Fixed offset inside the first VN_SHM_HEADER_SIZE bytes, which the mapping always holds. */
-	m = (struct vn_shm_mbox_host *)((unsigned char *)base_rw +
-					offsetof(struct vn_shm_header, mbox_host));
-	rd->mb_req++;
-	shmregion_seq_begin(&m->seq, &rd->mb_lock);
-	SHM_STORE_RLX(&m->pad, 0);
-	SHM_STORE_RLX(&m->req_seq, rd->mb_req);
-	SHM_STORE_RLX(&m->host_send_ns, host_send_ns);
-	shmregion_seq_end(&m->seq, &rd->mb_lock);
-	rd->mb_send_ns = host_send_ns;
-	rd->mb_pending = 1;
-	*req_seq = rd->mb_req;
-	return 0;
-}
-
-int shmreader_mailbox_reply(struct shm_reader *rd, struct shmreader_clock_reply *out)
-{
-	const struct vn_shm_mbox_guest *m = &live_hdr(rd)->mbox_guest;
-	struct vn_shm_mbox_guest c;
-
-	if (rd->state != SHMREADER_OK || !rd->mb_pending)
-		return -ENOTCONN;
-	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
-		return -EAGAIN;
-	if (shmregion_reply_valid(&c) < 0) {
-		sat_add(&rd->st.mailbox_invalid, 1);
-		return -EBADMSG;
-	}
-	if (c.reply_seq != rd->mb_req || c.echo_host_send_ns != rd->mb_send_ns)
-		return 0; /* not answered yet, or an answer to an older request */
-	if (c.guest_ns == 0) {
-		sat_add(&rd->st.mailbox_invalid, 1);
-		return -EBADMSG;
-	}
-	rd->mb_pending = 0;
-	out->req_seq = c.reply_seq;
-	out->host_send_ns = c.echo_host_send_ns;
-	out->guest_ns = c.guest_ns;
-	out->cpu = c.cpu;
-	return 1;
 }
 
 int shmreader_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary *out)

@@ -40,7 +40,6 @@ struct shmreader_stats {
 	uint64_t epochs; /* epochs attached (the first one included) */
 	uint64_t producer_dropped; /* sum of the rings' dropped counters: lost inside the guest */
 	uint64_t status_invalid; /* shmreader_status() reads that found an invalid status */
-	uint64_t mailbox_invalid; /* shmreader_mailbox_reply() reads that found an invalid answer */
 	uint64_t summary_invalid; /* shmreader_summary() reads that found an invalid entry */
 };
 
@@ -108,33 +107,6 @@ int shmreader_ring_info(const struct shm_reader *rd, uint32_t ring, struct shmre
 /* Copy and validate the guest status. Returns 0, -EAGAIN (being written), -EBADMSG (invalid, counted) or
  * -ENOTCONN (not OK). */
 int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
-    __attribute__((warn_unused_result));
-
-/*
- * v1 mailbox (reserved in layout v2, where the mailbox is dtlwriter_request / dtlwriter_reply in the host
- * area; kept until every caller has moved). Post a clock-sync request stamped host_send_ns (host
- * CLOCK_MONOTONIC). base_rw is the same mapping as the attach base, writable; only struct vn_shm_mbox_host
- * (offset 192, 64 bytes) is written. The previous request, if unanswered, is abandoned. Returns 0 with
- * *req_seq, -EINVAL (base_rw is not the attached base) or -ENOTCONN (not OK).
- */
-int shmreader_mailbox_send(struct shm_reader *rd, void *base_rw, uint64_t host_send_ns,
-			   uint64_t *req_seq) __attribute__((warn_unused_result));
-
-/* The guest's answer to the outstanding request. */
-struct shmreader_clock_reply {
-	uint64_t req_seq;
-	uint64_t host_send_ns; /* as sent */
-	uint64_t guest_ns; /* guest CLOCK_MONOTONIC when it answered */
-	uint32_t
-	    cpu; /* guest CPU of the answering thread (< VN_SHM_MAX_GUEST_CPUS), or VN_SHM_CPU_UNKNOWN */
-};
-
-/*
- * Look for the answer to the outstanding request. Returns 1 once with *out when it is there (the caller
- * stamps host_recv_ns right away), 0 when not yet (or an answer to some other request), -EAGAIN when the
- * guest was writing, -EBADMSG for an invalid answer (counted), -ENOTCONN when not OK or nothing outstanding.
- */
-int shmreader_mailbox_reply(struct shm_reader *rd, struct shmreader_clock_reply *out)
     __attribute__((warn_unused_result));
 
 /*

@@ -70,7 +70,6 @@ struct shm_writer {
 	struct vn_shm_summary *sum;
 	struct vn_shm_slot *slot0;
 	uint32_t status_seq, mbox_seq, sum_seq[VN_SHM_SUMMARIES]; /* even: last value stored */
-	uint64_t mb_last_req, mb_last_send; /* last request answered */
 };
 
 uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback)
@@ -245,33 +244,4 @@ int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
 	       sizeof(*d) - sizeof(d->seq));
 	shmregion_seq_end(&d->seq, &w->sum_seq[idx]);
 	return 0;
-}
-
-int shmwriter_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
-{
-	const struct vn_shm_mbox_host *m = &w->hdr->mbox_host;
-	struct vn_shm_mbox_host c;
-
-	if (shmregion_seq_copy(&m->seq, m, &c, sizeof(c)) < 0)
-		return -EAGAIN;
-	if (c.req_seq == 0 || (c.req_seq == w->mb_last_req && c.host_send_ns == w->mb_last_send))
-		return 0;
-	*req_seq = c.req_seq;
-	*host_send_ns = c.host_send_ns;
-	return 1;
-}
-
-void shmwriter_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
-				 uint64_t guest_ns, uint32_t cpu)
-{
-	struct vn_shm_mbox_guest *m = &w->hdr->mbox_guest;
-
-	shmregion_seq_begin(&m->seq, &w->mbox_seq);
-	SHM_STORE_RLX(&m->reply_seq, req_seq);
-	SHM_STORE_RLX(&m->guest_ns, guest_ns);
-	SHM_STORE_RLX(&m->echo_host_send_ns, host_send_ns);
-	SHM_STORE_RLX(&m->cpu, cpu);
-	shmregion_seq_end(&m->seq, &w->mbox_seq);
-	w->mb_last_req = req_seq;
-	w->mb_last_send = host_send_ns;
 }

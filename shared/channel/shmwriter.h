@@ -87,23 +87,4 @@ void shmwriter_set_status(struct shm_writer *w, const struct vn_shm_status *st);
 int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
     __attribute__((warn_unused_result));
 
-/*
- * v1 mailbox (reserved in layout v2, where the mailbox is dtlreader_request / dtlreader_reply in the host
- * area; kept until every caller has moved). Look for a clock-sync request from the host. Returns 1 with
- * *req_seq and *host_send_ns when there is one this writer has not answered yet, 0 when there is none,
- * -EAGAIN when the host was writing it (try again).
- */
-int shmwriter_mailbox_poll(struct shm_writer *w, uint64_t *req_seq, uint64_t *host_send_ns)
-    __attribute__((warn_unused_result));
-
-/* Answer request (req_seq, host_send_ns) with guest_ns, the guest CLOCK_MONOTONIC read while answering,
- * and the guest CPU the answering thread runs on (VN_SHM_CPU_UNKNOWN: not said). */
-void shmwriter_mailbox_reply_cpu(struct shm_writer *w, uint64_t req_seq, uint64_t host_send_ns,
-				 uint64_t guest_ns, uint32_t cpu);
-static inline void shmwriter_mailbox_reply(struct shm_writer *w, uint64_t req_seq,
-					   uint64_t host_send_ns, uint64_t guest_ns)
-{
-	shmwriter_mailbox_reply_cpu(w, req_seq, host_send_ns, guest_ns, VN_SHM_CPU_UNKNOWN);
-}
-
 #endif

@@ -4,11 +4,11 @@
  * hostile regions. The first input byte picks how the region is made:
  *   0  raw: the rest of the input is the region image, mapped to the byte (any overread is an ASan error);
  *   1  scripted: a guest writer lays out a valid region and the input is a program of operations (put
- *      records, poll, damage bytes, set heads, re-initialise under a new epoch, mailbox, summaries, status)
- *      run against one reader; while no damage was done since the last re-initialisation, every record
+ *      records, poll, damage bytes, set heads, re-initialise under a new epoch, bytes in the reserved v1
+ *      mailbox, summaries, status) run against one reader; while no damage was done since the last re-initialisation, every record
  *      delivered must be byte-identical to what was published at its position, in order;
  *   2  near-valid: a valid region full of records, with the input XORed over it.
- * The reader runs attach, check, poll on every ring, status, summaries and the mailbox each round. Nothing
+ * The reader runs attach, check, poll on every ring, status and summaries each round. Nothing
  * may crash, overread, leak or deliver a record that fails validation. Build and run:
  *   make build-fuzz/fuzz_shm && build-fuzz/fuzz_shm -max_total_time=60 -max_len=20000
  */
@@ -46,14 +46,12 @@ static void deliver(void *arg, uint32_t ring, uint64_t pos, const struct vn_shm_
 }
 
 /* One round of everything the host does with a region. */
-static void host_round(struct shm_reader *rd, void *base, struct ctx *c, uint32_t budget)
+static void host_round(struct shm_reader *rd, struct ctx *c, uint32_t budget)
 {
 	struct vn_shm_summary sum;
 	struct vn_shm_status st;
-	struct shmreader_clock_reply rep;
 	struct vn_shm_header h;
 	struct shmreader_ring_info ri;
-	uint64_t req;
 	uint32_t r, n;
 
 	(void)shmreader_check(rd);
@@ -68,8 +66,6 @@ static void host_round(struct shm_reader *rd, void *base, struct ctx *c, uint32_
 		(void)!shmreader_summary(rd, r, &sum);
 	(void)!shmreader_summary_latest(rd, VN_SHM_PHASE_REPORTED, &sum);
 	(void)!shmreader_header(rd, &h);
-	if (shmreader_mailbox_send(rd, base, 1000, &req) == 0)
-		(void)!shmreader_mailbox_reply(rd, &rep);
 }
 
 static void *region_new(size_t size)
@@ -97,7 +93,7 @@ static void fuzz_raw(const uint8_t *data, size_t size)
 	memcpy(base, data, size);
 	rd = shmreader_attach(base, size);
 	for (i = 0; rd && i < 3; i++) {
-		host_round(rd, base, &c, 64);
+		host_round(rd, &c, 64);
 		((struct vn_shm_header *)base)->epoch += 1; /* as if the guest restarted */
 	}
 	shmreader_detach(rd);
@@ -138,7 +134,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 	struct ctx c = { 0 };
 	struct shm_writer *w;
 	struct shm_reader *rd = NULL;
-	uint64_t epoch = 1, req, send;
+	uint64_t epoch = 1;
 	uint32_t nrings, steps = 0;
 	void *base = region_new(SCRIPT_SIZE);
 
@@ -192,11 +188,14 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			if (!w)
 				goto out;
 			break;
-		case 6: /* clock sync from both sides */
-			if (shmreader_mailbox_send(rd, base, fuzz_u64(&in), &req) == 0 &&
-			    shmwriter_mailbox_poll(w, &req, &send) == 1)
-				shmwriter_mailbox_reply(w, req, send, fuzz_u64(&in));
+		case 6: { /* bytes in the v1 clock mailbox (reserved in layout v2) */
+			struct vn_shm_header *hd = base;
+
+			fuzz_bytes(&in, &hd->mbox_host, sizeof(hd->mbox_host));
+			fuzz_bytes(&in, &hd->mbox_guest, sizeof(hd->mbox_guest));
+			c.oracle = 0;
 			break;
+		}
 		case 7: { /* a summary */
 			struct vn_shm_summary s;
 
@@ -213,10 +212,10 @@ static void fuzz_script(const uint8_t *data, size_t size)
 		}
 		}
 		if (steps % 16 == 0)
-			host_round(rd, base, &c, 64);
+			host_round(rd, &c, 64);
 	}
 	if (rd)
-		host_round(rd, base, &c, 256);
+		host_round(rd, &c, 256);
 out:
 	shmreader_detach(rd);
 	shmwriter_free(w);
@@ -254,12 +253,12 @@ static void fuzz_near_valid(const uint8_t *data, size_t size)
 		(void)!(t & 1 ? shmwriter_put_event(w, r, &e) : shmwriter_put_sample(w, r, &s));
 	}
 	rd = shmreader_attach(base, SCRIPT_SIZE);
-	host_round(rd, base, &c, 8);
+	host_round(rd, &c, 8);
 	for (i = 1; i < size && i - 1 < SCRIPT_SIZE; i++)
 		b[i - 1] ^= data[i];
 	if (rd) {
-		host_round(rd, base, &c, 64);
-		host_round(rd, base, &c, 64);
+		host_round(rd, &c, 64);
+		host_round(rd, &c, 64);
 	}
 	shmwriter_free(w);
 out:

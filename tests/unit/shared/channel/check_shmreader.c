@@ -5,8 +5,8 @@
  * round trips of samples and events, wrap-around (the 32-bit lap sequence included), overruns counted
  * exactly (before, during and at the end of an epoch), torn/stale/bogus slots, invalid payloads, every
  * header field corrupted (live under the same epoch and at attach; run under ASan with regions allocated to
- * the byte so any overread is caught), epochs and recovery, bounded work per poll, the mailbox (the host
- * writes only its 64 bytes), summaries and status, and concurrency: a producer thread racing the consumer
+ * the byte so any overread is caught), epochs and recovery, bounded work per poll, a reader that writes
+ * nothing into the region, summaries and status, and concurrency: a producer thread racing the consumer
  * (every record delivered is intact and in order, the rest counted as lost) and a hostile thread scribbling
  * over the region while the consumer reads (no crash, damage counted, recovery on a new epoch).
  */
@@ -1186,124 +1186,23 @@ START_TEST(test_bounded_skips)
 }
 END_TEST
 
-/* ---- mailbox ---- */
-
-START_TEST(test_mailbox_roundtrip)
-{
-	struct fix f;
-	struct shmreader_clock_reply rep;
-	uint64_t req = 0, greq, gsend;
-
-	fix_open(&f, RSIZE, 1, 8, 7);
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -ENOTCONN); /* nothing outstanding */
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 0);
-	ck_assert_int_eq(shmreader_mailbox_send(f.rd, f.base, 1000, &req), 0);
-	ck_assert_uint_eq(req, 1);
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 0); /* not answered yet */
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 1);
-	ck_assert_uint_eq(greq, 1);
-	ck_assert_uint_eq(gsend, 1000);
-	shmwriter_mailbox_reply(f.w, greq, gsend, 5555);
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 0); /* answered once */
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 1);
-	ck_assert_uint_eq(rep.req_seq, 1);
-	ck_assert_uint_eq(rep.host_send_ns, 1000);
-	ck_assert_uint_eq(rep.guest_ns, 5555);
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -ENOTCONN);
-	/* the next request: the old answer does not count */
-	ck_assert_int_eq(shmreader_mailbox_send(f.rd, f.base, 2000, &req), 0);
-	ck_assert_uint_eq(req, 2);
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 0);
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 1);
-	shmwriter_mailbox_reply(f.w, greq, gsend, 6666);
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 1);
-	ck_assert_uint_eq(rep.guest_ns, 6666);
-	ck_assert_uint_eq(stats(f.rd).mailbox_invalid, 0);
-	fix_close(&f);
-}
-END_TEST
-
-START_TEST(test_mailbox_host_writes_only_its_part)
+/* The host's reader writes no byte of the region (layout v2: its clock mailbox is in the DTL's host area). */
+START_TEST(test_reader_writes_nothing)
 {
 	struct fix f;
 	unsigned char *before = malloc(RSIZE);
-	unsigned char *b;
-	uint64_t req, t;
-	size_t i;
+	struct vn_shm_summary sum;
 
 	fix_open(&f, RSIZE, 2, 64, 7);
-	for (t = 0; t < 10; t++)
+	for (uint64_t t = 0; t < 10; t++)
 		put_rec(f.w, 0, t);
-	b = f.base;
-	memcpy(before, b, RSIZE);
-	ck_assert_int_eq(shmreader_mailbox_send(f.rd, f.base, 1234, &req), 0);
+	memcpy(before, f.base, RSIZE);
 	ck_assert_int_eq(drain(f.rd, 0), 10);
 	ck_assert_int_eq(shmreader_status(f.rd, &(struct vn_shm_status){ 0 }), 0);
-	for (i = 0; i < RSIZE; i++)
-		if (i < 192 || i >= 256)
-			ck_assert_msg(b[i] == before[i], "host wrote byte %zu", i);
-	ck_assert_int_ne(memcmp(b + 192, before + 192, 64), 0);
-	ck_assert_uint_eq(H(f.base)->mbox_host.req_seq, req);
-	ck_assert_uint_eq(H(f.base)->mbox_host.host_send_ns, 1234);
-	ck_assert_uint_eq(H(f.base)->mbox_host.seq % 2, 0);
+	(void)!shmreader_summary_latest(f.rd, VN_SHM_PHASE_EMPTY, &sum);
+	ck_assert_int_eq(shmreader_check(f.rd), SHMREADER_OK);
+	ck_assert_msg(!memcmp(f.base, before, RSIZE), "the reader wrote into the region");
 	free(before);
-	fix_close(&f);
-}
-END_TEST
-
-START_TEST(test_mailbox_errors)
-{
-	struct fix f;
-	struct shmreader_clock_reply rep;
-	struct shm_reader *other;
-	uint64_t req, greq, gsend;
-
-	fix_open(&f, RSIZE, 1, 8, 7);
-	ck_assert_int_eq(shmreader_mailbox_send(f.rd, (char *)f.base + 64, 1, &req), -EINVAL);
-	ck_assert_int_eq(shmreader_mailbox_send(f.rd, f.base, 1000, &req), 0);
-	/* torn answer */
-	H(f.base)->mbox_guest.seq = 1;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -EAGAIN);
-	H(f.base)->mbox_guest.seq = 2;
-	/* bad padding */
-	H(f.base)->mbox_guest.pad = 1;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -EBADMSG);
-	H(f.base)->mbox_guest.pad = 0;
-	H(f.base)->mbox_guest.reserved[3] = 1;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -EBADMSG);
-	H(f.base)->mbox_guest.reserved[3] = 0;
-	/* an answer to another request, or with a different echo */
-	H(f.base)->mbox_guest.reply_seq = 5;
-	H(f.base)->mbox_guest.echo_host_send_ns = 1000;
-	H(f.base)->mbox_guest.guest_ns = 1;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 0);
-	H(f.base)->mbox_guest.reply_seq = 1;
-	H(f.base)->mbox_guest.echo_host_send_ns = 999;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), 0);
-	/* matching, but no guest time */
-	H(f.base)->mbox_guest.echo_host_send_ns = 1000;
-	H(f.base)->mbox_guest.guest_ns = 0;
-	ck_assert_int_eq(shmreader_mailbox_reply(f.rd, &rep), -EBADMSG);
-	ck_assert_uint_eq(stats(f.rd).mailbox_invalid, 3);
-	/* the guest sees a torn request */
-	H(f.base)->mbox_host.seq = 7;
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), -EAGAIN);
-	H(f.base)->mbox_host.seq = 8;
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 1);
-	shmwriter_mailbox_reply(f.w, greq, gsend, 42);
-	/* a new host instance restarts at request 1 with a new send time: answered again */
-	other = shmreader_attach(f.base, RSIZE);
-	ck_assert_ptr_nonnull(other);
-	ck_assert_int_eq(shmreader_mailbox_send(other, f.base, 3000, &req), 0);
-	ck_assert_uint_eq(req, 1);
-	ck_assert_int_eq(shmwriter_mailbox_poll(f.w, &greq, &gsend), 1);
-	ck_assert_uint_eq(gsend, 3000);
-	/* not OK: no request */
-	H(f.base)->magic[0] = 0;
-	ck_assert_int_eq(shmreader_check(other), SHMREADER_CORRUPT);
-	ck_assert_int_eq(shmreader_mailbox_send(other, f.base, 4000, &req), -ENOTCONN);
-	ck_assert_int_eq(shmreader_mailbox_reply(other, &rep), -ENOTCONN);
-	shmreader_detach(other);
 	fix_close(&f);
 }
 END_TEST
@@ -1588,30 +1487,6 @@ START_TEST(test_race_slow_consumer)
 }
 END_TEST
 
-struct guest_ctx {
-	struct shm_writer *w;
-	int stop;
-	uint64_t answered;
-};
-
-static void *guest_agent(void *arg)
-{
-	struct guest_ctx *g = arg;
-	struct timespec ts;
-	uint64_t req, send;
-
-	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
-		if (shmwriter_mailbox_poll(g->w, &req, &send) == 1) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			shmwriter_mailbox_reply(g->w, req, send,
-						(uint64_t)ts.tv_sec * 1000000000ull +
-						    (uint64_t)ts.tv_nsec);
-			g->answered++;
-		}
-	}
-	return NULL;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -1619,44 +1494,6 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-
-START_TEST(test_race_mailbox)
-{
-	struct fix f;
-	struct guest_ctx g = { 0 };
-	struct shmreader_clock_reply rep;
-	pthread_t th;
-	uint64_t req, send, recv, got = 0;
-	int i, r, spins;
-
-	fix_open(&f, RSIZE, 1, 8, 7);
-	g.w = f.w;
-	ck_assert_int_eq(pthread_create(&th, NULL, guest_agent, &g), 0);
-	for (i = 0; i < 2000; i++) {
-		send = now_ns();
-		ck_assert_int_eq(shmreader_mailbox_send(f.rd, f.base, send, &req), 0);
-		for (spins = 0; spins < 10000000; spins++) {
-			r = shmreader_mailbox_reply(f.rd, &rep);
-			if (r == 1 || r == -EBADMSG)
-				break;
-		}
-		ck_assert_int_ne(r, -EBADMSG);
-		recv = now_ns();
-		if (r != 1)
-			continue; /* the guest thread was not scheduled in time: abandoned */
-		got++;
-		ck_assert_uint_eq(rep.req_seq, req);
-		ck_assert_uint_eq(rep.host_send_ns, send);
-		ck_assert_uint_ge(rep.guest_ns, send); /* same clock here */
-		ck_assert_uint_le(rep.guest_ns, recv);
-	}
-	__atomic_store_n(&g.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	ck_assert_uint_gt(got, 1000);
-	ck_assert_uint_eq(stats(f.rd).mailbox_invalid, 0);
-	fix_close(&f);
-}
-END_TEST
 
 /* ---- hostile guest ---- */
 
@@ -1696,10 +1533,9 @@ START_TEST(test_hostile_scribbler)
 	struct shmreader_stats s0, s1;
 	struct vn_shm_summary sum;
 	struct vn_shm_status st;
-	struct shmreader_clock_reply rep;
 	struct order_ctx o = { 0 };
 	struct shm_writer *w;
-	uint64_t req, t, loops = 0, states[3] = { 0 }, odd_ret = 0, start;
+	uint64_t t, loops = 0, states[3] = { 0 }, odd_ret = 0, start;
 	pthread_t th;
 	uint32_t r;
 
@@ -1727,8 +1563,6 @@ START_TEST(test_hostile_scribbler)
 		}
 		(void)!shmreader_status(rd, &st);
 		(void)!shmreader_summary_latest(rd, VN_SHM_PHASE_EMPTY, &sum);
-		if (shmreader_mailbox_send(rd, base, now_ns(), &req) == 0)
-			(void)!shmreader_mailbox_reply(rd, &rep);
 		states[shmreader_state(rd)]++;
 		loops++;
 	}
@@ -1877,10 +1711,8 @@ static Suite *shmreader_suite(void)
 	tcase_add_test(tc, test_bounded_skips);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("mailbox");
-	tcase_add_test(tc, test_mailbox_roundtrip);
-	tcase_add_test(tc, test_mailbox_host_writes_only_its_part);
-	tcase_add_test(tc, test_mailbox_errors);
+	tc = tcase_create("read_only");
+	tcase_add_test(tc, test_reader_writes_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("summary_status");
@@ -1894,7 +1726,6 @@ static Suite *shmreader_suite(void)
 	tcase_add_test(tc, test_race_fast_consumer);
 	tcase_add_test(tc, test_race_small_ring);
 	tcase_add_test(tc, test_race_slow_consumer);
-	tcase_add_test(tc, test_race_mailbox);
 	tcase_add_test(tc, test_hostile_scribbler);
 	tcase_add_test(tc, test_random_regions);
 	suite_add_tcase(s, tc);
