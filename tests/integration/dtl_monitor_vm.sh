@@ -9,9 +9,10 @@
 # The hog runs HOG_S seconds, inside the measuring monitor's window (started once the monitor printed its
 # first period), so that its whole life is in both views. Ground truth: the time the hog held vCPU 0's pCPU
 # in vnoise-host's own view (the preemptors of vCPU 0 in the record's JSON); every hog run displaces the
-# always-busy vCPU 0. (The hog's own CPU time is printed too, but is no truth here: where the test host
-# is itself a VM, the kernel leaves the test host's own steal out of it.) The target's host_preempt
-# time from the hog must be within 15% of it and named host-user-task:<hog>[pid] with detail task; with
+# always-busy vCPU 0; and the hog's own CPU time (its thread CPU time, summed by the injector over its
+# bursts), the issue's truth. (The two agree within ~1% on a quiet test host; where the test host is itself a
+# VM, its kernel leaves the test host's own steal out of the hog's CPU time: both are checked.) The target's
+# host_preempt time from the hog must be within 15% of both and named host-user-task:<hog>[pid] with detail task; with
 # detail class the same time is under host-user-task (with the other host user tasks, bounded by their
 # share in the task run) and neither the hog's comm nor its pid appears anywhere in the guest's output.
 # Run only under `flock /tmp/vnoise-vm.lock` (one VM at a time on the test machine).
@@ -126,9 +127,10 @@ OTHER_SHARE=$(awk -v o="$others" -v w="$WIN_NS" 'BEGIN { printf "%.6f", o / w }'
 echo "task: host_preempt from the hog $((got / 1000000)) ms, from other host user tasks $((others / 1000000)) ms; largest host user task $top"
 [[ $top == "host-user-task:${hog}["* ]] || fail "task: the largest host user task is $top, not the hog"
 within15 "$got" "$EXP" || fail "task: host_preempt from the hog $got ns, the host's view $EXP ns (want within 15%)"
+within15 "$got" "$HOG_CPU" || fail "task: host_preempt from the hog $got ns, the hog's own CPU time $HOG_CPU ns (want within 15%)"
 tail -1 "$OUT" | jq -e "$s.host_preempt_ns >= $got and $s.running_ns + $s.runnable_ns == $s.host_preempt_ns + $s.host_wait_ns" >/dev/null ||
 	fail "task: hypervisor totals do not add up: $(tail -1 "$OUT" | jq -c "$s")"
-ok "task: host_preempt names $top: $(pct "$got" "$EXP")% of the hog's time in the host's view"
+ok "task: host_preempt names $top: $(pct "$got" "$HOG_CPU")% of the hog's own CPU time, $(pct "$got" "$EXP")% of its time in the host's view"
 
 # --dtl-detail class: the same time under the class, and nothing of the hog's identity in the guest
 start_host class
@@ -158,6 +160,8 @@ oth=$(mf "$(awk -v s="$OTHER_SHARE" -v w="$WIN_NS" 'BEGIN { print s * w }')")
 echo "class: host_preempt under host-user-task $((got / 1000000)) ms; other host user tasks at the task run's share: $((oth / 1000000)) ms"
 within15 "$got" "$EXP" "$oth" ||
 	fail "class: host-user-task holds $got ns, the hog's time $EXP ns (+ $oth ns of other host user tasks; want within 15%)"
+within15 "$got" "$HOG_CPU" "$oth" ||
+	fail "class: host-user-task holds $got ns, the hog's own CPU time $HOG_CPU ns (+ $oth ns of other host user tasks; want within 15%)"
 cat "$OUT" "$TMP/probe.json" "$TMP/class.txt" >"$TMP/class.all"
 vm_exec 'cat /tmp/warm.err' >>"$TMP/class.all"
 leak=$(grep -F -e "$hog" -e "$hog2" "$TMP/class.all")
@@ -167,5 +171,5 @@ for t in $HOG_IDS; do
 	leak=$(grep -E -e "\[$t\]|\"pid\": ?$t([^0-9]|$)" "$TMP/class.all")
 	[ -z "$leak" ] || fail "class: the guest's output holds the hog's pid $t: ${leak:0:300}"
 done
-ok "class: host-user-task holds $(pct "$got" "$EXP")% of the hog's time (other host user tasks included); no comm or pid of the hog ($HOG_IDS) in the guest's output"
+ok "class: host-user-task holds $(pct "$got" "$HOG_CPU")% of the hog's own CPU time, $(pct "$got" "$EXP")% of its time in the host's view (other host user tasks included); no comm or pid of the hog ($HOG_IDS) in the guest's output"
 exit 0
