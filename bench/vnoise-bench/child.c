@@ -20,9 +20,101 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/monotime.h"
+#include "util/progress.h"
 #include "vnbench.h"
 
 volatile sig_atomic_t vnb_stop;
+
+/* The children's stderr relay (child_relay_open): the pipe, its progress line, a partial line. */
+static struct {
+	int rd, wr;
+	struct progress *prog;
+	size_t len;
+	char buf[4096];
+} relay = { .rd = -1, .wr = -1 };
+
+int child_relay_open(struct progress *p)
+{
+	int fds[2];
+
+	if (!p || relay.rd >= 0)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	/* Only our end is non-blocking: the write end is the children's stderr. */
+	if (fcntl(fds[0], F_SETFL, O_NONBLOCK)) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	relay.rd = fds[0];
+	relay.wr = fds[1];
+	relay.prog = p;
+	relay.len = 0;
+	return 0;
+}
+
+/* Write n bytes of the relay's buffer to our stderr (the progress line erased first) and drop them. */
+static void relay_put(size_t n)
+{
+	size_t off = 0;
+
+	if (!n)
+		return;
+	progress_clear(relay.prog);
+	while (off < n) {
+		ssize_t w = write(STDERR_FILENO, relay.buf + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	memmove(relay.buf, relay.buf + n, relay.len - n);
+	relay.len -= n;
+}
+
+/* Read what is in the pipe; print the whole lines (a full buffer without a newline: all of it). */
+static void relay_read(void)
+{
+	for (;;) {
+		ssize_t r;
+		char *nl;
+
+		if (relay.len == sizeof(relay.buf))
+			relay_put(relay.len);
+		r = read(relay.rd, relay.buf + relay.len, sizeof(relay.buf) - relay.len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		relay.len += (size_t)r;
+		nl = memrchr(relay.buf, '\n', relay.len);
+		if (nl)
+			relay_put((size_t)(nl - relay.buf) + 1);
+	}
+}
+
+void child_relay_drain(void)
+{
+	if (relay.rd >= 0)
+		relay_read();
+}
+
+void child_relay_close(void)
+{
+	if (relay.rd < 0)
+		return;
+	relay_read();
+	relay_put(relay.len);
+	close(relay.rd);
+	close(relay.wr);
+	relay.rd = relay.wr = -1;
+	relay.prog = NULL;
+}
 
 void child_init(struct child *c, const char *name)
 {
@@ -64,6 +156,8 @@ int child_spawn(struct child *c, char *const argv[])
 			close(nul);
 		}
 		dup2(pfd[1], STDOUT_FILENO);
+		if (relay.wr >= 0)
+			dup2(relay.wr, STDERR_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "vnoise-bench sweep: error: cannot run %s: %s\n", argv[0],
@@ -108,9 +202,9 @@ int child_poll(struct child *const *cs, int n, int timeout_ms)
 	uint64_t end = timeout_ms >= 0 ? now_ns() + (uint64_t)timeout_ms * 1000000ULL : 0;
 
 	for (;;) {
-		struct pollfd pf[8];
+		struct pollfd pf[9]; /* the children's, then the stderr relay's */
 		struct child *who[8];
-		int np = 0, wait_ms = -1, r;
+		int np = 0, nr, wait_ms = -1, r;
 
 		if (vnb_stop)
 			return -EINTR;
@@ -125,6 +219,11 @@ int child_poll(struct child *const *cs, int n, int timeout_ms)
 		}
 		if (!np)
 			return 0; /* every pipe at EOF */
+		nr = np;
+		if (relay.rd >= 0) {
+			pf[nr].fd = relay.rd;
+			pf[nr++].events = POLLIN;
+		}
 		if (end) {
 			uint64_t now = now_ns();
 
@@ -132,9 +231,11 @@ int child_poll(struct child *const *cs, int n, int timeout_ms)
 				return -ETIMEDOUT;
 			wait_ms = (int)((end - now + 999999) / 1000000);
 		}
-		r = poll(pf, (nfds_t)np, wait_ms);
+		r = poll(pf, (nfds_t)nr, wait_ms);
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (r > 0 && nr > np && pf[np].revents)
+			relay_read();
 		for (int i = 0; r > 0 && i < np; i++) {
 			if (!pf[i].revents)
 				continue;

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/monotime.h"
+#include "util/progress.h"
 #include "lib/nstats.h"
 #include "util/parse.h"
 #include "format/qga.h"
@@ -45,6 +47,7 @@
 #define INJECT_STOP_MS 5000
 #define INJECT_STOP_EARLY_NS 20000000ULL /* stop this long before the next burst is due */
 #define ALPHA 0.05
+#define PROGRESS_POLL_MS 250 /* waits wake this often to redraw the progress line */
 
 /* What the monitor said about one job (its period lines summed, its summary). */
 struct job_mon {
@@ -81,11 +84,45 @@ struct sweep {
 	uint64_t inj_t0; /* when its start line came: its first burst */
 	double job_secs; /* the last job's wall time */
 	struct qga_doc *doc;
+	struct progress *prog; /* the progress line on a terminal, NULL otherwise */
+	char where[48]; /* the job's place for it: "pass 1/3, level 0.5%" */
 };
 
 static void on_signal(int sig)
 {
 	vnb_stop = sig;
+}
+
+/* What the sweep does now, on the progress line: "level 0.5%: running the detector". */
+static void doing(struct sweep *s, const char *what)
+{
+	char buf[128];
+
+	if (!s->prog)
+		return;
+	snprintf(buf, sizeof(buf), "%s%s%s", s->where, s->where[0] ? ": " : "", what);
+	progress_update(s->prog, now_ns(), buf);
+}
+
+/* A wait's poll timeout: timeout_ms, or at most PROGRESS_POLL_MS when the line is to be redrawn. */
+static int poll_ms(const struct sweep *s, int timeout_ms)
+{
+	if (!s->prog || (timeout_ms >= 0 && timeout_ms < PROGRESS_POLL_MS))
+		return timeout_ms;
+	return PROGRESS_POLL_MS;
+}
+
+/* A line of the sweep's own on stderr: the progress line erased first (it comes back at its next redraw). */
+static void say(const struct sweep *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct sweep *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	child_relay_drain();
+	progress_clear(s->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }
 
 /* The highest CPU in /sys/devices/system/cpu/online, and how many there are. */
@@ -468,6 +505,7 @@ static int find_ranks(struct sweep *s)
 		r = child_poll(one, 1, 20);
 		if (r == -EINTR)
 			return r;
+		progress_update(s->prog, now_ns(), NULL);
 		drain(s);
 		if (s->job.fd < 0) {
 			log_err("the detector job ended before its ranks were seen");
@@ -541,9 +579,10 @@ static int start_monitor(struct sweep *s, const char **why)
 			*why = "monitor silent";
 			return 0;
 		}
-		r = child_poll(both, 2, (int)((end - now) / 1000000 + 1));
+		r = child_poll(both, 2, poll_ms(s, (int)((end - now) / 1000000 + 1)));
 		if (r == -EINTR)
 			return r;
+		progress_update(s->prog, now_ns(), NULL);
 		drain(s);
 		if (s->jm.periods || s->jm.bad) /* a line: it is running */
 			return 0;
@@ -611,9 +650,10 @@ static int job_wait(struct sweep *s)
 	int r;
 
 	while (s->job.fd >= 0) {
-		r = child_poll(both, 2, -1);
+		r = child_poll(both, 2, poll_ms(s, -1));
 		if (r == -EINTR)
 			return r;
+		progress_update(s->prog, now_ns(), NULL);
 		drain(s);
 	}
 	drain(s);
@@ -677,11 +717,36 @@ static int calibrate(struct sweep *s, int *count)
 	}
 	*count = c < 1 ? 1 : c > 2000000000.0 ? 2000000000 : (int)c;
 	if (!s->p->quiet)
-		fprintf(
-		    stderr,
+		say(s,
 		    "vnoise-bench sweep: calibration: %.3f us per %s, --count %d for %.2f s runs\n",
 		    1e6 * per_op, opts_op_name(d.op), *count, s->p->run_secs);
 	memset(lv, 0, sizeof(*lv));
+	return 0;
+}
+
+/*
+ * The monitor ends by itself once the ranks are gone: its last lines, then it is stopped. *why is set when
+ * its output is unusable. 0 or -EINTR.
+ */
+static int monitor_finish(struct sweep *s, const struct sweep_level *lv, const char **why)
+{
+	struct child *one[1] = { &s->mon };
+	uint64_t end = now_ns() + MONITOR_EXIT_MS * 1000000ULL;
+
+	doing(s, "waiting for the monitor's summary");
+	while (s->mon.fd >= 0 && now_ns() < end) {
+		if (child_poll(one, 1, poll_ms(s, MONITOR_EXIT_MS)) == -EINTR)
+			return -EINTR;
+		progress_update(s->prog, now_ns(), NULL);
+		drain(s);
+	}
+	drain(s);
+	child_stop(&s->mon, SIGINT, 2000);
+	if (!s->jm.summary || s->jm.bad) {
+		log_warn("the monitor's output at level %s%% is unusable (%d bad lines%s)",
+			 lv->level_txt, s->jm.bad, s->jm.summary ? "" : ", no summary");
+		*why = "monitor output unusable";
+	}
 	return 0;
 }
 
@@ -709,16 +774,19 @@ static int sweep_job(struct sweep *s, int li, int runs)
 	snprintf(gate, sizeof(gate), "%s/gate", s->tmpdir);
 
 	if (lv->level > 0) {
+		doing(s, "starting the injector");
 		err = start_injector(s, li);
 		if (err)
 			goto out;
 	}
+	doing(s, "starting the detector");
 	err = start_job(s, &d, gate);
 	if (err)
 		goto out;
 	err = find_ranks(s);
 	if (err)
 		goto out;
+	doing(s, "starting the monitor");
 	err = start_monitor(s, &mon_why);
 	if (err)
 		goto out;
@@ -729,6 +797,7 @@ static int sweep_job(struct sweep *s, int li, int runs)
 		goto out;
 	}
 	close(fd);
+	doing(s, "running the detector");
 	err = job_wait(s);
 	if (err)
 		goto out;
@@ -736,27 +805,13 @@ static int sweep_job(struct sweep *s, int li, int runs)
 	if (err)
 		goto out;
 
-	/* The monitor ends by itself once the ranks are gone. */
 	if (!mon_why) {
-		struct child *one[1] = { &s->mon };
-		uint64_t end = now_ns() + MONITOR_EXIT_MS * 1000000ULL;
-
-		while (s->mon.fd >= 0 && now_ns() < end) {
-			err = child_poll(one, 1, MONITOR_EXIT_MS);
-			if (err == -EINTR)
-				goto out;
-			err = 0;
-			drain(s);
-		}
-		drain(s);
-		child_stop(&s->mon, SIGINT, 2000);
-		if (!s->jm.summary || s->jm.bad) {
-			log_warn("the monitor's output at level %s%% is unusable (%d bad lines%s)",
-				 lv->level_txt, s->jm.bad, s->jm.summary ? "" : ", no summary");
-			mon_why = "monitor output unusable";
-		}
+		err = monitor_finish(s, lv, &mon_why);
+		if (err)
+			goto out;
 	}
 	if (lv->level > 0) {
+		doing(s, "stopping the injector");
 		err = stop_injector(s);
 		if (err)
 			goto out;
@@ -813,13 +868,15 @@ static int level_finish(struct sweep *s, int li)
 	return 0;
 }
 
-static void progress(const struct sweep *s, int li, int pass, size_t first)
+static void report_job(const struct sweep *s, int li, int pass, size_t first)
 {
 	const struct sweep_level *lv = &s->r->lv[li];
 	struct nstats_summary sum;
 
 	if (s->p->quiet || nstats_summarize(lv->runs_s + first, lv->n - first, &sum))
 		return;
+	child_relay_drain();
+	progress_clear(s->prog);
 	fprintf(stderr, "vnoise-bench sweep: pass %d/%d, level %s%%: %zu runs, median %.6f s",
 		pass + 1, s->p->passes, lv->level_txt, lv->n - first, sum.median);
 	/* this job's figures (the level's are in the table) */
@@ -895,9 +952,17 @@ static int sweep_run(struct sweep *sw, struct sweep_params *p, const char *argv0
 	struct sweep_result *res = sw->r;
 	int err = 0;
 
+	sw->prog = progress_start_steps("sweep", p->passes > 1 ? "job" : "level",
+					p->passes * p->nlevels, p->quiet);
+	/* The children's messages go through us, so that they do not end up glued to the line. */
+	err = child_relay_open(sw->prog);
+	if (err)
+		log_debug("no relay for the children's stderr: %s", strerror(-err));
+	err = 0;
 	if (p->run_secs > 0) {
 		int count;
 
+		doing(sw, "calibrating the count");
 		err = calibrate(sw, &count);
 		if (err)
 			return err;
@@ -905,11 +970,11 @@ static int sweep_run(struct sweep *sw, struct sweep_params *p, const char *argv0
 	}
 	build_command(sw, argv0);
 	if (!p->quiet)
-		fprintf(stderr,
-			"vnoise-bench sweep: %d levels, %s x %d, %d ranks, %d runs per level in %d "
-			"pass(es) (+%d warm-up per job), injector on CPU %d%s\n",
-			p->nlevels, opts_op_name(p->d.op), p->d.count, p->np, p->d.runs, p->passes,
-			p->d.warmup, res->cpu, sw->root ? "" : "; not root: no vnoise attribution");
+		say(sw,
+		    "vnoise-bench sweep: %d levels, %s x %d, %d ranks, %d runs per level in %d "
+		    "pass(es) (+%d warm-up per job), injector on CPU %d%s\n",
+		    p->nlevels, opts_op_name(p->d.op), p->d.count, p->np, p->d.runs, p->passes,
+		    p->d.warmup, res->cpu, sw->root ? "" : "; not root: no vnoise attribution");
 	for (int li = 0; li < p->nlevels; li++) {
 		memset(&res->lv[li], 0, sizeof(res->lv[li]));
 		res->lv[li].level = p->level[li];
@@ -921,11 +986,23 @@ static int sweep_run(struct sweep *sw, struct sweep_params *p, const char *argv0
 			int runs = p->d.runs / p->passes + (pass < p->d.runs % p->passes);
 			size_t first = res->lv[li].n;
 
+			if (p->passes > 1)
+				snprintf(sw->where, sizeof(sw->where), "pass %d/%d, level %s%%",
+					 pass + 1, p->passes, p->level_txt[li]);
+			else
+				snprintf(sw->where, sizeof(sw->where), "level %s%%",
+					 p->level_txt[li]);
 			err = sweep_job(sw, li, runs);
-			if (!err)
-				progress(sw, li, pass, first);
+			if (err)
+				break;
+			report_job(sw, li, pass, first);
+			doing(sw, "done");
+			progress_step(sw->prog, pass * p->nlevels + li + 1, now_ns());
 		}
 	}
+	child_relay_close(); /* every child is stopped */
+	progress_end(sw->prog); /* the results follow */
+	sw->prog = NULL;
 	for (int li = 0; li < p->nlevels && !err; li++) {
 		err = level_finish(sw, li);
 		res->nlevels = li + 1;
@@ -941,6 +1018,9 @@ static void sweep_teardown(struct sweep *sw)
 	kill_ranks(sw);
 	child_stop(&sw->mon, SIGINT, 2000);
 	child_reap_orphans(1000);
+	child_relay_close();
+	progress_end(sw->prog);
+	sw->prog = NULL;
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	if (sw->tmpdir[0])
 		rmdir(sw->tmpdir);

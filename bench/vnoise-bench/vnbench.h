@@ -91,7 +91,8 @@ int sweep_main(int argc, char **argv, const char *argv0);
 #define CHILD_BUF 65536 /* longest line kept from a child's stdout */
 
 /*
- * A child with its stdout on a pipe (stdin /dev/null, stderr shared with ours), in its own process group
+ * A child with its stdout on a pipe (stdin /dev/null, stderr shared with ours or relayed: child_relay_open),
+ * in its own process group
  * (terminal signals reach only the sweep, which stops its children in order) and killed with SIGTERM should
  * the sweep die first (PR_SET_PDEATHSIG). Lines are collected by child_poll() and taken with
  * child_line().
@@ -144,6 +145,19 @@ void child_stop(struct child *c, int sig, int grace_ms);
  * ranks orphaned by a killed mpirun. Only once every struct child is reaped (it kills and waits for any).
  */
 void child_reap_orphans(int timeout_ms);
+
+/*
+ * While the sweep's progress line p is on the terminal: every child started from now on writes its stderr
+ * (and its ranks theirs) into one pipe that child_poll() also reads, and whole lines of it are printed on
+ * our stderr after the line is erased (progress_clear), so they are never glued to it. p NULL: nothing (the
+ * children share our stderr). 0 or -errno (then the children share our stderr).
+ */
+struct progress;
+int child_relay_open(struct progress *p) __attribute__((warn_unused_result));
+/* Print what the children wrote so far (whole lines); called before the sweep prints a line itself. */
+void child_relay_drain(void);
+/* Print the rest (an unterminated last line too) and close the pipe; then children share our stderr. */
+void child_relay_close(void);
 
 /*
  * Pids of the processes whose parent is ppid and whose comm is comm (NULL: any), ascending, at most max.

@@ -7,6 +7,7 @@
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT end the run through the same path.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
+#include "util/progress.h"
 #include "procfs/procstat.h"
 #include "record.h"
 #include "measure/sampler.h"
@@ -60,6 +62,8 @@ struct run {
 	uint64_t t0, now; /* ns: when the samplers were let go, the latest drain */
 	uint64_t *lost_seen; /* per sampler: drops already reported to the sink */
 	uint64_t ktrace_lost_seen;
+	struct progress *prog; /* measure/record -d on a terminal, NULL otherwise */
+	char doing[PATH_MAX + 64]; /* its phrase: "measuring CPUs 0-1" */
 };
 
 static const char *irq_name_cb(void *ctx, uint32_t irq)
@@ -532,6 +536,46 @@ static int run_over(struct run *r)
 	return r->stopped;
 }
 
+/* The CPUs as a short list, runs of consecutive ones as "a-b": "0-3,6". */
+static void cpus_text(char *buf, size_t len, const int *cpus, int n)
+{
+	size_t k = 0;
+	int i, j;
+
+	buf[0] = 0;
+	for (i = 0; i < n && k < len; i = j + 1) {
+		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
+			;
+		if (j > i)
+			snprintf(buf + k, len - k, "%s%d-%d", i ? "," : "", cpus[i], cpus[j]);
+		else
+			snprintf(buf + k, len - k, "%s%d", i ? "," : "", cpus[i]);
+		k += strlen(buf + k);
+	}
+}
+
+/* measure -d and record -d: the progress line on stderr (NULL when quiet, not a terminal or short). */
+static void run_progress_open(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	char cpus[256];
+	int one = r->v.ncpus == 1;
+
+	if (p->sink || !p->duration_ns || (p->cmd != CMD_MEASURE && p->cmd != CMD_RECORD))
+		return;
+	r->prog =
+	    progress_start(p->cmd == CMD_RECORD ? "record" : "measure", p->duration_ns, p->quiet);
+	if (!r->prog)
+		return;
+	cpus_text(cpus, sizeof(cpus), r->v.cpus, r->v.ncpus);
+	if (p->cmd == CMD_RECORD)
+		snprintf(r->doing, sizeof(r->doing), "recording CPU%s %s to %s", one ? "" : "s",
+			 cpus, p->output);
+	else
+		snprintf(r->doing, sizeof(r->doing), "measuring CPU%s %s", one ? "" : "s", cpus);
+	progress_update(r->prog, r->t0, r->doing);
+}
+
 /* Let the samplers go; then every poll interval take in, refresh the view once per period, until over. */
 static int run_loop(struct run *r)
 {
@@ -546,6 +590,7 @@ static int run_loop(struct run *r)
 	for (i = 0; i < r->v.ncpus; i++)
 		sampler_go(&r->smp[i]);
 	r->started = 1;
+	run_progress_open(r);
 	prev_drain = r->t0;
 	next_tick = r->t0 + refresh;
 	do {
@@ -557,7 +602,10 @@ static int run_loop(struct run *r)
 		if (rc)
 			return rc;
 		prev_drain = r->now;
+		progress_update(r->prog, r->now, NULL);
 		if (r->ops->tick && r->now >= next_tick) {
+			/* the view prints on stdout, maybe the same terminal */
+			progress_clear(r->prog);
 			snapshot(r);
 			r->ops->tick(stdout, &r->v);
 			next_tick += refresh;
@@ -588,6 +636,8 @@ static int run_finish(struct run *r, int rc)
 {
 	int i;
 
+	progress_end(r->prog); /* before anything else is printed */
+	r->prog = NULL;
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; r->smp && i < r->v.ncpus; i++)
 		sampler_join(&r->smp[i]);
@@ -621,6 +671,7 @@ static void run_free(struct run *r)
 {
 	int i;
 
+	progress_end(r->prog);
 	view_record_abort(r->rec);
 	for (i = 0; r->smp && i < r->v.ncpus; i++)
 		sampler_free(&r->smp[i]);

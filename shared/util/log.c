@@ -6,6 +6,14 @@
 
 static const char *log_prog = "vnoise";
 static int log_level;
+static log_sink_fn *log_sink;
+static void *log_sink_ctx;
+
+void log_set_sink(log_sink_fn *fn, void *ctx)
+{
+	log_sink = fn;
+	log_sink_ctx = ctx;
+}
 
 void log_set_prog(const char *prog)
 {
@@ -30,6 +38,8 @@ static void log_emit(const char *tag, const char *fmt, va_list ap)
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		n = 0;
 	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	if (log_sink && log_sink(log_sink_ctx, buf))
+		return;
 	fprintf(stderr, "%s\n", buf);
 }
 
