@@ -10,6 +10,7 @@
 #                                                                                       build/bench/dtl_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
+#   per-host exporter CPU at a 1 s scrape, 4 domains x 2 vCPUs (target <= 0.2% of a core)   build/bench/hostmetrics_bench
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
 #   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
 #   collective detector vs vnoise at injection levels 0..1% (seed 003 Tables 3-6)     bench/sweep.sh
@@ -48,6 +49,9 @@ echo "## clock alignment (reproduce: $BUILD/bench/clocksync_bench 1000000)"
 echo
 echo "## matcher throughput (reproduce: $BUILD/bench/match_bench 2000000)"
 "$BUILD/bench/match_bench" 2000000
+echo
+echo "## per-host Prometheus exporter (reproduce: $BUILD/bench/hostmetrics_bench -n 300)"
+"$BUILD/bench/hostmetrics_bench" -n 300
 echo
 echo "## LD_PRELOAD wrapper cost (reproduce: bench/preload_cost.sh 5000000)"
 bench/preload_cost.sh 5000000

@@ -39,6 +39,8 @@ static const struct cliopt_cmd commands[] = {
 	  run_host },
 	{ "report", "the views of a record file: report FILE", run_host },
 	{ "list", "the domains: QEMU pid, vCPU thread ids, shmem and tap devices", run_host },
+	{ "serve", "the long-running host view: DTL publishing, Prometheus /metrics (--metrics)",
+	  run_host },
 	{ "collect", "cluster collector: node reports, ranking, sampling, /metrics", collect_main },
 	{ "agent", "the guest agent of a domain over org.vnoise.0: status, start, stop",
 	  agentcmd_main },

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "dtl.h"
 #include "cli/cliopt.h"
 #include "engine/hostparams.h"
+#include "util/parse.h"
 
 #define MS 1000000ULL
 #define S 1000000000ULL
@@ -23,7 +25,10 @@ enum {
 	OPT_FLOWS,
 	OPT_FLOWS_TOP,
 	OPT_WIDE,
-	OPT_DTL_DETAIL
+	OPT_DTL_DETAIL,
+	OPT_BATCH,
+	OPT_METRICS,
+	OPT_HTML
 };
 
 /* The options whose presence the rules check (the "set" bitmask of the parse). */
@@ -35,7 +40,8 @@ enum {
 	SHOW_RECORD = 1 << HCMD_RECORD,
 	SHOW_REPORT = 1 << HCMD_REPORT,
 	SHOW_LIST = 1 << HCMD_LIST,
-	SHOW_LIVE = SHOW_TOP | SHOW_RECORD,
+	SHOW_SERVE = 1 << HCMD_SERVE,
+	SHOW_LIVE = SHOW_TOP | SHOW_RECORD | SHOW_SERVE,
 	SHOW_ALL = SHOW_LIVE | SHOW_REPORT | SHOW_LIST,
 };
 
@@ -90,6 +96,23 @@ static const struct host_opt host_opts[] = {
 	    .help = "JSON output: vnoise.host/1, the combined view vnoise.match/1,\n"
 		    "                         list vnoise.list/1" },
 	  SHOW_ALL },
+	{ { .id = OPT_BATCH,
+	    .name = "batch",
+	    .help = "the line output even on a terminal (no interactive screen)" },
+	  SHOW_TOP },
+	{ { .id = OPT_METRICS,
+	    .name = "metrics",
+	    .has_arg = 1,
+	    .arg = "ADDR:PORT",
+	    .help = "serve Prometheus metrics on http://ADDR:PORT/metrics (e.g.\n"
+		    "                         127.0.0.1:9464; default: no listener)" },
+	  SHOW_SERVE },
+	{ { .id = OPT_HTML,
+	    .name = "html",
+	    .has_arg = 1,
+	    .arg = "OUT.html",
+	    .help = "write a self-contained HTML report with plots to OUT.html" },
+	  SHOW_REPORT },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },
 	  SHOW_LIVE | SHOW_REPORT },
@@ -142,6 +165,11 @@ static const char *const usage_head[] = {
 			"The views of a record file.\n",
 	[HCMD_LIST] = "usage: vnoise-host list [options]\n"
 		      "The domains, their QEMU pid and vCPU thread ids, shmem and tap devices.\n",
+	[HCMD_SERVE] =
+	    "usage: vnoise-host serve [--metrics ADDR:PORT] [options]\n"
+	    "The long-running host view (the systemd service's mode): publishes every\n"
+	    "domain's dispatch trace log, serves Prometheus metrics with --metrics, and\n"
+	    "prints one JSON line per period with --json.\n",
 };
 
 static const char time_note[] =
@@ -157,7 +185,7 @@ size_t hostparams_usage(enum host_cmd cmd, char *buf, size_t len)
 	w = snprintf(buf, len, "%s", usage_head[cmd]);
 	n = w > 0 ? (size_t)w : 0;
 	n += cliopt_help(table, n < len ? buf + n : NULL, n < len ? len - n : 0);
-	if (cmd == HCMD_TOP || cmd == HCMD_RECORD) {
+	if (cmd == HCMD_TOP || cmd == HCMD_RECORD || cmd == HCMD_SERVE) {
 		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", time_note);
 		n += w > 0 ? (size_t)w : 0;
 	}
@@ -178,7 +206,8 @@ static int command_of(const char *name, enum host_cmd *cmd, char *err, size_t er
 	static const char *const names[] = { [HCMD_TOP] = "top",
 					     [HCMD_RECORD] = "record",
 					     [HCMD_REPORT] = "report",
-					     [HCMD_LIST] = "list" };
+					     [HCMD_LIST] = "list",
+					     [HCMD_SERVE] = "serve" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -186,7 +215,8 @@ static int command_of(const char *name, enum host_cmd *cmd, char *err, size_t er
 			*cmd = (enum host_cmd)i;
 			return 0;
 		}
-	log_reason(err, errlen, "unknown command '%s' (want top, record, report or list)", name);
+	log_reason(err, errlen, "unknown command '%s' (want top, record, report, list or serve)",
+		   name);
 	return -EINVAL;
 }
 
@@ -234,6 +264,22 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 	case OPT_FLOWS_TOP:
 		*set |= SET_FLOWS_TOP;
 		return cliopt_int(ps, 1, 1000, &p->flows_top);
+	case OPT_METRICS: {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		if (parse_sockaddr(a, 0, &ss, &sl))
+			return cliopt_fail(
+			    ps, "invalid --metrics '%s': want a numeric ADDR:PORT or [IPv6]:PORT",
+			    a);
+		p->metrics = a;
+		return 0;
+	}
+	case OPT_HTML:
+		if (!*a)
+			return cliopt_fail(ps, "invalid --html '': want a file name");
+		p->html = a;
+		return 0;
 	case OPT_DTL_DETAIL:
 		*set |= SET_DTL_DETAIL;
 		if (!strcmp(a, "class"))
@@ -273,6 +319,9 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 	case OPT_WIDE:
 		p->wide = 1;
 		return 0;
+	case OPT_BATCH:
+		p->batch = 1;
+		return 0;
 	case CLIOPT_HELP:
 		return 1;
 	}
@@ -286,13 +335,21 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 		return cliopt_fail(ps, "record needs -o FILE");
 	if (p->cmd != HCMD_RECORD && p->output)
 		return cliopt_fail(ps, "-o is for record only");
+	if (p->batch && p->cmd != HCMD_TOP)
+		return cliopt_fail(ps, "--batch is for top only");
+	if (p->metrics && p->cmd != HCMD_SERVE)
+		return cliopt_fail(ps, "--metrics is for serve only");
+	if (p->html && p->cmd != HCMD_REPORT)
+		return cliopt_fail(ps, "--html is for report only (of a record file)");
+	if (p->html && p->json)
+		return cliopt_fail(ps, "--html and --json: choose one");
 	if (p->cmd == HCMD_LIST && p->guest)
 		return cliopt_fail(ps, "--guest is for top, record and report");
 	if ((p->cmd == HCMD_LIST || p->cmd == HCMD_REPORT) && (set & SET_DTL_DETAIL))
-		return cliopt_fail(ps, "--dtl-detail is for top and record");
+		return cliopt_fail(ps, "--dtl-detail is for top, record and serve");
 	if (p->cmd == HCMD_LIST && (p->flows || (set & SET_FLOWS_TOP)))
-		return cliopt_fail(ps, "--flows and --flows-top are for top and record");
-	if ((p->cmd == HCMD_TOP || p->cmd == HCMD_RECORD) && (set & SET_FLOWS_TOP) && !p->flows)
+		return cliopt_fail(ps, "--flows and --flows-top are for top, record and serve");
+	if (p->cmd != HCMD_LIST && p->cmd != HCMD_REPORT && (set & SET_FLOWS_TOP) && !p->flows)
 		return cliopt_fail(ps, "--flows-top needs --flows");
 	if (p->cmd != HCMD_REPORT)
 		return 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hostparams: command line of vnoise-host (top, record, report, list), parsed by one pure function into a
+ * hostparams: command line of vnoise-host (top, record, report, list, serve), parsed by one pure function into a
  * struct (STYLE.md 9) through the common option table (shared/cli/cliopt.h, docs/CLI.md). Times are stored
  * in ns and take a unit ("500ms", "2s", "1m"); a time without one is in microseconds, and for one release a
  * bare non-zero --period or --duration (seconds before) is rejected with a hint.
@@ -13,7 +13,7 @@
 
 #define HOSTPARAMS_MAX_DOMAINS 16
 
-enum host_cmd { HCMD_TOP, HCMD_RECORD, HCMD_REPORT, HCMD_LIST };
+enum host_cmd { HCMD_TOP, HCMD_RECORD, HCMD_REPORT, HCMD_LIST, HCMD_SERVE };
 
 struct host_params {
 	enum host_cmd cmd;
@@ -37,10 +37,13 @@ struct host_params {
 	int verbose;
 	const char *output; /* record -o FILE */
 	const char *input; /* report FILE */
+	int batch; /* top --batch: the line output even on a terminal */
+	const char *metrics; /* serve --metrics ADDR:PORT: the Prometheus listener (NULL: none) */
+	const char *html; /* report --html OUT.html */
 };
 
 /*
- * Parse argv (argv[0] is the command: "top", "record", "report", "list"). Returns 0, 1 for --help (p->cmd is
+ * Parse argv (argv[0] is the command: "top", "record", "report", "list", "serve"). Returns 0, 1 for --help (p->cmd is
  * set), or -EINVAL with a one-line message in err. A deprecated spelling prints one warning line on stderr.
  */
 int hostparams_parse(int argc, char **argv, struct host_params *p, char *err, size_t errlen)

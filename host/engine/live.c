@@ -22,6 +22,9 @@
 #include "views/hostlist.h"
 #include "views/hostrec.h"
 #include "views/hostview.h"
+#include "views/hosttui.h"
+#include "export/hostmetrics.h"
+#include "util/progress.h"
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
@@ -108,6 +111,10 @@ struct mon {
 	char domtext[16384];
 	struct hostview_dtl
 	    dtl[VN_HOST_MAX_DOMAINS]; /* the views' copy of the channels' DTL figures */
+	struct hosttui *tui; /* top's interactive screen (NULL: line output) */
+	struct hostmetrics *metrics; /* serve --metrics (NULL: no listener) */
+	struct progress *prog; /* record -d on a terminal */
+	uint64_t period_ns; /* --period, or what the screen's keys chose */
 };
 
 static volatile sig_atomic_t g_stop;
@@ -1100,13 +1107,27 @@ static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 	rec_chunk(mo, type, buf, (size_t)n);
 }
 
-/* top: the view of the period [start, t) (a text view redraws the terminal). */
+/*
+ * The end of the period [start, t) for the period's consumers: top's screen or its lines (a text view
+ * redraws the terminal unless --batch), serve's exporter and JSON lines.
+ */
 static void show_period(struct mon *mo, uint64_t start, uint64_t t)
 {
+	const struct host_params *p = mo->p;
 	struct hostview_info in;
 
+	if (p->cmd != HCMD_TOP && p->cmd != HCMD_SERVE)
+		return;
 	fill_info(mo, &in, start, t);
-	if (!mo->view->json && isatty(STDOUT_FILENO))
+	if (mo->metrics)
+		hostmetrics_period(mo->metrics, mo->cur, &in);
+	if (mo->tui) {
+		hosttui_period(mo->tui, mo->cur, &in);
+		return;
+	}
+	if (p->cmd == HCMD_SERVE && !p->json)
+		return;
+	if (!mo->view->json && !p->batch && isatty(STDOUT_FILENO))
 		fputs("\033[H\033[2J", stdout);
 	if (hostview_show(mo->view, stdout, mo->cur, &in))
 		log_warn("cannot write to stdout");
@@ -1186,6 +1207,7 @@ static struct mon *mon_new(const struct host_params *p)
 	if (!mo)
 		return NULL;
 	mo->p = p;
+	mo->period_ns = p->period_ns;
 	mo->view = hostview_pick(p->guest, p->json);
 	mo->outs.esz = sizeof(struct vn_host_out);
 	mo->runs.esz = sizeof(struct vn_host_run);
@@ -1199,6 +1221,9 @@ static struct mon *mon_new(const struct host_params *p)
 
 static void mon_free(struct mon *mo)
 {
+	hosttui_close(mo->tui); /* the terminal first: messages below must be readable */
+	progress_end(mo->prog);
+	hostmetrics_stop(mo->metrics);
 	if (mo->w)
 		recwriter_abort(mo->w);
 	schedlog_close(mo->dl);
@@ -1351,7 +1376,7 @@ static void run_loop(struct mon *mo)
 	const struct host_params *p = mo->p;
 	uint64_t tick_ns = p->guest ? GUEST_TICK_NS : TICK_NS;
 	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
-	uint64_t next_period = mo->start_ns + p->period_ns, last_show = mo->start_ns, t, wake;
+	uint64_t next_period = mo->start_ns + mo->period_ns, last_show = mo->start_ns, t, wake;
 
 	while (!g_stop) {
 		t = now_ns();
@@ -1361,19 +1386,27 @@ static void run_loop(struct mon *mo)
 			wake = next_period;
 		if (end_ns && wake > end_ns)
 			wake = end_ns;
-		if (wake > t && !sleep_until(wake))
+		if (mo->tui && wake > t) {
+			if (hosttui_wait(mo->tui, wake))
+				break; /* q */
+			if (now_ns() < wake)
+				continue; /* a signal */
+		} else if (wake > t && !sleep_until(wake)) {
 			continue;
+		}
 		t = now_ns();
 		tick(mo, t);
+		progress_update(mo->prog, t, "recording");
 		if (t >= next_period || (end_ns && t >= end_ns)) {
 			end_period(mo, t);
 			write_stats(mo, VN_CHUNK_STATS, t);
-			if (p->cmd == HCMD_TOP)
-				show_period(mo, last_show, t);
+			show_period(mo, last_show, t);
 			hostagg_reset(mo->cur);
 			last_show = t;
+			if (mo->tui)
+				mo->period_ns = hosttui_period_ns(mo->tui);
 			while (next_period <= t)
-				next_period += p->period_ns;
+				next_period += mo->period_ns;
 		}
 		if (end_ns && t >= end_ns)
 			break;
@@ -1386,16 +1419,44 @@ static int finish_run(struct mon *mo)
 	uint64_t t = now_ns();
 	struct hostview_info in;
 
+	hosttui_close(mo->tui); /* the summary and the warnings below go to the normal screen */
+	mo->tui = NULL;
+	progress_end(mo->prog);
+	mo->prog = NULL;
 	if (t > mo->period_start_ns + 1000000ULL)
 		end_period(mo, t);
 	fill_info(mo, &in, mo->start_ns, t);
 	write_stats(mo, VN_CHUNK_END, t);
-	if (mo->p->cmd == HCMD_RECORD && !mo->p->quiet &&
-	    hostview_show(mo->view, stdout, mo->total, &in))
+	/* the summary is data (-q silences messages only, as in vnoise-guest) */
+	if (mo->p->cmd == HCMD_RECORD && hostview_show(mo->view, stdout, mo->total, &in))
 		log_warn("cannot write to stdout");
 	if (in.schedlog_drops)
 		log_warn("%" PRIu64 " dispatch records were lost (ring full)", in.schedlog_drops);
 	return mo->wrerr ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The run's outputs besides the file: serve's exporter, top's screen, record's progress line. */
+static int start_outputs(struct mon *mo)
+{
+	const struct host_params *p = mo->p;
+	char err[256];
+
+	if (p->metrics) {
+		mo->metrics = hostmetrics_start(p->metrics, err, sizeof(err));
+		if (!mo->metrics) {
+			log_err("--metrics %s: %s", p->metrics, err);
+			return EXIT_CANNOT;
+		}
+		log_info("serving /metrics on port %u", hostmetrics_port(mo->metrics));
+	}
+	if (hosttui_wanted(p)) {
+		mo->tui = hosttui_open(p, err, sizeof(err));
+		if (!mo->tui)
+			log_warn("no interactive screen (%s): line output", err);
+	}
+	if (p->cmd == HCMD_RECORD)
+		mo->prog = progress_start("record", p->duration_ns, p->quiet);
+	return EXIT_OK;
 }
 
 int live_run(const struct host_params *p)
@@ -1411,7 +1472,7 @@ int live_run(const struct host_params *p)
 	ret = live_setup(mo);
 	if (!ret && p->cmd == HCMD_LIST) {
 		ret = list_domains(mo);
-	} else if (!ret) {
+	} else if (!ret && !(ret = start_outputs(mo))) {
 		run_loop(mo);
 		ret = finish_run(mo);
 	}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hosttui: the interactive screen of `vnoise-host top` (ncurses) when stdin and stdout are terminals and
+ * neither --batch nor --json is given: one row per domain, expandable to its vCPUs, sortable columns, a
+ * filter, a sparkline of the last HOSTTUI_HISTORY periods per row, a header with the host's CPU, vnoise's
+ * own cost and drops, and a detail pane for the selected vCPU. Keys are listed by `h` (docs/CLI.md).
+ *
+ * The live engine (host/engine/live.c) owns the loop: it calls hosttui_period at each period's end with that
+ * period's aggregate, and hosttui_wait instead of sleeping, so keys and resizes are handled between ticks.
+ * The terminal is restored by hosttui_close, which the engine calls on every exit path (q, SIGINT, SIGTERM,
+ * errors); hosttui_open also registers it with atexit for the paths that exit() directly.
+ */
+#ifndef VNOISE_HOST_VIEWS_HOSTTUI_H
+#define VNOISE_HOST_VIEWS_HOSTTUI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/hostagg.h"
+#include "engine/hostparams.h"
+#include "views/hostview.h"
+
+#define HOSTTUI_HISTORY 60 /* periods in each row's sparkline */
+
+struct hosttui;
+
+/* Should top run interactively: top, not --batch, not --json, stdin and stdout are terminals. */
+bool hosttui_wanted(const struct host_params *p);
+
+/* Enter the screen (alternate screen, raw keys). NULL with a one-line reason in err when the terminal
+ * cannot (TERM unknown...): the engine then falls back to the line output. */
+struct hosttui *hosttui_open(const struct host_params *p, char *err, size_t errlen);
+
+/* A period ended: cur is that period's aggregate (reset by the engine afterwards), in the run's facts
+ * (in->start_ns..end_ns is the period). Keeps what the history and the detail pane need, and redraws. */
+void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostview_info *in);
+
+/* Wait until wake (CLOCK_MONOTONIC ns), handling keys and SIGWINCH meanwhile (redraws at once). Returns 1
+ * when the user quit (q), 0 at wake or when a signal interrupted the wait. */
+int hosttui_wait(struct hosttui *t, uint64_t wake);
+
+/* The period the user chose with the keys (ns; the --period given until then). The engine applies it from
+ * the next period. */
+uint64_t hosttui_period_ns(const struct hosttui *t);
+
+/* Leave the screen: the terminal back as it was (normal screen, cooked mode, cursor). Accepts NULL; safe
+ * to call twice. */
+void hosttui_close(struct hosttui *t);
+
+#endif
