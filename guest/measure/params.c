@@ -11,7 +11,7 @@
 #include "measure/params.h"
 #include "util/parse.h"
 
-enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE };
+enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML };
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
 static const struct cliopt opts[] = {
@@ -36,6 +36,11 @@ static const struct cliopt opts[] = {
 	{ .id = OPT_WIDE,
 	  .name = "wide",
 	  .help = "the full text tables (one row per CPU, over 80 columns)" },
+	{ .id = OPT_HTML,
+	  .name = "html",
+	  .has_arg = 1,
+	  .arg = "OUT.html",
+	  .help = "write a self-contained HTML report with plots" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
@@ -47,15 +52,15 @@ static int not_for(enum vn_cmd cmd, int id)
 {
 	switch (cmd) {
 	case CMD_MEASURE:
-		return id == CLIOPT_OUTPUT;
+		return id == CLIOPT_OUTPUT || id == OPT_HTML;
 	case CMD_TOP:
 	case CMD_HIST:
-		return id == CLIOPT_OUTPUT || id == CLIOPT_JSON;
+		return id == CLIOPT_OUTPUT || id == CLIOPT_JSON || id == OPT_HTML;
 	case CMD_RECORD:
-		return 0;
+		return id == OPT_HTML;
 	default: /* report FILE: the views of a file */
 		return id != CLIOPT_JSON && id != CLIOPT_TOP && id != OPT_HIST && id != OPT_WIDE &&
-		       id != CLIOPT_HELP;
+		       id != OPT_HTML && id != CLIOPT_HELP;
 	}
 }
 
@@ -221,6 +226,11 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case OPT_WIDE:
 		p->wide = 1;
 		return 0;
+	case OPT_HTML:
+		if (!*ps->arg)
+			return cliopt_fail(ps, "invalid --html '': want a file name");
+		p->html = ps->arg;
+		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;
 	}
@@ -239,8 +249,13 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 			return cliopt_fail(ps, "-o is for record only");
 		if (p->wide && p->json && !p->report_hist)
 			return cliopt_fail(ps, "--wide is for the text views, not --json");
+		if (p->html && (p->json || p->report_hist))
+			return cliopt_fail(ps, "--html and %s: choose one",
+					   p->json ? "--json" : "--hist");
 		return 0;
 	}
+	if (p->html)
+		return cliopt_fail(ps, "--html is for report only (of a record file)");
 	if (optind != argc)
 		return cliopt_fail(ps, "unexpected argument '%s'", argv[optind]);
 	if (!runtime_set)

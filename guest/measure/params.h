@@ -57,6 +57,8 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
+	const char
+	    *html; /* report --html OUT.html: the HTML report of the file, written to OUT.html */
 	int wide; /* --wide: the text views' full tables (over 80 columns) */
 	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };

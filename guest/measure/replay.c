@@ -15,9 +15,11 @@
 #include "util/log.h"
 #include "measure/measure.h"
 #include "util/parse.h"
+#include "format/htmlplot.h"
 #include "format/recreader.h"
 #include "record.h"
 #include "views/view.h"
+#include "views/view_html.h"
 
 #define REPLAY_MAX_IRQ 4096
 
@@ -29,6 +31,8 @@ struct replay {
 	struct vn_rec_dtl_span *spans; /* as read, fed to the store after the gaps are attributed */
 	size_t nspans, spancap;
 	char partial[160]; /* the view's "partial:" line when the file was not read whole */
+	const char *html_path; /* --html OUT.html: the page is written there instead of a view */
+	struct view_html *html; /* its collector, made with the META chunk */
 	int have_meta;
 	int truncated; /* the file ends early (cut short, or never closed) */
 	uint64_t bad_records;
@@ -206,6 +210,24 @@ static void take_meta(struct replay *r, const struct recfile_chunk *c)
 	r->v.hist = calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.hist)); /* zero-filled: empty */
 	r->v.proc =
 	    !strcmp(r->helper, "proc") ? calloc((size_t)r->v.ncpus + 1, sizeof(*r->v.proc)) : NULL;
+	if (r->html_path)
+		r->html = view_html_new(r->v.ncpus); /* NULL: said when the page is written */
+}
+
+/* merge's gap callback: the view's, and the HTML page's timeline with --html. */
+static void replay_gap_cb(void *ctx, int cpu, uint64_t dur_ns,
+			  const uint64_t class_ns[VN_CLASS_MAX])
+{
+	struct replay *r = ctx;
+	const struct merge_cpu *mc;
+	int i;
+
+	view_gap_cb(&r->v, cpu, dur_ns, class_ns);
+	if (!r->html || !(mc = merge_cpu(r->v.m, cpu))) /* its last gap is this one */
+		return;
+	for (i = 0; i < r->v.ncpus && r->v.cpus[i] != cpu; i++)
+		;
+	view_html_gap(r->html, i, mc->last_gap_start, mc->last_gap_end, class_ns);
 }
 
 /* Samples and events into the merge engine; records it refuses are counted. */
@@ -215,9 +237,12 @@ static void take_records(struct replay *r, const struct recfile_chunk *c)
 	size_t k;
 
 	if (c->type == VN_CHUNK_SAMPLES) {
-		for (k = 0; k + sizeof(struct vn_sample) <= c->len; k += sizeof(struct vn_sample))
+		for (k = 0; k + sizeof(struct vn_sample) <= c->len; k += sizeof(struct vn_sample)) {
 			if (merge_add_sample(r->v.m, (const struct vn_sample *)(pl + k)))
 				r->bad_records++;
+			else if (r->html)
+				view_html_sample(r->html, (const struct vn_sample *)(pl + k));
+		}
 	} else {
 		for (k = 0; k + sizeof(struct vn_event) <= c->len; k += sizeof(struct vn_event))
 			if (merge_add_event(r->v.m, (const struct vn_event *)(pl + k)))
@@ -422,7 +447,8 @@ static struct replay *replay_new(const struct measure_params *p)
 		return NULL;
 	strcpy(r->helper, "?");
 	strcpy(r->steal, "?");
-	r->v.m = merge_new(view_gap_cb, &r->v);
+	r->html_path = p->html;
+	r->v.m = merge_new(replay_gap_cb, r);
 	r->v.top_n = p->top_n;
 	r->v.wide = p->wide;
 	r->v.irq_name = replay_irq_name;
@@ -435,6 +461,7 @@ static void replay_free(struct replay *r)
 	int i;
 
 	merge_free(r->v.m);
+	view_html_free(r->html);
 	hypsplit_free(r->v.hs);
 	dtl_close(r->store);
 	free(r->spans);
@@ -474,6 +501,17 @@ static int check_path(const char *path)
 	return EXIT_USAGE;
 }
 
+/* --html: the page of the view into path (atomically). EXIT_OK, or EXIT_FAIL said in one line. */
+static int write_html(struct replay *r, const char *path)
+{
+	int err = r->html ? view_html_write(r->html, &r->v, path) : -ENOMEM;
+
+	if (!err)
+		return EXIT_OK;
+	log_err("report: cannot write '%s': %s", path, strerror(-err));
+	return EXIT_FAIL;
+}
+
 int replay_run(const struct measure_params *p)
 {
 	struct replay *r;
@@ -484,6 +522,12 @@ int replay_run(const struct measure_params *p)
 
 	if (rc)
 		return rc;
+	if (p->html && htmlplot_same_file(p->input, p->html)) {
+		log_err("report: --html '%s' is the record file itself (see 'vnoise-guest report "
+			"--help')",
+			p->html);
+		return EXIT_USAGE;
+	}
 	r = replay_new(p);
 	if (!r) {
 		log_err("out of memory");
@@ -506,9 +550,15 @@ int replay_run(const struct measure_params *p)
 		goto out;
 	if (damaged)
 		say_partial(r, rd);
-	ops = view_pick(p);
-	if (ops->end)
-		ops->end(stdout, &r->v);
+	if (p->html) {
+		rc = write_html(r, p->html);
+		if (rc)
+			goto out;
+	} else {
+		ops = view_pick(p);
+		if (ops->end)
+			ops->end(stdout, &r->v);
+	}
 	if (damaged) {
 		recreader_stats(rd, &st);
 		log_err("%s: reported the %llu intact chunks read; %llu damaged, %llu missing",

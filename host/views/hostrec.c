@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/exitcode.h"
+#include "format/htmlplot.h"
+#include "views/hosthtml.h"
 #include "views/hostrec.h"
 #include "util/log.h"
 #include "util/parse.h"
@@ -120,6 +122,8 @@ struct replay {
 	struct hostagg *a;
 	struct hostview_info in;
 	struct hostview_dtl dtl[VN_HOST_MAX_DOMAINS]; /* in.dtl: the last STATS chunk's */
+	struct hosthtml *html; /* --html: the page's collector, fed every chunk (NULL without) */
+	uint64_t html_dropped; /* records the page had no room for */
 	uint64_t bad; /* malformed host chunks */
 	bool host_file; /* a HOST_META chunk was seen */
 	bool damaged, truncated;
@@ -240,6 +244,8 @@ static void take_period_end(struct replay *rp, const struct recfile_chunk *ch)
 
 static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
 {
+	if (rp->html && hosthtml_chunk(rp->html, ch->type, ch->payload, ch->len))
+		rp->html_dropped++;
 	switch (ch->type) {
 	case VN_CHUNK_HOST_META:
 		take_meta(rp, ch);
@@ -313,6 +319,26 @@ static int check_file(struct replay *rp, const struct hostview_ops *view)
 	return EXIT_OK;
 }
 
+/* --html: the page into path. EXIT_OK, or EXIT_FAIL said in one line. */
+static int write_html(struct replay *rp, const struct host_params *p)
+{
+	const char *partial = rp->truncated ? "the file ends early (truncated); the last period is "
+					      "incomplete"
+			      : rp->damaged
+				  ? "damaged chunks were skipped; their periods are incomplete"
+				  : NULL;
+	int err;
+
+	if (rp->html_dropped)
+		log_warn("%s: %" PRIu64 " chunks only partly on the HTML page (out of memory)",
+			 rp->path, rp->html_dropped);
+	err = hosthtml_write(rp->html, rp->a, &rp->in, p->guest, partial, p->html);
+	if (!err)
+		return EXIT_OK;
+	log_err("report: cannot write '%s': %s", p->html, strerror(-err));
+	return EXIT_FAIL;
+}
+
 int hostrec_report(const struct host_params *p)
 {
 	const struct hostview_ops *view = hostview_pick(p->guest, p->json);
@@ -327,9 +353,16 @@ int hostrec_report(const struct host_params *p)
 	struct recfile_reader *r;
 	int ret = EXIT_FAIL;
 
+	if (p->html && htmlplot_same_file(p->input, p->html)) {
+		log_err("report: --html '%s' is the record file itself (see 'vnoise-host report "
+			"--help')",
+			p->html);
+		return EXIT_USAGE;
+	}
 	rp.a = hostagg_new();
+	rp.html = p->html ? hosthtml_new() : NULL;
 	r = recreader_open(p->input);
-	if (!rp.a || !r) {
+	if (!rp.a || !r || (p->html && !rp.html)) {
 		log_err("cannot read %s: %s", p->input, strerror(errno));
 		goto out;
 	}
@@ -338,7 +371,11 @@ int hostrec_report(const struct host_params *p)
 		ret = check_file(&rp, view);
 	if (ret)
 		goto out;
-	if (hostview_show(view, stdout, rp.a, &rp.in)) {
+	if (p->html) {
+		ret = write_html(&rp, p);
+		if (ret)
+			goto out;
+	} else if (hostview_show(view, stdout, rp.a, &rp.in)) {
 		log_err("cannot write the report");
 		ret = EXIT_FAIL;
 		goto out;
@@ -346,6 +383,7 @@ int hostrec_report(const struct host_params *p)
 	ret = rp.damaged || rp.truncated ? EXIT_DAMAGED : EXIT_OK;
 out:
 	recreader_close(r);
+	hosthtml_free(rp.html);
 	hostagg_free(rp.a);
 	return ret;
 }

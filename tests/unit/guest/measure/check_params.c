@@ -506,6 +506,30 @@ START_TEST(test_help)
 }
 END_TEST
 
+/* report --html OUT.html: the HTML report; not with --json or --hist, not for the measuring commands. */
+START_TEST(test_report_html)
+{
+	OK("report", "a.vnr", "--html", "out.html");
+	ck_assert_str_eq(P.html, "out.html");
+	ck_assert_str_eq(P.input, "a.vnr");
+	OK("report", "--html", "o.html", "--top", "3", "b.vnr");
+	ck_assert_str_eq(P.html, "o.html");
+	ck_assert_str_eq(P.input, "b.vnr");
+	ck_assert_int_eq(P.top_n, 3);
+	OK("report", "a.vnr");
+	ck_assert_ptr_null(P.html);
+	FAILS("--html and --json: choose one", "report", "a.vnr", "--html", "o.html", "-j");
+	FAILS("--html and --hist: choose one", "report", "a.vnr", "--hist", "--html", "o.html");
+	FAILS("invalid --html ''", "report", "a.vnr", "--html", "");
+	FAILS("--html", "report", "a.vnr", "--html");
+	FAILS("--html is for report only", "measure", "--html", "o.html");
+	FAILS("--html is for report only", "record", "-o", "x.vnr", "--html", "o.html");
+	ck_assert(strstr(params_usage(CMD_REPORT), "--html OUT.html"));
+	ck_assert(!strstr(params_usage(CMD_MEASURE), "--html"));
+	ck_assert(!strstr(params_usage(CMD_RECORD), "--html"));
+}
+END_TEST
+
 /* help: per command, only the options it takes; every line fits 80 columns. */
 static int lists(enum vn_cmd cmd, const char *opt)
 {
@@ -636,6 +660,7 @@ static Suite *params_suite(void)
 	tc = tcase_create("report");
 	tcase_add_test(tc, test_report_files);
 	tcase_add_test(tc, test_report_options);
+	tcase_add_test(tc, test_report_html);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("help");
