@@ -111,7 +111,7 @@ static const struct host_opt host_opts[] = {
 	    .name = "html",
 	    .has_arg = 1,
 	    .arg = "OUT.html",
-	    .help = "write a self-contained HTML report with plots to OUT.html" },
+	    .help = "write a self-contained HTML report with plots" },
 	  SHOW_REPORT },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },

@@ -86,7 +86,7 @@ join_or() {
 
 # The program level: help, version, no command, unknown command (the list comes from the command table).
 for p in "vnoise-guest:$VG:measure top hist record report inject agent monitor mpi" \
-	"vnoise-host:$VH:top record report list collect agent enable disable" "vnoise-bench:$VB:detect sweep"; do
+	"vnoise-host:$VH:top record report list serve collect agent enable disable" "vnoise-bench:$VB:detect sweep"; do
 	prog=${p%%:*}
 	rest=${p#*:}
 	bin=${rest%%:*}
@@ -108,7 +108,7 @@ done
 
 # Every command: its help, its version, the options it lists and those it must not list.
 guest_cmds=(measure top hist record report inject agent monitor mpi)
-host_cmds=(top record report list collect agent enable disable)
+host_cmds=(top record report list serve collect agent enable disable)
 for c in "${guest_cmds[@]}"; do
 	check_help "$VG" "$c"
 	check_version vnoise-guest "$VG" "$c"
@@ -144,9 +144,11 @@ lacks "$VG" monitor -- runtime threshold output priority
 check_help "$VG" mpi
 lacks "$VG" mpi -- cpus period duration
 check_help "$VH" top
-lacks "$VH" top -- output
+lacks "$VH" top -- output metrics html
+check_help "$VH" serve
+lacks "$VH" serve -- output batch html
 check_help "$VH" report
-lacks "$VH" report -- connect domain duration period no-dispatch no-irqs qmp flows output
+lacks "$VH" report -- connect domain duration period no-dispatch no-irqs qmp flows output batch metrics
 check_help "$VH" list
 lacks "$VH" list -- period duration guest flows flows-top top output no-dispatch no-irqs
 check_help "$VH" collect

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for host/engine/hostparams, the command line of vnoise-host (top, record, report, list): defaults,
+ * Unit tests for host/engine/hostparams, the command line of vnoise-host (top, record, report, list, serve): defaults,
  * every option in its long and short form, time units (a time needs one: a bare non-zero --period or
  * --duration, seconds before, is rejected with a hint), the repeatable --domain and its limit, the
  * per-command rules (record needs -o, -o only for record, report FILE and the options that do not apply to
@@ -400,6 +400,42 @@ START_TEST(test_all_options_together)
 }
 END_TEST
 
+START_TEST(test_serve_batch_metrics_html)
+{
+	OK("serve");
+	check_defaults(HCMD_SERVE);
+	ck_assert_ptr_null(P.metrics);
+	OK("serve", "--metrics", "127.0.0.1:9464", "--json", "-D", "a", "--dtl-detail", "task");
+	ck_assert_str_eq(P.metrics, "127.0.0.1:9464");
+	ck_assert_int_eq(P.json, 1);
+	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_TASK);
+	OK("serve", "--metrics=[::1]:0");
+	ck_assert_str_eq(P.metrics, "[::1]:0");
+	FAILS("invalid --metrics 'localhost:9464': want a numeric ADDR:PORT", "serve", "--metrics",
+	      "localhost:9464");
+	FAILS("invalid --metrics '9464'", "serve", "--metrics", "9464");
+	FAILS("invalid --metrics ''", "serve", "--metrics", "");
+	FAILS("--metrics is for serve only", "top", "--metrics", "127.0.0.1:1");
+	FAILS("-o is for record only", "serve", "-o", "x.vnr");
+	OK("top", "--batch");
+	ck_assert_int_eq(P.batch, 1);
+	OK("top");
+	ck_assert_int_eq(P.batch, 0);
+	FAILS("--batch is for top only", "serve", "--batch");
+	FAILS("--batch is for top only", "record", "-o", "f", "--batch");
+	OK("report", "f.vnr", "--html", "out.html");
+	ck_assert_str_eq(P.html, "out.html");
+	FAILS("--html and --json: choose one", "report", "f.vnr", "--html", "o.html", "--json");
+	FAILS("--html is for report only", "top", "--html", "o.html");
+	FAILS("invalid --html ''", "report", "f.vnr", "--html", "");
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_SERVE), "      --metrics ADDR:PORT"));
+	ck_assert_ptr_null(strstr(usage_of(HCMD_TOP), "--metrics"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "      --batch"));
+	ck_assert_ptr_null(strstr(usage_of(HCMD_SERVE), "--batch"));
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_REPORT), "      --html OUT.html"));
+}
+END_TEST
+
 /* ---- per-command rules ---- */
 
 START_TEST(test_output_rules)
@@ -709,6 +745,7 @@ static Suite *hostparams_suite(void)
 
 	tc = tcase_create("rules");
 	tcase_add_test(tc, test_output_rules);
+	tcase_add_test(tc, test_serve_batch_metrics_html);
 	tcase_add_test(tc, test_report_file);
 	tcase_add_test(tc, test_report_options);
 	suite_add_tcase(s, tc);
