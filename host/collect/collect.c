@@ -24,6 +24,7 @@
 #include "util/parse.h"
 #include "collect/pcapio.h"
 #include "export/promfmt.h"
+#include "export/remotewrite.h"
 
 #define BATCH 64 /* datagrams per recvmmsg() */
 #define TICK_NS 5000000ull /* the rotation is driven at least this often */
@@ -42,6 +43,9 @@ enum {
 	O_EXCL_PCT,
 	O_EXCL_MIN,
 	O_MAX_NODES,
+	O_FORWARD,
+	O_REMOTE_WRITE,
+	O_RW_PERIOD,
 };
 
 static const struct cliopt collect_opts_table[] = {
@@ -111,6 +115,24 @@ static const struct cliopt collect_opts_table[] = {
 	  .has_arg = 1,
 	  .arg = "N",
 	  .help = "nodes kept at most (default 65536)" },
+	{ .id = O_FORWARD,
+	  .name = "forward",
+	  .has_arg = 1,
+	  .arg = "ADDR:PORT",
+	  .help =
+	      "send every accepted report on to a parent collector (a tree of\n"
+	      "                         collectors: the parent takes them with the same keys)" },
+	{ .id = O_REMOTE_WRITE,
+	  .name = "remote-write",
+	  .has_arg = 1,
+	  .arg = "URL",
+	  .help = "push the /metrics series with Prometheus remote-write to URL\n"
+		  "                         (http://ADDR:PORT/api/v1/write)" },
+	{ .id = O_RW_PERIOD,
+	  .name = "remote-write-period",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "how often (default 10s, >= 100ms)" },
 	{ .id = CLIOPT_JOB,
 	  .help = "a job the nodes run with --job ID: shown by that name (repeatable, 16\n"
 		  "                         at most)" },
@@ -161,6 +183,7 @@ static void set_defaults(struct collect_opts *o)
 	o->exclude_pct = 20;
 	o->exclude_min = 5;
 	o->max_nodes = 65536;
+	o->rw_period_ns = COLLECT_DEFAULT_RW_PERIOD_NS;
 }
 
 /* An address option: checked here, bound or served only by the daemon. */
@@ -196,6 +219,13 @@ static int take_number(struct cliopt_parser *ps, int c, struct collect_opts *o)
 		return 0;
 	case CLIOPT_DURATION:
 		return cliopt_time(ps, &o->duration_ns);
+	case O_RW_PERIOD:
+		if (cliopt_time(ps, &o->rw_period_ns))
+			return -EINVAL;
+		if (o->rw_period_ns < 100000000ull)
+			return cliopt_fail(ps, "--remote-write-period: '%s' is not a time >= 100ms",
+					   ps->arg);
+		return 0;
 	case O_SLOTS:
 		if (parse_u64(ps->arg, &o->max_slots) || !o->max_slots)
 			return cliopt_fail(ps, "--slots: '%s' is not a positive number", ps->arg);
@@ -233,6 +263,14 @@ static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, 
 		return take_sockaddr(ps, &o->listen);
 	case O_METRICS:
 		return take_sockaddr(ps, &o->metrics);
+	case O_FORWARD:
+		return take_sockaddr(ps, &o->forward);
+	case O_REMOTE_WRITE:
+		if (strncmp(ps->arg, "http://", 7) || !ps->arg[7])
+			return cliopt_fail(ps, "--remote-write: '%s' is not an http:// URL",
+					   ps->arg);
+		o->remote_write = ps->arg;
+		return 0;
 	case O_STORE:
 		o->store = ps->arg;
 		return 0;
@@ -265,9 +303,9 @@ static int check_rules(struct cliopt_parser *ps, struct collect_opts *o, int no_
 		return cliopt_fail(ps, "--key-file is required (the key shared with the nodes)");
 	if (no_store || o->pcap_in)
 		o->store = NULL;
-	if (o->pcap_in && (o->pcap_out || o->metrics))
-		return cliopt_fail(
-		    ps, "--pcap-in replays and exits: no --pcap-out or --metrics with it");
+	if (o->pcap_in && (o->pcap_out || o->metrics || o->forward || o->remote_write))
+		return cliopt_fail(ps, "--pcap-in replays and exits: no --pcap-out, --metrics, "
+				       "--forward or --remote-write with it");
 	if (o->store && o->pcap_out && !strcmp(o->store, o->pcap_out))
 		return cliopt_fail(ps, "--store and --pcap-out are the same file");
 	return 0;
@@ -307,6 +345,14 @@ struct collector {
 	struct pcapio_w *out, *store;
 	uint64_t out_errors, store_errors, sock_drops, cmd_send_errors;
 	struct httpd *http;
+	/* --forward: the parent and what could not be sent to it */
+	int fwd_fd;
+	struct sockaddr_storage fwd;
+	socklen_t fwdlen;
+	uint64_t fwd_sent, fwd_errors;
+	struct remotewrite *rw; /* --remote-write */
+	char *rw_buf; /* the exposition text of the last push */
+	size_t rw_cap;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -352,6 +398,18 @@ static int render(void *ctx, struct bufout *o)
 		promfmt_family(o, "vnoise_collect_pcap_errors_total", "counter",
 			       "Datagrams that could not be written to --pcap-out");
 		promfmt_sample_u64(o, "vnoise_collect_pcap_errors_total", NULL, 0, c->out_errors);
+		if (c->o.forward) {
+			promfmt_family(o, "vnoise_collect_forwarded_total", "counter",
+				       "Accepted datagrams sent on to the parent collector");
+			promfmt_sample_u64(o, "vnoise_collect_forwarded_total", NULL, 0,
+					   c->fwd_sent);
+			promfmt_family(o, "vnoise_collect_forward_errors_total", "counter",
+				       "Accepted datagrams that could not be sent to the parent");
+			promfmt_sample_u64(o, "vnoise_collect_forward_errors_total", NULL, 0,
+					   c->fwd_errors);
+		}
+		if (c->rw)
+			remotewrite_render_prom(c->rw, "vnoise_collect", o);
 		rc = bufout_result(o) < 0 ? -ENOSPC : 0;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -364,9 +422,17 @@ static void take(struct collector *c, const void *buf, size_t len, const struct 
 {
 	if (c->out && pcapio_write(c->out, t, src, dst, buf, len))
 		c->out_errors++;
-	if (clusteragg_ingest(c->cs, buf, len, src, srclen, t) == CS_OK && c->store &&
-	    pcapio_write(c->store, t, src, dst, buf, len))
+	if (clusteragg_ingest(c->cs, buf, len, src, srclen, t) != CS_OK)
+		return;
+	if (c->store && pcapio_write(c->store, t, src, dst, buf, len))
 		c->store_errors++;
+	if (c->fwd_fd >= 0) { /* verbatim: the node's own MAC authenticates it to the parent */
+		if (sendto(c->fwd_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+			   (struct sockaddr *)&c->fwd, c->fwdlen) < 0)
+			c->fwd_errors++;
+		else
+			c->fwd_sent++;
+	}
 }
 
 static socklen_t sa_len(const struct sockaddr *sa)
@@ -598,6 +664,54 @@ static int run_replay(struct collector *c)
 	return rc ? EXIT_FAIL : EXIT_OK;
 }
 
+/* --forward: a socket of the parent's family, not bound (replies never come back this way). */
+static int open_forward(struct collector *c)
+{
+	char a[64];
+
+	if (parse_sockaddr(c->o.forward, 1, &c->fwd, &c->fwdlen)) {
+		log_err("--forward %s: not a numeric ADDR:PORT with a port", c->o.forward);
+		return -EINVAL;
+	}
+	c->fwd_fd = socket(c->fwd.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->fwd_fd < 0) {
+		log_err("--forward %s: %s", c->o.forward, strerror(errno));
+		return -errno;
+	}
+	log_info("forwarding accepted reports to %s",
+		 parse_sockaddr_fmt((struct sockaddr *)&c->fwd, a, sizeof(a)));
+	return 0;
+}
+
+/* --remote-write: the /metrics text now, pushed (the engine under the lock while it renders). */
+static void push_remote(struct collector *c)
+{
+	struct bufout o;
+	size_t cap = c->rw_cap ? c->rw_cap : HTTPD_BODY_MIN;
+
+	for (;;) {
+		char *b = c->rw_cap >= cap ? c->rw_buf : realloc(c->rw_buf, cap);
+
+		if (!b) {
+			log_warn("--remote-write: out of memory: one snapshot not sent");
+			return;
+		}
+		c->rw_buf = b;
+		c->rw_cap = cap;
+		o = (struct bufout){ .buf = b, .len = cap };
+		if (!render(c, &o) && bufout_result(&o) >= 0)
+			break;
+		if (cap >= HTTPD_BODY_MAX) {
+			log_warn("--remote-write: the metrics outgrew %u bytes: not sent",
+				 HTTPD_BODY_MAX);
+			return;
+		}
+		cap *= 2;
+	}
+	remotewrite_push(c->rw, c->rw_buf, (size_t)bufout_result(&o),
+			 (int64_t)(now_rt_ns() / 1000000ull));
+}
+
 /* The store, the socket, --pcap-out and /metrics: EXIT_OK or the exit status (reported). */
 static int start_live(struct collector *c)
 {
@@ -616,6 +730,17 @@ static int start_live(struct collector *c)
 		if (!c->out) {
 			log_err("--pcap-out %s: %s", c->o.pcap_out, err);
 			return EXIT_FAIL;
+		}
+	}
+	if (c->o.forward && open_forward(c))
+		return EXIT_FAIL;
+	if (c->o.remote_write) {
+		struct remotewrite_cfg rc_cfg = { .url = c->o.remote_write };
+
+		c->rw = remotewrite_start(&rc_cfg, err, sizeof(err));
+		if (!c->rw) {
+			log_err("--remote-write %s: %s", c->o.remote_write, err);
+			return errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		}
 	}
 	if (c->o.metrics) {
@@ -646,6 +771,7 @@ static void show_period(struct collector *c, uint64_t t, uint64_t start)
 static void run_loop(struct collector *c)
 {
 	uint64_t start = now_ns(), next_status = start + c->o.period_ns;
+	uint64_t next_push = start + c->o.rw_period_ns;
 
 	while (!g_stop) {
 		struct pollfd pfd = { c->fd, POLLIN, 0 };
@@ -653,6 +779,11 @@ static void run_loop(struct collector *c)
 
 		if (c->o.duration_ns && t - start >= c->o.duration_ns)
 			break;
+		if (c->rw && t >= next_push) {
+			push_remote(c);
+			while (next_push <= t)
+				next_push += c->o.rw_period_ns;
+		}
 		if (c->o.period_ns && t >= next_status) {
 			show_period(c, t, start);
 			next_status += c->o.period_ns;
@@ -684,7 +815,17 @@ static void final_report(struct collector *c)
 /* Stop serving, flush and close the files (what could not be written is said), free the engine. */
 static void teardown(struct collector *c)
 {
+	if (c->rw) {
+		push_remote(c); /* the final totals */
+		remotewrite_stop(c->rw, 5000000000ull);
+	}
+	free(c->rw_buf);
 	httpd_stop(c->http);
+	if (c->fwd_errors)
+		log_warn("%" PRIu64 " accepted datagrams could not be sent to --forward %s",
+			 c->fwd_errors, c->o.forward);
+	if (c->fwd_fd >= 0)
+		close(c->fwd_fd);
 	if (c->out && pcapio_flush(c->out))
 		log_warn("--pcap-out %s: write error; the capture is incomplete", c->o.pcap_out);
 	pcapio_close(c->out);
@@ -706,7 +847,7 @@ static void teardown(struct collector *c)
 
 int collect_main(int argc, char **argv)
 {
-	struct collector c = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct collector c = { .fd = -1, .fwd_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	char err[256];
 	int ret = parse_args(argc, argv, &c.o);
 

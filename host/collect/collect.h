@@ -14,6 +14,7 @@
 
 #define COLLECT_DEFAULT_LISTEN "127.0.0.1:7361"
 #define COLLECT_DEFAULT_STORE "vnoise-collect.pcap"
+#define COLLECT_DEFAULT_RW_PERIOD_NS 10000000000ull /* --remote-write-period */
 
 struct collect_opts {
 	const char *listen; /* ADDR:PORT, port 0 picks a free one */
@@ -29,6 +30,10 @@ struct collect_opts {
 	int json, verbose, quiet;
 	const char *jobs[16]; /* --job ID: names shown for these jobs' ids */
 	unsigned njobs;
+	const char
+	    *forward; /* --forward ADDR:PORT: every accepted datagram to a parent collector */
+	const char *remote_write; /* --remote-write URL (NULL: none) */
+	uint64_t rw_period_ns; /* --remote-write-period, default COLLECT_DEFAULT_RW_PERIOD_NS */
 };
 
 /*

@@ -28,7 +28,8 @@ enum {
 	OPT_DTL_DETAIL,
 	OPT_BATCH,
 	OPT_METRICS,
-	OPT_HTML
+	OPT_HTML,
+	OPT_REMOTE_WRITE
 };
 
 /* The options whose presence the rules check (the "set" bitmask of the parse). */
@@ -106,6 +107,13 @@ static const struct host_opt host_opts[] = {
 	    .arg = "ADDR:PORT",
 	    .help = "serve Prometheus metrics on http://ADDR:PORT/metrics (e.g.\n"
 		    "                         127.0.0.1:9464; default: no listener)" },
+	  SHOW_SERVE },
+	{ { .id = OPT_REMOTE_WRITE,
+	    .name = "remote-write",
+	    .has_arg = 1,
+	    .arg = "URL",
+	    .help = "push the metrics every period with Prometheus remote-write to URL\n"
+		    "                         (http://ADDR:PORT/api/v1/write)" },
 	  SHOW_SERVE },
 	{ { .id = OPT_HTML,
 	    .name = "html",
@@ -275,6 +283,12 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 		p->metrics = a;
 		return 0;
 	}
+	case OPT_REMOTE_WRITE:
+		if (strncmp(a, "http://", 7) || !a[7])
+			return cliopt_fail(ps, "invalid --remote-write '%s': want an http:// URL",
+					   a);
+		p->remote_write = a;
+		return 0;
 	case OPT_HTML:
 		if (!*a)
 			return cliopt_fail(ps, "invalid --html '': want a file name");
@@ -339,6 +353,8 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 		return cliopt_fail(ps, "--batch is for top only");
 	if (p->metrics && p->cmd != HCMD_SERVE)
 		return cliopt_fail(ps, "--metrics is for serve only");
+	if (p->remote_write && p->cmd != HCMD_SERVE)
+		return cliopt_fail(ps, "--remote-write is for serve only");
 	if (p->html && p->cmd != HCMD_REPORT)
 		return cliopt_fail(ps, "--html is for report only (of a record file)");
 	if (p->html && p->json)

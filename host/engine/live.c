@@ -24,6 +24,7 @@
 #include "views/hostview.h"
 #include "views/hosttui.h"
 #include "export/hostmetrics.h"
+#include "export/remotewrite.h"
 #include "util/progress.h"
 #include "util/log.h"
 #include "engine/live.h"
@@ -112,7 +113,8 @@ struct mon {
 	struct hostview_dtl
 	    dtl[VN_HOST_MAX_DOMAINS]; /* the views' copy of the channels' DTL figures */
 	struct hosttui *tui; /* top's interactive screen (NULL: line output) */
-	struct hostmetrics *metrics; /* serve --metrics (NULL: no listener) */
+	struct hostmetrics *metrics; /* serve --metrics or --remote-write (NULL: neither) */
+	struct remotewrite *rw; /* serve --remote-write */
 	struct progress *prog; /* record -d on a terminal */
 	uint64_t period_ns; /* --period, or what the screen's keys chose */
 };
@@ -1223,7 +1225,8 @@ static void mon_free(struct mon *mo)
 {
 	hosttui_close(mo->tui); /* the terminal first: messages below must be readable */
 	progress_end(mo->prog);
-	hostmetrics_stop(mo->metrics);
+	hostmetrics_stop(mo->metrics); /* before the sender it pushes to */
+	remotewrite_stop(mo->rw, 5000000000ull);
 	if (mo->w)
 		recwriter_abort(mo->w);
 	schedlog_close(mo->dl);
@@ -1441,13 +1444,24 @@ static int start_outputs(struct mon *mo)
 	const struct host_params *p = mo->p;
 	char err[256];
 
-	if (p->metrics) {
+	if (p->metrics || p->remote_write) {
 		mo->metrics = hostmetrics_start(p->metrics, err, sizeof(err));
 		if (!mo->metrics) {
-			log_err("--metrics %s: %s", p->metrics, err);
+			log_err("--metrics %s: %s", p->metrics ? p->metrics : "-", err);
 			return EXIT_CANNOT;
 		}
-		log_info("serving /metrics on port %u", hostmetrics_port(mo->metrics));
+		if (p->metrics)
+			log_info("serving /metrics on port %u", hostmetrics_port(mo->metrics));
+	}
+	if (p->remote_write) {
+		struct remotewrite_cfg cfg = { .url = p->remote_write };
+
+		mo->rw = remotewrite_start(&cfg, err, sizeof(err));
+		if (!mo->rw) {
+			log_err("--remote-write %s: %s", p->remote_write, err);
+			return errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		}
+		hostmetrics_set_remotewrite(mo->metrics, mo->rw);
 	}
 	if (hosttui_wanted(p)) {
 		mo->tui = hosttui_open(p, err, sizeof(err));

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include "export/hostmetrics.h"
+#include "util/monotime.h"
+#include "export/remotewrite.h"
 #include "export/hostmetrics_priv.h"
 #include "export/httpd.h"
 #include "export/promfmt.h"
@@ -91,6 +93,7 @@ struct hostmetrics {
 	uint32_t tc_qemu[VN_HOST_MAX_DOMAINS];
 	uint64_t tc_key[VN_HOST_MAX_DOMAINS];
 	struct hm_domain dom[HOSTMETRICS_MAX_DOMAINS];
+	struct remotewrite *rw; /* serve --remote-write: each period's text is pushed (not owned) */
 };
 
 static uint64_t umax(uint64_t a, uint64_t b)
@@ -718,6 +721,8 @@ static int render(const struct hostmetrics *m, struct bufout *o)
 		promfmt_family(o, f->name, f->type, f->help);
 		f->emit(&r, f);
 	}
+	if (m->rw)
+		remotewrite_render_prom(m->rw, "vnoise_host", o);
 	return bufout_result(o) < 0 ? -ENOSPC : 0;
 }
 
@@ -777,7 +782,14 @@ void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur,
 		if (cur->dom[i].seen)
 			take_domain(m, cur, i, in->end_ns);
 	publish(m);
+	if (m->rw) /* this thread alone swaps the text: no lock to read it */
+		remotewrite_push(m->rw, m->text, m->text_len, (int64_t)(now_rt_ns() / 1000000ull));
 	m->cost_ns += thread_cpu_ns() - t0; /* shown from the next period on */
+}
+
+void hostmetrics_set_remotewrite(struct hostmetrics *m, struct remotewrite *rw)
+{
+	m->rw = rw;
 }
 
 int hostmetrics_text(struct hostmetrics *m, struct bufout *o)
@@ -836,10 +848,6 @@ fail:
 
 struct hostmetrics *hostmetrics_start(const char *spec, char *err, size_t errlen)
 {
-	if (!spec) {
-		log_reason(err, errlen, "no address");
-		return NULL;
-	}
 	return hostmetrics_new(spec, NULL, err, errlen);
 }
 

@@ -21,13 +21,18 @@
 
 struct hostmetrics;
 
-/* Listen on spec ("ADDR:PORT", "[IPv6]:PORT"; see httpd_start). NULL with a one-line reason in err. */
+/* Listen on spec ("ADDR:PORT", "[IPv6]:PORT"; see httpd_start; NULL: no listener, e.g. for --remote-write
+ * alone). NULL with a one-line reason in err. */
 struct hostmetrics *hostmetrics_start(const char *spec, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
 /* A period ended: add cur (that period's aggregate) into the counters; in holds the run's facts. */
 void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur,
 			const struct hostview_info *in);
+
+struct remotewrite;
+/* serve --remote-write: push each period's text to rw (not owned; stop m before rw). */
+void hostmetrics_set_remotewrite(struct hostmetrics *m, struct remotewrite *rw);
 
 /* The bound port (for --metrics ADDR:0). */
 uint16_t hostmetrics_port(const struct hostmetrics *m);
