@@ -187,35 +187,6 @@ static void take_causes(struct hostmetrics *m, uint32_t di, struct hm_vcpu *hv,
 	}
 }
 
-/* The name the JSON view gives an aggregate entry ("24:virtio0-input", "NET_RX", "HLT", "VMX_99"). */
-static void agg_name(const struct hostagg *a, const struct hostagg_aggent *e, char *buf, size_t len)
-{
-	const char *n;
-
-	switch (e->kind) {
-	case VN_HOST_AGG_IRQ:
-		n = hostagg_irq_name(a, e->id);
-		if (n)
-			snprintf(buf, len, "%u:%s", e->id, n);
-		else
-			snprintf(buf, len, "%u", e->id);
-		break;
-	case VN_HOST_AGG_SOFTIRQ:
-		snprintf(buf, len, "%s", merge_softirq_name(e->id));
-		break;
-	case VN_HOST_AGG_VECTOR:
-		snprintf(buf, len, "%s", merge_vector_name(e->id));
-		break;
-	default:
-		n = hostagg_exit_name(e->isa, e->id);
-		if (n)
-			snprintf(buf, len, "%s", n);
-		else
-			snprintf(buf, len, "%s_%u", e->isa == 2 ? "SVM" : "VMX", e->id);
-		break;
-	}
-}
-
 static void take_aggs(struct hm_table *t, const struct hostagg *a, const struct hostagg_vcpu *v,
 		      uint16_t kind)
 {
@@ -234,7 +205,7 @@ static void take_aggs(struct hm_table *t, const struct hostagg *a, const struct 
 			e->kind = kind;
 			e->isa = ag[i]->isa;
 			e->id = ag[i]->id;
-			agg_name(a, ag[i], e->name, sizeof(e->name));
+			hostview_agg_name(a, ag[i], e->name, sizeof(e->name));
 		}
 		if (e) {
 			e->ns += ag[i]->total_ns;

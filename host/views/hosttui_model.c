@@ -408,33 +408,16 @@ static uint64_t sum_u64(const __u64 *v, int n)
 	return t;
 }
 
-/* The label of a host aggregate entry (as the text view names them). */
+/* The label of a host aggregate entry (as the text view names them: "irq 24:virtio0-input", "HLT"). */
 static void agg_label(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
 		      size_t len)
 {
-	const char *n;
+	int k = 0;
 
-	switch (e->kind) {
-	case VN_HOST_AGG_IRQ:
-		n = hostagg_irq_name(a, e->id);
-		if (n)
-			snprintf(buf, len, "irq %u:%s", e->id, n);
-		else
-			snprintf(buf, len, "irq %u", e->id);
-		break;
-	case VN_HOST_AGG_SOFTIRQ:
-		snprintf(buf, len, "softirq %s", merge_softirq_name(e->id));
-		break;
-	case VN_HOST_AGG_VECTOR:
-		snprintf(buf, len, "vector %s", merge_vector_name(e->id));
-		break;
-	default:
-		n = hostagg_exit_name(e->isa, e->id);
-		if (n)
-			snprintf(buf, len, "%s", n);
-		else
-			snprintf(buf, len, "%s_%u", e->isa == 2 ? "SVM" : "VMX", e->id);
-	}
+	if (e->kind != VN_HOST_AGG_EXIT)
+		k = snprintf(buf, len, "%s ", hostview_agg_kind(e->kind));
+	if (k >= 0 && (size_t)k < len)
+		hostview_agg_name(a, e, buf + k, len - (size_t)k);
 }
 
 /* The host IRQ lists of every kind merged, largest total first, into det->irq. */

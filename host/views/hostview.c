@@ -107,7 +107,7 @@ int hostview_self_tids(uint32_t *tids, int max)
 	return n;
 }
 
-static const char *kind_name(uint16_t kind)
+const char *hostview_agg_kind(uint16_t kind)
 {
 	switch (kind) {
 	case VN_HOST_AGG_IRQ:
@@ -123,8 +123,8 @@ static const char *kind_name(uint16_t kind)
 	}
 }
 
-static void agg_label(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
-		      size_t len)
+void hostview_agg_name(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
+		       size_t len)
 {
 	const char *n;
 
@@ -446,7 +446,7 @@ static void text_vcpu_aggs(struct hostview_ctx *c, const struct hostagg_vcpu *v,
 	if (n) {
 		hostview_list_begin(&l, c->f, c->width, 9, "       exits/s:");
 		for (k = 0; k < n; k++) {
-			agg_label(c->a, ag[k], lbl, sizeof(lbl));
+			hostview_agg_name(c->a, ag[k], lbl, sizeof(lbl));
 			hostview_list_item(
 			    &l, "%s %.0f (avg %.1f us)", lbl, per_s(ag[k]->count, vs),
 			    ag[k]->count ? (double)ag[k]->total_ns / 1e3 / (double)ag[k]->count
@@ -460,10 +460,10 @@ static void text_vcpu_aggs(struct hostview_ctx *c, const struct hostagg_vcpu *v,
 		n = hostagg_agg_sorted(v, kind, ag, (uint32_t)c->top);
 		if (!n)
 			continue;
-		snprintf(label, sizeof(label), "       host %s:", kind_name(kind));
+		snprintf(label, sizeof(label), "       host %s:", hostview_agg_kind(kind));
 		hostview_list_begin(&l, c->f, c->width, 9, label);
 		for (k = 0; k < n; k++) {
-			agg_label(c->a, ag[k], lbl, sizeof(lbl));
+			hostview_agg_name(c->a, ag[k], lbl, sizeof(lbl));
 			hostview_list_item(&l, "%s %.0f/s %.3f%%", lbl, per_s(ag[k]->count, vs),
 					   pct(ag[k]->total_ns, vs));
 		}
@@ -516,13 +516,13 @@ static void json_aggs(struct json_writer *w, const struct hostagg *a, const stru
 	for (k = 0; k < n; k++) {
 		char lbl[48];
 
-		agg_label(a, ag[k], lbl, sizeof(lbl));
+		hostview_agg_name(a, ag[k], lbl, sizeof(lbl));
 		json_obj_begin(w);
 		if (kind == VN_HOST_AGG_EXIT) {
 			json_kv_str(w, "reason", lbl);
 			json_kv_str(w, "isa", ag[k]->isa == 2 ? "svm" : "vmx");
 		} else {
-			json_kv_str(w, "kind", kind_name(kind));
+			json_kv_str(w, "kind", hostview_agg_kind(kind));
 			json_kv_str(w, "name", lbl);
 		}
 		json_kv_u64(w, "id", ag[k]->id);

@@ -122,6 +122,12 @@ void hostview_list_item(struct hostview_list *l, const char *fmt, ...)
 /* End the line; a list without items shows empty ("-"; NULL: nothing). */
 void hostview_list_end(struct hostview_list *l, const char *empty);
 
+/* An aggregate entry's kind ("irq", "softirq", "vector", "exit") and its name as the JSON view gives it
+ * ("24:virtio0-input", "NET_RX", "LOC", "HLT", "VMX_99"); shared by every host view and the exporter. */
+const char *hostview_agg_kind(uint16_t kind);
+void hostview_agg_name(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
+		       size_t len);
+
 /* Is host thread tid one of vnoise-host's own (in->self_tids)? Is comm a vnoise thread's name? */
 bool hostview_is_self(const struct hostview_info *in, uint32_t tid);
 bool hostview_is_vnoise_comm(const char *comm);
