@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -607,11 +608,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(suite());
 }

@@ -8,6 +8,7 @@
  * and wide; the readable units; the sparkline in UTF-8 and ASCII; /proc/stat parsing; the period keys.
  */
 #include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -487,11 +488,5 @@ static Suite *hosttui_model_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hosttui_model_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(hosttui_model_suite());
 }

@@ -6,6 +6,7 @@
  * write (nothing at the target after a failed write).
  */
 #include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -341,11 +342,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(suite());
 }

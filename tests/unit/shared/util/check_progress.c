@@ -7,6 +7,7 @@
  * when quiet, short, or when stderr is not a terminal.
  */
 #include <check.h>
+#include "check_main.h"
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -319,11 +320,5 @@ static Suite *progress_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(progress_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(progress_suite());
 }
