@@ -14,8 +14,7 @@ SIM="$BUILD/tests/tools/nodesim"
 require_tools jq
 
 KEY="$TMP/keys"
-printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
-chmod 600 "$KEY"
+make_key "$KEY"
 
 expect_err 2 "forward" "$VH" collect -k "$KEY" --no-store --forward localhost:7361
 expect_err 2 "forward" "$VH" collect -k "$KEY" --pcap-in /dev/null --forward 127.0.0.1:7361

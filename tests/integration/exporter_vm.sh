@@ -109,14 +109,9 @@ grep -q "^vnoise_host_vcpu_steal_seconds_total{domain=\"$VM_NAME\",uuid=\"[0-9a-
 
 # Grafana: every metric name the dashboard queries is exported by this exporter or by the collector
 KEY="$TMP/keys"
-printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
-chmod 600 "$KEY"
+make_key "$KEY"
 start_collector C --metrics 127.0.0.1:0 --no-store
-for _ in $(seq 100); do
-	MPORT=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$TMP/C.err")
-	[ -n "$MPORT" ] && break
-	sleep 0.05
-done
+metrics_port "$TMP/C.err"
 curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/collector.txt" || fail "curl the collector's /metrics"
 cat "$TMP/m2.txt" "$TMP/collector.txt" | sed -n 's/^# TYPE \([a-zA-Z_:][a-zA-Z0-9_:]*\) .*/\1/p' | sort -u >"$TMP/names"
 "$ROOT/tests/integration/grafana.sh" --check-names "$TMP/names" || fail "the dashboard queries names nobody exports"

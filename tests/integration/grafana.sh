@@ -51,15 +51,9 @@ ok "$DASH: valid JSON, $(jq '.panels | length' "$DASH") panels, $n metric names 
 
 # the collector's names: a real scrape (families are announced even before any node reports)
 KEY="$TMP/keys"
-printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
-chmod 600 "$KEY"
+make_key "$KEY"
 start_collector C --metrics 127.0.0.1:0 --no-store
-for _ in $(seq 100); do
-	MPORT=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$TMP/C.err")
-	[ -n "$MPORT" ] && break
-	sleep 0.05
-done
-[ -n "$MPORT" ] || fail "collector: no /metrics port: $(cat "$TMP/C.err")"
+metrics_port "$TMP/C.err"
 curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/collector.txt" || fail "curl the collector's /metrics"
 sed -n 's/^# TYPE \([a-zA-Z_:][a-zA-Z0-9_:]*\) .*/\1/p' "$TMP/collector.txt" >"$TMP/names"
 # the exporter's family table

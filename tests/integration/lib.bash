@@ -65,6 +65,24 @@ start_injector() {
 	sleep 0.3
 }
 
+# make_key FILE: a report key file for nodes and collectors (one random key, id 7, mode 600)
+make_key() {
+	printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$1"
+	chmod 600 "$1"
+}
+
+# metrics_port ERRFILE: waits (5 s) for "serving /metrics on port N" in ERRFILE; sets MPORT
+metrics_port() {
+	local _
+	MPORT=
+	for _ in $(seq 100); do
+		MPORT=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$1")
+		[ -n "$MPORT" ] && return 0
+		sleep 0.05
+	done
+	fail "no /metrics port: $(cat "$1")"
+}
+
 # start_collector NAME ARGS...: vnoise-host collect with key file $KEY in the background on a free loopback
 # port, the JSON report to $TMP/NAME.json, stderr to $TMP/NAME.err; sets CPID and PORT
 start_collector() {
