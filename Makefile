@@ -59,7 +59,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIB := $(BUILD)/libvnoise-host.a
 HOST_BPF_SRCS := $(wildcard host/schedlog/*.bpf.c)
 HOST_SKELS := $(HOST_BPF_SRCS:host/schedlog/%.bpf.c=$(BUILD)/%.skel.h)
-LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd -lncursesw -ltinfo
+LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd -lncursesw -ltinfo -lsqlite3 -lsnappy -lcurl
 # bench/lib/: what only the benchmarks and vnoise-bench use.
 BENCH_LIB_SRCS := $(wildcard bench/lib/*.c)
 BENCH_LIB := $(BUILD)/libvnoise-bench.a
@@ -231,7 +231,7 @@ $(BUILD)/tests/unit/bench/%: tests/unit/bench/%.c $(BENCH_LIB) $(LIB)
 	$(Q)$(CC) $(UNIT_CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIB) $(CHECK_LIBS) -lm
 
 # Benchmarks: those of host or guest modules link that side's library.
-HOST_BENCHES := $(addprefix $(BUILD)/bench/,clocksync_bench match_bench hostmetrics_bench)
+HOST_BENCHES := $(addprefix $(BUILD)/bench/,clocksync_bench match_bench hostmetrics_bench remotewrite_bench store_bench)
 $(HOST_BENCHES): $(BUILD)/bench/%: bench/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

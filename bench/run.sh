@@ -10,6 +10,8 @@
 #                                                                                       build/bench/dtl_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
+#   collector store inserts/s (target >= 200 k rows/s), a day's ranking on 10 M rows (< 1 s)  build/bench/store_bench
+#   remote-write series/s: encode on one core (parse+protobuf, snappy), end to end     build/bench/remotewrite_bench
 #   per-host exporter CPU at a 1 s scrape, 4 domains x 2 vCPUs (target <= 0.2% of a core)   build/bench/hostmetrics_bench
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
 #   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
@@ -52,6 +54,12 @@ echo "## matcher throughput (reproduce: $BUILD/bench/match_bench 2000000)"
 echo
 echo "## per-host Prometheus exporter (reproduce: $BUILD/bench/hostmetrics_bench -n 300)"
 "$BUILD/bench/hostmetrics_bench" -n 300
+echo
+echo "## collector store (reproduce: $BUILD/bench/store_bench)"
+"$BUILD/bench/store_bench"
+echo
+echo "## remote-write (reproduce: $BUILD/bench/remotewrite_bench -n 1000)"
+taskset -c "$CPU" "$BUILD/bench/remotewrite_bench" -n 1000 2>/dev/null
 echo
 echo "## LD_PRELOAD wrapper cost (reproduce: bench/preload_cost.sh 5000000)"
 bench/preload_cost.sh 5000000

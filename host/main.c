@@ -4,6 +4,7 @@
 #include "agent/agentcmd.h"
 #include "cli/cliopt.h"
 #include "collect/collect.h"
+#include "collect/query.h"
 #include "cli/exitcode.h"
 #include "engine/hostparams.h"
 #include "views/hostrec.h"
@@ -41,6 +42,8 @@ static const struct cliopt_cmd commands[] = {
 	{ "list", "the domains: QEMU pid, vCPU thread ids, shmem and tap devices", run_host },
 	{ "serve", "the long-running service: DTL publishing, Prometheus /metrics", run_host },
 	{ "collect", "cluster collector: node reports, ranking, sampling, /metrics", collect_main },
+	{ "query", "the collector's store: slow-node ranking, node timeline, job causes",
+	  query_main },
 	{ "agent", "the guest agent of a domain over org.vnoise.0: status, start, stop",
 	  agentcmd_main },
 	{ "enable", "add vnoise's shared memory and channel to a domain (-D DOM)", setupcmd_main },

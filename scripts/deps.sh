@@ -5,7 +5,8 @@ PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
       check libsubunit-dev clang-format jq util-linux procps libclang-rt-14-dev
       libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
       busybox-static cpio libopenmpi-dev openmpi-bin
-      libmicrohttpd-dev libpcap-dev libncurses-dev prometheus tshark curl iproute2
+      libmicrohttpd-dev libpcap-dev libncurses-dev libsqlite3-dev sqlite3 libsnappy-dev libcurl4-openssl-dev
+      prometheus tshark curl iproute2
       tmux chromium
       systemd man-db groff-base
       libglib2.0-0 libnuma1 liburing2 libudev1

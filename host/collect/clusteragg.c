@@ -564,6 +564,8 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 	} else {
 		take_interval(cs, idx, &v);
 	}
+	if (cs->cfg.accepted)
+		cs->cfg.accepted(cs->cfg.accepted_ctx, &v, now_ns);
 out:
 	cs->st.dgrams[res]++;
 	return res;
@@ -1407,6 +1409,47 @@ int clusteragg_report(const struct clusteragg *cs, FILE *f, int json)
 	if (json)
 		return report_json(cs, f);
 	report_text(cs, f);
+	return 0;
+}
+
+int clusteragg_node_info(const struct clusteragg *cs, uint32_t i, struct clusteragg_node_info *out)
+{
+	const struct node *n;
+
+	if (i >= cs->nnodes)
+		return -ENOENT;
+	n = &cs->nodes[i];
+	*out = (struct clusteragg_node_info){
+		.node_id = n->node_id,
+		.job_id = n->job_id,
+		.session_id = n->seq.session_id,
+		.datagrams = n->datagrams,
+		.records = n->records,
+		.lost = n->seq.lost,
+		.late = n->seq.late,
+		.dup = n->seq.dup,
+		.stale = n->seq.stale,
+		.restarts = n->seq.restarts,
+		.intervals_sampled = n->intervals[0],
+		.intervals_counters = n->intervals[1],
+		.noise_ns = n->noise_ns,
+		.compute_ns = n->compute_ns,
+		.last_seen_ns = n->last_seen_ns,
+		.registered = n->registered,
+		.excluded = n->excluded,
+		.addr = n->addr,
+		.addrlen = n->addrlen,
+	};
+	return 0;
+}
+
+int clusteragg_job_info(const struct clusteragg *cs, uint32_t j, struct clusteragg_job_info *out)
+{
+	if (j >= cs->njobs)
+		return -ENOENT;
+	out->job_id = cs->jobs[j].job_id;
+	out->name = cs->jobs[j].name;
+	out->nodes = cs->jobs[j].nnodes;
 	return 0;
 }
 

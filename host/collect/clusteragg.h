@@ -57,6 +57,12 @@ struct clusteragg_cfg {
 	/* One line about a node registering, restarting, being excluded (no newline); may be NULL. */
 	void (*event)(void *ctx, const char *line);
 	void *event_ctx;
+	/*
+	 * Each datagram counted CS_OK, with its validated view, after the engine took it (the store keeps it);
+	 * may be NULL. Called from clusteragg_ingest(), in the caller's thread.
+	 */
+	void (*accepted)(void *ctx, const struct datagram_view *v, uint64_t now_ns);
+	void *accepted_ctx;
 };
 
 struct clusteragg_stats {
@@ -100,6 +106,26 @@ int clusteragg_render_prom(const struct clusteragg *cs, struct bufout *o);
  * the JSON writer (a stream error); the text table returns 0 (check ferror(f)).
  */
 int clusteragg_report(const struct clusteragg *cs, FILE *f, int json);
+/* A node as the store snapshots it (read-only view of the engine). */
+struct clusteragg_node_info {
+	uint64_t node_id, job_id, session_id;
+	uint64_t datagrams, records, lost, late, dup, stale, restarts;
+	uint64_t intervals_sampled, intervals_counters;
+	uint64_t noise_ns, compute_ns, last_seen_ns;
+	int registered, excluded;
+	struct sockaddr_storage addr; /* where its HELLO came from */
+	socklen_t addrlen; /* 0: no HELLO yet */
+};
+/* A job: its id, the name the collector was given (NULL: none; owned by the engine's cfg), nodes now. */
+struct clusteragg_job_info {
+	uint64_t job_id;
+	const char *name;
+	uint64_t nodes;
+};
+/* Node i (0 <= i < stats.nodes) and job j (0 <= j < stats.jobs) into *out; -ENOENT beyond. */
+int clusteragg_node_info(const struct clusteragg *cs, uint32_t i, struct clusteragg_node_info *out);
+int clusteragg_job_info(const struct clusteragg *cs, uint32_t j, struct clusteragg_job_info *out);
+
 /* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
 void clusteragg_status(const struct clusteragg *cs, char *buf, size_t len);
 

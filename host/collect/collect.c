@@ -23,11 +23,13 @@
 #include "util/monotime.h"
 #include "util/parse.h"
 #include "collect/pcapio.h"
+#include "collect/store.h"
 #include "export/promfmt.h"
 #include "export/remotewrite.h"
 
 #define BATCH 64 /* datagrams per recvmmsg() */
 #define TICK_NS 5000000ull /* the rotation is driven at least this often */
+#define SNAPSHOT_NS 1000000000ull /* the store's node accounting is written this often */
 
 enum {
 	O_LISTEN = CLIOPT_OWN,
@@ -65,8 +67,10 @@ static const struct cliopt collect_opts_table[] = {
 	  .name = "store",
 	  .has_arg = 1,
 	  .arg = "FILE",
-	  .help = "keep accepted reports in FILE, reloaded at start\n"
-		  "                         (default ./" COLLECT_DEFAULT_STORE ")" },
+	  .help = "keep accepted reports in the SQLite database FILE (reloaded at\n"
+		  "                         start; default ./" COLLECT_DEFAULT_STORE
+		  "; a capture, the\n"
+		  "                         old format, is imported into FILE.db; see 'query')" },
 	{ .id = O_NO_STORE, .name = "no-store", .help = "keep nothing on disk" },
 	{ .id = O_PCAP_OUT,
 	  .name = "pcap-out",
@@ -265,12 +269,14 @@ static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, 
 		return take_sockaddr(ps, &o->metrics);
 	case O_FORWARD:
 		return take_sockaddr(ps, &o->forward);
-	case O_REMOTE_WRITE:
-		if (strncmp(ps->arg, "http://", 7) || !ps->arg[7])
-			return cliopt_fail(ps, "--remote-write: '%s' is not an http:// URL",
-					   ps->arg);
+	case O_REMOTE_WRITE: {
+		char why[128];
+
+		if (remotewrite_url_check(ps->arg, why, sizeof(why)))
+			return cliopt_fail(ps, "--remote-write: '%s': %s", ps->arg, why);
 		o->remote_write = ps->arg;
 		return 0;
+	}
 	case O_STORE:
 		o->store = ps->arg;
 		return 0;
@@ -342,7 +348,13 @@ struct collector {
 	int fd;
 	struct sockaddr_storage me;
 	socklen_t melen;
-	struct pcapio_w *out, *store;
+	struct pcapio_w *out;
+	struct store *db; /* --store */
+	int replaying; /* the store's datagrams are going back into the engine: not stored again */
+	const void *cur_buf; /* the datagram being ingested, for the accepted callback */
+	size_t cur_len;
+	const struct sockaddr *cur_src;
+	socklen_t cur_srclen;
 	uint64_t out_errors, store_errors, sock_drops, cmd_send_errors;
 	struct httpd *http;
 	/* --forward: the parent and what could not be sent to it */
@@ -416,16 +428,28 @@ static int render(void *ctx, struct bufout *o)
 	return rc;
 }
 
+/* The engine accepted the datagram take() is ingesting: into the store (unless it came from there). */
+static void on_accepted(void *ctx, const struct datagram_view *v, uint64_t now_ns)
+{
+	struct collector *c = ctx;
+
+	if (c->db && !c->replaying &&
+	    store_add(c->db, now_ns, c->cur_src, c->cur_srclen, c->cur_buf, c->cur_len, v))
+		c->store_errors++;
+}
+
 /* One datagram from src to dst at t: pcap-out, engine, store. Called under c->lock. */
 static void take(struct collector *c, const void *buf, size_t len, const struct sockaddr *src,
 		 socklen_t srclen, const struct sockaddr *dst, uint64_t t)
 {
 	if (c->out && pcapio_write(c->out, t, src, dst, buf, len))
 		c->out_errors++;
+	c->cur_buf = buf;
+	c->cur_len = len;
+	c->cur_src = src;
+	c->cur_srclen = srclen;
 	if (clusteragg_ingest(c->cs, buf, len, src, srclen, t) != CS_OK)
 		return;
-	if (c->store && pcapio_write(c->store, t, src, dst, buf, len))
-		c->store_errors++;
 	if (c->fwd_fd >= 0) { /* verbatim: the node's own MAC authenticates it to the parent */
 		if (sendto(c->fwd_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
 			   (struct sockaddr *)&c->fwd, c->fwdlen) < 0)
@@ -551,55 +575,163 @@ static void status(struct collector *c)
 	fprintf(stderr, "%s socket-drops %" PRIu64 "\n", line, c->sock_drops);
 }
 
-/*
- * The store: its datagrams are replayed into the engine and written again, as they are accepted, to a new
- * file that then replaces it. A store whose tail is damaged (the collector died while writing) is so
- * repaired, the damaged file kept beside it as FILE.damaged; a file that is not a capture is left alone.
- */
-static int open_store(struct collector *c)
+/* A datagram of the store back into the engine (not stored again). */
+static int reload_one(void *ctx, uint64_t t, const struct sockaddr *src, socklen_t srclen,
+		      const void *buf, size_t len)
 {
-	char err[256], tmp[PATH_MAX], bad[PATH_MAX + 16];
-	struct pcapio_stats st = { 0 };
-	const char *path = c->o.store;
-	int rc;
+	struct collector *c = ctx;
 
-	if (access(path, F_OK)) {
-		c->store = pcapio_create(path, err, sizeof(err));
-		if (!c->store) {
-			log_err("store %s", err);
-			return -EIO;
-		}
-		return 0;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	snprintf(bad, sizeof(bad), "%s.damaged", path);
-	c->store = pcapio_create(tmp, err, sizeof(err));
-	if (!c->store) {
-		log_err("store %s", err);
-		return -EIO;
-	}
+	c->replaying = 1;
+	clusteragg_ingest(c->cs, buf, len, src, srclen, t);
+	c->replaying = 0;
+	return g_stop ? -EINTR : 0;
+}
+
+/* Where a capture store of the old format is imported: FILE.pcap -> FILE.db, else FILE.db. */
+static void import_path(const char *path, char *out, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n > 5 && !strcmp(path + n - 5, ".pcap"))
+		snprintf(out, len, "%.*s.db", (int)(n - 5), path);
+	else
+		snprintf(out, len, "%s.db", path);
+}
+
+/* Open (or create) the database at path; the exit status on failure (reported in one line). */
+static int open_db(struct collector *c, const char *path)
+{
+	char err[512];
+
+	c->db = store_open(path, 0, err, sizeof(err));
+	if (c->db)
+		return EXIT_OK;
+	log_err("store %s", err); /* err names the file */
+	return errno == EBADMSG || errno == EPROTO ? EXIT_DAMAGED : EXIT_FAIL;
+}
+
+/*
+ * The old format: the capture is replayed through the engine into a new database at dbpath (each datagram
+ * stored as it is accepted); the capture is kept. A capture whose tail is damaged gives what came before.
+ */
+static int import_capture(struct collector *c, const char *path, const char *dbpath)
+{
+	char err[256];
+	struct pcapio_stats st = { 0 };
+	int rc = open_db(c, dbpath);
+
+	if (rc)
+		return rc;
 	rc = pcapio_replay(path, 0, replay_one, c, &st, err, sizeof(err));
 	if (rc && (rc != -EBADMSG || !st.packets)) {
 		log_err("store %s", err);
-		unlink(tmp);
-		return rc == -EBADMSG || rc == -ENOTSUP ? -EBADMSG : rc;
+		store_close(c->db);
+		c->db = NULL;
+		unlink(dbpath);
+		return rc == -EBADMSG || rc == -ENOTSUP ? EXIT_DAMAGED : EXIT_FAIL;
 	}
+	if (rc)
+		log_warn("store %s; the %" PRIu64 " datagrams before the damage are imported", err,
+			 st.udp);
+	if (store_commit(c->db)) {
+		log_err("store %s: cannot write the imported datagrams", dbpath);
+		return EXIT_FAIL;
+	}
+	log_info("store %s: a capture (the store's old format): %" PRIu64
+		 " datagrams imported into %s, which is the store from now on; %s is kept",
+		 path, st.udp, dbpath, path);
+	return EXIT_OK;
+}
+
+/*
+ * --store: an SQLite database (created when absent), whose datagrams are replayed into the engine so that
+ * the totals go on; a capture (the old format) is imported first. A damaged file is reported, never
+ * touched: EXIT_DAMAGED.
+ */
+static int open_store(struct collector *c)
+{
+	char dbpath[PATH_MAX];
+	const char *path = c->o.store;
+	int kind = store_probe(path), rc;
+
+	if (kind == STORE_ABSENT && !strcmp(path, COLLECT_DEFAULT_STORE) &&
+	    store_probe(COLLECT_OLD_STORE) == STORE_PCAP)
+		return import_capture(c, COLLECT_OLD_STORE, path);
+	if (kind == STORE_PCAP) {
+		import_path(path, dbpath, sizeof(dbpath));
+		if (store_probe(dbpath) == STORE_ABSENT)
+			return import_capture(c, path, dbpath);
+		log_info("store %s: a capture imported before into %s: using %s", path, dbpath,
+			 dbpath);
+		path = dbpath;
+	}
+	rc = open_db(c, path);
+	if (rc)
+		return rc;
+	rc = store_replay(c->db, reload_one, c);
+	if (rc == -EINTR)
+		return EXIT_FAIL;
 	if (rc) {
-		log_warn("store %s; the %" PRIu64
-			 " datagrams before the damage are kept, the file is "
-			 "moved to %s",
-			 err, st.udp, bad);
-		if (rename(path, bad))
-			log_warn("store: cannot keep %s: %s", bad, strerror(errno));
+		log_err("store %s: cannot read it back", path);
+		return EXIT_DAMAGED;
 	}
-	if (pcapio_flush(c->store) || rename(tmp, path)) {
-		log_err("store %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -EIO;
+	log_info("store %s: %" PRId64 " datagrams reloaded", path, store_count(c->db, "datagram"));
+	return EXIT_OK;
+}
+
+/* The engine's accounting (nodes, jobs, counters) into the store, then commit. Main thread. */
+static void snapshot(struct collector *c)
+{
+	struct clusteragg_stats st;
+	int err = 0;
+
+	if (!c->db)
+		return;
+	pthread_mutex_lock(&c->lock);
+	clusteragg_stats(c->cs, &st);
+	for (uint32_t i = 0; i < st.nodes; i++) {
+		struct clusteragg_node_info ni;
+		char addr[64] = "";
+
+		if (clusteragg_node_info(c->cs, i, &ni))
+			break;
+		if (ni.addrlen)
+			parse_sockaddr_fmt((struct sockaddr *)&ni.addr, addr, sizeof(addr));
+		struct store_node sn = { ni.node_id,
+					 ni.job_id,
+					 ni.session_id,
+					 ni.datagrams,
+					 ni.records,
+					 ni.lost,
+					 ni.late,
+					 ni.dup,
+					 ni.stale,
+					 ni.restarts,
+					 ni.intervals_sampled,
+					 ni.intervals_counters,
+					 ni.noise_ns,
+					 ni.compute_ns,
+					 ni.last_seen_ns,
+					 ni.registered,
+					 ni.excluded,
+					 addr };
+		err |= store_put_node(c->db, &sn);
 	}
-	log_info("store %s: %" PRIu64 " datagrams reloaded, %" PRIu64 " packets skipped", path,
-		 st.udp, st.packets - st.udp);
-	return 0;
+	for (uint32_t j = 0; j < st.jobs; j++) {
+		struct clusteragg_job_info ji;
+
+		if (!clusteragg_job_info(c->cs, j, &ji))
+			err |= store_put_job(c->db, ji.job_id, ji.name, ji.nodes);
+	}
+	for (int r = 0; r < CS_RES_MAX; r++)
+		err |= store_put_counter(c->db, clusteragg_res_name(r), st.dgrams[r]);
+	err |= store_put_counter(c->db, "received", st.received);
+	err |= store_put_counter(c->db, "lost", st.lost);
+	err |= store_put_counter(c->db, "commands", st.cmds_sent);
+	pthread_mutex_unlock(&c->lock);
+	err |= store_commit(c->db);
+	if (err)
+		c->store_errors++;
 }
 
 /* The command line: -1 to go on, else the exit status (the help printed, or the usage error). */
@@ -636,6 +768,8 @@ static struct clusteragg *engine_new(struct collector *c)
 	cfg.send = send_cmd;
 	cfg.send_ctx = c;
 	cfg.event = on_event;
+	cfg.accepted = on_accepted;
+	cfg.accepted_ctx = c;
 	cfg.job_names = c->o.jobs;
 	cfg.njob_names = c->o.njobs;
 	return clusteragg_new(&cfg);
@@ -721,7 +855,7 @@ static int start_live(struct collector *c)
 	if (c->o.store) {
 		rc = open_store(c);
 		if (rc)
-			return rc == -EBADMSG ? EXIT_DAMAGED : EXIT_FAIL;
+			return rc;
 	}
 	if (open_socket(c))
 		return EXIT_FAIL;
@@ -771,7 +905,7 @@ static void show_period(struct collector *c, uint64_t t, uint64_t start)
 static void run_loop(struct collector *c)
 {
 	uint64_t start = now_ns(), next_status = start + c->o.period_ns;
-	uint64_t next_push = start + c->o.rw_period_ns;
+	uint64_t next_push = start + c->o.rw_period_ns, next_snap = start + SNAPSHOT_NS;
 
 	while (!g_stop) {
 		struct pollfd pfd = { c->fd, POLLIN, 0 };
@@ -783,6 +917,12 @@ static void run_loop(struct collector *c)
 			push_remote(c);
 			while (next_push <= t)
 				next_push += c->o.rw_period_ns;
+		}
+		if (c->db && t >= next_snap) {
+			snapshot(c);
+			next_snap = t + SNAPSHOT_NS;
+		} else if (c->db && store_tick(c->db, t)) {
+			c->store_errors++;
 		}
 		if (c->o.period_ns && t >= next_status) {
 			show_period(c, t, start);
@@ -829,9 +969,9 @@ static void teardown(struct collector *c)
 	if (c->out && pcapio_flush(c->out))
 		log_warn("--pcap-out %s: write error; the capture is incomplete", c->o.pcap_out);
 	pcapio_close(c->out);
-	if (c->store && pcapio_flush(c->store))
+	snapshot(c);
+	if (store_close(c->db))
 		log_warn("store %s: write error; the store is incomplete", c->o.store);
-	pcapio_close(c->store);
 	if (c->out_errors || c->store_errors)
 		log_warn("%" PRIu64 " datagrams not written to --pcap-out, %" PRIu64
 			 " not written to the store",

@@ -13,6 +13,7 @@
 #include "dtl.h"
 #include "cli/cliopt.h"
 #include "engine/hostparams.h"
+#include "export/remotewrite.h"
 #include "util/parse.h"
 
 #define MS 1000000ULL
@@ -283,12 +284,14 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 		p->metrics = a;
 		return 0;
 	}
-	case OPT_REMOTE_WRITE:
-		if (strncmp(a, "http://", 7) || !a[7])
-			return cliopt_fail(ps, "invalid --remote-write '%s': want an http:// URL",
-					   a);
+	case OPT_REMOTE_WRITE: {
+		char why[128];
+
+		if (remotewrite_url_check(a, why, sizeof(why)))
+			return cliopt_fail(ps, "invalid --remote-write '%s': %s", a, why);
 		p->remote_write = a;
 		return 0;
+	}
 	case OPT_HTML:
 		if (!*a)
 			return cliopt_fail(ps, "invalid --html '': want a file name");

@@ -31,10 +31,17 @@ struct remotewrite_stats {
 	uint64_t retries; /* POSTs that failed and were tried again */
 	uint64_t dropped_requests, dropped_samples; /* buffer full, or refused (4xx) */
 	uint64_t parse_errors; /* exposition lines that were not samples */
+	uint64_t
+	    duplicate_samples; /* a series met twice in one snapshot: the later one is not sent */
 	uint64_t buffered_requests, buffered_bytes; /* waiting now */
 };
 
 struct remotewrite;
+
+/* Check an http://HOST[:PORT][/path] URL (what remotewrite_start takes; for CLI parsing): 0 or -EINVAL with a
+ * one-line reason in err. */
+int remotewrite_url_check(const char *url, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
 
 /* Check the URL and start the sender. NULL with a one-line reason in err (a bad URL: EINVAL). */
 struct remotewrite *remotewrite_start(const struct remotewrite_cfg *cfg, char *err, size_t errlen)
@@ -44,9 +51,11 @@ struct remotewrite *remotewrite_start(const struct remotewrite_cfg *cfg, char *e
  * (ENOMEM: counted as dropped). */
 int remotewrite_push(struct remotewrite *rw, const char *text, size_t len, int64_t ts_ms);
 
+/* A consistent copy of the counters (all 0 for rw NULL). */
 void remotewrite_stats(const struct remotewrite *rw, struct remotewrite_stats *st);
 
-/* Its own counters as Prometheus families prefix_remote_write_* (e.g. prefix "vnoise_collect"). */
+/* Its own counters as Prometheus families prefix_remote_write_* (e.g. prefix "vnoise_collect"). 0, or
+ * -ENOSPC when o is full (bufout). rw NULL writes nothing. */
 int remotewrite_render_prom(const struct remotewrite *rw, const char *prefix, struct bufout *o);
 
 /* Try to send what is queued for at most flush_ns, then stop the thread and free rw; what could not be

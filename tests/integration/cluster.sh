@@ -4,7 +4,7 @@
 #  A. Round-robin over 8 nodes, 32 slots: each node sampled in exactly 1/8 of them; the collector's totals
 #     equal each node's own; datagrams a node lost on purpose are counted lost, forged ones failed
 #     authentication; /metrics passes promtool; the --pcap-out capture opens in tshark and replays into the
-#     same totals; the store reloads into the same totals.
+#     same totals; the store (SQLite) reloads into the same totals.
 #  B. One node does twice the work while sampled: it is taken out of the rotation after its first slot.
 # shellcheck source=lib.bash
 . "$(dirname "$0")/lib.bash"
@@ -52,7 +52,7 @@ node_json() { jq -c --argjson n "$2" '.nodes[] | select(.node == $n)' "$TMP/$1.j
 SLOTS=32
 INTERVALS=950 # 9.5 s of 10 ms intervals; the 32 slots of 200 ms take 6.4 s once all 8 registered
 start_collector A --slot 200ms --wait-nodes 8 --slots $SLOTS --exclude-min 5 --job A \
-	--metrics 127.0.0.1:0 --pcap-out "$TMP/A.pcap" --store "$TMP/A.store"
+	--metrics 127.0.0.1:0 --pcap-out "$TMP/A.pcap" --store "$TMP/A.db"
 MPORT=""
 for _ in $(seq 100); do
 	MPORT=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$TMP/A.err")
@@ -120,29 +120,18 @@ TOTALS='{datagrams: .datagrams, nodes: [.nodes[] | del(.slots_sampled, .commands
 ok "capture: tshark reads $(wc -l <"$TMP/tshark.out") packets; --pcap-in gives identical totals"
 
 # the store: a new collector on it starts with the accepted reports (not the rejected ones)
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S.json" \
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.db" --duration 0.1s --json >"$TMP/S.json" \
 	2>"$TMP/S.err" || fail "collector on the store failed: $(cat "$TMP/S.err")"
 STORED='[.nodes[] | {node, datagrams, lost, noise_ns, compute_ns, class_ns, intervals}]'
 [ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/S.json")" ] ||
 	fail "the store did not reload the totals"
 ok "store: reloaded into the same per-node totals"
-# a store cut in the middle of a record (the collector died while writing) is repaired; a file that is not
-# a capture is refused and left as it was
-used=$(jq '.datagrams.ok' "$TMP/S.json")
-truncate -s -7 "$TMP/A.store"
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S2.json" \
-	2>"$TMP/S2.err" || fail "collector on a damaged store failed: $(cat "$TMP/S2.err")"
-[ "$(jq '.datagrams.ok' "$TMP/S2.json")" = $((used - 1)) ] || fail "damaged store: $(jq .datagrams.ok "$TMP/S2.json") of $used - 1 datagrams"
-grep -q "warning: store .*moved to .*A.store.damaged" "$TMP/S2.err" || fail "no warning about the damaged store: $(cat "$TMP/S2.err")"
-[ -s "$TMP/A.store.damaged" ] || fail "the damaged store was not kept"
-"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.store" --duration 0.1s --json >"$TMP/S3.json" \
-	2>"$TMP/S3.err" || fail "collector on the repaired store failed: $(cat "$TMP/S3.err")"
-[ "$(jq '.datagrams.ok' "$TMP/S3.json")" = $((used - 1)) ] && ! grep -q warning "$TMP/S3.err" ||
-	fail "the repaired store did not reload cleanly: $(cat "$TMP/S3.err")"
+# a file that is neither a database nor a capture is refused and left as it was (the SQLite store's own
+# damage, kill -9 and import: tests/integration/cluster_store.sh)
 cp "$TMP/junk.pcap" "$TMP/junk.store"
 expect_err 5 "store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/junk.store" --duration 0.1s -q
 cmp -s "$TMP/junk.pcap" "$TMP/junk.store" || fail "a foreign file given as store was changed"
-ok "store: a cut store repaired ($((used - 1)) of $used datagrams kept, the file kept as .damaged); a foreign file refused, untouched"
+ok "store: a foreign file refused, untouched"
 
 # --period without --json: the tables every period (a dashboard), the status line on stderr
 "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --no-store --slot 100ms --period 300ms --duration 2s \

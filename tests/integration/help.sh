@@ -86,7 +86,7 @@ join_or() {
 
 # The program level: help, version, no command, unknown command (the list comes from the command table).
 for p in "vnoise-guest:$VG:measure top hist record report inject agent monitor mpi" \
-	"vnoise-host:$VH:top record report list serve collect agent enable disable" "vnoise-bench:$VB:detect sweep"; do
+	"vnoise-host:$VH:top record report list serve collect query agent enable disable" "vnoise-bench:$VB:detect sweep"; do
 	prog=${p%%:*}
 	rest=${p#*:}
 	bin=${rest%%:*}
@@ -108,7 +108,7 @@ done
 
 # Every command: its help, its version, the options it lists and those it must not list.
 guest_cmds=(measure top hist record report inject agent monitor mpi)
-host_cmds=(top record report list serve collect agent enable disable)
+host_cmds=(top record report list serve collect query agent enable disable)
 for c in "${guest_cmds[@]}"; do
 	check_help "$VG" "$c"
 	check_version vnoise-guest "$VG" "$c"
@@ -153,6 +153,8 @@ check_help "$VH" list
 lacks "$VH" list -- period duration guest flows flows-top top output no-dispatch no-irqs
 check_help "$VH" collect
 lacks "$VH" collect -- connect domain cpus guest
+check_help "$VH" query
+lacks "$VH" query -- connect domain cpus guest period duration key-file output
 check_help "$VB" detect
 lacks "$VB" detect -- levels np cpu quick mpirun passes run-length quiet
 check_help "$VB" sweep

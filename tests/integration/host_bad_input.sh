@@ -10,7 +10,7 @@ VH=$BUILD/vnoise-host
 [ -x "$VH" ] || fail "$VH not built"
 
 # command lines (no libvirt needed)
-expect_err 2 "unknown command 'bogus' (want top, record, report, list, serve, collect, agent, enable or disable;" "$VH" bogus
+expect_err 2 "unknown command 'bogus' (want top, record, report, list, serve, collect, query, agent, enable or disable;" "$VH" bogus
 expect_err 2 "--period" "$VH" top --period 0
 expect_err 2 "--duration" "$VH" record -o "$TMP/x" --duration -1
 # issue 20: overflow is named as such; combined units are taken, largest first

@@ -38,7 +38,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(parse_opts(&o, err, "-k", "keys", NULL), 0);
 	ck_assert_str_eq(o.listen, "127.0.0.1:7361"); /* loopback unless told */
 	ck_assert_ptr_null(o.metrics); /* off unless asked */
-	ck_assert_str_eq(o.store, "vnoise-collect.pcap");
+	ck_assert_str_eq(o.store, "vnoise-collect.db");
 	ck_assert_uint_eq(o.slot_ns, 1000000000ull);
 	ck_assert_uint_eq(o.sample_nodes, 1);
 	ck_assert_uint_eq(o.wait_nodes, 1);

@@ -428,6 +428,12 @@ START_TEST(test_serve_batch_metrics_html)
 	FAILS("--html and --json: choose one", "report", "f.vnr", "--html", "o.html", "--json");
 	FAILS("--html is for report only", "top", "--html", "o.html");
 	FAILS("invalid --html ''", "report", "f.vnr", "--html", "");
+	OK("serve", "--remote-write", "http://127.0.0.1:9090/api/v1/write");
+	ck_assert_str_eq(P.remote_write, "http://127.0.0.1:9090/api/v1/write");
+	FAILS("invalid --remote-write 'ftp://h/x'", "serve", "--remote-write", "ftp://h/x");
+	FAILS("invalid --remote-write", "serve", "--remote-write", "http://");
+	FAILS("--remote-write is for serve only", "top", "--remote-write", "http://h:1/w");
+	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_SERVE), "      --remote-write URL"));
 	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_SERVE), "      --metrics ADDR:PORT"));
 	ck_assert_ptr_null(strstr(usage_of(HCMD_TOP), "--metrics"));
 	ck_assert_ptr_nonnull(strstr(usage_of(HCMD_TOP), "      --batch"));

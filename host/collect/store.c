@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/* store: the collector's SQLite store (see store.h; the schema is documented in README.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "collect/store.h"
+#include "util/monotime.h"
+#include "util/version.h"
+
+/* The schema of STORE_SCHEMA_VERSION. 64-bit ids (job_id) are stored as their two's complement int64. */
+static const char schema_sql[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE datagram(id INTEGER PRIMARY KEY, recv_ns INTEGER NOT NULL, src BLOB,"
+    " data BLOB NOT NULL);"
+    "CREATE TABLE interval(node_id INTEGER NOT NULL, job_id INTEGER NOT NULL,"
+    " interval_id INTEGER NOT NULL, session_id INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
+    " end_ns INTEGER NOT NULL, recv_ns INTEGER NOT NULL, parts INTEGER NOT NULL,"
+    " last INTEGER NOT NULL, sampled INTEGER NOT NULL, compute_ns INTEGER NOT NULL,"
+    " noise_ns INTEGER NOT NULL, verdict INTEGER NOT NULL, nmi_ns INTEGER NOT NULL,"
+    " irq_ns INTEGER NOT NULL, softirq_ns INTEGER NOT NULL, thread_ns INTEGER NOT NULL,"
+    " hcall_ns INTEGER NOT NULL, steal_ns INTEGER NOT NULL, unexplained_ns INTEGER NOT NULL,"
+    " host_preempt_ns INTEGER NOT NULL, host_wait_ns INTEGER NOT NULL,"
+    " vmexit_ns INTEGER NOT NULL, host_irq_ns INTEGER NOT NULL, hypervisor_ns INTEGER NOT NULL,"
+    " PRIMARY KEY(job_id, interval_id, node_id)) WITHOUT ROWID;"
+
+    "CREATE TABLE job_interval(job_id INTEGER NOT NULL, interval_id INTEGER NOT NULL,"
+    " start_ns INTEGER NOT NULL, nodes INTEGER NOT NULL, min_compute_ns INTEGER NOT NULL,"
+    " max_compute_ns INTEGER NOT NULL, slow_node INTEGER NOT NULL,"
+    " PRIMARY KEY(job_id, interval_id)) WITHOUT ROWID;"
+    "CREATE INDEX job_interval_time ON job_interval(start_ns);"
+    "CREATE TABLE cause(node_id INTEGER NOT NULL, job_id INTEGER NOT NULL,"
+    " interval_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, class TEXT NOT NULL,"
+    " src_kind INTEGER NOT NULL, src_id INTEGER NOT NULL, name TEXT NOT NULL,"
+    " noise_ns INTEGER NOT NULL, count INTEGER NOT NULL);"
+    "CREATE INDEX cause_job ON cause(job_id, start_ns);"
+    "CREATE TABLE node(node_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    " session_id INTEGER NOT NULL, addr TEXT NOT NULL, registered INTEGER NOT NULL,"
+    " excluded INTEGER NOT NULL, datagrams INTEGER NOT NULL, records INTEGER NOT NULL,"
+    " lost INTEGER NOT NULL, late INTEGER NOT NULL, duplicate INTEGER NOT NULL,"
+    " stale INTEGER NOT NULL, restarts INTEGER NOT NULL, intervals_sampled INTEGER NOT NULL,"
+    " intervals_counters INTEGER NOT NULL, noise_ns INTEGER NOT NULL,"
+    " compute_ns INTEGER NOT NULL, last_seen_ns INTEGER NOT NULL, updated_ns INTEGER NOT NULL);"
+    "CREATE TABLE job(job_id INTEGER PRIMARY KEY, job_hex TEXT NOT NULL, name TEXT,"
+    " nodes INTEGER NOT NULL, updated_ns INTEGER NOT NULL);"
+    "CREATE TABLE counter(name TEXT PRIMARY KEY, value INTEGER NOT NULL,"
+    " updated_ns INTEGER NOT NULL);";
+
+static const char ins_dgram_sql[] = "INSERT INTO datagram(recv_ns, src, data) VALUES(?1, ?2, ?3)";
+static const char ins_iv_sql[] =
+    "INSERT INTO interval VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, ?13,"
+    " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?20 + ?21 + ?22 + ?23)"
+    " ON CONFLICT(job_id, interval_id, node_id) DO UPDATE SET parts = parts + 1,"
+    " last = max(last, excluded.last), compute_ns = max(compute_ns, excluded.compute_ns),"
+    " noise_ns = noise_ns + excluded.noise_ns, verdict = max(verdict, excluded.verdict),"
+    " nmi_ns = nmi_ns + excluded.nmi_ns, irq_ns = irq_ns + excluded.irq_ns,"
+    " softirq_ns = softirq_ns + excluded.softirq_ns, thread_ns = thread_ns + excluded.thread_ns,"
+    " hcall_ns = hcall_ns + excluded.hcall_ns, steal_ns = steal_ns + excluded.steal_ns,"
+    " unexplained_ns = unexplained_ns + excluded.unexplained_ns,"
+    " host_preempt_ns = host_preempt_ns + excluded.host_preempt_ns,"
+    " host_wait_ns = host_wait_ns + excluded.host_wait_ns,"
+    " vmexit_ns = vmexit_ns + excluded.vmexit_ns, host_irq_ns = host_irq_ns + excluded.host_irq_ns,"
+    " hypervisor_ns = hypervisor_ns + excluded.hypervisor_ns";
+static const char get_compute_sql[] =
+    "SELECT compute_ns FROM interval WHERE node_id = ?1 AND job_id = ?2 AND interval_id = ?3";
+/*
+ * Every report makes its job's interval known; when a node's interval is complete (its last part came) the
+ * job's interval gets one more node, its fastest and slowest compute (the slowest: the last to arrive
+ * among equals, as clusteragg's iv_close has it). An incomplete part passes nodes 0, min INT64_MAX, max -1.
+ */
+static const char ins_jobiv_sql[] =
+    "INSERT INTO job_interval VALUES(?1, ?2, ?3, ?6, ?4, ?7, ?5)"
+    " ON CONFLICT(job_id, interval_id) DO UPDATE SET nodes = nodes + excluded.nodes,"
+    " min_compute_ns = min(min_compute_ns, excluded.min_compute_ns),"
+    " slow_node = CASE WHEN excluded.max_compute_ns >= max_compute_ns THEN excluded.slow_node"
+    "  ELSE slow_node END, max_compute_ns = max(max_compute_ns, excluded.max_compute_ns)";
+static const char ins_cause_sql[] =
+    "INSERT INTO cause VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char put_node_sql[] =
+    "INSERT OR REPLACE INTO node VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+    " ?14, ?15, ?16, ?17, ?18, ?19)";
+static const char put_job_sql[] = "INSERT OR REPLACE INTO job VALUES(?1, ?2, ?3, ?4, ?5)";
+static const char put_counter_sql[] = "INSERT OR REPLACE INTO counter VALUES(?1, ?2, ?3)";
+
+enum { ST_DGRAM, ST_IV, ST_JOBIV, ST_GETC, ST_CAUSE, ST_NODE, ST_JOB, ST_COUNTER, ST_MAX };
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_MAX];
+	int in_batch;
+	uint64_t batch_start_ns; /* CLOCK_MONOTONIC */
+	char path[256];
+};
+
+int store_probe(const char *path)
+{
+	unsigned char b[16];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? STORE_ABSENT : -errno;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	if (n == 0)
+		return STORE_ABSENT;
+	if (n == 16 && !memcmp(b, "SQLite format 3", 16))
+		return STORE_SQLITE;
+	if (n >= 4) {
+		uint32_t m;
+
+		memcpy(&m, b, 4);
+		if (m == 0xa1b2c3d4u || m == 0xd4c3b2a1u || m == 0xa1b23c4du || m == 0x4d3cb2a1u ||
+		    m == 0x0a0d0d0au)
+			return STORE_PCAP;
+	}
+	return STORE_OTHER;
+}
+
+static int fail(char *err, size_t errlen, int e, const char *fmt, const char *a, const char *b)
+{
+	snprintf(err, errlen, fmt, a, b);
+	errno = e;
+	return -e;
+}
+
+/* SQLite found the file damaged or foreign: EBADMSG with its reason, else EIO. */
+static int sql_fail(struct store *s, char *err, size_t errlen)
+{
+	int ec = sqlite3_errcode(s->db);
+
+	if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB)
+		return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
+			    sqlite3_errmsg(s->db));
+	return fail(err, errlen, EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+}
+
+/* The first column of the first row of sql as text into out ("" when none); 0 or an SQLite error. */
+static int query_text(sqlite3 *db, const char *sql, char *out, size_t len)
+{
+	sqlite3_stmt *q;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+
+	out[0] = 0;
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(q, 0);
+
+		snprintf(out, len, "%s", t ? (const char *)t : "");
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static int make_schema(struct store *s, char *err, size_t errlen)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO meta VALUES('schema', '%d'), ('vnoise_version', '%s'),"
+		 " ('created_ns', '%" PRIu64 "'); PRAGMA user_version = %d;",
+		 STORE_SCHEMA_VERSION, version_string(), now_rt_ns(), STORE_SCHEMA_VERSION);
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(err, errlen, EIO, "%s: cannot create the schema: %s", s->path,
+			    sqlite3_errmsg(s->db));
+	return 0;
+}
+
+/* A database that exists: intact (quick_check, unless readonly), ours, and not newer than this build. */
+static int check_schema(struct store *s, int readonly, char *err, size_t errlen)
+{
+	char v[64], n[64];
+	long uv;
+
+	if (query_text(s->db, "PRAGMA user_version", v, sizeof(v)) != SQLITE_OK)
+		return sql_fail(s, err, errlen);
+	if (!readonly) {
+		char ok[128];
+
+		if (query_text(s->db, "PRAGMA quick_check", ok, sizeof(ok)) != SQLITE_OK)
+			return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
+				    sqlite3_errmsg(s->db));
+		if (strcmp(ok, "ok")) {
+			for (char *p = ok; *p; p++)
+				*p = *p == '\n' ? ' ' : *p; /* one line: the first problems */
+			return fail(err, errlen, EBADMSG, "%s: damaged database (quick_check: %s)",
+				    s->path, ok);
+		}
+	}
+	uv = strtol(v, NULL, 10);
+	if (uv > STORE_SCHEMA_VERSION) {
+		snprintf(
+		    err, errlen,
+		    "%s: store schema version %ld is newer than this build's (%d): use a newer "
+		    "vnoise",
+		    s->path, uv, STORE_SCHEMA_VERSION);
+		errno = EPROTO;
+		return -EPROTO;
+	}
+	if (query_text(s->db, "SELECT count(*) FROM sqlite_schema", n, sizeof(n)) != SQLITE_OK)
+		return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
+			    sqlite3_errmsg(s->db));
+	if (uv == 0 && strcmp(n, "0"))
+		return fail(err, errlen, EBADMSG, "%s: an SQLite database but not a vnoise store%s",
+			    s->path, "");
+	if (uv == 0) {
+		if (readonly)
+			return fail(err, errlen, EBADMSG,
+				    "%s: an empty database, not a vnoise store%s", s->path, "");
+		return make_schema(s, err, errlen);
+	}
+	return 0;
+}
+
+static int prepare_all(struct store *s, char *err, size_t errlen)
+{
+	static const char *const sql[ST_MAX] = { ins_dgram_sql,	  ins_iv_sql,	  ins_jobiv_sql,
+						 get_compute_sql, ins_cause_sql,  put_node_sql,
+						 put_job_sql,	  put_counter_sql };
+
+	for (int i = 0; i < ST_MAX; i++)
+		if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL) != SQLITE_OK)
+			return fail(err, errlen, EBADMSG,
+				    "%s: not a vnoise store of this schema: %s", s->path,
+				    sqlite3_errmsg(s->db));
+	return 0;
+}
+
+/* Settings of the writer: WAL, NORMAL sync (a commit is durable at the next checkpoint's fsync). */
+static int writer_pragmas(struct store *s, char *err, size_t errlen)
+{
+	char mode[32];
+
+	/* a new database only (a no-op later): fewer, larger pages for the append-mostly tables */
+	if (sqlite3_exec(s->db, "PRAGMA page_size = 16384", NULL, NULL, NULL) != SQLITE_OK ||
+	    query_text(s->db, "PRAGMA journal_mode = WAL", mode, sizeof(mode)) != SQLITE_OK)
+		return sql_fail(s, err, errlen);
+	if (strcmp(mode, "wal"))
+		return fail(err, errlen, EIO, "%s: cannot use WAL mode (%s)", s->path, mode);
+	if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;", NULL,
+			 NULL, NULL) != SQLITE_OK)
+		return sql_fail(s, err, errlen);
+	return 0;
+}
+
+struct store *store_open(const char *path, int readonly, char *err, size_t errlen)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	int kind = store_probe(path), flags, e = 0;
+
+	if (!s)
+		return NULL;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	if (kind < 0) {
+		e = -fail(err, errlen, -kind, "%s: %s", path, strerror(-kind));
+		goto out;
+	}
+	if (kind == STORE_ABSENT && readonly) {
+		e = -fail(err, errlen, ENOENT, "%s: %s", path, "no such store");
+		goto out;
+	}
+	if (kind == STORE_PCAP || kind == STORE_OTHER) {
+		e = -fail(err, errlen, EBADMSG, "%s: not a database%s", path,
+			  kind == STORE_PCAP ? " (a capture: the store's old format)" : "");
+		goto out;
+	}
+	flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		e = -fail(err, errlen, EIO, "%s: %s", path,
+			  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_exec(s->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL); /* 64 MiB at most */
+	if ((!readonly && writer_pragmas(s, err, errlen)) ||
+	    check_schema(s, readonly, err, errlen) || (!readonly && prepare_all(s, err, errlen))) {
+		e = errno;
+		goto out;
+	}
+	return s;
+out:
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	free(s);
+	errno = e ? e : EIO;
+	return NULL;
+}
+
+int store_commit(struct store *s)
+{
+	if (!s->in_batch)
+		return 0;
+	s->in_batch = 0;
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	/* the batch is lost (the caller counts it), but the next one can begin */
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return -EIO;
+}
+
+int store_tick(struct store *s, uint64_t mono_ns)
+{
+	if (s->in_batch && mono_ns - s->batch_start_ns >= STORE_COMMIT_NS)
+		return store_commit(s);
+	return 0;
+}
+
+int store_close(struct store *s)
+{
+	int rc;
+
+	if (!s)
+		return 0;
+	rc = s->db ? store_commit(s) : 0;
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(s->st[i]);
+	if (s->db && sqlite3_close(s->db) != SQLITE_OK)
+		rc = -EIO;
+	free(s);
+	return rc;
+}
+
+/* Open a batch if none is open (the transaction every write goes into). */
+static int batch(struct store *s)
+{
+	uint64_t t = now_ns();
+
+	if (s->in_batch)
+		return store_tick(s, t) ? -EIO : s->in_batch ? 0 : batch(s);
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	s->in_batch = 1;
+	s->batch_start_ns = t;
+	return 0;
+}
+
+/* Run a bound statement to its end and reset it: 0 or -EIO. */
+static int run(sqlite3_stmt *q)
+{
+	int rc = sqlite3_step(q);
+
+	sqlite3_reset(q);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
+{
+	sqlite3_bind_int64(q, i, (sqlite3_int64)v);
+}
+
+static int job_interval(struct store *s, const struct vn_report_hdr *h, int done, uint64_t compute);
+
+/* The interval row of a report: summary records give compute (max) and noise, class records the rest. */
+static int add_interval(struct store *s, uint64_t recv_ns, const struct datagram_view *v)
+{
+	sqlite3_stmt *q = s->st[ST_IV];
+	const struct vn_report_hdr *h = &v->hdr;
+	uint64_t cls[VN_REPORT_CLS_MAX] = { 0 }, noise = 0, compute = 0;
+	unsigned verdict = 0;
+
+	for (unsigned i = 0; i < h->nrec; i++) {
+		const struct vn_report_rec *r = &v->rec[i];
+
+		if (r->cls == VN_CLASS_NONE) {
+			noise += r->noise_ns;
+			compute = r->compute_ns > compute ? r->compute_ns : compute;
+			verdict = r->verdict > verdict ? r->verdict : verdict;
+		} else if (r->src_kind == VN_REPORT_SRC_NONE) {
+			cls[r->cls] += r->noise_ns;
+		}
+	}
+	bind_u64(q, 1, h->node_id);
+	bind_u64(q, 2, h->job_id);
+	bind_u64(q, 3, h->interval_id);
+	bind_u64(q, 4, h->session_id);
+	bind_u64(q, 5, h->start_realtime_ns);
+	bind_u64(q, 6, h->end_realtime_ns);
+	bind_u64(q, 7, recv_ns);
+	sqlite3_bind_int(q, 8, !!(h->flags & VN_REPORT_F_LAST));
+	sqlite3_bind_int(q, 9, h->kind == VN_REPORT_INTERVAL);
+	bind_u64(q, 10, compute);
+	bind_u64(q, 11, noise);
+	sqlite3_bind_int(q, 12, (int)verdict);
+	for (int c = 1; c < VN_REPORT_CLS_MAX; c++)
+		bind_u64(q, 12 + c, cls[c]);
+	if (run(q))
+		return -EIO;
+	if (!(h->flags & VN_REPORT_F_LAST))
+		return job_interval(s, h, 0, 0);
+	if (h->part) { /* the node's compute over all its parts */
+		q = s->st[ST_GETC];
+		bind_u64(q, 1, h->node_id);
+		bind_u64(q, 2, h->job_id);
+		bind_u64(q, 3, h->interval_id);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			compute = (uint64_t)sqlite3_column_int64(q, 0);
+		sqlite3_reset(q);
+	}
+	return job_interval(s, h, 1, compute);
+}
+
+/* The job's interval of h; done: the node's interval is complete with compute (ns). */
+static int job_interval(struct store *s, const struct vn_report_hdr *h, int done, uint64_t compute)
+{
+	sqlite3_stmt *q = s->st[ST_JOBIV];
+
+	bind_u64(q, 1, h->job_id);
+	bind_u64(q, 2, h->interval_id);
+	bind_u64(q, 3, h->start_realtime_ns);
+	sqlite3_bind_int64(q, 4, done ? (sqlite3_int64)compute : INT64_MAX); /* the fastest */
+	sqlite3_bind_int64(q, 7, done ? (sqlite3_int64)compute : -1); /* the slowest */
+	bind_u64(q, 5, done ? h->node_id : 0);
+	sqlite3_bind_int(q, 6, done);
+	return run(q);
+}
+
+static int add_causes(struct store *s, const struct datagram_view *v)
+{
+	sqlite3_stmt *q = s->st[ST_CAUSE];
+	const struct vn_report_hdr *h = &v->hdr;
+
+	for (unsigned i = 0; i < h->nrec; i++) {
+		const struct vn_report_rec *r = &v->rec[i];
+
+		if (r->cls == VN_CLASS_NONE || r->src_kind == VN_REPORT_SRC_NONE)
+			continue;
+		bind_u64(q, 1, h->node_id);
+		bind_u64(q, 2, h->job_id);
+		bind_u64(q, 3, h->interval_id);
+		bind_u64(q, 4, h->start_realtime_ns);
+		sqlite3_bind_text(q, 5, datagram_class_name(r->cls), -1, SQLITE_STATIC);
+		sqlite3_bind_int(q, 6, r->src_kind);
+		sqlite3_bind_int64(q, 7, r->src_id);
+		sqlite3_bind_text(q, 8, r->name, (int)strnlen(r->name, VN_REPORT_NAME_LEN),
+				  SQLITE_TRANSIENT);
+		bind_u64(q, 9, r->noise_ns);
+		bind_u64(q, 10, r->count);
+		if (run(q))
+			return -EIO;
+	}
+	return 0;
+}
+
+int store_add(struct store *s, uint64_t recv_ns, const struct sockaddr *src, socklen_t srclen,
+	      const void *buf, size_t len, const struct datagram_view *v)
+{
+	sqlite3_stmt *q = s->st[ST_DGRAM];
+
+	if (batch(s))
+		return -EIO;
+	bind_u64(q, 1, recv_ns);
+	if (src && srclen)
+		sqlite3_bind_blob(q, 2, src, (int)srclen, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 2);
+	sqlite3_bind_blob(q, 3, buf, (int)len, SQLITE_STATIC);
+	if (run(q))
+		return -EIO;
+	if (v->hdr.kind != VN_REPORT_INTERVAL && v->hdr.kind != VN_REPORT_COUNTERS)
+		return 0;
+	if (add_interval(s, recv_ns, v))
+		return -EIO;
+	return add_causes(s, v);
+}
+
+int store_put_node(struct store *s, const struct store_node *n)
+{
+	sqlite3_stmt *q = s->st[ST_NODE];
+	const uint64_t u[] = { n->node_id,
+			       n->job_id,
+			       n->session_id,
+			       0,
+			       (uint64_t)n->registered,
+			       (uint64_t)n->excluded,
+			       n->datagrams,
+			       n->records,
+			       n->lost,
+			       n->late,
+			       n->dup,
+			       n->stale,
+			       n->restarts,
+			       n->intervals_sampled,
+			       n->intervals_counters,
+			       n->noise_ns,
+			       n->compute_ns,
+			       n->last_seen_ns,
+			       now_rt_ns() };
+
+	if (batch(s))
+		return -EIO;
+	for (int i = 0; i < (int)(sizeof(u) / sizeof(u[0])); i++)
+		bind_u64(q, i + 1, u[i]);
+	sqlite3_bind_text(q, 4, n->addr ? n->addr : "", -1, SQLITE_TRANSIENT);
+	return run(q);
+}
+
+int store_put_job(struct store *s, uint64_t job_id, const char *name, uint64_t nodes)
+{
+	sqlite3_stmt *q = s->st[ST_JOB];
+	char hex[24];
+
+	if (batch(s))
+		return -EIO;
+	snprintf(hex, sizeof(hex), "%016" PRIx64, job_id);
+	bind_u64(q, 1, job_id);
+	sqlite3_bind_text(q, 2, hex, -1, SQLITE_TRANSIENT);
+	if (name)
+		sqlite3_bind_text(q, 3, name, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(q, 3);
+	bind_u64(q, 4, nodes);
+	bind_u64(q, 5, now_rt_ns());
+	return run(q);
+}
+
+int store_put_counter(struct store *s, const char *name, uint64_t value)
+{
+	sqlite3_stmt *q = s->st[ST_COUNTER];
+
+	if (batch(s))
+		return -EIO;
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+	bind_u64(q, 2, value);
+	bind_u64(q, 3, now_rt_ns());
+	return run(q);
+}
+
+int store_replay(struct store *s, store_replay_fn *fn, void *ctx)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (store_commit(s))
+		return -EIO;
+	if (sqlite3_prepare_v2(s->db, "SELECT recv_ns, src, data FROM datagram ORDER BY id", -1, &q,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct sockaddr_storage ss;
+		int sl = sqlite3_column_bytes(q, 1);
+		const void *src = sqlite3_column_blob(q, 1);
+		const void *data = sqlite3_column_blob(q, 2);
+		int dl = sqlite3_column_bytes(q, 2);
+		int r;
+
+		if (sl < 0 || (size_t)sl > sizeof(ss))
+			sl = 0;
+		if (sl)
+			memcpy(&ss, src, (size_t)sl);
+		r = fn(ctx, (uint64_t)sqlite3_column_int64(q, 0),
+		       sl ? (struct sockaddr *)&ss : NULL, (socklen_t)sl, data, (size_t)dl);
+		if (r) {
+			sqlite3_finalize(q);
+			return r;
+		}
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int64_t store_count(struct store *s, const char *table)
+{
+	char sql[96], v[32];
+
+	if (strcmp(table, "datagram") && strcmp(table, "interval") && strcmp(table, "cause") &&
+	    strcmp(table, "node") && strcmp(table, "job"))
+		return -EINVAL;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	if (query_text(s->db, sql, v, sizeof(v)) != SQLITE_OK)
+		return -EIO;
+	return strtoll(v, NULL, 10);
+}
+
+struct sqlite3 *store_db(struct store *s)
+{
+	return s->db;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# Issue 18 point 1: the collector's SQLite store. Eight simulated nodes (tests/tools/nodesim) report over
+# loopback UDP to a real `vnoise-host collect --store`.
+#  A. `vnoise-host query` gives the collector's final ranking (same definition, same figures) and the store's
+#     node table its totals, equal to /metrics; `sqlite3 ... PRAGMA integrity_check` is ok; a new collector
+#     on the store starts from the same totals.
+#  B. kill -9 of the collector mid-run: the store opens again (integrity ok) and holds every datagram that was
+#     accepted more than ~1 s before the kill (its status lines say how many), and no more than were sent.
+#  C. A damaged copy (pages overwritten), a newer schema and a foreign file: one line, exit 5, file untouched.
+#  D. A store of the old format (a capture) is imported into FILE.db, the capture kept, the same totals.
+# shellcheck source=lib.bash
+. "$(dirname "$0")/lib.bash"
+VH="$BUILD/vnoise-host"
+SIM="$BUILD/tests/tools/nodesim"
+[ -x "$VH" ] && [ -x "$SIM" ] || fail "vnoise-host or nodesim not built"
+require_tools curl sqlite3 jq
+
+KEY="$TMP/keys"
+printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
+chmod 600 "$KEY"
+
+# run_nodes NAME INTERVALS: 8 nodes of job NAME in the background; their pids in NPIDS
+run_nodes() {
+	local name=$1 n
+	NPIDS=()
+	for n in 1 2 3 4 5 6 7 8; do
+		"$SIM" -c "127.0.0.1:$PORT" -k "$KEY" -n "$n" -j "$name" -i "$2" -t 10ms -w 300 \
+			--seed "$n" >"$TMP/$name.node$n.json" 2>>"$TMP/$name.nodes.err" &
+		NPIDS+=($!)
+		PIDS+=($!)
+	done
+}
+wait_nodes() {
+	local p
+	for p in "${NPIDS[@]}"; do wait "$p" || fail "a node exited $?: $(tail -3 "$TMP/$1.nodes.err")"; done
+}
+integrity() { [ "$(sqlite3 "$1" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check of $1: $(sqlite3 "$1" 'PRAGMA integrity_check' 2>&1 | head -3)"; }
+RANK='[.jobs[] | {job_id, ranking}]'
+
+# ---------------- A: the store equals the collector's report and /metrics
+start_collector A --slot 200ms --wait-nodes 8 --job A --metrics 127.0.0.1:0 --store "$TMP/A.db" \
+	--pcap-out "$TMP/A.pcap"
+metrics_port "$TMP/A.err"
+run_nodes A 300
+wait_nodes A
+sleep 1.2 # the last snapshot of the accounting (every second)
+curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/A.metrics" || fail "curl /metrics failed"
+# mid-run the store is readable by another process (WAL): a query while the collector runs
+"$VH" query --store "$TMP/A.db" ranking >"$TMP/A.live.txt" || fail "query while the collector runs failed"
+kill -TERM "$CPID"
+wait "$CPID" || fail "collector A exited $?: $(tail -3 "$TMP/A.err")"
+integrity "$TMP/A.db"
+"$VH" query --store "$TMP/A.db" ranking --json >"$TMP/A.q.json" || fail "query ranking failed"
+[ "$(jq -c '.jobs[0].ranking | length' "$TMP/A.json")" = 8 ] || fail "the collector ranked $(jq -c '.jobs[0].ranking | length' "$TMP/A.json") nodes"
+[ "$(jq -cS "$RANK" "$TMP/A.json")" = "$(jq -cS "$RANK" "$TMP/A.q.json")" ] ||
+	fail "query ranking differs from the collector's: $(diff <(jq -S "$RANK" "$TMP/A.json") <(jq -S "$RANK" "$TMP/A.q.json") | head -20)"
+ok "A: query ranking = the collector's (8 nodes, mean delay, slowest, intervals, noise, hypervisor)"
+# per node: the node table = the report; datagrams and noise also = /metrics; interval rows = intervals
+for n in 1 2 3 4 5 6 7 8; do
+	C=$(jq -c --argjson n $n '.nodes[] | select(.node == $n)' "$TMP/A.json")
+	S=$(sqlite3 -json "$TMP/A.db" "SELECT datagrams, lost, noise_ns, compute_ns, records,
+		intervals_sampled, intervals_counters FROM node WHERE node_id = $n" | jq -c '.[0]')
+	for f in datagrams lost noise_ns compute_ns records; do
+		[ "$(jq ".$f" <<<"$C")" = "$(jq ".$f" <<<"$S")" ] || fail "node $n: store $f $(jq ".$f" <<<"$S") != collector's $(jq ".$f" <<<"$C")"
+	done
+	[ "$(jq .intervals_sampled <<<"$S")" = "$(jq .intervals.sampled <<<"$C")" ] &&
+		[ "$(jq .intervals_counters <<<"$S")" = "$(jq .intervals.counters <<<"$C")" ] || fail "node $n: intervals $S vs $C"
+	iv=$(sqlite3 "$TMP/A.db" "SELECT count(*) || ' ' || sum(noise_ns) || ' ' || sum(sampled) FROM interval WHERE node_id = $n")
+	[ "$iv" = "$(jq -r '"\(.intervals.sampled + .intervals.counters) \(.noise_ns) \(.intervals.sampled)"' <<<"$C")" ] ||
+		fail "node $n: interval rows (count noise sampled) $iv vs the collector's $(jq -c '{intervals, noise_ns}' <<<"$C")"
+	m=$(sed -n "s/^vnoise_node_datagrams_total{node=\"$n\",[^}]*} \([0-9]*\)$/\1/p" "$TMP/A.metrics")
+	[ "$m" = "$(jq .datagrams <<<"$S")" ] || fail "node $n: /metrics datagrams '$m' != store's $(jq .datagrams <<<"$S")"
+done
+used=$(jq '.datagrams.ok' "$TMP/A.json")
+[ "$(sqlite3 "$TMP/A.db" 'SELECT count(*) FROM datagram')" = "$used" ] || fail "store holds $(sqlite3 "$TMP/A.db" 'SELECT count(*) FROM datagram') datagrams, the collector used $used"
+[ "$(sqlite3 "$TMP/A.db" "SELECT value FROM counter WHERE name = 'ok'")" = "$used" ] || fail "counter ok != $used"
+mt=$(sed -n 's/^vnoise_collect_datagrams_total{result="ok"} \([0-9]*\)$/\1/p' "$TMP/A.metrics")
+[ "$mt" = "$used" ] || fail "/metrics used '$mt' != $used"
+[ "$(sqlite3 "$TMP/A.db" 'PRAGMA user_version')" = 1 ] && [ "$(sqlite3 "$TMP/A.db" "SELECT value FROM meta WHERE key = 'schema'")" = 1 ] ||
+	fail "schema version not recorded"
+[ "$(sqlite3 "$TMP/A.db" 'PRAGMA journal_mode')" = wal ] || fail "not in WAL mode"
+"$VH" query --store "$TMP/A.db" causes A --json >"$TMP/A.c.json" || fail "query causes failed"
+[ "$(jq '.causes | length' "$TMP/A.c.json")" -ge 3 ] && [ "$(jq .noise_ns "$TMP/A.c.json")" = "$(jq '[.nodes[].noise_ns] | add' "$TMP/A.json")" ] ||
+	fail "causes: $(jq -c '{noise_ns, n: (.causes | length)}' "$TMP/A.c.json")"
+"$VH" query --store "$TMP/A.db" timeline 5 --json >"$TMP/A.t.json" || fail "query timeline failed"
+[ "$(jq '.intervals | length' "$TMP/A.t.json")" = 300 ] || fail "timeline of node 5: $(jq '.intervals | length' "$TMP/A.t.json") intervals, want 300"
+ok "A: store = report = /metrics for 8 nodes ($used datagrams); integrity ok; WAL; causes, timeline of 300 intervals"
+# a new collector on the store starts from the same totals, and its ranking is the same
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.db" --duration 0.1s --json >"$TMP/S.json" \
+	2>"$TMP/S.err" || fail "collector on the store failed: $(cat "$TMP/S.err")"
+STORED='[.nodes[] | {node, datagrams, lost, noise_ns, compute_ns, class_ns, intervals}]'
+[ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/S.json")" ] || fail "the store did not reload the totals"
+[ "$(jq -cS "$RANK" "$TMP/A.json")" = "$(jq -cS "$RANK" "$TMP/S.json")" ] || fail "the reloaded ranking differs"
+ok "A: a collector restarted on the store goes on from the same totals and ranking"
+
+# ---------------- B: kill -9 mid-run
+start_collector B --slot 200ms --job B --store "$TMP/B.db" --period 100ms
+run_nodes B 600 # 6 s
+sleep 3
+before=$(grep '^nodes ' "$TMP/B.err" | tail -1 | sed 's/.* used \([0-9]*\) .*/\1/')
+sleep 1.2
+last=$(grep '^nodes ' "$TMP/B.err" | tail -1 | sed 's/.* used \([0-9]*\) .*/\1/')
+kill -KILL "$CPID"
+wait "$CPID" 2>/dev/null
+wait_nodes B
+sent=$(cat "$TMP"/B.node*.json | jq -s 'map(.datagrams) | add')
+integrity "$TMP/B.db"
+kept=$(sqlite3 "$TMP/B.db" 'SELECT count(*) FROM datagram')
+[ -n "$before" ] && [ "$before" -gt 0 ] || fail "no status line before the kill: $(tail -3 "$TMP/B.err")"
+[ "$kept" -ge "$before" ] || fail "kill -9: the store kept $kept datagrams, $before were accepted 1.2 s before the kill"
+[ "$kept" -le "$sent" ] || fail "kill -9: the store kept $kept datagrams, the nodes sent $sent"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/B.db" --duration 0.1s --json >"$TMP/B2.json" \
+	2>"$TMP/B2.err" || fail "collector on the store after kill -9 failed: $(cat "$TMP/B2.err")"
+[ "$(jq .datagrams.ok "$TMP/B2.json")" = "$kept" ] || fail "reopened: $(jq .datagrams.ok "$TMP/B2.json") datagrams reloaded, $kept stored"
+"$VH" query --store "$TMP/B.db" ranking --json | jq -e '.jobs[0].ranking | length == 8' >/dev/null || fail "query after kill -9"
+ok "B: kill -9: the store opens again, integrity ok, $kept datagrams kept (>= $before accepted 1.2 s before; $last at the last status line ~0.1 s before; $sent sent in all)"
+
+# ---------------- C: damage is reported, never repaired over
+cp "$TMP/A.db" "$TMP/bad.db"
+dd if=/dev/urandom of="$TMP/bad.db" bs=4096 seek=3 count=4 conv=notrunc status=none
+cp "$TMP/bad.db" "$TMP/bad.orig"
+expect_err 5 "damaged database" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/bad.db" --duration 0.1s -q
+cmp -s "$TMP/bad.db" "$TMP/bad.orig" || fail "the damaged store was changed"
+cp "$TMP/A.db" "$TMP/new.db"
+sqlite3 "$TMP/new.db" 'PRAGMA user_version = 99'
+expect_err 5 "newer" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/new.db" --duration 0.1s -q
+expect_err 5 "newer" "$VH" query --store "$TMP/new.db" ranking
+head -c 3000 /dev/urandom >"$TMP/junk.db"
+cp "$TMP/junk.db" "$TMP/junk.orig"
+expect_err 5 "not a database" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/junk.db" --duration 0.1s -q
+expect_err 5 "not a database" "$VH" query --store "$TMP/junk.db" ranking
+cmp -s "$TMP/junk.db" "$TMP/junk.orig" || fail "a foreign file given as store was changed"
+sqlite3 "$TMP/other.db" 'CREATE TABLE t(x)'
+expect_err 5 "not a vnoise store" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/other.db" --duration 0.1s -q
+expect_err 2 "unknown query" "$VH" query --store "$TMP/A.db" slowest
+expect_err 2 "is not a time" "$VH" query --store "$TMP/A.db" --from yesterday ranking
+expect_err 4 "no interval" "$VH" query --store "$TMP/A.db" timeline 99
+ok "C: damaged, newer, foreign and other databases: exit 5 in one line, files untouched"
+
+# ---------------- D: a store of the old format (a capture) is imported
+cp "$TMP/A.pcap" "$TMP/old.pcap"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/old.pcap" --duration 0.1s --json >"$TMP/D.json" \
+	2>"$TMP/D.err" || fail "import failed: $(cat "$TMP/D.err")"
+grep -q "imported into $TMP/old.db" "$TMP/D.err" || fail "the import does not say where: $(cat "$TMP/D.err")"
+cmp -s "$TMP/old.pcap" "$TMP/A.pcap" || fail "the old capture was not kept as it was"
+integrity "$TMP/old.db"
+[ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/D.json")" ] || fail "imported totals differ"
+"$VH" query --store "$TMP/old.db" ranking --json >"$TMP/D.q.json" || fail "query on the imported store"
+[ "$(jq -cS "$RANK" "$TMP/A.json")" = "$(jq -cS "$RANK" "$TMP/D.q.json")" ] || fail "imported ranking differs"
+# given again, the capture is not imported twice: the database made from it is used
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/old.pcap" --duration 0.1s --json >"$TMP/D2.json" \
+	2>"$TMP/D2.err" || fail "second start on the capture failed: $(cat "$TMP/D2.err")"
+[ "$(jq .datagrams.ok "$TMP/D2.json")" = "$(jq .datagrams.ok "$TMP/D.json")" ] || fail "the capture was imported twice"
+ok "D: the old capture store imported into old.db ($(jq .datagrams.ok "$TMP/D.json") datagrams), kept, same totals and ranking"
