@@ -71,6 +71,17 @@ struct node {
 	uint64_t noise_ns, compute_ns, class_ns[VN_REPORT_CLS_MAX];
 	struct src_ent src[CS_SRC];
 	uint64_t src_other_ns; /* source noise that did not fit in src[] */
+	/*
+	 * /metrics (and remote-write): the first CS_SRC sources by (class, name) keep their series for the
+	 * node's life, the rest add into "other": counters that never go down or vanish, bounded labels.
+	 */
+	struct exp_src {
+		uint8_t cls;
+		char name[VN_REPORT_NAME_LEN];
+		uint64_t ns;
+	} exp[CS_SRC];
+	uint32_t nexp;
+	uint64_t exp_other_ns;
 	/* the interval whose parts are arriving */
 	int cur_have;
 	uint64_t cur_id, cur_start, cur_end, cur_noise, cur_compute;
@@ -429,6 +440,24 @@ static uint64_t node_hyp_ns(const struct node *n)
 	return sum;
 }
 
+/* The exported sources: the series of (class, name) if it has one or a slot is free, else "other". */
+static void export_source(struct node *n, const struct vn_report_rec *r)
+{
+	for (uint32_t i = 0; i < n->nexp; i++)
+		if (n->exp[i].cls == r->cls &&
+		    !strncmp(n->exp[i].name, r->name, VN_REPORT_NAME_LEN)) {
+			n->exp[i].ns += r->noise_ns;
+			return;
+		}
+	if (n->nexp == CS_SRC) {
+		n->exp_other_ns += r->noise_ns;
+		return;
+	}
+	n->exp[n->nexp].cls = r->cls;
+	memcpy(n->exp[n->nexp].name, r->name, VN_REPORT_NAME_LEN);
+	n->exp[n->nexp++].ns = r->noise_ns;
+}
+
 static void add_source(struct node *n, const struct vn_report_rec *r)
 {
 	struct src_ent *min = &n->src[0];
@@ -490,6 +519,7 @@ static void take_interval(struct clusteragg *cs, uint32_t idx, const struct data
 			n->class_ns[r->cls] += r->noise_ns;
 		} else {
 			add_source(n, r);
+			export_source(n, r);
 		}
 	}
 	n->records += h->nrec;
@@ -961,14 +991,17 @@ static int emit_node_sources(struct prom_ctx *c, const struct prom_family *fam)
 	for (uint32_t i = 0; i < c->cs->nnodes; i++) {
 		const struct node *n = node_labels(c, i);
 
-		for (int s = 0; s < CS_SRC; s++) {
-			if (!n->src[s].count)
-				continue;
+		for (uint32_t s = 0; s < n->nexp; s++) {
 			c->l[2] = (struct promfmt_label){ "class",
-							  datagram_class_name(n->src[s].cls), 16 };
+							  datagram_class_name(n->exp[s].cls), 16 };
 			c->l[3] =
-			    (struct promfmt_label){ "source", n->src[s].name, VN_REPORT_NAME_LEN };
-			promfmt_sample(c->o, fam->name, c->l, 4, n->src[s].ns / 1e9);
+			    (struct promfmt_label){ "source", n->exp[s].name, VN_REPORT_NAME_LEN };
+			promfmt_sample(c->o, fam->name, c->l, 4, n->exp[s].ns / 1e9);
+		}
+		if (n->nexp == CS_SRC) { /* the rest, from the first source that found no slot */
+			c->l[2] = (struct promfmt_label){ "class", "other", 16 };
+			c->l[3] = (struct promfmt_label){ "source", "other", 16 };
+			promfmt_sample(c->o, fam->name, c->l, 4, n->exp_other_ns / 1e9);
 		}
 	}
 	return 0;
@@ -1105,7 +1138,8 @@ static const struct prom_family prom_families[] = {
 		 emit_node_double),
 	  .node_double = node_compute_s },
 	{ FAMILY("vnoise_node_source_noise_seconds_total", "counter",
-		 "Noise of the node's largest sources (from sampled intervals)",
+		 "Noise of the node's sources (from sampled intervals): the first 8 by class and "
+		 "name, the rest as other",
 		 emit_node_sources) },
 	{ FAMILY("vnoise_node_temporal_cv", "gauge",
 		 "Coefficient of variation of the node's noise between intervals",

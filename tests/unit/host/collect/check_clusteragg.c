@@ -502,6 +502,77 @@ START_TEST(test_exposition_escapes_sources)
 }
 END_TEST
 
+/* One sampled interval of a node whose one rank names the source (irq id, name) with noise ns. */
+static void send_src(struct node *n, uint64_t iv, uint32_t id, const char *name, uint64_t ns)
+{
+	struct vn_report_rec r[3] = {
+		{ .noise_ns = ns, .compute_ns = 1000, .count = 1, .kind = VN_REPORT_REC_RANK },
+		{ .noise_ns = ns, .count = 1, .kind = VN_REPORT_REC_RANK, .cls = VN_CLASS_IRQ },
+	};
+
+	r[2] = r[1];
+	r[2].src_kind = VN_REPORT_SRC_IRQ;
+	r[2].src_id = id;
+	snprintf(r[2].name, sizeof(r[2].name), "%s", name);
+	ck_assert_int_eq(
+	    node_send(n, VN_REPORT_INTERVAL, iv, 1000 + iv, 2000 + iv, r, 3, 3000 + iv), 0);
+}
+
+/* The value of node 78's source series of this class and source name (-1: none). */
+static double src_value(const char *p, const char *cls, const char *name)
+{
+	const char *fam = "vnoise_node_source_noise_seconds_total{node=\"78\"";
+	char want[96];
+
+	snprintf(want, sizeof(want), ",class=\"%s\",source=\"%s\"} ", cls, name);
+	for (const char *q = strstr(p, fam); q; q = strstr(q + 1, fam)) {
+		const char *c = strstr(q, ",class=\"");
+
+		if (c && !strncmp(c, want, strlen(want)))
+			return strtod(c + strlen(want), NULL);
+	}
+	return -1;
+}
+
+/*
+ * /metrics' source series: the first 8 sources by (class, name) keep a series for the node's life (a
+ * source with two ids is one series), every later one adds into class "other": bounded labels, counters
+ * that never go down or vanish even when a later source is larger (the report's table keeps the largest).
+ */
+START_TEST(test_exposition_sources_bounded)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node n;
+	char name[16], *p;
+
+	node_init(&n, 78, "job");
+	ck_assert_int_eq(node_hello(&n, 1), 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "src%d", i);
+		send_src(&n, (uint64_t)i, 100 + (uint32_t)i, name, 1000000);
+	}
+	send_src(&n, 8, 200, "src0", 500000); /* src0 again under another id: the same series */
+	deliver(cs, 5);
+	p = render(cs);
+	ck_assert_double_eq_tol(src_value(p, "irq", "src0"), 0.0015, 1e-9);
+	ck_assert_double_eq_tol(src_value(p, "irq", "src7"), 0.001, 1e-9);
+	ck_assert_double_eq(src_value(p, "other", "other"), 0); /* the table is full: other from 0 */
+	send_src(&n, 9, 300, "big", 9000000); /* a 9th, larger than all: into other */
+	send_src(&n, 10, 301, "big2", 1000000);
+	deliver(cs, 6);
+	p = render(cs);
+	ck_assert_double_eq(src_value(p, "irq", "big"), -1);
+	ck_assert_double_eq_tol(src_value(p, "other", "other"), 0.01, 1e-9);
+	for (int i = 0; i < 8; i++) { /* still there, not lower */
+		snprintf(name, sizeof(name), "src%d", i);
+		ck_assert_double_ge(src_value(p, "irq", name), 0.001 - 1e-12);
+	}
+	ck_assert_msg(strstr(report(cs), "\"name\":\"big\""), "the report keeps the largest: %s",
+		      report(cs));
+	clusteragg_free(cs);
+}
+END_TEST
+
 /* ---- a strict JSON checker (RFC 8259 syntax), for the report's escaping ---- */
 
 static const char *js_value(const char *p, int depth);
@@ -817,6 +888,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_exclusion_ignores_one_stall);
 	tcase_add_test(t, test_commands_checked);
 	tcase_add_test(t, test_exposition_escapes_sources);
+	tcase_add_test(t, test_exposition_sources_bounded);
 	tcase_add_test(t, test_report_json_escapes_names);
 	tcase_add_test(t, test_hypervisor_versions);
 	suite_add_tcase(s, t);
