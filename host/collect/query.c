@@ -441,6 +441,20 @@ static void timeline_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int js
 	json_obj_end(w);
 }
 
+/* The end of a listing: the statement finalized, the JSON array and object closed; -1 when the rows ended in
+ * an error (said in one line). */
+static int finish_rows(sqlite3 *db, sqlite3_stmt *q, int rc, struct json_writer *w)
+{
+	if (rc != SQLITE_DONE)
+		log_err("query: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	if (w) {
+		json_arr_end(w);
+		json_obj_end(w);
+	}
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int timeline(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_writer *w)
 {
 	sqlite3_stmt *q = prepare(db, timeline_sql, o);
@@ -464,14 +478,7 @@ static int timeline(sqlite3 *db, const struct query_opts *o, FILE *f, struct jso
 		timeline_row(q, f, w, o->json);
 		n++;
 	}
-	if (rc != SQLITE_DONE)
-		log_err("query: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(q);
-	if (o->json) {
-		json_arr_end(w);
-		json_obj_end(w);
-	}
-	if (rc != SQLITE_DONE)
+	if (finish_rows(db, q, rc, o->json ? w : NULL))
 		return EXIT_FAIL;
 	if (!n)
 		log_err("timeline: node %" PRIu64 " reported no interval in the range", o->node_id);
@@ -571,14 +578,7 @@ static int causes(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
 		cause_row(q, f, w, o->json);
-	if (rc != SQLITE_DONE)
-		log_err("query: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(q);
-	if (o->json) {
-		json_arr_end(w);
-		json_obj_end(w);
-	}
-	if (rc != SQLITE_DONE)
+	if (finish_rows(db, q, rc, o->json ? w : NULL))
 		return EXIT_FAIL;
 	if (!n)
 		log_err("causes: job %s reported no interval in the range", o->job);
