@@ -556,7 +556,8 @@ START_TEST(test_exposition_sources_bounded)
 	p = render(cs);
 	ck_assert_double_eq_tol(src_value(p, "irq", "src0"), 0.0015, 1e-9);
 	ck_assert_double_eq_tol(src_value(p, "irq", "src7"), 0.001, 1e-9);
-	ck_assert_double_eq(src_value(p, "other", "other"), 0); /* the table is full: other from 0 */
+	ck_assert_double_eq(src_value(p, "other", "other"),
+			    0); /* the table is full: other from 0 */
 	send_src(&n, 9, 300, "big", 9000000); /* a 9th, larger than all: into other */
 	send_src(&n, 10, 301, "big2", 1000000);
 	deliver(cs, 6);
