@@ -29,6 +29,25 @@ struct hist_table {
 	int n;
 };
 
+/*
+ * v with at most dec decimals in at most width characters: fewer decimals first, then k (x1e3) or M (x1e6)
+ * with one decimal or none. A multi-second gap on a loaded machine or a million samples in one bucket keep
+ * the table inside its columns.
+ */
+static const char *fit(char *out, size_t len, int width, double v, int dec)
+{
+	static const struct {
+		double div;
+		const char *sfx;
+	} u[] = { { 1, "" }, { 1e3, "k" }, { 1e6, "M" }, { 1e9, "G" } };
+
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		for (int d = i ? 1 : dec; d >= 0; d--)
+			if (snprintf(out, len, "%.*f%s", d, v / u[i].div, u[i].sfx) <= width)
+				return out;
+	return out; /* wider than any column: printed whole */
+}
+
 /* Count of h in the bucket b (b comes from a histogram with the same bucket scheme). */
 static uint64_t bucket_count(const struct hist *h, const struct hist_bucket *b)
 {
@@ -62,15 +81,23 @@ static void buckets(FILE *f, const struct hist_cols *w, const struct hist_table 
 		hist_merge(&rows, t->cls[k]);
 	hist_iter_init(&it, &rows);
 	while (hist_iter_next(&it, &b)) {
-		char lab[48];
+		char lab[48], num[32];
+		int d;
 
-		snprintf(lab, sizeof(lab), "%.3f-%.3f", b.lower_ns / 1e3, b.upper_ns / 1e3);
+		for (d = 3; d > 0; d--) /* the label in its column: fewer decimals for long gaps */
+			if (snprintf(lab, sizeof(lab), "%.*f-%.*f", d, b.lower_ns / 1e3, d,
+				     b.upper_ns / 1e3) < w->lab)
+				break;
+		if (d == 0)
+			snprintf(lab, sizeof(lab), "%.0f-%.0f", b.lower_ns / 1e3, b.upper_ns / 1e3);
 		fprintf(f, "%-*s", w->lab, lab);
 		if (t->all)
-			fprintf(f, " %*llu", w->all, (unsigned long long)bucket_count(t->all, &b));
+			fprintf(f, " %*s", w->all,
+				fit(num, sizeof(num), w->all, (double)bucket_count(t->all, &b), 0));
 		for (k = 0; k < t->n; k++)
-			fprintf(f, " %*llu", w->cls,
-				(unsigned long long)bucket_count(t->cls[k], &b));
+			fprintf(
+			    f, " %*s", w->cls,
+			    fit(num, sizeof(num), w->cls, (double)bucket_count(t->cls[k], &b), 0));
 		fputc('\n', f);
 	}
 }
@@ -79,13 +106,14 @@ static void buckets(FILE *f, const struct hist_cols *w, const struct hist_table 
 static void stat_row(FILE *f, const struct hist_cols *w, const struct hist_table *t,
 		     const char *lab, double all_ns, const double cls_ns[HIST_MAXCOLS])
 {
+	char num[32];
 	int k;
 
 	fprintf(f, "%-*s", w->lab, lab);
 	if (t->all)
-		fprintf(f, " %*.3f", w->all, all_ns / 1e3);
+		fprintf(f, " %*s", w->all, fit(num, sizeof(num), w->all, all_ns / 1e3, 3));
 	for (k = 0; k < t->n; k++)
-		fprintf(f, " %*.1f", w->cls, cls_ns[k] / 1e3);
+		fprintf(f, " %*s", w->cls, fit(num, sizeof(num), w->cls, cls_ns[k] / 1e3, 1));
 	fputc('\n', f);
 }
 
@@ -94,11 +122,15 @@ static void summary(FILE *f, const struct hist_cols *w, const struct hist_table 
 	double cls[HIST_MAXCOLS];
 	int k, c;
 
+	char num[32];
+
 	fprintf(f, "%-*s", w->lab, "count");
 	if (t->all)
-		fprintf(f, " %*llu", w->all, (unsigned long long)hist_count(t->all));
+		fprintf(f, " %*s", w->all,
+			fit(num, sizeof(num), w->all, (double)hist_count(t->all), 0));
 	for (k = 0; k < t->n; k++)
-		fprintf(f, " %*llu", w->cls, (unsigned long long)hist_count(t->cls[k]));
+		fprintf(f, " %*s", w->cls,
+			fit(num, sizeof(num), w->cls, (double)hist_count(t->cls[k]), 0));
 	fputc('\n', f);
 	for (c = 0; c < (int)(sizeof(pct) / sizeof(pct[0])); c++) {
 		char lab[16];

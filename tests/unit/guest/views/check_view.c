@@ -78,6 +78,8 @@ static struct vn_event ev(int cpu, uint8_t cls, uint32_t id, const char *comm, u
 #define BIG_GAPS 500
 #define BIG_SELF 4194300 /* vnoise's main thread in view_big */
 
+static uint64_t big_long_ns; /* view_big adds one gap this long at 6 s (0: none) */
+
 /*
  * A bpf view of ncpus CPUs (1, 3, 5...) measured for 10 s, wide values: per CPU 500 noise samples of 200 us
  * holding a thread with a 15-byte comm and a 7-digit pid, vnoise's own main thread, the local timer and a
@@ -134,6 +136,17 @@ static void view_big(struct view *v, int ncpus)
 			ck_assert_int_eq(merge_add_sample(v->m, &gap), 0);
 			for (size_t j = 0; j < sizeof(e) / sizeof(e[0]); j++)
 				ck_assert_int_eq(merge_add_event(v->m, &e[j]), 0);
+		}
+		if (big_long_ns) { /* a long stall: a loaded machine takes the CPU for seconds */
+			struct vn_sample gap = { .start_ns = 6000000000ULL,
+						 .end_ns = 6000000000ULL + big_long_ns,
+						 .cpu = (uint16_t)cpu,
+						 .kind = VN_SAMPLE_GAP };
+			struct vn_event e = ev(cpu, VN_CLASS_THREAD, 4194301, "cc1",
+					       6000000000ULL + 1000, big_long_ns - 2000);
+
+			ck_assert_int_eq(merge_add_sample(v->m, &gap), 0);
+			ck_assert_int_eq(merge_add_event(v->m, &e), 0);
 		}
 	}
 	ck_assert_int_eq(merge_process(v->m, UINT64_MAX), 0);
@@ -197,10 +210,14 @@ static int row_start(const char *t)
 	       (t[0] == 'p' && t[1] >= '0' && t[1] <= '9');
 }
 
-/* A cell: a number, "count/time", or the "partial" / "-" marks of a CPU without runtime. */
+/* A cell: a number (hist: with a k/M/G suffix when it is too long for its column), "count/time", or the
+ * "partial" / "-" marks of a CPU without runtime. */
 static int is_value(const char *t)
 {
-	return strspn(t, "0123456789.-+/") == strlen(t) || !strcmp(t, "partial");
+	size_t n = strspn(t, "0123456789.-+/");
+
+	return n == strlen(t) || (n && n + 1 == strlen(t) && strchr("kMG", t[n])) ||
+	       !strcmp(t, "partial");
 }
 
 /*
@@ -370,6 +387,24 @@ START_TEST(json_version)
 	ck_assert_ptr_nonnull(strstr(out, "\"recorded_version\": \"0.1.0 (git 1234567)\""));
 	ck_assert_ptr_nonnull(strstr(out, "\"partial\": true"));
 	free(out);
+	view_done(&v);
+}
+END_TEST
+
+/* A gap of 1.9 s (a loaded machine): hist's bucket labels and values still fit 80 columns, tables whole. */
+START_TEST(hist_long_gap_fits_80)
+{
+	struct view v;
+	char *hist;
+
+	big_long_ns = 1900000000ULL;
+	view_big(&v, 2);
+	big_long_ns = 0;
+	hist = printed(view_hist_ops.end, &v);
+	ck_assert_msg(widest_line(hist) <= 80, "hist: %d columns:\n%s", widest_line(hist), hist);
+	ck_assert_int_ge(check_tables(hist, "BUCKET(us)", "ALL", 0), 14);
+	ck_assert_ptr_nonnull(strstr(hist, "1879048-"));
+	free(hist);
 	view_done(&v);
 }
 END_TEST
@@ -640,6 +675,7 @@ static Suite *view_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shape");
 	tcase_add_test(tc, text_views_fit_80);
+	tcase_add_test(tc, hist_long_gap_fits_80);
 	tcase_add_test(tc, wide_tables);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("record");
