@@ -52,7 +52,7 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 			failed=$((failed + 1))
 			failures+=("$name")
 			echo "FAIL: $name (exit $rc, ${secs}s); its output:"
-			sed 's/^/    /' "$log" | tail -40
+			sed 's/^/    /' "$log" | tail -100
 		fi
 		rm -f "$log"
 	done

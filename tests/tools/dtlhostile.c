@@ -75,6 +75,7 @@ struct host {
 	size_t size;
 	struct dtl_writer *w;
 	uint64_t rng, epoch, t, ops, reinits, put;
+	uint64_t hold_until, next_hold; /* a garbage status left in place long enough to be read */
 	int frozen;
 	struct dtlregion_layout
 	    l; /* of the last clean initialisation (never read back from the area) */
@@ -130,7 +131,7 @@ static void host_valid(struct host *h, uint64_t v)
 		a.exit_count = 1;
 		(void)dtlwriter_agg(h->w, vc, &a);
 	}
-	if (!h->frozen && v % 3 == 0) {
+	if (!h->frozen && v % 3 == 0 && now_ns() >= h->hold_until) {
 		st.flags = VN_DTL_S_CLOCK;
 		st.horizon_ns = h->t - 2000;
 		st.heartbeat_ns = h->t;
@@ -185,6 +186,12 @@ static void host_damage(struct host *h, uint64_t v)
 		break;
 	case 7: /* horizon back, status garbage */
 		hd->status.horizon_ns = v % 2 ? hd->status.horizon_ns / 2 : v;
+		/* valid traffic rewrites the status within microseconds and the reader looks every
+		 * millisecond: every 100 ms one garbage status stays 3 ms, so that it is seen for sure */
+		if (now_ns() >= h->next_hold) {
+			h->hold_until = now_ns() + 3000000ull;
+			h->next_hold = now_ns() + 100000000ull;
+		}
 		break;
 	case 8: /* causes and aggregates garbage */
 		h->area[h->l.cause_offset + (v >> 8) % (h->l.ncauses * 48)] =
