@@ -26,6 +26,7 @@
 #include "record.h"
 #include "measure/sampler.h"
 #include "views/view.h"
+#include "format/recwriter.h"
 #include "views/view_record.h"
 #include "util/monotime.h"
 #include "util/version.h"
@@ -428,23 +429,32 @@ static int setup_view(struct run *r)
 	return start_helper(r);
 }
 
+/* The record file could not be written (err, -errno): one line, and 4 for a full disk, else 1. */
+static int record_failed(struct run *r, int err)
+{
+	char why[512];
+
+	view_record_error_text(r->rec, err, r->p->output, why, sizeof(why));
+	log_err("%s", why);
+	return recwriter_exit_code(err);
+}
+
 /* record: create the file and write its META chunk. */
 static int setup_record(struct run *r)
 {
 	const char *path = r->p->output;
+	int err;
 
 	r->rec = view_record_open(path);
 	if (!r->rec) {
-		log_err("cannot create '%s': %s", path, strerror(errno));
-		return EXIT_FAIL;
+		err = errno;
+		log_err("cannot create '%s': %s", path, strerror(err));
+		return recwriter_exit_code(-err);
 	}
 	if (r->v.hs)
 		hypsplit_set_recorder(r->v.hs, view_record_dtl_span, view_record_dtl_gap, r->rec);
-	if (view_record_start(r->rec, &r->v)) {
-		log_err("cannot write '%s'", path);
-		return EXIT_FAIL;
-	}
-	return 0;
+	err = view_record_start(r->rec, &r->v);
+	return err ? record_failed(r, err) : 0;
 }
 
 /* One pinned sampler per CPU, each ready (its tid given to the kernel helper) before any is let go. */
@@ -498,15 +508,14 @@ static int run_setup(struct run *r)
 static int run_take(struct run *r, uint64_t horizon)
 {
 	const struct measure_params *p = r->p;
+	int err;
 
 	drain(r);
 	if (!p->sink && merge_process(r->v.m, horizon))
 		r->merge_err = -ENOMEM;
 	take_dtl(r, r->now);
-	if (r->rec && view_record_flush(r->rec)) {
-		log_err("writing '%s' failed", p->output);
-		return EXIT_FAIL;
-	}
+	if (r->rec && (err = view_record_flush(r->rec)))
+		return record_failed(r, err);
 	if (r->merge_err) {
 		log_err("out of memory while attributing noise");
 		return EXIT_FAIL;
@@ -619,12 +628,13 @@ static int run_loop(struct run *r)
 /* Seal the record file (the STATS and END chunks) and say where it went. */
 static int finish_record(struct run *r, int rc)
 {
-	int err = view_record_close(r->rec, &r->v);
+	char why[512];
+	int err = view_record_seal(r->rec, &r->v, r->p->output, why, sizeof(why));
 
 	r->rec = NULL;
 	if (err) {
-		log_err("writing '%s' failed", r->p->output);
-		return EXIT_FAIL;
+		log_err("%s", why);
+		return recwriter_exit_code(err);
 	}
 	if (!r->p->quiet)
 		log_info("recorded to %s", r->p->output);

@@ -4,6 +4,7 @@
  * (protocol/README.md); samples and events are buffered up to RECORD_BUF records per chunk.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ struct view_record {
 	struct vn_event *evbuf;
 	size_t nev;
 	uint64_t dropped; /* buffers lost to failed writes */
+	uint64_t lost_samples, lost_events, lost_dtl; /* records of failed chunks (not written) */
 	struct vn_rec_dtl_span *dspan; /* [RECORD_DTL_BUF], allocated with the first */
 	size_t ndspan;
 	struct vn_rec_dtl_gap *dgap; /* [RECORD_DTL_BUF] */
@@ -162,6 +164,9 @@ static int flush_dtl(struct view_record *r)
 	if (!err && r->ndgap)
 		err = recwriter_chunk(r->w, VN_CHUNK_DTL_GAPS, r->dgap,
 				      (uint32_t)(r->ndgap * sizeof(*r->dgap)));
+	if (err)
+		r->lost_dtl +=
+		    r->ndspan + r->ndgap; /* kept or not, they go: counted with the rest */
 	free(r->ctext);
 	r->ctext = NULL;
 	r->ctlen = r->ndspan = r->ndgap = 0;
@@ -178,6 +183,10 @@ int view_record_flush(struct view_record *r)
 	if (!err && r->nev)
 		err = recwriter_chunk(r->w, VN_CHUNK_EVENTS, r->evbuf,
 				      (uint32_t)(r->nev * sizeof(*r->evbuf)));
+	if (err) { /* what a failed flush leaves: the file ends after its last whole chunk */
+		r->lost_samples += r->ns;
+		r->lost_events += r->nev;
+	}
 	r->ns = r->nev = 0;
 	return err;
 }
@@ -268,7 +277,20 @@ uint64_t view_record_dropped(const struct view_record *r)
 	return r ? r->dropped : 0;
 }
 
-int view_record_close(struct view_record *r, const struct view *v)
+void view_record_error_text(const struct view_record *r, int err, const char *path, char *buf,
+			    size_t len)
+{
+	snprintf(buf, len,
+		 "writing '%s': %s; the file ends after %" PRIu64 " whole chunks (%" PRIu64
+		 " bytes) and reads as not closed; %" PRIu64 " samples, %" PRIu64
+		 " events and %" PRIu64 " DTL records not written",
+		 path, strerror(err < 0 ? -err : err), recwriter_chunks(r->w),
+		 recwriter_bytes(r->w), r->lost_samples + r->ns, r->lost_events + r->nev,
+		 r->lost_dtl + r->ndspan + r->ndgap);
+}
+
+int view_record_seal(struct view_record *r, const struct view *v, const char *path, char *why,
+		     size_t len)
 {
 	char *stats = NULL;
 	int err;
@@ -276,14 +298,29 @@ int view_record_close(struct view_record *r, const struct view *v)
 	err = view_record_flush(r);
 	if (!err)
 		err = text_chunk(r, VN_CHUNK_STATS, v, stats_text, &stats);
-	if (!err)
+	if (!err) {
 		err = recwriter_close(r->w, stats);
-	else
+		r->w = NULL;
+		if (err && why && len)
+			snprintf(
+			    why, len,
+			    "writing '%s': %s while closing it (every record and the STATS chunk "
+			    "were written before)",
+			    path, strerror(-err));
+	} else {
+		if (why && len)
+			view_record_error_text(r, err, path, why, len);
 		recwriter_abort(r->w);
-	r->w = NULL;
+		r->w = NULL;
+	}
 	free(stats);
 	view_record_abort(r);
 	return err;
+}
+
+int view_record_close(struct view_record *r, const struct view *v)
+{
+	return view_record_seal(r, v, "", NULL, 0);
 }
 
 void view_record_abort(struct view_record *r)

@@ -33,9 +33,19 @@ void view_record_dtl_gap(void *ctx, const struct vn_rec_dtl_gap *g);
 int view_record_flush(struct view_record *r) __attribute__((warn_unused_result));
 /* Buffers of records lost to failed writes. */
 uint64_t view_record_dropped(const struct view_record *r);
+/*
+ * After a failed write (err, -errno) to path: one line saying what happened and what was lost, "writing
+ * 'PATH': REASON; the file ends after N whole chunks (B bytes) and reads as not closed; S samples, E events
+ * and D DTL records not written", into buf (always terminated).
+ */
+void view_record_error_text(const struct view_record *r, int err, const char *path, char *buf,
+			    size_t len);
 /* Write what is kept, the STATS chunk of v and the END chunk, close and free r. 0 or -errno; r freed always. */
 int view_record_close(struct view_record *r, const struct view *v)
     __attribute__((warn_unused_result));
+/* view_record_close(), and on failure view_record_error_text() for path into why[len] first. */
+int view_record_seal(struct view_record *r, const struct view *v, const char *path, char *why,
+		     size_t len) __attribute__((warn_unused_result));
 /* Close and free r without END (the file reads as not closed). Accepts NULL. */
 void view_record_abort(struct view_record *r);
 

@@ -350,6 +350,9 @@ struct collector {
 	socklen_t melen;
 	struct pcapio_w *out;
 	struct store *db; /* --store */
+	int store_failing; /* the last store write failed (said once until storing goes on) */
+	uint64_t store_stored_at; /* datagrams stored when it began to fail */
+	int store_rc; /* the exit code the store's failures call for (0: none) */
 	int replaying; /* the store's datagrams are going back into the engine: not stored again */
 	const void *cur_buf; /* the datagram being ingested, for the accepted callback */
 	size_t cur_len;
@@ -406,7 +409,7 @@ static int render(void *ctx, struct bufout *o)
 		promfmt_family(o, "vnoise_collect_store_errors_total", "counter",
 			       "Accepted datagrams that could not be written to the store");
 		promfmt_sample_u64(o, "vnoise_collect_store_errors_total", NULL, 0,
-				   c->store_errors);
+				   __atomic_load_n(&c->store_errors, __ATOMIC_RELAXED));
 		promfmt_family(o, "vnoise_collect_pcap_errors_total", "counter",
 			       "Datagrams that could not be written to --pcap-out");
 		promfmt_sample_u64(o, "vnoise_collect_pcap_errors_total", NULL, 0, c->out_errors);
@@ -428,14 +431,39 @@ static int render(void *ctx, struct bufout *o)
 	return rc;
 }
 
+/*
+ * After a store write that returned rc: store_errors is the store's count of datagrams not stored; a failure
+ * is said once (the ranking and /metrics go on in memory, the store is retried with every write), and once
+ * more when a batch is committed again.
+ */
+static void store_note(struct collector *c, int rc)
+{
+	struct store_stats st;
+
+	store_get_stats(c->db, &st);
+	__atomic_store_n(&c->store_errors, st.failed, __ATOMIC_RELAXED);
+	if (rc && !c->store_failing) {
+		c->store_failing = 1;
+		c->store_stored_at = st.stored;
+		log_warn("store %s: %s: accepted reports are not stored until it can write again "
+			 "(%" PRIu64 " so far); the ranking and /metrics go on in memory",
+			 c->o.store, store_error(c->db), st.failed);
+	} else if (!rc && c->store_failing && st.stored > c->store_stored_at) {
+		c->store_failing = 0;
+		log_info("store %s: storing again; %" PRIu64
+			 " accepted reports could not be stored",
+			 c->o.store, st.failed);
+	}
+}
+
 /* The engine accepted the datagram take() is ingesting: into the store (unless it came from there). */
 static void on_accepted(void *ctx, const struct datagram_view *v, uint64_t now_ns)
 {
 	struct collector *c = ctx;
 
-	if (c->db && !c->replaying &&
-	    store_add(c->db, now_ns, c->cur_src, c->cur_srclen, c->cur_buf, c->cur_len, v))
-		c->store_errors++;
+	if (c->db && !c->replaying)
+		store_note(c, store_add(c->db, now_ns, c->cur_src, c->cur_srclen, c->cur_buf,
+					c->cur_len, v));
 }
 
 /* One datagram from src to dst at t: pcap-out, engine, store. Called under c->lock. */
@@ -572,7 +600,11 @@ static void status(struct collector *c)
 	pthread_mutex_lock(&c->lock);
 	clusteragg_status(c->cs, line, sizeof(line));
 	pthread_mutex_unlock(&c->lock);
-	fprintf(stderr, "%s socket-drops %" PRIu64 "\n", line, c->sock_drops);
+	if (c->db)
+		fprintf(stderr, "%s socket-drops %" PRIu64 " store-failed %" PRIu64 "\n", line,
+			c->sock_drops, __atomic_load_n(&c->store_errors, __ATOMIC_RELAXED));
+	else
+		fprintf(stderr, "%s socket-drops %" PRIu64 "\n", line, c->sock_drops);
 }
 
 /* A datagram of the store back into the engine (not stored again). */
@@ -607,7 +639,9 @@ static int open_db(struct collector *c, const char *path)
 	if (c->db)
 		return EXIT_OK;
 	log_err("store %s", err); /* err names the file */
-	return errno == EBADMSG || errno == EPROTO ? EXIT_DAMAGED : EXIT_FAIL;
+	return errno == EBADMSG || errno == EPROTO ? EXIT_DAMAGED
+	       : errno == ENOSPC		   ? EXIT_CANNOT
+						   : EXIT_FAIL;
 }
 
 /*
@@ -730,8 +764,7 @@ static void snapshot(struct collector *c)
 	err |= store_put_counter(c->db, "commands", st.cmds_sent);
 	pthread_mutex_unlock(&c->lock);
 	err |= store_commit(c->db);
-	if (err)
-		c->store_errors++;
+	store_note(c, err);
 }
 
 /* The command line: -1 to go on, else the exit status (the help printed, or the usage error). */
@@ -921,8 +954,8 @@ static void run_loop(struct collector *c)
 		if (c->db && t >= next_snap) {
 			snapshot(c);
 			next_snap = t + SNAPSHOT_NS;
-		} else if (c->db && store_tick(c->db, t)) {
-			c->store_errors++;
+		} else if (c->db) {
+			store_note(c, store_tick(c->db, t));
 		}
 		if (c->o.period_ns && t >= next_status) {
 			show_period(c, t, start);
@@ -970,6 +1003,18 @@ static void teardown(struct collector *c)
 		log_warn("--pcap-out %s: write error; the capture is incomplete", c->o.pcap_out);
 	pcapio_close(c->out);
 	snapshot(c);
+	if (c->db && (c->store_errors || c->store_failing)) {
+		struct store_stats st;
+
+		store_get_stats(c->db, &st);
+		c->store_rc =
+		    st.last_err == -ENOSPC || st.last_err == -EDQUOT || st.last_err == -EFBIG
+			? EXIT_CANNOT
+			: EXIT_FAIL;
+		if (c->store_failing)
+			log_warn("store %s: the last accounting could not be written: %s",
+				 c->o.store, store_error(c->db));
+	}
 	if (store_close(c->db))
 		log_warn("store %s: write error; the store is incomplete", c->o.store);
 	if (c->out_errors || c->store_errors)
@@ -1014,5 +1059,5 @@ int collect_main(int argc, char **argv)
 	if (ret == EXIT_OK)
 		final_report(&c);
 	teardown(&c);
-	return ret;
+	return ret == EXIT_OK && c.store_rc ? c.store_rc : ret;
 }

@@ -93,6 +93,9 @@ struct store {
 	sqlite3_stmt *st[ST_MAX];
 	int in_batch;
 	uint64_t batch_start_ns; /* CLOCK_MONOTONIC */
+	uint64_t batch_dgrams; /* datagrams in the open batch */
+	struct store_stats stats;
+	char errmsg[192]; /* the last failure, one line */
 	char path[256];
 };
 
@@ -130,7 +133,18 @@ static int fail(char *err, size_t errlen, int e, const char *fmt, const char *a,
 	return -e;
 }
 
-/* SQLite found the file damaged or foreign: EBADMSG with its reason, else EIO. */
+/* The errno of SQLite result rc on s's connection: ENOSPC for a full database or disk, else what the
+ * system said (EDQUOT, EFBIG, ...) or EIO. */
+static int sql_errno(struct store *s, int rc)
+{
+	int sys = sqlite3_system_errno(s->db); /* the last failed system call's, maybe an old one */
+
+	if ((rc & 0xff) == SQLITE_FULL)
+		return ENOSPC;
+	return (rc & 0xff) == SQLITE_IOERR && sys > 0 ? sys : EIO;
+}
+
+/* SQLite found the file damaged or foreign: EBADMSG with its reason; a full disk ENOSPC; else EIO. */
 static int sql_fail(struct store *s, char *err, size_t errlen)
 {
 	int ec = sqlite3_errcode(s->db);
@@ -138,6 +152,9 @@ static int sql_fail(struct store *s, char *err, size_t errlen)
 	if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB)
 		return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
 			    sqlite3_errmsg(s->db));
+	if (sql_errno(s, ec) == ENOSPC)
+		return fail(err, errlen, ENOSPC, "%s: No space left on device (SQLite: %s)",
+			    s->path, sqlite3_errmsg(s->db));
 	return fail(err, errlen, EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
 }
 
@@ -174,9 +191,15 @@ static int make_schema(struct store *s, char *err, size_t errlen)
 	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return fail(err, errlen, EIO, "%s: cannot create the schema: %s", s->path,
-			    sqlite3_errmsg(s->db));
+	    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int e = sql_errno(s, sqlite3_errcode(s->db));
+
+		fail(err, errlen, e, "%s: cannot create the schema: %s", s->path,
+		     e == ENOSPC ? "No space left on device" : sqlite3_errmsg(s->db));
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		errno = e;
+		return -e;
+	}
 	return 0;
 }
 
@@ -302,16 +325,52 @@ out:
 	return NULL;
 }
 
+/*
+ * A write of the open batch failed with SQLite result rc: the batch is rolled back (SQLite may have done
+ * it already) and its datagrams, plus extra ones of the caller, counted as failed. Returns -errno.
+ */
+static int batch_fail(struct store *s, int rc, uint64_t extra)
+{
+	int e = sql_errno(s, rc);
+
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s (SQLite: %s)", strerror(e), sqlite3_errstr(rc));
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->stats.failed += s->batch_dgrams + extra;
+	s->stats.failures++;
+	s->stats.last_err = -e;
+	s->batch_dgrams = 0;
+	s->in_batch = 0;
+	return -e;
+}
+
 int store_commit(struct store *s)
 {
+	int rc;
+
 	if (!s->in_batch)
 		return 0;
+	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return batch_fail(s, rc,
+				  0); /* the batch is lost (counted); the next one can begin */
 	s->in_batch = 0;
-	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
-		return 0;
-	/* the batch is lost (the caller counts it), but the next one can begin */
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return -EIO;
+	s->stats.stored += s->batch_dgrams;
+	s->batch_dgrams = 0;
+	return 0;
+}
+
+void store_get_stats(const struct store *s, struct store_stats *out)
+{
+	if (s)
+		*out = s->stats;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+const char *store_error(const struct store *s)
+{
+	return s ? s->errmsg : "";
 }
 
 int store_tick(struct store *s, uint64_t mono_ns)
@@ -336,27 +395,30 @@ int store_close(struct store *s)
 	return rc;
 }
 
-/* Open a batch if none is open (the transaction every write goes into). */
+/* Open a batch if none is open (the transaction every write goes into). 0 or an SQLite result code. */
 static int batch(struct store *s)
 {
 	uint64_t t = now_ns();
+	int rc;
 
-	if (s->in_batch)
-		return store_tick(s, t) ? -EIO : s->in_batch ? 0 : batch(s);
-	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
+	/* a batch too old is committed first; if that fails (counted), this write goes into a new one */
+	if (s->in_batch && !store_tick(s, t) && s->in_batch)
+		return SQLITE_OK;
+	rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
 	s->in_batch = 1;
 	s->batch_start_ns = t;
-	return 0;
+	return SQLITE_OK;
 }
 
-/* Run a bound statement to its end and reset it: 0 or -EIO. */
+/* Run a bound statement to its end and reset it: SQLITE_OK or the SQLite result code. */
 static int run(sqlite3_stmt *q)
 {
 	int rc = sqlite3_step(q);
 
 	sqlite3_reset(q);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
@@ -373,6 +435,7 @@ static int add_interval(struct store *s, uint64_t recv_ns, const struct datagram
 	const struct vn_report_hdr *h = &v->hdr;
 	uint64_t cls[VN_REPORT_CLS_MAX] = { 0 }, noise = 0, compute = 0;
 	unsigned verdict = 0;
+	int rc;
 
 	for (unsigned i = 0; i < h->nrec; i++) {
 		const struct vn_report_rec *r = &v->rec[i];
@@ -399,8 +462,9 @@ static int add_interval(struct store *s, uint64_t recv_ns, const struct datagram
 	sqlite3_bind_int(q, 12, (int)verdict);
 	for (int c = 1; c < VN_REPORT_CLS_MAX; c++)
 		bind_u64(q, 12 + c, cls[c]);
-	if (run(q))
-		return -EIO;
+	rc = run(q);
+	if (rc)
+		return rc;
 	if (!(h->flags & VN_REPORT_F_LAST))
 		return job_interval(s, h, 0, 0);
 	if (h->part) { /* the node's compute over all its parts */
@@ -434,6 +498,7 @@ static int add_causes(struct store *s, const struct datagram_view *v)
 {
 	sqlite3_stmt *q = s->st[ST_CAUSE];
 	const struct vn_report_hdr *h = &v->hdr;
+	int rc;
 
 	for (unsigned i = 0; i < h->nrec; i++) {
 		const struct vn_report_rec *r = &v->rec[i];
@@ -451,32 +516,37 @@ static int add_causes(struct store *s, const struct datagram_view *v)
 				  SQLITE_TRANSIENT);
 		bind_u64(q, 9, r->noise_ns);
 		bind_u64(q, 10, r->count);
-		if (run(q))
-			return -EIO;
+		rc = run(q);
+		if (rc)
+			return rc;
 	}
-	return 0;
+	return SQLITE_OK;
 }
 
 int store_add(struct store *s, uint64_t recv_ns, const struct sockaddr *src, socklen_t srclen,
 	      const void *buf, size_t len, const struct datagram_view *v)
 {
 	sqlite3_stmt *q = s->st[ST_DGRAM];
+	int rc = batch(s);
 
-	if (batch(s))
-		return -EIO;
+	if (rc)
+		return batch_fail(s, rc, 1);
 	bind_u64(q, 1, recv_ns);
 	if (src && srclen)
 		sqlite3_bind_blob(q, 2, src, (int)srclen, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(q, 2);
 	sqlite3_bind_blob(q, 3, buf, (int)len, SQLITE_STATIC);
-	if (run(q))
-		return -EIO;
-	if (v->hdr.kind != VN_REPORT_INTERVAL && v->hdr.kind != VN_REPORT_COUNTERS)
-		return 0;
-	if (add_interval(s, recv_ns, v))
-		return -EIO;
-	return add_causes(s, v);
+	rc = run(q);
+	if (!rc && (v->hdr.kind == VN_REPORT_INTERVAL || v->hdr.kind == VN_REPORT_COUNTERS)) {
+		rc = add_interval(s, recv_ns, v);
+		if (!rc)
+			rc = add_causes(s, v);
+	}
+	if (rc) /* the batch goes, so that no datagram is stored in part */
+		return batch_fail(s, rc, 1);
+	s->batch_dgrams++;
+	return 0;
 }
 
 int store_put_node(struct store *s, const struct store_node *n)
@@ -502,21 +572,25 @@ int store_put_node(struct store *s, const struct store_node *n)
 			       n->last_seen_ns,
 			       now_rt_ns() };
 
-	if (batch(s))
-		return -EIO;
+	int rc = batch(s);
+
+	if (rc)
+		return batch_fail(s, rc, 0);
 	for (int i = 0; i < (int)(sizeof(u) / sizeof(u[0])); i++)
 		bind_u64(q, i + 1, u[i]);
 	sqlite3_bind_text(q, 4, n->addr ? n->addr : "", -1, SQLITE_TRANSIENT);
-	return run(q);
+	rc = run(q);
+	return rc ? batch_fail(s, rc, 0) : 0;
 }
 
 int store_put_job(struct store *s, uint64_t job_id, const char *name, uint64_t nodes)
 {
 	sqlite3_stmt *q = s->st[ST_JOB];
 	char hex[24];
+	int rc = batch(s);
 
-	if (batch(s))
-		return -EIO;
+	if (rc)
+		return batch_fail(s, rc, 0);
 	snprintf(hex, sizeof(hex), "%016" PRIx64, job_id);
 	bind_u64(q, 1, job_id);
 	sqlite3_bind_text(q, 2, hex, -1, SQLITE_TRANSIENT);
@@ -526,19 +600,22 @@ int store_put_job(struct store *s, uint64_t job_id, const char *name, uint64_t n
 		sqlite3_bind_null(q, 3);
 	bind_u64(q, 4, nodes);
 	bind_u64(q, 5, now_rt_ns());
-	return run(q);
+	rc = run(q);
+	return rc ? batch_fail(s, rc, 0) : 0;
 }
 
 int store_put_counter(struct store *s, const char *name, uint64_t value)
 {
 	sqlite3_stmt *q = s->st[ST_COUNTER];
+	int rc = batch(s);
 
-	if (batch(s))
-		return -EIO;
+	if (rc)
+		return batch_fail(s, rc, 0);
 	sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
 	bind_u64(q, 2, value);
 	bind_u64(q, 3, now_rt_ns());
-	return run(q);
+	rc = run(q);
+	return rc ? batch_fail(s, rc, 0) : 0;
 }
 
 int store_replay(struct store *s, store_replay_fn *fn, void *ctx)

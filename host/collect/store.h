@@ -39,16 +39,35 @@ int store_probe(const char *path);
  * Open (readonly: for queries, never creates) or create path; the schema is made when the database is new.
  * NULL with errno and a one-line reason in err: EBADMSG the file is not a database, fails PRAGMA
  * quick_check (not run readonly: a query only reads), or is not a vnoise store; EPROTO its schema is
- * newer than this build's; ENOENT (readonly) it does not exist; EIO otherwise. Nothing is ever truncated.
+ * newer than this build's; ENOENT (readonly) it does not exist; ENOSPC the disk is full; EIO otherwise.
+ * Nothing is ever truncated.
  */
 struct store *store_open(const char *path, int readonly, char *err, size_t errlen);
-/* Commit what is pending and close; NULL ok. 0 or -EIO (the last batch could not be committed). */
+/* Commit what is pending and close; NULL ok. 0 or -errno (the last batch could not be committed). */
 int store_close(struct store *s);
+
+/*
+ * Write errors. Every write goes into the open batch (one transaction); when one fails, or its commit does,
+ * the whole batch is rolled back and its datagrams are counted as failed, so that the datagram table holds
+ * whole datagrams only and stored + failed is every datagram given to store_add(). The next write opens a
+ * new batch: when the disk has room again, storing goes on by itself. Errors are -ENOSPC (the database or
+ * the disk is full; also -EDQUOT, -EFBIG as the system says) or -EIO.
+ */
+struct store_stats {
+	uint64_t stored; /* datagrams committed */
+	uint64_t
+	    failed; /* datagrams given to store_add() that are not stored (failed, or rolled back) */
+	uint64_t failures; /* batches rolled back */
+	int last_err; /* -errno of the last failure, 0 if none */
+};
+void store_get_stats(const struct store *s, struct store_stats *out);
+/* The last failure in one line ("No space left on device (SQLite: database or disk is full)"), or "". */
+const char *store_error(const struct store *s);
 
 /*
  * One accepted datagram (buf[0..len) as received, v its validated view) from src at recv_ns
  * (CLOCK_REALTIME): the raw row, and for a report its interval and cause rows. Opens a batch when none is;
- * commits it when older than STORE_COMMIT_NS. 0 or -EIO (counted by the caller).
+ * commits it when older than STORE_COMMIT_NS. 0 or -errno (see store_stats: the batch is rolled back).
  */
 int store_add(struct store *s, uint64_t recv_ns, const struct sockaddr *src, socklen_t srclen,
 	      const void *buf, size_t len, const struct datagram_view *v)
@@ -71,9 +90,9 @@ int store_put_job(struct store *s, uint64_t job_id, const char *name, uint64_t n
 int store_put_counter(struct store *s, const char *name, uint64_t value)
     __attribute__((warn_unused_result));
 
-/* Commit the open batch now (if any). 0 or -EIO. */
+/* Commit the open batch now (if any). 0 or -errno (the batch rolled back, counted). */
 int store_commit(struct store *s) __attribute__((warn_unused_result));
-/* Commit if the open batch is older than STORE_COMMIT_NS at mono_ns (CLOCK_MONOTONIC); 0 or -EIO. */
+/* Commit if the open batch is older than STORE_COMMIT_NS at mono_ns (CLOCK_MONOTONIC); 0 or -errno. */
 int store_tick(struct store *s, uint64_t mono_ns) __attribute__((warn_unused_result));
 
 /*

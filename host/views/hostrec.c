@@ -125,6 +125,7 @@ struct replay {
 	struct hosthtml *html; /* --html: the page's collector, fed every chunk (NULL without) */
 	uint64_t html_dropped; /* records the page had no room for */
 	uint64_t bad; /* malformed host chunks */
+	uint64_t chunks; /* intact chunks read */
 	bool host_file; /* a HOST_META chunk was seen */
 	bool damaged, truncated;
 };
@@ -216,6 +217,9 @@ static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
 
 	take_self_tids(rp, ch);
 	take_dtl(rp, ch);
+	/* the time of the chunk: a file without periods (no domain) or cut short still ends there */
+	if (kv_u64(ch->payload, ch->len, "end_ns", &v) && v > rp->in.end_ns && v >= rp->in.start_ns)
+		rp->in.end_ns = v;
 	if (kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
 		rp->in.schedlog_drops = v;
 	if (kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))
@@ -244,6 +248,7 @@ static void take_period_end(struct replay *rp, const struct recfile_chunk *ch)
 
 static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
 {
+	rp->chunks++;
 	if (rp->html && hosthtml_chunk(rp->html, ch->type, ch->payload, ch->len))
 		rp->html_dropped++;
 	switch (ch->type) {
@@ -301,6 +306,12 @@ static int read_file(struct replay *rp, struct recfile_reader *r)
 /* After reading: say what was wrong; EXIT_OK if the view can be shown, else the exit code. */
 static int check_file(struct replay *rp, const struct hostview_ops *view)
 {
+	if (!rp->host_file && rp->truncated && !rp->chunks) {
+		log_err("%s: cut before its first chunk (the recording was stopped as it began): "
+			"nothing to report",
+			rp->path);
+		return EXIT_DAMAGED;
+	}
 	if (!rp->host_file) {
 		log_err("%s: not a vnoise-host record file (no HOST_META chunk)", rp->path);
 		return EXIT_DAMAGED;

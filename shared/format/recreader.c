@@ -106,13 +106,21 @@ static void rd_header(struct recfile_reader *r)
 		rd_fail(r, err, "reading file header: %s", strerror(-err));
 		return;
 	}
-	if (have == 0 || memcmp(raw, VN_REC_MAGIC, cmp) != 0) {
+	if (have == 0) {
+		rd_fail(r, -ENODATA,
+			"truncated at offset 0 after 0 chunks: an empty file (the writer stopped "
+			"before the file header)");
+		return;
+	}
+	if (memcmp(raw, VN_REC_MAGIC, cmp) != 0) {
 		rd_fail(r, -EPROTO, "bad magic: not a vnoise record file");
 		return;
 	}
 	if (have < sizeof(h)) {
-		rd_fail(r, -ENODATA, "truncated file header: needs %zu bytes, %zu left", sizeof(h),
-			have);
+		rd_fail(r, -ENODATA,
+			"truncated at offset 0 after 0 chunks: the file header needs %zu bytes, "
+			"%zu left",
+			sizeof(h), have);
 		return;
 	}
 	memcpy(&h, raw, sizeof(h));
@@ -306,16 +314,16 @@ static int rd_chunk(struct recfile_reader *r, struct vn_rec_chunk *h)
 	int err;
 
 	if (left == 0)
-		return rd_fail(
-		    r, -ENODATA,
-		    "truncated: no end marker (writer did not close the file) after %" PRIu64
-		    " chunks",
-		    r->st.chunks);
+		return rd_fail(r, -ENODATA,
+			       "truncated at offset %" PRIu64 " after %" PRIu64
+			       " chunks: no end marker (the writer did not close the file)",
+			       at, r->st.chunks);
 	if (left < CHDR_SIZE)
 		return rd_fail(r, -ENODATA,
-			       "truncated chunk %" PRIu64 " at offset %" PRIu64
-			       ": header needs %" PRIu64 " bytes, %" PRIu64 " left",
-			       r->next_seq, at, CHDR_SIZE, left);
+			       "truncated at offset %" PRIu64 " after %" PRIu64
+			       " chunks: chunk %" PRIu64 "'s header needs %" PRIu64
+			       " bytes, %" PRIu64 " left",
+			       at, r->st.chunks, r->next_seq, CHDR_SIZE, left);
 	err = rd_exact(r, h, sizeof(*h), at);
 	if (err)
 		return rd_fail(r, err, "chunk %" PRIu64 " at offset %" PRIu64 ": read error: %s",
@@ -324,10 +332,11 @@ static int rd_chunk(struct recfile_reader *r, struct vn_rec_chunk *h)
 	if (why)
 		return rd_bad_header(r, why);
 	if (h->payload_len > left - CHDR_SIZE)
-		return rd_fail(r, -ENODATA,
-			       "truncated chunk %" PRIu64 " at offset %" PRIu64
-			       ": payload needs %" PRIu32 " bytes, %" PRIu64 " left",
-			       (uint64_t)h->seq, at, (uint32_t)h->payload_len, left - CHDR_SIZE);
+		return rd_fail(
+		    r, -ENODATA,
+		    "truncated at offset %" PRIu64 " after %" PRIu64 " chunks: chunk %" PRIu64
+		    "'s payload needs %" PRIu32 " bytes, %" PRIu64 " left",
+		    at, r->st.chunks, (uint64_t)h->seq, (uint32_t)h->payload_len, left - CHDR_SIZE);
 	err = rd_reserve(r, h->payload_len ? h->payload_len : 1);
 	if (!err)
 		err = rd_exact(r, r->buf, h->payload_len, at + CHDR_SIZE);

@@ -51,7 +51,9 @@ void recreader_close(struct recfile_reader *r);
  * negative errno with recreader_error() telling why:
  *   -EBADMSG   damage was found and skipped (bad file header CRC, payload CRC mismatch, bad chunk header
  *              followed by a scan to the next valid one, sequence gap); call again to continue.
- *   -ENODATA   truncated (partial chunk, or no END chunk: the writer did not close the file),
+ *   -ENODATA   truncated (an empty file, a partial header or chunk, or no END chunk: the writer did not
+ *              close the file); the message starts "truncated at offset O after N chunks: " with O the
+ *              offset where the whole chunks end (where the file was cut) and N the intact chunks read,
  *   -EPROTO    not a vnoise record file, -EPROTONOSUPPORT other version, -EIO/-ENOMEM:
  *              final; later calls return the same error.
  */

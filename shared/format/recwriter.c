@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * recwriter: record file writer (see recwriter.h). It emits header+payload of a chunk with one writev and
- * never buffers, so a crash leaves at most one partial chunk.
+ * never buffers, so a crash leaves at most one partial chunk; a failed write (a full disk) cuts its partial
+ * chunk off again, so the file then ends after its last whole chunk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/exitcode.h"
 #include "util/crc32.h"
 #include "format/recfile.h"
 #include "format/recwriter.h"
@@ -19,6 +21,7 @@ struct recfile_writer {
 	int err; /* sticky first error, 0 if none */
 	uint64_t seq; /* next chunk sequence number */
 	uint64_t bytes; /* written so far */
+	uint64_t lost; /* chunks refused after (and with) the first write error */
 };
 
 /* Write a and b (b may be empty) completely; 0 or -errno. */
@@ -51,6 +54,14 @@ static int write_full(int fd, const void *a, size_t alen, const void *b, size_t 
 	return 0;
 }
 
+/* Cut the file back to len bytes after a failed write (best effort: a pipe or a device cannot be cut, so
+ * its reader sees the partial chunk). */
+static void cut_back(int fd, uint64_t len)
+{
+	if (ftruncate(fd, (off_t)len) == 0)
+		lseek(fd, (off_t)len, SEEK_SET);
+}
+
 struct recfile_writer *recwriter_open(const char *path)
 {
 	struct recfile_writer *w = NULL;
@@ -80,8 +91,10 @@ struct recfile_writer *recwriter_open(const char *path)
 		h.created_realtime_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	h.header_crc32 = crc32_update(0, &h, sizeof(h));
 	err = write_full(w->fd, &h, sizeof(h), NULL, 0);
-	if (err)
+	if (err) {
+		cut_back(w->fd, 0); /* no partial header: an empty file */
 		goto out;
+	}
 	w->bytes = sizeof(h);
 out:
 	if (err) {
@@ -99,8 +112,10 @@ static int write_chunk(struct recfile_writer *w, uint16_t type, const void *payl
 	struct vn_rec_chunk h;
 	int err;
 
-	if (w->err)
+	if (w->err) {
+		w->lost++;
 		return w->err;
+	}
 	memset(&h, 0, sizeof(h));
 	h.magic = VN_CHUNK_MAGIC;
 	h.type = type;
@@ -111,6 +126,9 @@ static int write_chunk(struct recfile_writer *w, uint16_t type, const void *payl
 	err = write_full(w->fd, &h, sizeof(h), payload, len);
 	if (err) {
 		w->err = err;
+		w->lost++;
+		cut_back(w->fd,
+			 w->bytes); /* the part written: the file ends after its last whole chunk */
 		return err;
 	}
 	w->seq++;
@@ -165,4 +183,19 @@ uint64_t recwriter_bytes(const struct recfile_writer *w)
 uint64_t recwriter_chunks(const struct recfile_writer *w)
 {
 	return w ? w->seq : 0;
+}
+
+int recwriter_error(const struct recfile_writer *w)
+{
+	return w ? w->err : 0;
+}
+
+uint64_t recwriter_lost(const struct recfile_writer *w)
+{
+	return w ? w->lost : 0;
+}
+
+int recwriter_exit_code(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG ? EXIT_CANNOT : EXIT_FAIL;
 }

@@ -21,7 +21,9 @@ struct recfile_writer *recwriter_open(const char *path) __attribute__((warn_unus
 /*
  * Append one chunk of the given type (not VN_CHUNK_END) with len payload bytes. SAMPLES/EVENTS payloads must
  * be whole arrays of struct vn_sample/vn_event. Returns 0 or -errno (-EINVAL, -EMSGSIZE over 64 MiB, write
- * errors). After a write error the file is left as written and every later call returns that error.
+ * errors: -ENOSPC a full disk, -EDQUOT, -EFBIG, -EIO). After a write error the part of the chunk that was
+ * written is cut off again (the file ends after its last whole chunk, and reads as not closed), and every
+ * later call returns that error; recwriter_lost() counts what was refused.
  */
 int recwriter_chunk(struct recfile_writer *w, uint16_t type, const void *payload, uint32_t len)
     __attribute__((warn_unused_result));
@@ -39,5 +41,16 @@ void recwriter_abort(struct recfile_writer *w);
 /* Bytes written so far (header, chunk headers and payloads), and chunks written (the next seq). */
 uint64_t recwriter_bytes(const struct recfile_writer *w);
 uint64_t recwriter_chunks(const struct recfile_writer *w);
+
+/* The writer's sticky error (-errno, 0 while none), and the chunks refused since (the failed one included). */
+int recwriter_error(const struct recfile_writer *w);
+uint64_t recwriter_lost(const struct recfile_writer *w);
+
+/*
+ * The exit code of a command whose record file could not be written with err (-errno): EXIT_CANNOT (4) for
+ * a full disk, a quota or a file size limit (-ENOSPC, -EDQUOT, -EFBIG: the machine cannot hold the file),
+ * EXIT_FAIL (1) for any other error (docs/CLI.md).
+ */
+int recwriter_exit_code(int err);
 
 #endif

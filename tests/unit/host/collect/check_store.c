@@ -4,8 +4,9 @@
  * user_version, meta, WAL), batched inserts (invisible to a reader until the commit, parts of an interval
  * merged: noise summed, compute the slowest rank's, classes and causes), reopening (the datagrams come back
  * verbatim, in order, with their sender), the accounting upserts, a newer schema, damaged and foreign
- * files (never changed), read-only opening, and the import of a small capture of the old format through
- * `collect --store FILE.pcap`.
+ * files (never changed), read-only opening, the import of a small capture of the old format through
+ * `collect --store FILE.pcap`, and a full database (SQLite's max_page_count, as a full disk): the batch
+ * rolled back and counted, whole datagrams only, storing going on once there is room again.
  */
 #include <check.h>
 #include <errno.h>
@@ -444,6 +445,119 @@ START_TEST(test_import_capture)
 }
 END_TEST
 
+/* The database's page count on s's connection. */
+static long long page_count(struct store *s)
+{
+	sqlite3_stmt *q;
+	long long n = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(store_db(s), "PRAGMA page_count", -1, &q, NULL),
+			 SQLITE_OK);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
+/* max_page_count on s's connection: pages the database may not grow past (SQLITE_FULL), as a full disk. */
+static void max_pages(struct store *s, long long n)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", n);
+	ck_assert_int_eq(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+START_TEST(test_full)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	struct sockaddr_in a = from(4000);
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	struct store_stats st;
+	int i, failed_calls = 0;
+	uint64_t iv = 0;
+	size_t n;
+
+	ck_assert_msg(s != NULL, "%s", err);
+	for (i = 0; i < 5; i++, iv++) {
+		n = make_report(d, &v, 1, iv, 0, 1, 100, 200);
+		ck_assert_int_eq(store_add(s, iv, (struct sockaddr *)&a, sizeof(a), d, n, &v), 0);
+	}
+	ck_assert_int_eq(store_commit(s), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.stored, 5);
+	ck_assert_uint_eq(st.failed, 0);
+	ck_assert_int_eq(st.last_err, 0);
+	ck_assert_str_eq(store_error(s), "");
+	/* the database is full: no page more */
+	max_pages(s, page_count(s));
+	for (i = 0; i < 300; i++, iv++) {
+		n = make_report(d, &v, 1, iv, 0, 1, 100, 200);
+		if (store_add(s, iv, (struct sockaddr *)&a, sizeof(a), d, n, &v))
+			failed_calls++;
+	}
+	if (store_commit(s))
+		failed_calls++;
+	store_get_stats(s, &st);
+	ck_assert_int_gt(failed_calls, 0);
+	ck_assert_int_eq(st.last_err, -ENOSPC);
+	ck_assert_uint_gt(st.failures, 0);
+	ck_assert_uint_gt(st.failed, 0);
+	/* nothing is lost silently: every datagram is stored or counted */
+	ck_assert_uint_eq(st.stored + st.failed, iv);
+	ck_assert_msg(strstr(store_error(s), "No space left on device") != NULL, "%s",
+		      store_error(s));
+	/* what is stored is whole datagrams, their rows all there */
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM datagram"), (long long)st.stored);
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM interval"), (long long)st.stored);
+	/* room again: storing goes on by itself */
+	max_pages(s, 1000000000);
+	for (i = 0; i < 3; i++, iv++) {
+		n = make_report(d, &v, 1, iv, 0, 1, 100, 200);
+		ck_assert_int_eq(store_add(s, iv, (struct sockaddr *)&a, sizeof(a), d, n, &v), 0);
+	}
+	ck_assert_int_eq(store_commit(s), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.stored + st.failed, iv);
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM datagram"), (long long)st.stored);
+	ck_assert_int_eq(store_close(s), 0);
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM pragma_integrity_check WHERE "
+				    "integrity_check = 'ok'"),
+			 1);
+}
+END_TEST
+
+/* The accounting rows share the batch: a full database rolls back the datagrams before them too. */
+START_TEST(test_full_accounting)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	struct sockaddr_in a = from(4000);
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	struct store_stats st;
+	struct store_node sn = { .node_id = 9, .job_id = 1, .addr = "x" };
+	int rc = 0, i;
+	size_t n;
+
+	ck_assert_msg(s != NULL, "%s", err);
+	max_pages(s, page_count(s));
+	for (i = 0; i < 200 && !rc; i++) {
+		n = make_report(d, &v, 2, (uint64_t)i, 0, 1, 100, 200);
+		rc = store_add(s, (uint64_t)i, (struct sockaddr *)&a, sizeof(a), d, n, &v);
+		if (!rc)
+			rc = store_put_node(s, &sn);
+		if (!rc)
+			rc = store_commit(s);
+	}
+	ck_assert_int_eq(rc, -ENOSPC);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.stored + st.failed, (uint64_t)i);
+	ck_assert_uint_ge(st.failed, 1);
+	ck_assert_int_eq(store_close(s), 0); /* nothing pending after the rollback */
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -457,6 +571,11 @@ static Suite *store_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_batch_and_merge);
 	tcase_add_test(t, test_reopen_replay);
+	suite_add_tcase(s, t);
+	t = tcase_create("full");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, test_full);
+	tcase_add_test(t, test_full_accounting);
 	suite_add_tcase(s, t);
 	t = tcase_create("damage");
 	tcase_add_checked_fixture(t, setup, teardown);

@@ -322,12 +322,15 @@ START_TEST(test_bad_magic)
 	write_bytes(path, "hello world, this is not a record file at all, really not at all!!", 66);
 	ck_assert_int_eq(open_and_next(path, msg, sizeof(msg)), -EPROTO);
 	ck_assert_str_eq(msg, "bad magic: not a vnoise record file");
+	/* an empty file is a writer stopped before its header (kill -9 at birth): truncated */
 	write_bytes(path, "", 0);
-	ck_assert_int_eq(open_and_next(path, msg, sizeof(msg)), -EPROTO);
-	ck_assert_str_eq(msg, "bad magic: not a vnoise record file");
+	ck_assert_int_eq(open_and_next(path, msg, sizeof(msg)), -ENODATA);
+	ck_assert_str_eq(msg, "truncated at offset 0 after 0 chunks: an empty file (the writer "
+			      "stopped before the file header)");
 	write_bytes(path, "VNOIS", 5);
 	ck_assert_int_eq(open_and_next(path, msg, sizeof(msg)), -ENODATA);
-	ck_assert_str_eq(msg, "truncated file header: needs 64 bytes, 5 left");
+	ck_assert_str_eq(
+	    msg, "truncated at offset 0 after 0 chunks: the file header needs 64 bytes, 5 left");
 	/* not a regular file */
 	errno = 0;
 	ck_assert_ptr_null(recreader_open(tmpdir));
@@ -589,6 +592,7 @@ START_TEST(test_no_end_marker)
 	int got;
 	struct recfile_reader *r;
 	struct recfile_chunk c;
+	char want[160];
 
 	write_sample_file(path, &e, 0);
 	ck_assert_int_eq(read_all(path, &e, &got, &seen), -ENODATA);
@@ -597,8 +601,11 @@ START_TEST(test_no_end_marker)
 	ck_assert_ptr_nonnull(r);
 	while (recreader_next(r, &c) == 1)
 		;
-	ck_assert_str_eq(recreader_error(r),
-			 "truncated: no end marker (writer did not close the file) after 5 chunks");
+	snprintf(want, sizeof(want),
+		 "truncated at offset %zu after 5 chunks: no end marker (the writer did not close "
+		 "the file)",
+		 chunk_off(&e, 5));
+	ck_assert_str_eq(recreader_error(r), want);
 	recreader_close(r);
 	free_expect(&e);
 }
@@ -630,7 +637,8 @@ START_TEST(test_truncated_messages)
 	write_bytes(path, raw, off + 10);
 	r = open_cut_at_chunk_2();
 	snprintf(want, sizeof(want),
-		 "truncated chunk 2 at offset %zu: header needs 32 bytes, 10 left", off);
+		 "truncated at offset %zu after 2 chunks: chunk 2's header needs 32 bytes, 10 left",
+		 off);
 	ck_assert_str_eq(recreader_error(r), want);
 	ck_assert_int_eq(recreader_next(r, &c), -ENODATA);
 	ck_assert_str_eq(recreader_error(r), want);
@@ -638,8 +646,10 @@ START_TEST(test_truncated_messages)
 
 	write_bytes(path, raw, off + 32 + 100);
 	r = open_cut_at_chunk_2();
-	snprintf(want, sizeof(want),
-		 "truncated chunk 2 at offset %zu: payload needs 112 bytes, 100 left", off);
+	snprintf(
+	    want, sizeof(want),
+	    "truncated at offset %zu after 2 chunks: chunk 2's payload needs 112 bytes, 100 left",
+	    off);
 	ck_assert_str_eq(recreader_error(r), want);
 	recreader_close(r);
 	free(raw);
@@ -703,6 +713,21 @@ END_TEST
 
 /* ---- fuzz-like robustness ---- */
 
+/* The message of the final result of reading p to its end. */
+static void final_message(const char *p, char *msg, size_t len)
+{
+	struct recfile_reader *r = recreader_open(p);
+	struct recfile_chunk c;
+	int rc;
+
+	ck_assert_ptr_nonnull(r);
+	while ((rc = recreader_next(r, &c)) == 1 || recreader_recoverable(rc))
+		;
+	snprintf(msg, len, "%s", recreader_error(r));
+	recreader_close(r);
+}
+
+/* A writer killed at any byte (kill -9 mid-write, a full disk): the whole chunks, and where it was cut. */
 START_TEST(test_truncate_every_offset)
 {
 	struct expect e;
@@ -710,6 +735,7 @@ START_TEST(test_truncate_every_offset)
 	size_t len, cut;
 	unsigned seen;
 	int got, rc;
+	char want[96], msg[256];
 
 	raw = sample_file_bytes(&e, &len);
 	for (cut = 0; cut <= len; cut++) {
@@ -719,13 +745,19 @@ START_TEST(test_truncate_every_offset)
 			ck_assert_int_eq(rc, 0);
 			ck_assert_int_eq(got, e.n);
 		} else {
-			ck_assert_int_lt(rc, 0);
-			ck_assert(!recreader_recoverable(rc));
+			ck_assert_int_eq(rc, -ENODATA);
 			/* exactly the chunks wholly before the cut arrive, in order */
 			ck_assert_uint_eq(seen, (1u << got) - 1);
 			if (cut >= sizeof(struct vn_rec_header))
 				ck_assert(chunk_off(&e, got) <= cut &&
 					  (got == e.n || chunk_off(&e, got + 1) > cut));
+			/* one line says where: the offset where the whole chunks end, and how many */
+			snprintf(want, sizeof(want), "truncated at offset %zu after %d chunks: ",
+				 cut < sizeof(struct vn_rec_header) ? 0 : chunk_off(&e, got), got);
+			final_message(path, msg, sizeof(msg));
+			ck_assert_msg(!strncmp(msg, want, strlen(want)), "cut at %zu: '%s'", cut,
+				      msg);
+			ck_assert_ptr_null(strchr(msg, '\n'));
 		}
 	}
 	free(raw);

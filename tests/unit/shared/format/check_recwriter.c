@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for shared/format/recwriter: argument checks (nothing is written by a rejected call), a file
- * that cannot even take its header, and a write error in the middle of a file (sticky, and what is on disk
- * reads back as truncated). Round trips through the reader are in check_recreader.
+ * that cannot even take its header, and a write error in the middle of a file (sticky, counted, the partial
+ * chunk cut off again so that the file ends after its last whole chunk and reads back as truncated there),
+ * and the exit code of a write error. Round trips through the reader are in check_recreader.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,8 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include "format/recreader.h"
 #include "format/recwriter.h"
+#include "cli/exitcode.h"
 
 static char tmpdir[64];
 static char path[128];
@@ -80,7 +83,9 @@ START_TEST(test_write_error_midway)
 	struct recfile_reader *r;
 	struct recfile_chunk c;
 	char meta[100];
-	int rc[4], set;
+	int rc[4], set, sticky;
+	uint64_t lost, chunks, bytes;
+	struct stat st;
 
 	/*
 	 * The file may not grow past 200 bytes, so the second chunk is cut short. The limit also hits
@@ -99,6 +104,10 @@ START_TEST(test_write_error_midway)
 	rc[0] = recwriter_chunk(w, VN_CHUNK_META, meta, sizeof(meta));
 	rc[1] = recwriter_chunk(w, VN_CHUNK_META, meta, sizeof(meta));
 	rc[2] = recwriter_chunk(w, VN_CHUNK_META, meta, 1);
+	sticky = recwriter_error(w);
+	lost = recwriter_lost(w);
+	chunks = recwriter_chunks(w);
+	bytes = recwriter_bytes(w);
 	rc[3] = recwriter_close(w, "x=1\n");
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
 	ck_assert_int_eq(set, 0);
@@ -106,13 +115,34 @@ START_TEST(test_write_error_midway)
 	ck_assert_int_eq(rc[1], -EFBIG);
 	ck_assert_int_eq(rc[2], -EFBIG);
 	ck_assert_int_eq(rc[3], -EFBIG);
+	ck_assert_int_eq(sticky, -EFBIG);
+	ck_assert_uint_eq(lost, 2); /* the chunk that failed and the one refused after */
+	ck_assert_uint_eq(chunks, 1);
+	ck_assert_uint_eq(bytes, 196);
+	/* the 4 bytes of chunk 1 that fitted were cut off: the file ends after its last whole chunk */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 196);
 	r = recreader_open(path);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(recreader_next(r, &c), 1);
 	ck_assert_int_eq(recreader_next(r, &c), -ENODATA);
 	ck_assert_str_eq(recreader_error(r),
-			 "truncated chunk 1 at offset 196: header needs 32 bytes, 4 left");
+			 "truncated at offset 196 after 1 chunks: no end marker "
+			 "(the writer did not close the file)");
 	recreader_close(r);
+}
+END_TEST
+
+/* A full disk, a quota or a file size limit: the machine cannot (4); any other write error: failed (1). */
+START_TEST(test_exit_code)
+{
+	ck_assert_int_eq(recwriter_exit_code(-ENOSPC), EXIT_CANNOT);
+	ck_assert_int_eq(recwriter_exit_code(-EDQUOT), EXIT_CANNOT);
+	ck_assert_int_eq(recwriter_exit_code(-EFBIG), EXIT_CANNOT);
+	ck_assert_int_eq(recwriter_exit_code(-EIO), EXIT_FAIL);
+	ck_assert_int_eq(recwriter_exit_code(-EACCES), EXIT_FAIL);
+	ck_assert_int_eq(recwriter_error(NULL), 0);
+	ck_assert_uint_eq(recwriter_lost(NULL), 0);
 }
 END_TEST
 
@@ -126,6 +156,7 @@ static Suite *recwriter_suite(void)
 	tcase_add_test(tc, test_writer_args);
 	tcase_add_test(tc, test_write_error);
 	tcase_add_test(tc, test_write_error_midway);
+	tcase_add_test(tc, test_exit_code);
 	suite_add_tcase(s, tc);
 	return s;
 }
