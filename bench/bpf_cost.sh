@@ -1,7 +1,7 @@
 #!/bin/bash
 # Kernel helper cost per event (BPF_ENABLE_STATS run time / run count per program), measured while an event
 # storm runs on the monitored CPU so the VM's own preemptions do not dominate the mean (REFERENCE.md §5).
-# Prints figures only. Usage: bench/bpf_cost.sh [CPU] [SECONDS]   (root)
+# Prints figures only. Usage: bench/bpf_cost.sh [CPU] [SECONDS]   (root; STORMS="pipe udp" picks storms)
 set -u
 BUILD=${VNOISE_BUILD:-build}
 CPU=${1:-$(sed 's/.*[,-]//' /sys/devices/system/cpu/online)}
@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "# bpf_cost: kernel helper ns/event under event storms on CPU $CPU ($SECS s each)"
 echo "# reproduce: make && sudo bench/bpf_cost.sh $CPU $SECS"
-for storm in pipe pipe-cross udp; do
+for storm in ${STORMS:-pipe pipe-cross udp}; do
 	"$VG" measure --cpus "$CPU" --duration "${SECS}s" --json -q >"$tmp/$storm.json" 2>"$tmp/$storm.err" &
 	mpid=$!
 	sleep 1

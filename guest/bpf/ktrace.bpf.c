@@ -63,12 +63,17 @@ static __always_inline __u64 steal_now(void)
 }
 #define frame_steal() steal_now()
 #elif KTRACE_STEAL == 2
-static __always_inline __u64 steal_now(void)
+/* Through t, which must be the current task (sched_switch has it as prev: no helper call). */
+static __always_inline __u64 steal_rq(struct task_struct *t)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct cfs_rq *cr = t->se.cfs_rq; /* BTF pointer walks: plain loads, no helper calls */
 
 	return cr ? cr->rq->prev_steal_time_rq : 0;
+}
+
+static __always_inline __u64 steal_now(void)
+{
+	return steal_rq(bpf_get_current_task_btf());
 }
 #define frame_steal() 0
 #else
@@ -77,6 +82,9 @@ static __always_inline __u64 steal_now(void)
 	return 0;
 }
 #define frame_steal() 0
+#endif
+#if KTRACE_STEAL != 2
+#define steal_rq(t) 0
 #endif
 
 static __always_inline struct ktrace_cpu *cpu_state(void)
@@ -97,27 +105,46 @@ static __always_inline __u32 sat32(__u64 v, __u8 *flags)
 	return (__u32)v;
 }
 
+/*
+ * Take the next position of cpu's ring: the slot, or NULL (counted as dropped) when the ring is full. The
+ * tail user space writes is read only when the ring looks full by the copy in s->tail_seen, so most records
+ * do not touch a line the reader dirties. A program nested in this one (an IRQ in a softirq program, an NMI)
+ * can take a position between the check and the take: compare-and-swap, so a taken position is always one
+ * the reader has freed (an atomic add could take one past the tail and overwrite a record not read yet,
+ * whose slot then never gets the sequence the reader waits for: the ring would stall for good). A position
+ * lost to a nested program is retried once; a second loss is counted as dropped.
+ */
 static __always_inline struct ktrace_slot *ev_reserve(struct ktrace_cpu *s, __u32 cpu, __u64 *pos)
 {
-	__u64 size = 1ULL << cfg.ring_order, h = s->head;
+	__u64 size = 1ULL << cfg.ring_order, h = s->head, seen;
 	struct ktrace_slot *sl;
 	__u32 idx;
+	int i;
 
-	if (h - kh.tail[cpu & (KTRACE_MAX_CPUS - 1)] >= size) {
-		s->dropped++;
-		return 0;
+	for (i = 0; i < 2; i++) {
+		if (h - s->tail_seen >= size) { /* looks full: see how far user space has come */
+			s->tail_seen = kh.tail[cpu & (KTRACE_MAX_CPUS - 1)];
+			if (h - s->tail_seen >= size)
+				goto drop;
+		}
+		seen = __sync_val_compare_and_swap(&s->head, h, h + 1);
+		if (seen == h)
+			goto take;
+		h = seen; /* a nested program took h: try the next one */
 	}
-	h = __sync_fetch_and_add(&s->head, 1);
+	goto drop;
+take:
 	idx = (cfg.ring_slot[cpu & (KTRACE_MAX_CPUS - 1)] << cfg.ring_order) +
 	      (__u32)(h & (size - 1));
 	sl = bpf_map_lookup_elem(&evring, &idx);
-	if (!sl) {
-		s->dropped++;
-		return 0;
-	}
+	if (!sl)
+		goto drop; /* cannot happen: the loader sized the map */
 	s->events++;
 	*pos = h;
 	return sl;
+drop:
+	s->dropped++;
+	return 0;
 }
 
 static __always_inline void ev_submit(struct ktrace_slot *sl, __u64 pos)
@@ -194,13 +221,10 @@ static __always_inline void base_leave(struct ktrace_cpu *s, __u64 now, __u64 st
  * Lagging steal clock: the value read now reflects steal up to the rq clock update before it, which happened
  * after the reading that preceded the previous change. So a change is reported over [that reading, now).
  */
-static __always_inline void steal_observe(struct ktrace_cpu *s, __u64 now)
+static __always_inline void steal_observe(struct ktrace_cpu *s, __u64 now, __u64 st)
 {
-	__u64 st;
-
 	if (KTRACE_STEAL != 2)
 		return;
-	st = steal_now();
 	if (!st)
 		return;
 	if (s->obs_steal && st > s->obs_steal)
@@ -283,7 +307,8 @@ static __always_inline struct ktrace_cpu *event_begin(__u64 *now)
 	if (!s)
 		return 0;
 	*now = bpf_ktime_get_ns();
-	steal_observe(s, *now);
+	if (KTRACE_STEAL == 2)
+		steal_observe(s, *now, steal_now());
 	return s;
 }
 
@@ -307,32 +332,39 @@ static __always_inline int on_exit(__u8 cls)
 	return 0;
 }
 
+/*
+ * prev leaves the CPU: the open frame must be its own. Some kernels do not emit every switch (idle->task on
+ * CPU1 of the 6.18 Firecracker kernel, REFERENCE.md §6): then the frame belongs to a task whose switch-out
+ * was not seen, its end is unknown, and it is dropped, not misattributed.
+ */
+static __always_inline void switch_out(struct ktrace_cpu *s, __u32 cpu, struct task_struct *prev,
+				       __u64 now, __u64 st)
+{
+	if (s->nest.depth == 1 && s->nest.f[0].cls == VN_CLASS_THREAD &&
+	    s->nest.f[0].id == (__u32)prev->pid)
+		frame_pop(s, cpu, VN_CLASS_THREAD, prev->comm, now, st);
+	else
+		lost_track(s, now, st);
+}
+
+/* Every switch on a monitored CPU: one clock read; prev is the current task, so no helper finds it. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ktrace_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u32 cpu = bpf_get_smp_processor_id() & (KTRACE_MAX_CPUS - 1);
-	char comm[VN_COMM_LEN];
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ktrace_cpu *s;
 	__u64 now, st;
-	struct ktrace_cpu *s = event_begin(&now);
 	__u32 pid;
 
-	if (!s)
+	if (cpu >= KTRACE_MAX_CPUS || !cfg.monitored[cpu & (KTRACE_MAX_CPUS - 1)])
 		return 0;
+	cpu &= KTRACE_MAX_CPUS - 1;
+	s = &kh.cpus[cpu];
+	now = bpf_ktime_get_ns();
+	steal_observe(s, now, steal_rq(prev));
 	st = frame_steal();
-	if (s->nest.depth) {
-		/*
-		 * The open frame must be prev's. Some kernels do not emit every switch (idle->task on
-		 * CPU1 of the 6.18 Firecracker kernel, REFERENCE.md §6): then the frame belongs to a task
-		 * whose switch-out was not seen, its end is unknown, and it is dropped, not misattributed.
-		 */
-		if (s->nest.depth == 1 && s->nest.f[0].cls == VN_CLASS_THREAD &&
-		    s->nest.f[0].id == (__u32)prev->pid) {
-			__builtin_memcpy(comm, prev->comm, VN_COMM_LEN);
-			frame_pop(s, cpu, VN_CLASS_THREAD, comm, now, st);
-		} else {
-			lost_track(s, now, st);
-		}
-	}
+	if (s->nest.depth)
+		switch_out(s, cpu, prev, now, st);
 	pid = next->pid;
 	if (pid == 0 || pid == kh.sampler_tid[cpu]) {
 		if (!s->base_ns) {

@@ -18,7 +18,8 @@ struct ktrace_cpu {
 	__u64 obs_steal; /* lagging steal clock (KTRACE_STEAL 2): last value seen */
 	__u64 obs_last_ns; /* ... when it was last read */
 	__u64 obs_pre_ns; /* ... the reading before the last change */
-	__u64 head; /* next ring position (taken with an atomic add) */
+	__u64 head; /* next ring position (taken with a compare-and-swap) */
+	__u64 tail_seen; /* tail[] as last read: read again only when the ring looks full */
 	__u64 events; /* records written to the ring */
 	__u64 dropped; /* records lost: ring buffer full */
 	__u64 desync; /* exits without a matching entry, overflowing stacks */
