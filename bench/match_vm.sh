@@ -1,22 +1,26 @@
 #!/bin/bash
-# The guest<->host channel end to end (issue 4, acceptance 3: latency; and what --guest costs), on a harness
-# VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG guest, vCPU 0 on host CPU 0, vCPU 1 on CPU 1; in the guest
+# The guest<->host channel end to end (issue 4, acceptance 3: latency; issue 19: what --guest costs), on a
+# harness VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG guest, vCPU 0 on host CPU 0, vCPU 1 on CPU 1; in the guest
 # `vnoise-guest agent --cpus 0` (sampler on vCPU 0, kernel helper, publishing into the ivshmem region, clock
-# thread on vCPU 1); on the host `vnoise-host record --guest` for SECONDS. Two runs: an idle host, then a host
-# hog pinned with vCPU 0 at 50% duty (5 ms every 10 ms). Per run it prints:
+# thread on vCPU 1); on the host `vnoise-host serve --guest --json -p 1s` (record's engine, one JSON line per
+# period) for SECONDS. Two runs: an idle host, then a host hog pinned with vCPU 0 at 50% duty (5 ms every
+# 10 ms). Per run it prints:
 #   - latency guest sample -> host report: a gap's end (converted to host time) to the moment the matcher
-#     has split it, over every gap that ended after the channel was attached (latency.avg_ns, max_ns);
+#     has split it, over every gap that ended after the channel was attached: the average, the max over the
+#     whole run and the max after the first second (the first period: the first rounds after attaching);
 #   - clock: uncertainty bound at the end, smallest round trip, exchanges;
-#   - records read, lost, and gaps matched; the daemon's CPU (self_cpu_ns / duration);
+#   - records read, lost, and gaps matched;
+#   - the daemon's CPU (self_cpu_ns): over the whole run (eBPF load and attach included) and in the steady
+#     state (from the end of the third period to the last);
 #   - the guest agent's CPU on vCPU 1 (its threads other than the sampler, from /proc in the guest).
-# Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS]   (root; default 20)
+# Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS]   (root; default 20, at least 5)
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib/vmbench.bash
 . "$(dirname "$0")/lib/vmbench.bash"
 vmbench_init match_vm 5 "$@"
 VG=$BUILD/vnoise-guest
-echo "# match_vm: vnoise-host record --guest on a 2-vCPU TCG guest running vnoise-guest agent --cpus 0," \
-	"$SECS s per run"
+echo "# match_vm: vnoise-host serve --guest --json -p 1s on a 2-vCPU TCG guest running" \
+	"vnoise-guest agent --cpus 0, $SECS s per run"
 echo "# reproduce: make && sudo bench/match_vm.sh $SECS"
 vmbench_need_root match_vm
 tmp=$(mktemp -d /tmp/vnoise-match-vm.XXXXXX)
@@ -35,6 +39,27 @@ agent_cpu() { # guest agent CPU ticks (utime+stime, all threads but the sampler'
 	vm_exec 'p=$(pidof vnoise-guest); t=0; for s in /proc/$p/task/*/stat; do
 		set -- $(sed "s/.*) //" $s); [ "${37}" = 0 ] && continue; t=$((t + ${12} + ${13})); done; echo $t'
 }
+# shellcheck disable=SC2016 # jq's variables, not the shell's
+# One JSON line per period (the period's figures; channel, clock and self_cpu_ns are totals so far).
+summary='
+	def v0: .domains[0].vcpus[] | select(.vcpu == 0);
+	def ms(x): x / 1e6 * 100 | floor / 100;
+	def pct(x): x * 10000 | floor / 100;
+	. as $l | ($l | length) as $n | $l[$n - 1] as $e | ($l[$n - 1].domains[0]) as $d |
+	([$l[] | v0 | .latency.gaps] | add) as $lg |
+	([$l[] | v0 | .latency.avg_ns * .latency.gaps] | add) as $ls |
+	([$l[] | v0 | .latency.max_ns] | max) as $lmax |
+	([$l[1:][] | v0 | .latency.max_ns] | max // 0) as $lmax1 |
+	(if $n > 3 then ($e.self_cpu_ns - $l[2].self_cpu_ns) / ($e.end_ns - $l[2].end_ns) else null end) as $steady |
+	"\($mode): latency guest sample -> host report avg \(ms(if $lg > 0 then $ls / $lg else 0 end)) ms, " +
+	"max \(ms($lmax)) ms over \($lg) gaps, max after the first second \(ms($lmax1)) ms; " +
+	"clock +- \($d.clock.uncertainty_ns / 1e3 * 10 | floor / 10) us (min rtt \($d.clock.min_rtt_ns / 1e3 * 10 | floor / 10) us, " +
+	"\($d.clock.exchanges) exchanges); records \($d.channel.records), lost \($d.channel.lost + $d.channel.guest_dropped + $d.channel.unsynced); " +
+	"gaps matched \([$l[] | v0 | .gaps] | add) (>1 ms: \([$l[] | v0 | .big_gaps.matched] | add)/\([$l[] | v0 | .big_gaps.count] | add) to host time); " +
+	"vnoise-host CPU \(pct($e.self_cpu_ns / ($e.end_ns - $l[0].start_ns)))% whole run, " +
+	"\(if $steady then pct($steady) else "-" end)% steady; " +
+	"guest agent (clock, drain, QGA threads) \($tk / $secs) % of vCPU 1\n" +
+	"\($mode): latency max per second (ms): \([$l[] | v0 | ms(.latency.max_ns)] | map(tostring) | join(" "))"'
 for mode in idle hog; do
 	if [ "$mode" = hog ]; then
 		"$VG" inject --cpu 0 --comm vnhog_bench --spike 5000 --every 10ms --quiet >/dev/null 2>&1 &
@@ -42,16 +67,10 @@ for mode in idle hog; do
 		sleep 1
 	fi
 	a0=$(agent_cpu)
-	"$VH" record --guest -D "$VM_NAME" -d "${SECS}s" -o "$tmp/$mode.rec" --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
-		{ echo "match_vm: record failed:"; tail -3 "$tmp/$mode.err"; exit 1; }
+	"$VH" serve --guest -D "$VM_NAME" -p 1s -d "${SECS}s" --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
+		{ echo "match_vm: serve failed:"; tail -3 "$tmp/$mode.err"; exit 1; }
 	a1=$(agent_cpu)
-	jq -r --arg mode "$mode" --argjson secs "$SECS" --argjson tk "$(( ${a1:-0} - ${a0:-0} ))" '
-		.domains[0] as $d | ($d.vcpus[] | select(.vcpu == 0)) as $v |
-		"\($mode): latency guest sample -> host report avg \($v.latency.avg_ns / 1e6 * 100 | floor / 100) ms, " +
-		"max \($v.latency.max_ns / 1e6 * 100 | floor / 100) ms over \($v.latency.gaps) gaps; " +
-		"clock +- \($d.clock.uncertainty_ns / 1e3 * 10 | floor / 10) us (min rtt \($d.clock.min_rtt_ns / 1e3 * 10 | floor / 10) us, " +
-		"\($d.clock.exchanges) exchanges); records \($d.channel.records), lost \($d.channel.lost + $d.channel.guest_dropped + $d.channel.unsynced); " +
-		"gaps matched \($v.gaps) (>1 ms: \($v.big_gaps.matched)/\($v.big_gaps.count) to host time); " +
-		"vnoise-host CPU \(.self_cpu_ns / .duration_ns * 10000 | floor / 100)%; " +
-		"guest agent (clock, drain, QGA threads) \($tk / $secs) % of vCPU 1"' "$tmp/$mode.json"
+	[ -s "$tmp/$mode.json" ] || { echo "match_vm: serve printed nothing:"; tail -3 "$tmp/$mode.err"; exit 1; }
+	jq -rs --arg mode "$mode" --argjson secs "$SECS" --argjson tk "$((${a1:-0} - ${a0:-0}))" "$summary" \
+		"$tmp/$mode.json"
 done

@@ -38,6 +38,9 @@ void clocksync_params_default(struct clocksync_params *p)
 	p->step_min_ns = 10000;
 	p->step_confirm = 2;
 	p->stale_ns = 5000000000ull;
+	p->good_unc_ns = 20000;
+	p->good_every = 4;
+	p->good_watch_k = 8;
 }
 
 static void model_clear(struct clocksync *cs)
@@ -70,7 +73,9 @@ int clocksync_init(struct clocksync *cs, const struct clocksync_params *p)
 	    !(p->max_drift_ppm > 0.0) || p->max_drift_ppm > 10000.0 || !(p->wander_ppm >= 0.0) ||
 	    p->wander_ppm > 10000.0 || !(p->step_k >= 1.0) || !isfinite(p->step_k) ||
 	    p->step_min_ns >= T63 || p->step_confirm < 1 ||
-	    p->step_confirm > CLOCKSYNC_MAX_CONFIRM || !p->stale_ns)
+	    p->step_confirm > CLOCKSYNC_MAX_CONFIRM || !p->stale_ns || p->good_unc_ns >= T63 ||
+	    p->good_every < 1 || p->good_every > 64 || p->good_watch_k < 1 ||
+	    p->good_watch_k > 1000)
 		return -EINVAL;
 	memset(cs, 0, sizeof(*cs));
 	cs->p = *p;
@@ -449,6 +454,24 @@ void clocksync_state(const struct clocksync *cs, uint64_t now_host_ns, struct cl
 	st->offset_ns = off;
 	st->drift_ppm = cs->b * 1e6;
 	st->uncertainty_ns = bound_ns(bound_at(cs, x));
+}
+
+void clocksync_pace(const struct clocksync *cs, uint64_t now_host_ns, uint64_t grid_ns,
+		    uint64_t min_watch_ns, uint64_t max_watch_ns, struct clocksync_pace *out)
+{
+	struct clocksync_state st;
+	uint64_t w;
+
+	out->every_ns = grid_ns;
+	out->watch_ns = max_watch_ns;
+	if (!cs->p.good_unc_ns || cs->mode != CLOCKSYNC_MODE_DRIFT || cs->npend)
+		return;
+	clocksync_state(cs, now_host_ns, &st);
+	if (st.stale || st.uncertainty_ns > cs->p.good_unc_ns)
+		return;
+	out->every_ns = grid_ns * cs->p.good_every;
+	w = st.uncertainty_ns * cs->p.good_watch_k;
+	out->watch_ns = w < min_watch_ns ? min_watch_ns : w > max_watch_ns ? max_watch_ns : w;
 }
 
 const char *clocksync_verdict_name(enum clocksync_verdict v)

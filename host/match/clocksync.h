@@ -39,6 +39,11 @@ struct clocksync_params {
 	uint64_t step_min_ns; /* ... from the model is a step candidate; 3, 10 us */
 	uint32_t step_confirm; /* consecutive agreeing candidates that make a step, 1 .. 8; 2 */
 	uint64_t stale_ns; /* stale when no accepted sample for this long (host time); 5 s */
+	/* pacing (clocksync_pace): once the model fits drift and its bound is within good_unc_ns, exchanges
+	 * are needed only every good_every grid points and an answer only within good_watch_k * bound */
+	uint64_t good_unc_ns; /* 20 us; 0: never thin */
+	uint32_t good_every; /* 1 .. 64; 4 (every 200 ms on the 50 ms grid) */
+	uint32_t good_watch_k; /* 1 .. 1000; 8 */
 };
 
 /* What clocksync_update() did with one exchange. */
@@ -160,6 +165,23 @@ uint64_t clocksync_uncertainty_ns(const struct clocksync *cs, uint64_t guest_ns)
 
 /* Snapshot at host time now_host_ns (offset, uncertainty and staleness are evaluated there). */
 void clocksync_state(const struct clocksync *cs, uint64_t now_host_ns, struct clocksync_state *st);
+
+/* When to exchange and how long to wait for the answer (clocksync_pace). */
+struct clocksync_pace {
+	uint64_t every_ns; /* exchange on the multiples of this (a multiple of the grid) */
+	uint64_t watch_ns; /* watch for the answer this long (min_watch_ns .. max_watch_ns) */
+};
+
+/*
+ * The exchange pace at host time now_host_ns for requests on a grid of grid_ns, the answer watched for up to
+ * max_watch_ns: every grid point and the whole watch while the model is being built (no drift fit, stale, or
+ * its bound at now above good_unc_ns); once it is good, every good_every grid points, and an answer is
+ * watched for only good_watch_k times the bound (at least min_watch_ns): a later answer has an error bound
+ * (rtt / 2) too wide to tighten the model, and it is still taken if it comes before the next round. Should
+ * the bound grow past good_unc_ns, the pace goes back to every grid point. O(1), no side effects.
+ */
+void clocksync_pace(const struct clocksync *cs, uint64_t now_host_ns, uint64_t grid_ns,
+		    uint64_t min_watch_ns, uint64_t max_watch_ns, struct clocksync_pace *out);
 
 /* Forget the model, window and held samples (e.g. the guest announced a new epoch); keeps the counters and
  * the parameters, counts a reset. */

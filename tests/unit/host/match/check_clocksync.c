@@ -210,6 +210,10 @@ START_TEST(test_params_invalid)
 	BAD(step_confirm, 0);
 	BAD(step_confirm, CLOCKSYNC_MAX_CONFIRM + 1);
 	BAD(stale_ns, 0);
+	BAD(good_every, 0);
+	BAD(good_every, 65);
+	BAD(good_watch_k, 0);
+	BAD(good_watch_k, 1001);
 #undef BAD
 	p = d;
 	p.window = CLOCKSYNC_MAX_WINDOW;
@@ -972,6 +976,57 @@ START_TEST(test_reset)
 }
 END_TEST
 
+/* p's estimator fed 3 s of exchanges every 10 ms with one-way delays of d ns. */
+static void fed(const struct clocksync_params *p, struct sim *s, uint64_t seed, uint64_t d)
+{
+	init_params(p);
+	sim_init(s, seed, 1000000000000000000ull, 5000, 1.0);
+	for (int i = 0; i < 300; i++)
+		(void)sim_xchg(s, &CS, d, d, 10 * MS);
+}
+
+START_TEST(test_pace)
+{
+	struct clocksync_params p;
+	struct clocksync_pace pc;
+	struct sim s;
+	uint64_t u;
+
+	/* no model: every grid point, the whole watch */
+	init_params(NULL);
+	clocksync_pace(&CS, 5 * S, 50 * MS, 100 * US, 300 * US, &pc);
+	ck_assert_uint_eq(pc.every_ns, 50 * MS);
+	ck_assert_uint_eq(pc.watch_ns, 300 * US);
+	/* a good drift fit: every 4th grid point, the watch 8 x the bound within [min, max] */
+	fed(NULL, &s, 21, 400);
+	clocksync_pace(&CS, s.now, 50 * MS, 1 * US, 300 * US, &pc);
+	u = clocksync_uncertainty_ns(&CS, s.last_g);
+	ck_assert_uint_le(u, 20 * US);
+	ck_assert_uint_eq(pc.every_ns, 200 * MS);
+	ck_assert_uint_ge(pc.watch_ns,
+			  4 * u); /* the bound at now is a little wider than at last_g */
+	ck_assert_uint_le(pc.watch_ns, 16 * u);
+	clocksync_pace(&CS, s.now, 50 * MS, 250 * US, 300 * US, &pc);
+	ck_assert_uint_eq(pc.watch_ns, 250 * US);
+	/* stale (nothing for 6 s): every grid point again */
+	clocksync_pace(&CS, s.now + 6 * S, 50 * MS, 100 * US, 300 * US, &pc);
+	ck_assert_uint_eq(pc.every_ns, 50 * MS);
+	ck_assert_uint_eq(pc.watch_ns, 300 * US);
+	/* a bound above good_unc_ns (round trips of 100 us): every grid point */
+	fed(NULL, &s, 22, 50 * US);
+	clocksync_pace(&CS, s.now, 50 * MS, 100 * US, 300 * US, &pc);
+	ck_assert_uint_gt(clocksync_uncertainty_ns(&CS, s.last_g), 20 * US);
+	ck_assert_uint_eq(pc.every_ns, 50 * MS);
+	/* thinning off */
+	clocksync_params_default(&p);
+	p.good_unc_ns = 0;
+	fed(&p, &s, 23, 400);
+	clocksync_pace(&CS, s.now, 50 * MS, 100 * US, 300 * US, &pc);
+	ck_assert_uint_eq(pc.every_ns, 50 * MS);
+	ck_assert_uint_eq(pc.watch_ns, 300 * US);
+}
+END_TEST
+
 static Suite *clocksync_suite(void)
 {
 	Suite *s = suite_create("clocksync");
@@ -1022,6 +1077,7 @@ static Suite *clocksync_suite(void)
 	tcase_add_test(tc, test_step_lone_glitch);
 	tcase_add_test(tc, test_step_guest_backwards);
 	tcase_add_test(tc, test_step_threshold_and_confirm);
+	tcase_add_test(tc, test_pace);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stale_reset");
