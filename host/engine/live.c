@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * live: the live engine of vnoise-host (see live.h). One main thread does everything but libvirt's
- * event loop: every tick (50 ms, 5 ms with --guest) it drains the dispatch log and handles lifecycle events and
- * reconnection; every period it reads the counters and emits one vn_host_period per vCPU.
+ * event loop: every tick (50 ms) it drains the dispatch log and handles lifecycle events and reconnection;
+ * with --guest it also reads the channels and matches every GUEST_TICK_NS in between (those ticks do nothing
+ * else); every period it reads the counters and emits one vn_host_period per vCPU.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -147,10 +148,11 @@ static void rec_chunk(struct mon *mo, uint16_t type, const void *pl, size_t len)
 {
 	int rc;
 
-	if (!mo->w || mo->wrerr || !len)
+	if (!mo->w || !len)
 		return;
+	/* after an error the writer refuses at once, and counts what it refused (said at the end) */
 	rc = recwriter_chunk(mo->w, type, pl, (uint32_t)len);
-	if (rc) {
+	if (rc && !mo->wrerr) {
 		mo->wrerr = rc;
 		log_err("%s: %s: recording stops here", mo->p->output, strerror(-rc));
 	}
@@ -649,7 +651,9 @@ static int scan_domains(struct mon *mo, const char *event)
 				dom_detach(mo, k, "stopped");
 			}
 		}
-		dom_start_by_ptr(mo, doms[i], event);
+		/* not followed yet, or another QEMU now: after a reconnect it started while we could not
+		 * hear it (the views count a start and show it running) */
+		dom_start_by_ptr(mo, doms[i], strcmp(event, "reconnected") ? event : "started");
 		virDomainFree(doms[i]);
 	}
 	free(doms);
@@ -1098,11 +1102,20 @@ static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 	}
 	if (type == VN_CHUNK_END) {
 		if (mo->w) {
-			int rc = recwriter_close(mo->w, buf);
+			int rc;
 
+			if (mo->wrerr) /* the END chunk is refused too */
+				log_warn(
+				    "%s: %" PRIu64 " chunks (periods, statistics, the end marker) "
+				    "were not recorded after the error; the summary covers the "
+				    "whole run",
+				    mo->p->output, recwriter_lost(mo->w) + 1);
+			rc = recwriter_close(mo->w, buf);
 			mo->w = NULL;
-			if (rc && !mo->wrerr)
+			if (rc && !mo->wrerr) {
 				mo->wrerr = rc;
+				log_err("%s: %s while closing it", mo->p->output, strerror(-rc));
+			}
 		}
 		return;
 	}
@@ -1331,12 +1344,16 @@ static int live_setup(struct mon *mo)
 	if (p->output) {
 		mo->w = recwriter_open(p->output);
 		if (!mo->w) {
-			log_err("cannot create %s: %s", p->output, strerror(errno));
-			return EXIT_FAIL;
+			int err = errno;
+
+			log_err("cannot create %s: %s", p->output, strerror(err));
+			return recwriter_exit_code(-err);
 		}
 	}
 	mo->start_ns = mo->period_start_ns = now_ns();
 	write_meta(mo);
+	if (mo->wrerr) /* said by rec_chunk() */
+		return recwriter_exit_code(mo->wrerr);
 	if (scan_domains(mo, "mapped")) {
 		log_err("cannot list domains: %s", session_last_error());
 		return EXIT_FAIL;
@@ -1353,20 +1370,27 @@ static bool sleep_until(uint64_t wake)
 	return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR;
 }
 
-/* One tick at t: clock exchanges first, then libvirt, the dispatch log, the captures and the channels. */
-static void tick(struct mon *mo, uint64_t t)
+/*
+ * One tick at t: clock exchanges first, then libvirt, the dispatch log, the captures and the channels. A tick
+ * that is not full (--guest, between the TICK_NS grid points) only reads the dispatch log and the channels:
+ * what the latency needs; libvirt's events and the captures wait for the next grid point as without --guest.
+ */
+static void tick(struct mon *mo, uint64_t t, bool full)
 {
 	int i;
 
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-		if (mo->dom[i].gc)
-			guestchan_clock(mo->dom[i].gc, t);
-	handle_connection(mo, t);
-	handle_events(mo);
-	retry_pending(mo);
+	if (full) {
+		for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+			if (mo->dom[i].gc)
+				guestchan_clock(mo->dom[i].gc, t);
+		handle_connection(mo, t);
+		handle_events(mo);
+		retry_pending(mo);
+	}
 	if (mo->dl && schedlog_poll(mo->dl, t) < 0)
 		log_warn("dispatch log: read error");
-	taps_poll(mo, t);
+	if (full)
+		taps_poll(mo, t);
 	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
 		if (mo->dom[i].gc)
 			guestchan_tick(mo->dom[i].gc, t,
@@ -1380,6 +1404,7 @@ static void run_loop(struct mon *mo)
 	uint64_t tick_ns = p->guest ? GUEST_TICK_NS : TICK_NS;
 	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
 	uint64_t next_period = mo->start_ns + mo->period_ns, last_show = mo->start_ns, t, wake;
+	uint64_t next_full = 0;
 
 	while (!g_stop) {
 		t = now_ns();
@@ -1398,7 +1423,9 @@ static void run_loop(struct mon *mo)
 			continue;
 		}
 		t = now_ns();
-		tick(mo, t);
+		tick(mo, t, t >= next_full || t >= next_period || (end_ns && t >= end_ns));
+		if (t >= next_full)
+			next_full = (t / TICK_NS + 1) * TICK_NS;
 		progress_update(mo->prog, t, "recording");
 		if (t >= next_period || (end_ns && t >= end_ns)) {
 			end_period(mo, t);
@@ -1435,7 +1462,7 @@ static int finish_run(struct mon *mo)
 		log_warn("cannot write to stdout");
 	if (in.schedlog_drops)
 		log_warn("%" PRIu64 " dispatch records were lost (ring full)", in.schedlog_drops);
-	return mo->wrerr ? EXIT_FAIL : EXIT_OK;
+	return mo->wrerr ? recwriter_exit_code(mo->wrerr) : EXIT_OK;
 }
 
 /* The run's outputs besides the file: serve's exporter, top's screen, record's progress line. */

@@ -6,7 +6,8 @@
  * around the predicted arrival), through the DTL mailbox (dtlwriter_request / dtlwriter_reply): whichever
  * guest process holds the responder lock answers. The request goes out and the host watches the mailbox for
  * up to SPIN_NS; after UNANSWERED_SPIN exchanges in a row without an answer (no responder in the guest) it
- * stops watching and only looks again at the next rounds, until an answer comes. A vCPU that
+ * stops watching and only looks again at the next rounds, until an answer comes. Once the model is good
+ * (clocksync_pace), requests go out every few grid points and the watch is shorter. A vCPU that
  * shares the watching thread's pCPU cannot answer during the watch (seen on a 2-CPU host: answers came a
  * scheduler slice late), so when the answering vCPU is pinned to one pCPU and this thread may run elsewhere,
  * the thread moves off that pCPU once (logged);
@@ -21,7 +22,15 @@
  * Guest records are converted with the current model; records read before any model exists are dropped and
  * counted (unsynced). The guest horizon is the smallest ring horizon the agent published (records that end
  * before it are all in the ring), converted to host time.
+ *
+ * Faults: a new agent epoch (agent restarted, guest rebooted) resets the clock model and the matcher's guest
+ * side; the epoch that ended is logged with its records read, lost and missed (the reader's counters since
+ * it began), and the clock's first alignment in the new epoch is logged too. The region file removed under a
+ * running host (rm /dev/shm/<name>) changes nothing for the mapping, which QEMU and the guest keep using: it
+ * is said once (checked every LINK_CHECK_NS). A channel opened after the removal finds the file through a
+ * QEMU process that still maps it (/proc/PID/map_files, root).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -43,6 +52,7 @@
 #include "util/monotime.h"
 
 #define SPIN_NS 300000ULL
+#define SPIN_MIN_NS 100000ULL /* the watch once the model is good: at least this (clocksync_pace) */
 #define UNSYNCED_WAIT_NS 200000000ULL /* ... but not longer than this: then read and count them */
 /*
  * Hostile input bounds: an agent publishes each ring in time order give or take one drain (2 ms), so a record
@@ -58,6 +68,8 @@
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
 #define LOCK_RETRY_NS 1000000000ULL /* another publisher: its lock tried again this often */
 #define UNANSWERED_SPIN 3u /* exchanges unanswered in a row after which the host stops watching */
+#define LINK_CHECK_NS 1000000000ULL /* the region file's link count is looked at this often */
+#define REALIGN_LATE_NS 10000000000ULL /* a new epoch's clock not aligned after this: warned */
 
 struct gvcpu {
 	uint64_t last_end; /* latest record end fed from this ring (guest time) */
@@ -103,6 +115,12 @@ struct guestchan {
 	uint64_t dbg;
 	bool clocked; /* guestchan_clock ran this round */
 	uint64_t attach_ns; /* host time the current epoch was attached: older gaps are backlog */
+	/* the reader's counters when the current epoch began */
+	uint64_t ep_records, ep_lost, ep_missed;
+	uint64_t realign_ns; /* an epoch change whose clock alignment is not logged yet */
+	bool realign_late; /* ... and it was said that it is late */
+	uint64_t link_check_ns; /* next look at the region file's link count */
+	bool unlinked; /* the region file was removed (said once) */
 	uint64_t match_now; /* host time of the current match_process() call */
 	struct gvcpu *v;
 };
@@ -155,12 +173,79 @@ static int new_merge(struct guestchan *gc)
 	return gc->mg ? 0 : -ENOMEM;
 }
 
+/* The mapping of want ("<path> (deleted)") in /proc/<pid>/maps, opened through map_files. An fd or -1. */
+static int open_mapped(const char *pid, const char *want)
+{
+	char p[320], line[512];
+	unsigned long lo, hi;
+	int off, fd = -1;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%s/maps", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return -1;
+	while (fd < 0 && fgets(line, sizeof(line), f)) {
+		off = 0;
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) != 2 || !off ||
+		    strcmp(line + off, want))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/map_files/%lx-%lx", pid, lo, hi);
+		fd = open(p, O_RDWR | O_CLOEXEC);
+	}
+	fclose(f);
+	return fd;
+}
+
+/*
+ * The region file was removed while its domain runs: open it through a QEMU process (comm qemu*) that still
+ * maps it. Returns an fd (errno kept otherwise) or -1.
+ */
+static int open_removed(struct guestchan *gc)
+{
+	char want[sizeof(gc->path) + 16], p[320], comm[32];
+	int fd = -1, err = errno;
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "%s (deleted)", gc->path);
+	d = opendir("/proc");
+	if (!d)
+		goto out;
+	while (fd < 0 && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+		f = fopen(p, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "qemu", 4))
+			fd = open_mapped(e->d_name, want);
+		fclose(f);
+		if (fd >= 0) {
+			gc->unlinked = true;
+			log_warn("guest channel %s: the region file was removed; mapping it "
+				 "through QEMU "
+				 "(pid %s), which still does",
+				 gc->path, e->d_name);
+		}
+	}
+	closedir(d);
+out:
+	errno = fd < 0 ? err : errno;
+	return fd;
+}
+
 /* Map the region file read-write; take the publisher's lock if nobody holds it. 0 or -1 (why set). */
 static int map_region(struct guestchan *gc, char *why, size_t whylen)
 {
 	struct stat st;
 
 	gc->fd = open(gc->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (gc->fd < 0 && errno == ENOENT)
+		gc->fd = open_removed(gc);
 	if (gc->fd < 0) {
 		snprintf(why, whylen, "%s: %s", gc->path, strerror(errno));
 		return -1;
@@ -439,8 +524,8 @@ static void exchange_done(struct guestchan *gc, const struct dtl_clock_reply *r,
 	}
 }
 
-/* Watch the mailbox for the answer to the request sent at t, up to SPIN_NS. */
-static void clock_watch(struct guestchan *gc, struct dtl_writer *w, uint64_t t)
+/* Watch the mailbox for the answer to the request sent at t, up to watch_ns. */
+static void clock_watch(struct guestchan *gc, struct dtl_writer *w, uint64_t t, uint64_t watch_ns)
 {
 	struct dtl_clock_reply r;
 	int rc;
@@ -457,13 +542,14 @@ static void clock_watch(struct guestchan *gc, struct dtl_writer *w, uint64_t t)
 		}
 		if (rc != 0 && rc != -EAGAIN)
 			return;
-	} while (now_ns() - t < SPIN_NS);
+	} while (now_ns() - t < watch_ns);
 }
 
 static void clock_round(struct guestchan *gc, uint64_t now)
 {
 	struct dtl_writer *w = gc->pub ? dtlpub_writer(gc->pub) : NULL;
 	struct dtl_clock_reply r;
+	struct clocksync_pace pace;
 	uint64_t t, seq;
 
 	if (!w)
@@ -483,13 +569,14 @@ static void clock_round(struct guestchan *gc, uint64_t now)
 	}
 	if (gc->outstanding || now < gc->next_exchange_ns)
 		return;
-	gc->next_exchange_ns = (now / VN_SHM_CLOCK_GRID_NS + 1) * VN_SHM_CLOCK_GRID_NS;
+	clocksync_pace(&gc->cs, now, VN_SHM_CLOCK_GRID_NS, SPIN_MIN_NS, SPIN_NS, &pace);
+	gc->next_exchange_ns = (now / pace.every_ns + 1) * pace.every_ns; /* on the grid */
 	t = now_ns();
 	dtlwriter_request(w, t, &seq);
 	gc->outstanding = true;
 	gc->sent_ns = t;
 	if (gc->unanswered < UNANSWERED_SPIN)
-		clock_watch(gc, w, t);
+		clock_watch(gc, w, t, pace.watch_ns);
 }
 
 static bool clocksync_state_valid(const struct guestchan *gc)
@@ -555,16 +642,33 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 	}
 }
 
+/*
+ * A new agent epoch: log the one that ended (records read, lost when it ended or lapped, missed when it was
+ * attached: the reader's counters since it began) and start the next from scratch.
+ */
 static void follow_epoch(struct guestchan *gc)
 {
+	struct shmreader_stats before, after;
 	struct vn_shm_header h;
 
+	shmreader_stats(gc->rd, &before); /* check() adds the lost of an epoch it leaves... */
 	if (shmreader_check(gc->rd) != SHMREADER_OK || shmreader_header(gc->rd, &h) ||
 	    h.epoch == gc->epoch)
 		return;
-	if (gc->epoch)
-		log_info("guest channel %s: new epoch %llu (guest agent restarted)", gc->path,
-			 (unsigned long long)h.epoch);
+	shmreader_stats(gc->rd, &after); /* ... and the missed of the one it attaches */
+	if (gc->epoch) {
+		log_info("guest channel %s: new epoch %llu (guest agent restarted); epoch %llu "
+			 "ended: %llu records read, %llu lost, %llu missed",
+			 gc->path, (unsigned long long)h.epoch, (unsigned long long)gc->epoch,
+			 (unsigned long long)(before.records - gc->ep_records),
+			 (unsigned long long)(after.lost - gc->ep_lost),
+			 (unsigned long long)(before.missed - gc->ep_missed));
+		gc->realign_ns = now_ns();
+		gc->realign_late = false;
+	}
+	gc->ep_records = after.records;
+	gc->ep_lost = after.lost;
+	gc->ep_missed = before.missed;
 	gc->epoch = h.epoch;
 	gc->attach_ns = now_ns();
 	clocksync_reset(&gc->cs);
@@ -650,6 +754,46 @@ static void log_aligned(struct guestchan *gc, uint64_t now)
 	    (unsigned long long)gc->exchanges, (unsigned long long)st.unsynced);
 }
 
+/*
+ * After an epoch change, once: the new epoch's clock bound is back within the dispatch trace log's limit
+ * (DTLPUB_MAX_UNCERTAINTY_NS); a warning, once, if it is not REALIGN_LATE_NS after the epoch began.
+ */
+static void check_realigned(struct guestchan *gc, uint64_t now)
+{
+	struct clocksync_state st;
+	double t = now > gc->realign_ns ? (double)(now - gc->realign_ns) / 1e9 : 0.0;
+
+	clocksync_state(&gc->cs, now, &st);
+	if (st.valid && st.uncertainty_ns <= DTLPUB_MAX_UNCERTAINTY_NS) {
+		log_info("guest channel %s: epoch %llu: clock aligned again within %.1f us, %.2f s "
+			 "after the epoch began",
+			 gc->path, (unsigned long long)gc->epoch, (double)st.uncertainty_ns / 1e3,
+			 t);
+		gc->realign_ns = 0;
+	} else if (!gc->realign_late && now > gc->realign_ns + REALIGN_LATE_NS) {
+		log_warn(
+		    "guest channel %s: epoch %llu: clock not aligned within %.1f ms %.0f s after "
+		    "the epoch began (%llu exchanges so far)",
+		    gc->path, (unsigned long long)gc->epoch,
+		    (double)DTLPUB_MAX_UNCERTAINTY_NS / 1e6, t, (unsigned long long)gc->exchanges);
+		gc->realign_late = true;
+	}
+}
+
+/* The region file removed under us (link count 0): the mapping goes on; said once. */
+static void check_unlinked(struct guestchan *gc, uint64_t now)
+{
+	struct stat st;
+
+	gc->link_check_ns = now + LINK_CHECK_NS;
+	if (gc->unlinked || fstat(gc->fd, &st) || st.st_nlink)
+		return;
+	gc->unlinked = true;
+	log_warn("guest channel %s: the region file was removed; QEMU still maps it and the guest "
+		 "still writes it: reading and publishing go on through this mapping",
+		 gc->path);
+}
+
 void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
 {
 	if (gc->rd)
@@ -658,6 +802,10 @@ void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns
 	if (!gc->clocked)
 		clock_round(gc, now);
 	gc->clocked = false;
+	if (gc->realign_ns)
+		check_realigned(gc, now);
+	if (now >= gc->link_check_ns)
+		check_unlinked(gc, now);
 	if (gc->pub) {
 		dtlpub_status(gc->pub, now, gc->o.dispatch ? host_horizon_ns : 0, &gc->cs);
 		log_aligned(gc, now);

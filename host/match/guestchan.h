@@ -8,6 +8,9 @@
  * together with the dispatch log's out intervals, and keeps the guest-only view of the same records
  * (shared/attrib/merge, in guest time). At every period end it produces the period's records:
  * vn_host_match and vn_host_msrc per vCPU, vn_host_chan for the domain (protocol/host.h).
+ * Faults it rides out (logged, never fatal): a new agent epoch (agent restarted, guest rebooted: the clock and
+ * the guest side start again; the ended epoch's records read, lost and missed are logged), the region file
+ * removed while the domain runs (the mapping goes on; opened later through QEMU's mapping of it).
  * Single-threaded: the monitor's main thread owns it.
  */
 #ifndef VNOISE_HOST_MATCH_GUESTCHAN_H

@@ -24,6 +24,10 @@
 #   vm_destroy [NAME]         virsh destroy (idempotent), remove its /dev/shm file and sockets
 #   vm_restart_libvirtd       stop and start libvirtd; domains keep running, teardown still stops it if the
 #                             harness started it
+#   vm_stop_libvirtd / vm_start_libvirtd  libvirtd stopped and left stopped (domains keep running; virsh
+#                             cannot reach them meanwhile), then started again (waits until virsh answers);
+#                             the same ownership rule as vm_restart_libvirtd; teardown starts it first if a
+#                             test ends while it is stopped (so that its domains can be destroyed)
 #   vm_teardown               destroy every domain vm_start made, remove their files, stop the daemons
 #                             setup-host.sh started for us and restore qemu.conf (runs on every exit path)
 # Exported by vm_setup: VM_STATE_DIR, VM_GUEST_DIR (vmlinuz, initrd.img), VM_KREL (guest `uname -r`),
@@ -459,9 +463,82 @@ vm_restart_libvirtd() {
 	}
 }
 
+# _vm_alive PID: the process exists and is not a zombie (this sandbox reaps slowly)
+_vm_alive() {
+	local st
+	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+# vm_stop_libvirtd: stop libvirtd (TERM, KILL after 10 s); remembers whether host.state names it (ours).
+_VM_LIBVIRTD_STOPPED=0
+_VM_LIBVIRTD_LINE=
+vm_stop_libvirtd() {
+	local pid st _
+	pid=$(pidof -s libvirtd) || {
+		_vm_log "vm_stop_libvirtd: libvirtd does not run"
+		return 1
+	}
+	st=$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f20)
+	_VM_LIBVIRTD_LINE=$(grep -x "daemon libvirtd $pid $st" "$VM_STATE_DIR/host.state" 2>/dev/null)
+	_VM_LIBVIRTD_STOPPED=1
+	kill -TERM "$pid" || return 1
+	for _ in $(seq 100); do
+		_vm_alive "$pid" || break
+		sleep 0.1
+	done
+	_vm_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	rm -f /run/libvirtd.pid
+	_vm_log "libvirtd (pid $pid) stopped"
+}
+
+# vm_start_libvirtd: start libvirtd again after vm_stop_libvirtd, without any fd of ours (a held flock, e.g.
+# /tmp/vnoise-vm.lock, would outlive the test), and wait (30 s) until virsh answers.
+vm_start_libvirtd() {
+	local pid _
+	[ "$_VM_LIBVIRTD_STOPPED" = 1 ] || return 0
+	(
+		for fd in /proc/$BASHPID/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+		done
+		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/libvirtd.log" exec libvirtd -d -p /run/libvirtd.pid \
+			</dev/null >/dev/null 2>&1
+	) || {
+		_vm_log "libvirtd -d failed (see /var/log/libvirt/libvirtd.log)"
+		return 1
+	}
+	for _ in $(seq 50); do
+		pid=$(cat /run/libvirtd.pid 2>/dev/null)
+		[ -n "$pid" ] && [ -d "/proc/$pid" ] && break
+		pid=
+		sleep 0.1
+	done
+	[ -n "$pid" ] || {
+		_vm_log "libvirtd did not write /run/libvirtd.pid"
+		return 1
+	}
+	_VM_LIBVIRTD_STOPPED=0
+	if [ -n "$_VM_LIBVIRTD_LINE" ]; then
+		flock -w 120 "$VM_STATE_DIR/lock" sed -i "s/^$_VM_LIBVIRTD_LINE\$/daemon libvirtd $pid $(sed \
+			's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f20)/" "$VM_STATE_DIR/host.state"
+	fi
+	_VM_LIBVIRTD_LINE=
+	for _ in $(seq 300); do
+		virsh -c "$VM_URI" version >/dev/null 2>&1 && {
+			_vm_log "libvirtd started again (pid $pid)"
+			return 0
+		}
+		sleep 0.1
+	done
+	_vm_log "libvirtd does not answer after 30 s"
+	return 1
+}
+
 vm_teardown() {
 	local rc=${1:-0} name
 	[ "$_VM_SETUP" = 1 ] || return 0
+	[ "$_VM_LIBVIRTD_STOPPED" = 1 ] && vm_start_libvirtd
 	_VM_SETUP=0
 	if [ "${VM_KEEP:-0}" = 1 ]; then
 		_vm_log "VM_KEEP=1: leaving ${_VM_DOMAINS[*]:-no domain} and the daemons running"
