@@ -720,6 +720,34 @@ START_TEST(test_queue_cap)
 }
 END_TEST
 
+/* A vCPU no sampler measures (no sample ever): its records go one second behind the guest horizon instead
+ * of piling up to the queue cap (they can never meet a gap older than that). */
+START_TEST(test_unmeasured_vcpu)
+{
+	struct match *m = new_matcher(NULL);
+	const uint64_t S = 1000000000ULL;
+	uint64_t i;
+
+	for (i = 0; i < 100; i++) {
+		ck_assert_int_eq(match_add_out(m, 1, i * S / 10, i * S / 10 + 5, 'R'), 0);
+		ck_assert_int_eq(match_add_run(m, 1, i * S / 10, i * S / 10 + 5, 7, "x", 0), 0);
+	}
+	ck_assert_uint_eq(counters(m, 1).queued, 200);
+	ck_assert_int_eq(match_process(m, 5 * S, 10 * S, 0), 0);
+	/* kept: what starts at or after 4 s (the horizon 5 s less one second): 60 outs and 60 runs */
+	ck_assert_uint_eq(counters(m, 1).queued, 120);
+	ck_assert_int_eq(match_process(m, 20 * S, 20 * S, 0), 0);
+	ck_assert_uint_eq(counters(m, 1).queued, 0);
+	ck_assert_uint_eq(counters(m, 1).dropped, 0);
+	/* a sampler that starts later still gets its gap matched with what came after */
+	ck_assert_int_eq(match_add_out(m, 1, 21 * S, 21 * S + 100, 'R'), 0);
+	gap(m, 1, 21 * S, 21 * S + 1000, 0);
+	ck_assert_int_eq(match_process(m, 22 * S, 22 * S, 0), 1);
+	ck_assert_uint_eq(match_stats_total(m, 1)->host_ns[VN_HOST_HCLASS_WAIT], 100);
+	match_free(m);
+}
+END_TEST
+
 START_TEST(test_vcpus)
 {
 	struct gaplog *log;
@@ -1194,6 +1222,7 @@ static Suite *match_suite(void)
 	tc = tcase_create("cap");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_queue_cap);
+	tcase_add_test(tc, test_unmeasured_vcpu);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stats");
