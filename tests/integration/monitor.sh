@@ -68,6 +68,32 @@ else
 	fail "no cgroup v2 hierarchy to test --cgroup"
 fi
 
+# A small periodic cause beside three larger ones keeps its name: a 0.2% injector (one burst a second) while
+# three 2% injectors and the timer interrupt hit the same target; it must be charged what it really ran
+# (its own thread CPU time, +-30%), not lost to the causes that come and go between its bursts.
+big=()
+for i in 1 2 3; do
+	"$VG" inject --cpu "$cpu" --comm "vnbig$i" --level 2 --duration "$((DUR + 3))s" -q >/dev/null 2>&1 &
+	big+=($!)
+	PIDS+=($!)
+done
+start_injector vnsml "$TMP/inj4.out" --duration "$((DUR + 2))s" --level 0.2 -q
+"$VG" monitor --pid "$TGT" --duration "${DUR}s" --json -q >"$TMP/small.json" 2>"$TMP/small.err" ||
+	fail "small cause: monitor failed: $(cat "$TMP/small.err")"
+wait "$INJ_PID" 2>/dev/null
+kill "${big[@]}" 2>/dev/null
+wait "${big[@]}" 2>/dev/null
+got=$(jq -s --arg c "$comm" '[.[] | select(.kind == "period") | .targets[0].causes[] |
+	select(.source | startswith("thread:" + $c + "[")) | .ns] | add // 0' "$TMP/small.json")
+own=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$TMP/inj4.out")
+[ -n "$own" ] && [ "$own" -gt 0 ] || fail "small cause: no ground truth from the injector: $(cat "$TMP/inj4.out")"
+echo "small cause beside three larger ones: charged $((got / 1000)) us, the injector ran $((own / 1000)) us in $((DUR + 2)) s"
+# the monitor covers DUR of the injector's DUR+2 s: between DUR/(DUR+2) of its time and all of it
+lo=$((own * DUR * 7 / ((DUR + 2) * 10)))
+[ "$got" -ge "$lo" ] && [ "$got" -le $((own * 13 / 10)) ] ||
+	fail "small cause: charged $got ns, the injector ran $own ns (want $lo .. $((own * 13 / 10)))"
+ok "a small periodic cause keeps its name beside three larger ones"
+
 # CPU mode: the busy user task on the CPU is the target; it ran most of the time and took timer interrupts.
 "$VG" monitor --cpus "$cpu" --duration 2s --json -q >"$TMP/cpu.json" 2>"$TMP/cpu.err" ||
 	fail "cpu mode: $(cat "$TMP/cpu.err")"
