@@ -65,9 +65,10 @@ struct vn_app_stat {
  * Largest causes kept per target. With 4, three causes larger than a small periodic one (a timer interrupt,
  * two busy neighbours) left a single slot that every new cause took in turn: the small one was evicted
  * between its bursts and charged nothing (seen in 2 of ~100 sweep jobs; a 0.1% injector beside three 3%
- * ones charged 0 of its 9 ms). 16 slots need 15 larger causes for that.
+ * ones charged 0 of its 9 ms). 8 slots need 7 larger causes for that. (16 would need 15, but the
+ * helper's cause loop then took the verifier 1 s instead of 0.17 s at every start.)
  */
-#define VN_TGT_CAUSES 16
+#define VN_TGT_CAUSES 8
 
 /* One cause of a target's noise: a preempting thread (cls THREAD, id = its pid), an IRQ/vector, a softirq. */
 struct vn_tgt_cause {
@@ -88,7 +89,7 @@ struct vn_tgt {
 	__u64 max_ns; /* largest single event */
 	struct vn_tgt_cause cause[VN_TGT_CAUSES]; /* a new cause replaces the smallest */
 };
-_Static_assert(sizeof(struct vn_tgt) == 656, "vn_tgt is ABI");
+_Static_assert(sizeof(struct vn_tgt) == 400, "vn_tgt is ABI");
 
 /*
  * Registration of an MPI rank with `vnoise-guest mpi` over the AF_UNIX stream socket named by $VNOISE_SOCK:

@@ -83,7 +83,7 @@ start_injector vnsml "$TMP/inj4.out" --duration "$((DUR + 2))s" --level 0.2 -q
 wait "$INJ_PID" 2>/dev/null
 kill "${big[@]}" 2>/dev/null
 wait "${big[@]}" 2>/dev/null
-got=$(jq -s --arg c "$comm" '[.[] | select(.kind == "period") | .targets[0].causes[] |
+got=$(jq -s --arg c "$comm" '[.[] | select(.kind == "summary") | .targets[0].causes[] |
 	select(.source | startswith("thread:" + $c + "[")) | .ns] | add // 0' "$TMP/small.json")
 own=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$TMP/inj4.out")
 [ -n "$own" ] && [ "$own" -gt 0 ] || fail "small cause: no ground truth from the injector: $(cat "$TMP/inj4.out")"
