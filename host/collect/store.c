@@ -88,6 +88,8 @@ static const char put_counter_sql[] = "INSERT OR REPLACE INTO counter VALUES(?1,
 
 enum { ST_DGRAM, ST_IV, ST_JOBIV, ST_GETC, ST_CAUSE, ST_NODE, ST_JOB, ST_COUNTER, ST_MAX };
 
+#define STORE_HEAP_LIMIT (64LL << 20) /* bytes of SQLite heap (soft: pages given back above it) */
+
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_MAX];
@@ -310,6 +312,11 @@ struct store *store_open(const char *path, int readonly, char *err, size_t errle
 	}
 	sqlite3_busy_timeout(s->db, 5000);
 	sqlite3_exec(s->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL); /* 64 MiB at most */
+	/*
+	 * The cache size alone did not bound the heap: the soak saw SQLite's memory follow the database's size
+	 * (+12.7 MB a minute, 155 MB after 12 min). A soft heap limit makes SQLite give cache pages back.
+	 */
+	sqlite3_soft_heap_limit64(STORE_HEAP_LIMIT);
 	if ((!readonly && writer_pragmas(s, err, errlen)) ||
 	    check_schema(s, readonly, err, errlen) || (!readonly && prepare_all(s, err, errlen))) {
 		e = errno;
