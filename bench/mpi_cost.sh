@@ -89,7 +89,7 @@ one() { "$@" 2>/dev/null | sed -n 's/^mpiloop: ranks=.* loop_ns=\([0-9]*\).*/\1/
 pairs() {
 	local n=$1 p t i
 	shift
-	local plain=() trk=()
+	local plain=()
 	while [ "$1" != "--" ]; do plain+=("$1"); shift; done
 	shift
 	for ((i = 0; i < n; i++)); do
@@ -102,7 +102,7 @@ pairs() {
 		function med(a, n,   i, j, x) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j-1]; j--) { x = a[j]; a[j] = a[j-1]; a[j-1] = x }
 			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 		END { lo = r[1]; hi = r[1]; for (i = 1; i <= NR; i++) { if (r[i] < lo) lo = r[i]; if (r[i] > hi) hi = r[i] }
-			printf "%d %d %.2f %.2f %.2f\n", med(p, NR), med(t, NR), med(r, NR), lo, hi }'
+			printf "%.0f %.0f %.2f %.2f %.2f\n", med(p, NR), med(t, NR), med(r, NR), lo, hi }'
 }
 row() { # LABEL "plain tracked med lo hi"
 	local l=$1 p t m lo hi

@@ -98,9 +98,10 @@ _Static_assert(sizeof(struct vn_tgt) == 400, "vn_tgt is ABI");
  * when nfds is 1). The rank keeps the socket open until it exits: its end tells the monitor the rank is gone.
  */
 #define VN_REG_MAGIC 0x31474552u /* "REG1" */
+#define VN_REG_VERSION 2 /* 2: struct vn_tgt of 8 causes (400 bytes) */
 struct vn_reg_req {
 	__u32 magic;
-	__u32 version; /* 1 */
+	__u32 version; /* VN_REG_VERSION */
 	__s32 rank; /* MPI_COMM_WORLD rank */
 	__s32 size; /* MPI_COMM_WORLD size */
 	__u32 pid; /* the rank's process (the monitor checks it against SO_PEERCRED) */

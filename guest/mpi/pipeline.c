@@ -81,8 +81,18 @@ static uint64_t hyp_total(const struct vn_pipe_iv *r)
 static void noise_split(const struct vn_pipe *p, const struct vn_pipe_iv *r, int hyp, int masked,
 			uint64_t *guest, uint64_t *hv)
 {
-	uint64_t h = hyp ? hyp_total(r) : 0, g = 0, hm = 0;
+	uint64_t h, g = 0, hm = 0, any = 0;
 
+	/* most intervals have no noise at all: one pass of ORs instead of the rules */
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		any |= r->noise_ns[c];
+	for (int c = 0; hyp && c < VN_PIPE_HYP_MAX; c++)
+		any |= r->hyp_ns[c];
+	if (!any) {
+		*guest = *hv = 0;
+		return;
+	}
+	h = hyp ? hyp_total(r) : 0;
 	for (int c = 0; c < VN_CLASS_MAX; c++) {
 		uint64_t ns = r->noise_ns[c];
 
@@ -185,8 +195,13 @@ int pipeline_arrive(struct vn_pipe *p, uint64_t n)
 {
 	struct vn_pipe_slot *s = pipeline_slot(p, n);
 	uint64_t want = n + 1;
-	/* __u64, not uint64_t: the CAS takes the address, and the two differ on x86-64 */
-	__u64 t = __atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE);
+	uint32_t nr = __atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED);
+	/*
+	 * __u64, not uint64_t: the CAS takes the address, and the two differ on x86-64. No load first: the
+	 * first CAS expects what a first arrival finds (interval n - 3 closed by every rank, or an unused slot)
+	 * and, when that is wrong, fails with the line ours and the ticket in t, as a load would have given it.
+	 */
+	__u64 t = want > VN_PIPE_SLOTS && nr ? (want - VN_PIPE_SLOTS) << TICKET_SHIFT | nr : 0;
 	__u64 nt;
 
 	for (;;) {
@@ -282,6 +297,14 @@ static int hyp_cause_wins(const struct vn_pipe *p, const struct vn_pipe_iv *r)
 	return h > g || r->hyp_cause_ns > r->cause_ns;
 }
 
+/* Store v in *x only when it differs: a line nobody changes stays shared with the rank that owns it. */
+#define PIPE_SET(x, v)                  \
+	do {                            \
+		__typeof__(x) v_ = (v); \
+		if ((x) != v_)          \
+			(x) = v_;       \
+	} while (0)
+
 /* Delay and verdicts of every record found; returns the delayed ranks. */
 static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const uint64_t *comp,
 				const uint8_t *have, unsigned lim, int fastest)
@@ -289,11 +312,9 @@ static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const
 	struct filter_ref fh, fg;
 	uint32_t pct = p->h.delay_pct_x100;
 	uint64_t mn = comp[fastest];
-	unsigned delayed = 0;
+	unsigned delayed = 0, gdelayed = 0, hdelayed = 0;
+	int refs = 0; /* fh and fg computed: only once a rank is delayed */
 
-	filter_ref(p, &s->r[fastest], mn, use_hyp(p), &fh);
-	filter_ref(p, &s->r[fastest], mn, 0, &fg);
-	s->gdelayed = s->hdelayed = 0;
 	for (unsigned i = 0; i < lim; i++) {
 		struct vn_pipe_iv *r = &s->r[i];
 		uint8_t v = VN_VERDICT_NONE, gv = VN_VERDICT_NONE;
@@ -303,16 +324,23 @@ static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const
 			continue;
 		d = comp[i] - mn;
 		if (d > 0 && d > p->h.min_delay_ns && mul_gt(d, 10000, mn, pct)) {
+			if (!refs) {
+				filter_ref(p, &s->r[fastest], mn, use_hyp(p), &fh);
+				filter_ref(p, &s->r[fastest], mn, 0, &fg);
+				refs = 1;
+			}
 			delayed++;
 			v = verdict_of(p, r, comp[i], d, &fh);
 			gv = fh.hyp ? verdict_of(p, r, comp[i], d, &fg) : v;
-			s->gdelayed += gv == VN_VERDICT_NOISE;
-			s->hdelayed += v == VN_VERDICT_NOISE && hyp_cause_wins(p, r);
+			gdelayed += gv == VN_VERDICT_NOISE;
+			hdelayed += v == VN_VERDICT_NOISE && hyp_cause_wins(p, r);
 		}
-		r->delay_ns = d;
-		r->verdict = v;
-		r->gverdict = gv;
+		PIPE_SET(r->delay_ns, d);
+		PIPE_SET(r->verdict, v);
+		PIPE_SET(r->gverdict, gv);
 	}
+	PIPE_SET(s->gdelayed, gdelayed);
+	PIPE_SET(s->hdelayed, hdelayed);
 	return delayed;
 }
 
@@ -322,10 +350,12 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 	uint64_t comp[VN_PIPE_RANKS];
 	uint8_t have[VN_PIPE_RANKS];
 	unsigned lim = rank_limit(p), k = 0, delayed = 0;
-	uint64_t mn = 0, mx = 0, q = 0, rem = 0;
+	uint64_t mn = 0, mx = 0, q = 0, rem = 0, sum = 0;
+	int wrap = 0;
 	int fastest = -1, second = -1, slowest = -1;
 	uint32_t st = VN_PIPE_TRACKED;
 
+	pipeline_prefetch_w(&s->state); /* ticket and state share the line: read, then CAS */
 	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1)
 		return -1;
 	if (!__atomic_compare_exchange_n(&s->state, &st, PIPELINE_FILTERING, 0, __ATOMIC_ACQ_REL,
@@ -348,6 +378,7 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 		if (!have[i])
 			continue;
 		comp[i] = b - a;
+		wrap |= __builtin_add_overflow(sum, comp[i], &sum);
 		k++;
 		if (fastest < 0 || comp[i] < comp[fastest]) {
 			second = fastest;
@@ -358,12 +389,17 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 		if (slowest < 0 || comp[i] > comp[slowest])
 			slowest = (int)i;
 	}
-	/* mean without overflow: sum of quotients plus the mean of the remainders (exact floor) */
-	for (unsigned i = 0; i < lim; i++) {
+	/* mean: the sum's floor when it fits (one division), else without overflow: sum of quotients plus the
+	 * mean of the remainders (the same exact floor) */
+	for (unsigned i = 0; wrap && i < lim; i++) {
 		if (!have[i])
 			continue;
 		q += comp[i] / k;
 		rem += comp[i] % k;
+	}
+	if (!wrap && k) {
+		q = sum / k;
+		rem = sum % k; /* < k: adds 0 below */
 	}
 	if (k) {
 		mn = comp[fastest];
@@ -371,14 +407,14 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 		delayed = filter_verdicts(p, s, comp, have, lim, fastest);
 	}
 
-	s->nranks = k;
+	PIPE_SET(s->nranks, k);
 	s->min_ns = mn;
 	s->max_ns = mx;
 	s->avg_ns = k ? q + rem / k : 0;
-	s->fastest = fastest;
-	s->second = second;
-	s->slowest = slowest;
-	s->delayed = delayed;
+	PIPE_SET(s->fastest, fastest);
+	PIPE_SET(s->second, second);
+	PIPE_SET(s->slowest, slowest);
+	PIPE_SET(s->delayed, delayed);
 	silhouette_split(p, s, mx - mn);
 	/* release: take_report and json see every field above once they see FILTERED */
 	st = PIPELINE_FILTERING;
@@ -396,6 +432,7 @@ int pipeline_take_report(struct vn_pipe *p, uint64_t n)
 	struct vn_pipe_slot *s = pipeline_slot(p, n);
 	uint32_t st = VN_PIPE_FILTERED;
 
+	pipeline_prefetch_w(&s->state);
 	if (ticket_iv(__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE)) != n + 1)
 		return 0;
 	if (!__atomic_compare_exchange_n(&s->state, &st, VN_PIPE_REPORTED, 0, __ATOMIC_ACQ_REL,

@@ -3,7 +3,7 @@
  * libvnoise-preload.so: LD_PRELOAD interposition of a program's synchronisation calls (issue 5): the pthread
  * calls and the MPI calls (PMPI wrappers). Each wrapped call is timed around the real function and counted in
  * a per-thread table (guest/mpi/appstat: count, total, min, max, caller PC and argument of the last call). Hot
- * path: two clock reads, a TLS table, no lock, no allocation, no syscall beyond the clock.
+ * path: two clock reads, a TLS table (static TLS), no lock, no allocation, no syscall beyond the clock.
  *
  * The library does not link libmpi (non-MPI programs load it too): the PMPI_* functions are found with
  * dlsym() when the program calls MPI_Init (or any wrapped MPI call first), and MPI_COMM_WORLD, a data symbol
@@ -56,13 +56,19 @@
 #define PC() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 /* the library is built with hidden visibility: only the wrappers interpose */
 #define VN_EXPORT __attribute__((visibility("default")))
+/*
+ * Thread-local state in the static TLS block: a plain load instead of a __tls_get_addr() call per access. The
+ * library is meant for LD_PRELOAD (loaded at start, where static TLS is guaranteed); a dlopen() of it may
+ * fail for want of static TLS space.
+ */
+#define TLS_IE __attribute__((tls_model("initial-exec")))
 
 struct tstat {
 	struct appstat st;
 	int used;
 };
 
-static __thread struct tstat t_stat;
+static __thread struct tstat t_stat TLS_IE;
 static pthread_key_t g_key;
 static int g_key_ok;
 static int g_rank = -1; /* MPI_COMM_WORLD rank once MPI_Init returned */
@@ -158,8 +164,8 @@ static int g_trace_perpid; /* the path has "%p": a forked child writes its own f
 static uint64_t g_trace_lost; /* records not written (atomic) */
 static struct tbuf *g_pool[TRACE_POOL];
 static int g_pool_busy[TRACE_POOL]; /* 1 while a thread owns g_pool[i] (atomic) */
-static __thread struct tbuf *t_buf;
-static __thread uint32_t t_tid;
+static __thread struct tbuf *t_buf TLS_IE;
+static __thread uint32_t t_tid TLS_IE;
 
 static int trace_file(void)
 {
@@ -357,12 +363,18 @@ struct call {
 	uint32_t cpu;
 };
 
+/* The CPU (when tracing), then the clock: clk() is now_ns() or, in a tracked rank's MPI calls, mpi_now(). */
+#define CALL_BEGIN(c, clk)                                   \
+	do {                                                 \
+		(c)->cpu = 0;                                \
+		if (unlikely(g_trace))                       \
+			(c)->cpu = (uint32_t)sched_getcpu(); \
+		(c)->t0 = clk();                             \
+	} while (0)
+
 static inline __attribute__((always_inline)) void call_begin(struct call *c)
 {
-	c->cpu = 0;
-	if (unlikely(g_trace))
-		c->cpu = (uint32_t)sched_getcpu();
-	c->t0 = now_ns();
+	CALL_BEGIN(c, now_ns);
 }
 
 static inline __attribute__((always_inline)) void call_end(const struct call *c, uint32_t ev,
@@ -541,7 +553,8 @@ enum { IV_OFF = 0, IV_TRACKED = 1, IV_UNREGISTERED = 2 };
 static struct {
 	struct vn_pipe *p;
 	const struct vn_tgt *live; /* the rank's counters, updated by the kernel; NULL: no array */
-	struct vn_tgt snap; /* live at the start of the current interval */
+	/* live's noise (ns[]) and causes at the start of the current interval (the rest is not kept) */
+	struct vn_tgt snap;
 	uint64_t n; /* current interval */
 	uint64_t start_ns;
 	uint64_t instr; /* instruction counter at the start, VN_PIPE_NO_INSTR without a PMU */
@@ -555,7 +568,155 @@ static struct {
 	struct sockaddr_storage sa; /* VN_PIPE_OUT_UDP */
 	socklen_t salen;
 } g_iv = { .perf_fd = -1, .sock = -1, .out_fd = -1 };
-static __thread int t_iv; /* IV_* for this thread */
+static __thread int t_iv TLS_IE; /* IV_* for this thread */
+
+/*
+ * fclock: CLOCK_MONOTONIC for the tracked thread's MPI calls read from the TSC (x86-64, and only when the
+ * kernel's clocksource is the TSC): one RDTSC (~22 ns in this VM) instead of clock_gettime() (~60 ns: an
+ * ordered TSC read and the vDSO's conversion), twice per closing call. ns = ns0 + (tsc - tsc0) * mult >> 32,
+ * the line through the last two anchors (a TSC read on each side of a clock_gettime(), less than
+ * FCLOCK_PAIR_TICKS apart). The first two anchors frame the registration (at least FCLOCK_FIRST_NS: the
+ * rank waits out the rest), then a new anchor ends each span, the spans doubling up to FCLOCK_SPAN_NS: the
+ * rate follows the kernel's (NTP) and the values stay within ~0.1 us of the real clock, never below the last
+ * value returned. The real clock when the TSC went back or jumped (a rate 0.1% off the last one) until the
+ * next anchor, and always with VNOISE_PRELOAD_TSC=0. One thread only: the one that called MPI_Init (t_iv).
+ */
+#define FCLOCK_FIRST_NS 1000000ull /* 1 ms between the first two anchors */
+#define FCLOCK_SPAN_NS 10000000ull /* at most 10 ms between anchors */
+#define FCLOCK_PAIR_TICKS 2000ull /* ~1 us: a pair further apart was interrupted */
+
+static struct {
+	uint64_t tsc0, ns0; /* the last anchor */
+	uint64_t mult; /* ns per tick << 32; 0: not calibrated */
+	uint64_t span; /* ticks from the anchor to the next one */
+	uint64_t span_ns; /* the same in ns */
+	uint64_t last; /* the last value returned */
+	int on;
+} g_fc;
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+
+/* A TSC read and CLOCK_MONOTONIC at the same instant; -1 when every try was interrupted. */
+static int fclock_pair(uint64_t *tsc, uint64_t *ns)
+{
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = __rdtsc(), n = now_ns(), b = __rdtsc();
+
+		if (b > a && b - a < FCLOCK_PAIR_TICKS) {
+			*tsc = a + (b - a) / 2;
+			*ns = n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static inline uint64_t fclock_clamp(uint64_t ns)
+{
+	if (ns < g_fc.last)
+		ns = g_fc.last;
+	g_fc.last = ns;
+	return ns;
+}
+
+/* A new anchor (tsc, ns): the rate since the last one when plausible, and the next span. */
+static void fclock_anchor(uint64_t tsc, uint64_t ns)
+{
+	uint64_t m = 0;
+
+	if (tsc > g_fc.tsc0 && ns > g_fc.ns0)
+		m = (uint64_t)(((unsigned __int128)(ns - g_fc.ns0) << 32) / (tsc - g_fc.tsc0));
+	if (g_fc.mult && (m > g_fc.mult ? m - g_fc.mult : g_fc.mult - m) > g_fc.mult / 1000)
+		m = 0;
+	if (m) {
+		g_fc.span_ns = 2 * (ns - g_fc.ns0);
+		if (g_fc.span_ns > FCLOCK_SPAN_NS)
+			g_fc.span_ns = FCLOCK_SPAN_NS;
+	}
+	g_fc.mult = m;
+	g_fc.span = m ? (uint64_t)(((unsigned __int128)g_fc.span_ns << 32) / m) : 0;
+	g_fc.tsc0 = tsc;
+	g_fc.ns0 = ns;
+}
+
+/* Before registering: the first anchor ($VNOISE_PRELOAD_TSC=0, or another clocksource: none). */
+static void fclock_start(void)
+{
+	const char *e = getenv("VNOISE_PRELOAD_TSC");
+	char cs[16] = "";
+	int fd;
+	ssize_t k = -1;
+
+	if (e && !strcmp(e, "0"))
+		return;
+	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		k = read(fd, cs, sizeof(cs) - 1);
+		close(fd);
+	}
+	if (k >= 4 && !strncmp(cs, "tsc\n", 4) && !fclock_pair(&g_fc.tsc0, &g_fc.ns0))
+		g_fc.span_ns = FCLOCK_FIRST_NS;
+}
+
+/* Registered: the second anchor, FCLOCK_FIRST_NS after the first, gives the first rate. */
+static void fclock_init(void)
+{
+	uint64_t tsc, ns;
+
+	if (!g_fc.span_ns)
+		return;
+	while (now_ns() - g_fc.ns0 < FCLOCK_FIRST_NS)
+		;
+	if (fclock_pair(&tsc, &ns) < 0)
+		return;
+	fclock_anchor(tsc, ns);
+	g_fc.on = g_fc.mult != 0;
+}
+
+/* The span is over, the TSC went back, or no rate: the real clock, and a new anchor when due. */
+static __attribute__((noinline)) uint64_t fclock_slow(void)
+{
+	uint64_t tsc, ns = now_ns();
+
+	/* the span in ticks ends a little early or late with the rate: half of it in ns is enough */
+	if (ns - g_fc.ns0 >= g_fc.span_ns / 2 && !fclock_pair(&tsc, &ns))
+		fclock_anchor(tsc, ns);
+	return fclock_clamp(ns);
+}
+
+static inline uint64_t fclock_now(void)
+{
+	uint64_t d;
+
+	if (unlikely(!g_fc.mult))
+		return fclock_slow();
+	d = __rdtsc() - g_fc.tsc0;
+	if (unlikely(d >= g_fc.span))
+		return fclock_slow();
+	return fclock_clamp(g_fc.ns0 + (uint64_t)(((unsigned __int128)d * g_fc.mult) >> 32));
+}
+#else
+static void fclock_start(void)
+{
+}
+
+static void fclock_init(void)
+{
+}
+
+static inline uint64_t fclock_now(void)
+{
+	return now_ns();
+}
+#endif
+
+/* The clock of a wrapped MPI call: fclock in the tracked thread, else CLOCK_MONOTONIC read as usual. */
+static inline uint64_t mpi_now(void)
+{
+	return t_iv == IV_TRACKED && g_fc.on ? fclock_now() : now_ns();
+}
 
 static uint64_t instr_read(void)
 {
@@ -571,6 +732,32 @@ static inline int iv_closes(uint32_t ev)
 	return ev < VN_APP_MPI_WAIT || g_iv.wait_closes;
 }
 
+/* Whether two noise vectors (vn_tgt.ns) are equal. */
+static inline int ns_same(const __u64 *a, const __u64 *b)
+{
+	uint64_t x = 0;
+
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		x |= a[c] ^ b[c];
+	return !x;
+}
+
+/*
+ * The rank's counters as they are now into g_iv.snap. The kernel adds to ns[] before it touches a cause, so
+ * when ns[] did not move since the last snapshot (no noise: the common case of a short call) neither did the
+ * causes, and the 128 bytes of causes are not copied again.
+ */
+static void iv_snap(void)
+{
+	__u64 ns[VN_CLASS_MAX];
+
+	memcpy(ns, g_iv.live->ns, sizeof(ns));
+	if (ns_same(ns, g_iv.snap.ns))
+		return;
+	memcpy(g_iv.snap.ns, ns, sizeof(ns));
+	memcpy(g_iv.snap.cause, g_iv.live->cause, sizeof(g_iv.snap.cause));
+}
+
 /* Start interval g_iv.n at t (exit of the call that closed the previous one). */
 static void iv_open(uint64_t t)
 {
@@ -578,7 +765,7 @@ static void iv_open(uint64_t t)
 		return;
 	g_iv.start_ns = t;
 	if (g_iv.live)
-		memcpy(&g_iv.snap, g_iv.live, sizeof(g_iv.snap));
+		iv_snap();
 	if (g_iv.perf_fd >= 0)
 		g_iv.instr = instr_read();
 }
@@ -612,23 +799,45 @@ static void iv_report(struct vn_pipe *p, uint64_t n)
 	__atomic_fetch_add(&p->h.report_ns, now_ns() - t0, __ATOMIC_RELAXED);
 }
 
+/* No noise in r (stores only what changed: the record's lines stay shared with the filtering rank). */
+static void iv_quiet(struct vn_pipe_iv *r)
+{
+	static const __u64 zero[VN_CLASS_MAX];
+	static const char nocomm[VN_COMM_LEN];
+
+	if (!ns_same(r->noise_ns, zero))
+		memset(r->noise_ns, 0, sizeof(r->noise_ns));
+	if (r->cause_ns)
+		r->cause_ns = 0;
+	if (r->cause_id)
+		r->cause_id = 0;
+	if (r->cause_cls != VN_CLASS_NONE)
+		r->cause_cls = VN_CLASS_NONE;
+	if (memcmp(r->cause_comm, nocomm, sizeof(nocomm)))
+		memset(r->cause_comm, 0, sizeof(r->cause_comm));
+}
+
 /* The rank's noise since the snapshot into r, with the cause that grew most. */
 static void iv_noise(struct vn_pipe_iv *r)
 {
 	const struct vn_tgt_cause *best = NULL;
 	uint64_t best_ns = 0;
-	struct vn_tgt now;
+	struct {
+		__u64 ns[VN_CLASS_MAX];
+		struct vn_tgt_cause cause[VN_TGT_CAUSES];
+	} now;
 
 	if (!g_iv.live) {
-		memset(r->noise_ns, 0, sizeof(r->noise_ns));
-		r->cause_ns = 0;
-		r->cause_id = 0;
-		r->cause_cls = VN_CLASS_NONE;
-		memset(r->cause_comm, 0, sizeof(r->cause_comm));
+		iv_quiet(r);
 		return;
 	}
 	/* plain loads of counters the kernel updates meanwhile: a torn read only moves noise between intervals */
-	memcpy(&now, g_iv.live, sizeof(now));
+	memcpy(now.ns, g_iv.live->ns, sizeof(now.ns));
+	if (ns_same(now.ns, g_iv.snap.ns)) { /* no noise since the snapshot: no cause grew either */
+		iv_quiet(r);
+		return;
+	}
+	memcpy(now.cause, g_iv.live->cause, sizeof(now.cause));
 	for (int c = 0; c < VN_CLASS_MAX; c++)
 		r->noise_ns[c] = now.ns[c] > g_iv.snap.ns[c] ? now.ns[c] - g_iv.snap.ns[c] : 0;
 	for (int i = 0; i < VN_TGT_CAUSES; i++) {
@@ -649,6 +858,36 @@ static void iv_noise(struct vn_pipe_iv *r)
 		memset(r->cause_comm, 0, sizeof(r->cause_comm));
 }
 
+/* Store v in *x only when it differs: a line nobody changes stays shared with the rank that reads it. */
+#define IV_SET(x, v)                    \
+	do {                            \
+		__typeof__(x) v_ = (v); \
+		if ((x) != v_)          \
+			(x) = v_;       \
+	} while (0)
+
+/*
+ * Filter time (h.filter_ns): a clock read costs ~60 ns in a VM, as much as a quiet filter. The first
+ * FILTER_TIMED intervals are timed, then one in FILTER_EVERY, its time counted FILTER_EVERY times.
+ */
+#define FILTER_TIMED 16
+#define FILTER_EVERY 16
+
+/* Filter interval n - 1 (journal it in DTL mode), timing some of the calls into h.filter_ns. */
+static void iv_filter(struct vn_pipe *p, uint64_t n)
+{
+	uint64_t w = n < FILTER_TIMED ? 1 : n % FILTER_EVERY ? 0 : FILTER_EVERY, t0 = 0;
+
+	if (w)
+		t0 = now_ns();
+	pipeline_filter(p, n - 1);
+	/* DTL mode: vnoise-guest reports, once the host's horizon has passed the interval */
+	if (__atomic_load_n(&p->h.flags, __ATOMIC_RELAXED) & VN_PIPE_F_DEFER)
+		pipeline_journal(p, n - 1);
+	if (w)
+		__atomic_fetch_add(&p->h.filter_ns, (now_ns() - t0) * w, __ATOMIC_RELAXED);
+}
+
 /*
  * Close interval g_iv.n at end (entry of the closing call ev): write the rank's record, take a ticket, and do
  * the pipeline's work that the arrival order gives this rank.
@@ -667,46 +906,49 @@ static __attribute__((noinline)) void iv_close(uint32_t ev, uint64_t end)
 		return;
 	}
 	r = &pipeline_slot(p, n)->r[g_iv.rank];
+	/* the lines written below for sure (the ticket, interval and times), all fetched at once */
+	pipeline_prefetch_w(&pipeline_slot(p, n)->ticket);
+	pipeline_prefetch_w(r);
+	pipeline_prefetch_w((const char *)&r->end_ns + sizeof(r->end_ns) - 1);
 	r->start_ns = g_iv.start_ns;
 	r->end_ns = end;
 	iv_noise(r);
 	instr = g_iv.perf_fd >= 0 ? instr_read() : VN_PIPE_NO_INSTR;
-	r->instructions = instr == VN_PIPE_NO_INSTR || g_iv.instr == VN_PIPE_NO_INSTR
-			      ? VN_PIPE_NO_INSTR
-			      : instr - g_iv.instr;
-	r->verdict = VN_VERDICT_NONE;
-	r->delay_ns = 0;
-	r->ev = (uint16_t)ev;
-	r->cpu = (uint32_t)sched_getcpu();
-	r->pid = g_pid;
+	IV_SET(r->instructions, instr == VN_PIPE_NO_INSTR || g_iv.instr == VN_PIPE_NO_INSTR
+				    ? VN_PIPE_NO_INSTR
+				    : instr - g_iv.instr);
+	IV_SET(r->verdict, VN_VERDICT_NONE);
+	IV_SET(r->delay_ns, 0);
+	IV_SET(r->ev, (uint16_t)ev);
+	IV_SET(r->cpu, (uint32_t)sched_getcpu());
+	IV_SET(r->pid, g_pid);
 	r->interval = n + 1;
 	t = pipeline_arrive(p, n);
 	/*
 	 * The second rank to arrive filters while it waits; with fewer than 3 ranks the second is the last, whose
 	 * work would delay everyone, so the first (which also reports) does it.
 	 */
-	if (n >= 1 && t == (__atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED) >= 3 ? 1 : 0)) {
-		uint64_t t0 = now_ns();
-
-		pipeline_filter(p, n - 1);
-		/* DTL mode: vnoise-guest reports, once the host's horizon has passed the interval */
-		if (__atomic_load_n(&p->h.flags, __ATOMIC_RELAXED) & VN_PIPE_F_DEFER)
-			pipeline_journal(p, n - 1);
-		__atomic_fetch_add(&p->h.filter_ns, now_ns() - t0, __ATOMIC_RELAXED);
-	}
+	if (n >= 1 && t == (__atomic_load_n(&p->h.nranks, __ATOMIC_RELAXED) >= 3 ? 1 : 0))
+		iv_filter(p, n);
 	if (t == 0 && n >= 2 && pipeline_take_report(p, n - 2))
 		iv_report(p, n - 2);
 	g_iv.n = n + 1;
 }
 
-/* Entry and exit of a wrapped MPI call. */
+/*
+ * Entry and exit of a wrapped MPI call. The clock at entry closes the interval; the call's own time (stats,
+ * trace) starts after the tracking work, as before the real call; the clock at exit ends the call and opens
+ * the next interval. In a tracked rank these are fclock reads (a TSC read each).
+ */
 static inline __attribute__((always_inline)) void mpi_begin(struct call *c, uint32_t ev)
 {
 	if (unlikely(!__atomic_load_n(&mpi_ok, __ATOMIC_ACQUIRE)))
 		mpi_resolve();
-	if (unlikely(t_iv) && iv_closes(ev))
-		iv_close(ev, now_ns());
-	call_begin(c);
+	CALL_BEGIN(c, mpi_now);
+	if (unlikely(t_iv) && iv_closes(ev)) {
+		iv_close(ev, c->t0);
+		c->t0 = mpi_now();
+	}
 }
 
 static inline __attribute__((always_inline)) void mpi_end(const struct call *c, uint32_t ev,
@@ -721,7 +963,7 @@ static inline __attribute__((always_inline)) void mpi_end(const struct call *c, 
 static int reg_exchange(const char *path, int rank, int size, struct vn_reg_rep *rep, int *fds,
 			int *nfds, char *why, size_t wlen)
 {
-	struct vn_reg_req req = { VN_REG_MAGIC, 1, rank, size, g_pid, 0 };
+	struct vn_reg_req req = { VN_REG_MAGIC, VN_REG_VERSION, rank, size, g_pid, 0 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { 10, 0 }; /* a stuck monitor must not hang MPI_Init forever */
 	union {
@@ -1051,15 +1293,18 @@ static void iv_register(int rank, int size)
 
 	if (!path || !*path)
 		return;
+	fclock_start();
 	ok = reg_exchange(path, rank, size, &rep, fds, &nfds, why, sizeof(why)) >= 0 &&
 	     !reg_attach(rank, &rep, fds, nfds, why, sizeof(why));
 	for (int i = 0; i < 2; i++) /* the mappings stay valid without the descriptors */
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (ok)
+	if (ok) {
+		fclock_init();
 		iv_tracked();
-	else
+	} else {
 		iv_untracked(rank, why, &rep);
+	}
 }
 
 static void mpi_started(void)
@@ -1075,7 +1320,7 @@ static void mpi_started(void)
 		return;
 	g_rank = rank;
 	iv_register(rank, size);
-	iv_open(now_ns()); /* interval 0 */
+	iv_open(mpi_now()); /* interval 0 */
 }
 
 /* A forked child is not the rank: fresh stats, no pipeline, its own trace file. */
@@ -1144,7 +1389,7 @@ VN_EXPORT int MPI_Barrier(MPI_Comm comm)
 
 	mpi_begin(&c, VN_APP_MPI_BARRIER);
 	rc = mpi.barrier(comm);
-	mpi_end(&c, VN_APP_MPI_BARRIER, now_ns(), PC(), 0);
+	mpi_end(&c, VN_APP_MPI_BARRIER, mpi_now(), PC(), 0);
 	return rc;
 }
 
@@ -1157,7 +1402,7 @@ VN_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 	mpi_begin(&c, VN_APP_MPI_ALLREDUCE);
 	rc = mpi.allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-	t1 = now_ns();
+	t1 = mpi_now();
 	mpi_end(&c, VN_APP_MPI_ALLREDUCE, t1, PC(), mpi_bytes(rc, count, datatype));
 	return rc;
 }
@@ -1171,7 +1416,7 @@ VN_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 
 	mpi_begin(&c, VN_APP_MPI_ALLTOALL);
 	rc = mpi.alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	t1 = now_ns();
+	t1 = mpi_now();
 	/* in place, the send count and type are ignored (and may be invalid): the receive side says it */
 	bytes = sendbuf == MPI_IN_PLACE ? mpi_bytes(rc, recvcount, recvtype)
 					: mpi_bytes(rc, sendcount, sendtype);
@@ -1188,7 +1433,7 @@ VN_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 
 	mpi_begin(&c, VN_APP_MPI_REDUCE);
 	rc = mpi.reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-	t1 = now_ns();
+	t1 = mpi_now();
 	mpi_end(&c, VN_APP_MPI_REDUCE, t1, PC(), mpi_bytes(rc, count, datatype));
 	return rc;
 }
@@ -1201,7 +1446,7 @@ VN_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root
 
 	mpi_begin(&c, VN_APP_MPI_BCAST);
 	rc = mpi.bcast(buffer, count, datatype, root, comm);
-	t1 = now_ns();
+	t1 = mpi_now();
 	mpi_end(&c, VN_APP_MPI_BCAST, t1, PC(), mpi_bytes(rc, count, datatype));
 	return rc;
 }
@@ -1215,7 +1460,7 @@ VN_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 
 	mpi_begin(&c, VN_APP_MPI_ALLGATHER);
 	rc = mpi.allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	t1 = now_ns();
+	t1 = mpi_now();
 	bytes = sendbuf == MPI_IN_PLACE ? mpi_bytes(rc, recvcount, recvtype)
 					: mpi_bytes(rc, sendcount, sendtype);
 	mpi_end(&c, VN_APP_MPI_ALLGATHER, t1, PC(), bytes);
@@ -1229,7 +1474,7 @@ VN_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 	mpi_begin(&c, VN_APP_MPI_WAIT);
 	rc = mpi.wait(request, status);
-	mpi_end(&c, VN_APP_MPI_WAIT, now_ns(), PC(), (uint64_t)(uintptr_t)request);
+	mpi_end(&c, VN_APP_MPI_WAIT, mpi_now(), PC(), (uint64_t)(uintptr_t)request);
 	return rc;
 }
 
@@ -1241,6 +1486,6 @@ VN_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[],
 
 	mpi_begin(&c, VN_APP_MPI_WAITALL);
 	rc = mpi.waitall(count, array_of_requests, array_of_statuses);
-	mpi_end(&c, VN_APP_MPI_WAITALL, now_ns(), PC(), (uint64_t)(uintptr_t)array_of_requests);
+	mpi_end(&c, VN_APP_MPI_WAITALL, mpi_now(), PC(), (uint64_t)(uintptr_t)array_of_requests);
 	return rc;
 }

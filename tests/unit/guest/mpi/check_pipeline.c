@@ -189,6 +189,46 @@ START_TEST(test_overrun)
 }
 END_TEST
 
+/*
+ * With the job's size known, a rank's first compare-and-swap expects the slot's previous interval closed by
+ * every rank: right (first arrival), wrong (a later one, an interval not closed by all, a newer one), the
+ * tickets and overruns come out as from a load.
+ */
+START_TEST(test_tickets_sized)
+{
+	struct vn_pipe *p = pipe_new(10, 0, ALL_CLASSES, 0);
+	struct vn_pipe_slot *s = pipeline_slot(p, 0);
+
+	p->h.nranks = 2;
+	for (uint64_t n = 0; n < 9; n++) {
+		arrive_all(p, n, 2);
+		ck_assert_uint_eq(pipeline_slot(p, n)->ticket, (n + 1) << 16 | 2);
+		if (n >= 1) {
+			ck_assert_int_ge(pipeline_filter(p, n - 1), 0);
+			ck_assert_int_eq(pipeline_take_report(p, n - 1), 0);
+		}
+	}
+	ck_assert_uint_eq(p->h.overrun, 0);
+	/* interval 9 closed by one rank only, filtered and reported: interval 12 finds count 1, not 2 */
+	ck_assert_int_eq(pipeline_filter(p, 8), 0);
+	ck_assert_int_eq(pipeline_take_report(p, 8), 0);
+	ck_assert_int_eq(pipeline_arrive(p, 9), 0);
+	ck_assert_int_eq(pipeline_filter(p, 9), 0);
+	ck_assert_int_eq(pipeline_take_report(p, 9), 0);
+	ck_assert_int_eq(pipeline_arrive(p, 12), 0);
+	ck_assert_uint_eq(s->ticket, 13ull << 16 | 1);
+	ck_assert_uint_eq(p->h.overrun, 0);
+	/* a rank late by a whole round: refused and counted */
+	ck_assert_int_eq(pipeline_arrive(p, 9), -1);
+	ck_assert_uint_eq(p->h.overrun, 1);
+	ck_assert_uint_eq(s->ticket, 13ull << 16 | 1);
+	/* more ranks than the job's size: counted on */
+	ck_assert_int_eq(pipeline_arrive(p, 12), 1);
+	ck_assert_int_eq(pipeline_arrive(p, 12), 2);
+	ck_assert_uint_eq(s->ticket, 13ull << 16 | 3);
+}
+END_TEST
+
 /* ---- filter ---- */
 
 START_TEST(test_silhouette)
@@ -1000,6 +1040,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_tickets);
 	tcase_add_test(tc, test_overrun);
+	tcase_add_test(tc, test_tickets_sized);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("filter");
