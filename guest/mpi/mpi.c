@@ -206,10 +206,10 @@ static void accept_rank(struct mpi_ctx *m, int lfd)
 		close(fd);
 		return;
 	}
-	if (n != (ssize_t)sizeof(req) || req.magic != VN_REG_MAGIC || req.version != VN_REG_VERSION ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || (int)req.pid != cr.pid ||
-	    req.size < 1 || req.size > VN_PIPE_RANKS || req.rank < 0 || req.rank >= req.size ||
-	    (m->p->h.nranks && (__u32)req.size != m->p->h.nranks)) {
+	if (n != (ssize_t)sizeof(req) || req.magic != VN_REG_MAGIC ||
+	    req.version != VN_REG_VERSION || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ||
+	    (int)req.pid != cr.pid || req.size < 1 || req.size > VN_PIPE_RANKS || req.rank < 0 ||
+	    req.rank >= req.size || (m->p->h.nranks && (__u32)req.size != m->p->h.nranks)) {
 		log_warn("refused a registration (pid %d): malformed or inconsistent request",
 			 n == (ssize_t)sizeof(req) ? (int)req.pid : -1);
 		reply(fd, -EINVAL, -1, m);
