@@ -105,10 +105,10 @@ cleanup() {
 trap cleanup EXIT
 # the harness: this build's static guest tools, no make; OpenMPI, mpiloop and the preload library in the guest
 export VM_GUEST_DIR=$T/guest VM_NO_MAKE=1 VM_BIN_DIR=$BUILD
-VM_EXTRA_FILES="${VM_EXTRA_FILES:-} $(soak_mpi_files "$ML" "$PRE")" || die 4 "ldd finds no library of OpenMPI"
-export VM_EXTRA_FILES
 # shellcheck source=tests/vm/vm.bash
 . "$ROOT/tests/vm/vm.bash"
+VM_EXTRA_FILES="${VM_EXTRA_FILES:-} $(soak_mpi_files "$ML" "$PRE")" || die 4 "ldd finds no library of OpenMPI"
+export VM_EXTRA_FILES
 
 # A free loopback TCP port (serve runs with --quiet, as its unit does: it would not say which port 0 took).
 free_port() {

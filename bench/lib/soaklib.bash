@@ -165,21 +165,7 @@ done'
 }
 
 soak_mpi_files() {
-	local ml=$1 pre=$2 libs l d extra=''
-	# shellcheck disable=SC2046 # word lists
-	libs=$({
-		for f in /usr/bin/orterun /usr/bin/orted "$ml" $(find /usr/lib/x86_64-linux-gnu/openmpi/lib \
-			/usr/lib/x86_64-linux-gnu/pmix2 /usr/lib/x86_64-linux-gnu/hwloc -name '*.so*' -type f 2>/dev/null); do
-			ldd "$f" 2>/dev/null | awk '/=> \//{ print $3 } /^\t\/.*ld-linux/{ print $1 }'
-		done
-	} | sort -u)
-	[ -n "$libs" ] || return 1
-	for l in $libs; do extra+=" $(readlink -f "$l"):$l"; done
-	for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix \
-		/usr/lib/x86_64-linux-gnu/pmix2/share /usr/share/openmpi /etc/openmpi /usr/lib/x86_64-linux-gnu/hwloc; do
-		[ -e "$d" ] && extra+=" $d:$d"
-	done
-	extra+=" /usr/bin/orterun:/usr/bin/orterun /usr/bin/orted:/usr/bin/orted /usr/bin/orterun:/usr/bin/mpirun"
-	extra+=" $ml:/bin/mpiloop $pre:/lib/vnoise/libvnoise-preload.so"
-	printf '%s\n' "$extra"
+	local ml=$1 pre=$2 extra
+	extra=$(vm_mpi_files "$ml") || return 1
+	printf '%s\n' "$extra $ml:/bin/mpiloop $pre:/lib/vnoise/libvnoise-preload.so"
 }

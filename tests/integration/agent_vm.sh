@@ -27,19 +27,6 @@ vm_wait_ready 90 || fail "guest not ready"
 agent() { virsh -q -c qemu:///system qemu-agent-command "$VM_NAME" "$1" 2>&1; }
 # qga_ping WHEN: qemu-ga answers guest-ping through libvirt (it may be restarting after a reboot: 30 s)
 qga_ping() { vm_qga_ping 30 >/dev/null || fail "qemu-ga does not answer guest-ping $1"; }
-hagent() { "$HOST" agent -D "$VM_NAME" --connect qemu:///system "$@"; }
-# wait_status: until `vnoise-host agent status --json` answers (10 s); its output in $out
-wait_status() {
-	local _
-	for _ in $(seq 50); do
-		out=$(hagent --timeout 2s status --json 2>&1) && return 0
-		sleep 0.2
-	done
-	return 1
-}
-# epoch_of: the first "epoch" of the JSON on stdin, exactly (jq 1.6 reads numbers as doubles: epochs are
-# nanosecond times, consecutive ones compare equal there)
-epoch_of() { grep -o '"epoch":[0-9]*' | head -1 | cut -d: -f2; }
 guest_agent_pid() { vm_exec 'pidof vnoise-guest' | tr -d '\r\n'; }
 
 # ---- part 1: beside qemu-ga on org.qemu.guest_agent.0 ----
@@ -61,7 +48,7 @@ guest_info "before the agent starts"
 ok "qemu-ga $(agent '{"execute":"guest-info"}' | jq -r .return.version) on $qport: guest-ping and guest-info answer"
 vm_exec '/bin/vnoise-guest agent --cpus 0 --idle --qga-port >/tmp/agent.log 2>&1 &' ||
 	fail "cannot start the agent"
-wait_status || fail "vnoise-host agent status with the QGA port held by another process: $out"
+vm_agent_status || fail "vnoise-host agent status with the QGA port held by another process: $out"
 log=$(vm_exec 'cat /tmp/agent.log')
 [ "$(grep -c 'org.qemu.guest_agent.0 is busy' <<<"$log")" = 1 ] ||
 	fail "no single 'busy' warning for the held QGA port: $log"
@@ -73,7 +60,7 @@ vm_exec 'kill $(pidof vnoise-guest); sleep 1' >/dev/null
 
 # without --qga-port the agent does not try the QGA port: qemu-ga keeps answering there
 vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot start the agent"
-wait_status || fail "vnoise-host agent status: $out"
+vm_agent_status || fail "vnoise-host agent status: $out"
 jq -e '.state == "init" and .epoch > 0 and .rings == 2 and .ivshmem_bytes == 4194304 and
 	(.ports | map(select(.open) | .name)) == ["org.vnoise.0"]' <<<"$out" >/dev/null ||
 	fail "vnoise-host agent status --json: $out"
@@ -83,13 +70,13 @@ guest_info "beside the agent"
 [ "$(vm_exec 'grep -c busy /tmp/agent.log')" = 0 ] ||
 	fail "the agent tried the QGA port: $(vm_exec 'cat /tmp/agent.log')"
 ok "org.qemu.guest_agent.0 left to qemu-ga: guest-ping and guest-info (qemu-ga's commands) answer"
-out=$(hagent status) || fail "vnoise-host agent status: $out"
+out=$(vm_hagent status) || fail "vnoise-host agent status: $out"
 grep -q '^state: init$' <<<"$out" && grep -q '^version: ' <<<"$out" || fail "status as text: $out"
 ok "status as text: $(tr '\n' ';' <<<"$out" | cut -c1-120)"
-out=$(hagent start -c 0 -p 100ms -r 60ms) || fail "vnoise-host agent start: $out"
+out=$(vm_hagent start -c 0 -p 100ms -r 60ms) || fail "vnoise-host agent start: $out"
 grep -q '^state: running$' <<<"$out" || fail "vnoise-host agent start: $out"
 sleep 2
-wait_status && jq -e '.state == "running" and .published > 0' <<<"$out" >/dev/null ||
+vm_agent_status && jq -e '.state == "running" and .published > 0' <<<"$out" >/dev/null ||
 	fail "nothing published after vnoise-host agent start: $out"
 pub=$(jq .published <<<"$out")
 qga_ping "while the agent measures and publishes"
@@ -109,24 +96,24 @@ jq -e '.domains[0] | .channel.state == "ok" and .channel.records > 0 and .clock.
 	.clock.uncertainty_ns <= 2000000' "$TMP/r.json" >/dev/null || fail "record --guest beside qemu-ga: $c"
 ok "vnoise-host record --guest: $c"
 qga_ping "after record --guest"
-out=$(hagent stop) || fail "vnoise-host agent stop: $out"
+out=$(vm_hagent stop) || fail "vnoise-host agent stop: $out"
 grep -q '^state: paused$' <<<"$out" || fail "vnoise-host agent stop: $out"
 qga_ping "after vnoise-host agent stop"
-out=$(hagent start) && grep -q '^state: running$' <<<"$out" || fail "start again: $out"
-out=$(hagent stop) && grep -q '^state: paused$' <<<"$out" || fail "stop again: $out"
+out=$(vm_hagent start) && grep -q '^state: running$' <<<"$out" || fail "start again: $out"
+out=$(vm_hagent stop) && grep -q '^state: paused$' <<<"$out" || fail "stop again: $out"
 ok "vnoise-host agent start -c 0 -p 100ms -r 60ms / stop / start / stop ($pub records published)"
-expect_err 1 "invalid --helper" hagent start --helper nope
+expect_err 1 "invalid --helper" vm_hagent start --helper nope
 # a stopped agent: one line, exit 1, after --timeout
 vm_exec 'kill -STOP $(pidof vnoise-guest)' >/dev/null
-expect_err 1 "not answering on org.vnoise.0 .* within 1 s" hagent --timeout 1s status -j
+expect_err 1 "not answering on org.vnoise.0 .* within 1 s" vm_hagent --timeout 1s status -j
 vm_exec 'kill -CONT $(pidof vnoise-guest)' >/dev/null
-wait_status || fail "status after SIGCONT: $out"
+vm_agent_status || fail "status after SIGCONT: $out"
 
 # killed and restarted: the host side gets "not answering", then the new agent
 vm_exec 'kill -9 $(pidof vnoise-guest); sleep 0.5' >/dev/null
-expect_err 1 "not answering" hagent --timeout 1s status
+expect_err 1 "not answering" vm_hagent --timeout 1s status
 vm_exec '/bin/vnoise-guest agent --cpus 0 --idle >/tmp/agent.log 2>&1 &' || fail "cannot restart the agent"
-wait_status || fail "status after the agent was killed and restarted: $out"
+vm_agent_status || fail "status after the agent was killed and restarted: $out"
 qga_ping "after the agent was killed and restarted"
 ok "agent killed (-9) and restarted: vnoise-host agent status answers again, qemu-ga too"
 
@@ -141,10 +128,10 @@ pid=$(guest_agent_pid)
 virsh -q -c qemu:///system detach-device "$VM_NAME" "$TMP/chan.xml" --live >"$TMP/virsh.out" 2>&1 ||
 	fail "detach-device org.vnoise.0: $(cat "$TMP/virsh.out")"
 sleep 3
-expect_err 4 "has no org.vnoise.0 channel (vnoise-host enable -D $VM_NAME)" hagent status
+expect_err 4 "has no org.vnoise.0 channel (vnoise-host enable -D $VM_NAME)" vm_hagent status
 virsh -q -c qemu:///system attach-device "$VM_NAME" "$TMP/chan.xml" --live >"$TMP/virsh.out" 2>&1 ||
 	fail "attach-device org.vnoise.0: $(cat "$TMP/virsh.out")"
-wait_status || fail "status after org.vnoise.0 came back: $out $(vm_exec 'cat /tmp/agent.log')"
+vm_agent_status || fail "status after org.vnoise.0 came back: $out $(vm_exec 'cat /tmp/agent.log')"
 [ "$(guest_agent_pid)" = "$pid" ] || fail "the agent did not survive the hot-unplug: $(vm_exec 'cat /tmp/agent.log')"
 log=$(vm_exec 'cat /tmp/agent.log')
 grep -q 'org.vnoise.0 .* went away\|org.vnoise.0 .*: closed' <<<"$log" && grep -q 'serving org.vnoise.0 on .* again' <<<"$log" ||
@@ -153,8 +140,8 @@ ok "org.vnoise.0 hot-unplugged and plugged back: the same agent serves it again"
 
 # a guest reboot: the host side survives; the agent started in the new boot answers with a new epoch
 # (a record --guest across it: faults_vm.sh)
-out=$(hagent start -c 0) && grep -q '^state: running$' <<<"$out" || fail "start before the reboot: $out"
-wait_status && epoch0=$(epoch_of <<<"$out") || fail "status before the reboot: $out"
+out=$(vm_hagent start -c 0) && grep -q '^state: running$' <<<"$out" || fail "start before the reboot: $out"
+vm_agent_status && epoch0=$(vm_epoch_of <<<"$out") || fail "status before the reboot: $out"
 boot=$(vm_exec 'cat /proc/sys/kernel/random/boot_id')
 vm_exec --timeout 5 '(sleep 0.5; reboot -f) >/dev/null 2>&1 &' >/dev/null
 for _ in $(seq 120); do
@@ -165,11 +152,11 @@ for _ in $(seq 120); do
 done
 [ -n "$b" ] || fail "the guest did not come back from its reboot"
 vm_wait_ready 60 >/dev/null || fail "not ready after the reboot"
-expect_err 1 "not answering" hagent --timeout 1s status
+expect_err 1 "not answering" vm_hagent --timeout 1s status
 qga_ping "after the guest's reboot"
 vm_exec '/bin/vnoise-guest agent --cpus 0 >/tmp/agent.log 2>&1 &' || fail "cannot start the agent after the reboot"
 vm_agent_running 40 || fail "the agent does not run after the reboot: $(vm_exec 'cat /tmp/agent.log')"
-wait_status && epoch1=$(epoch_of <<<"$out") || fail "status after the reboot: $out"
+vm_agent_status && epoch1=$(vm_epoch_of <<<"$out") || fail "status after the reboot: $out"
 [ "$epoch1" != "$epoch0" ] || fail "the agent of the new boot has the old epoch $epoch0"
 qga_ping "after the agent of the new boot started"
 ok "guest rebooted: the agent of the new boot has epoch $epoch1 (was $epoch0); status and guest-ping answer"

@@ -39,21 +39,7 @@ done
 ok "no DTL: every report line says \"dtl\":\"absent\" (\"off\" with --no-dtl), no hypervisor field"
 
 # --- the guest: OpenMPI in the busybox initramfs ------------------------------------------------------------
-# Everything ldd lists for mpirun, orted, mpiloop and every OpenMPI/PMIx plugin, at its path (links resolved).
-extra=
-libs=$({
-	for f in /usr/bin/orterun /usr/bin/orted "$ML" $(find /usr/lib/x86_64-linux-gnu/openmpi/lib \
-		/usr/lib/x86_64-linux-gnu/pmix2 /usr/lib/x86_64-linux-gnu/hwloc -name '*.so*' -type f 2>/dev/null); do
-		ldd "$f" 2>/dev/null | awk '/=> \//{ print $3 } /^\t\/.*ld-linux/{ print $1 }'
-	done
-} | sort -u)
-[ -n "$libs" ] || skip "ldd finds no library of OpenMPI"
-for l in $libs; do extra+=" $(readlink -f "$l"):$l"; done
-for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix \
-	/usr/lib/x86_64-linux-gnu/pmix2/share /usr/share/openmpi /etc/openmpi /usr/lib/x86_64-linux-gnu/hwloc; do
-	[ -e "$d" ] && extra+=" $d:$d"
-done
-extra+=" /usr/bin/orterun:/usr/bin/orterun /usr/bin/orted:/usr/bin/orted /usr/bin/orterun:/usr/bin/mpirun"
+extra=$(vm_mpi_files "$ML") || skip "ldd finds no library of OpenMPI"
 # lockholder: the command lines of the processes holding the clock responder's lock (guest /proc/locks)
 cat >"$TMP/lockholder" <<'SH'
 #!/bin/sh

@@ -27,24 +27,12 @@ AGENT="vnoise-guest agent --cpus 0 --helper proc"
 
 vm_setup || fail "vm_setup"
 vm_start_agent --cpus 0 --helper proc -- --reboot --pin0 0 --pin 1:1 || fail "the agent does not run"
-hagent() { "$HOST" agent -D "$VM_NAME" --connect "$URI" "$@"; }
-# wait_status: until `vnoise-host agent status --json` answers (10 s); its output in $out
-wait_status() {
-	local _
-	for _ in $(seq 50); do
-		out=$(hagent --timeout 2s status --json 2>&1) && return 0
-		sleep 0.2
-	done
-	return 1
-}
-# epoch_of: the first "epoch" of the JSON on stdin, as text (jq 1.6 rounds nanosecond epochs)
-epoch_of() { grep -o '"epoch":[0-9]*' | head -1 | cut -d: -f2; }
 # pause_count: pause the agent (its rings keep what it published); sets PE (epoch) and PP (published)
 pause_count() {
 	local o
-	o=$(hagent --timeout 5s stop 2>&1) && grep -q '^state: paused$' <<<"$o" || fail "agent stop: $o"
-	wait_status || fail "status after stop: $out"
-	PE=$(epoch_of <<<"$out")
+	o=$(vm_hagent --timeout 5s stop 2>&1) && grep -q '^state: paused$' <<<"$o" || fail "agent stop: $o"
+	vm_agent_status || fail "status after stop: $out"
+	PE=$(vm_epoch_of <<<"$out")
 	PP=$(jq .published <<<"$out")
 	[ -n "$PE" ] && [ "${PP:-0}" -gt 0 ] || fail "agent status after stop: $out"
 }
@@ -52,7 +40,7 @@ pause_count() {
 start_agent() {
 	vm_exec "$AGENT >/tmp/agent.log 2>&1 &" >/dev/null || fail "cannot start the agent"
 	vm_agent_running 40 || fail "the agent does not run: $(vm_exec 'cat /tmp/agent.log')"
-	wait_status && NE=$(epoch_of <<<"$out") || fail "status: $out"
+	vm_agent_status && NE=$(vm_epoch_of <<<"$out") || fail "status: $out"
 }
 # wait_log FILE PATTERN WHAT: until FILE has a line matching PATTERN (20 s)
 wait_log() {

@@ -424,6 +424,44 @@ vm_start_agent() {
 	return 1
 }
 
+# vm_hagent ARGS...: `vnoise-host agent` for the harness domain (the build's vnoise-host)
+vm_hagent() { "$(_vm_host_bin)" agent -D "$VM_NAME" --connect "$VM_URI" "$@"; }
+
+# vm_agent_status: until `vnoise-host agent status --json` answers (10 s); its output in $out
+vm_agent_status() {
+	local _
+	for _ in $(seq 50); do
+		out=$(vm_hagent --timeout 2s status --json 2>&1) && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# vm_epoch_of: the first "epoch" of the JSON on stdin, as text (jq 1.6 reads numbers as doubles: epochs are
+# nanosecond times, consecutive ones compare equal there)
+vm_epoch_of() { grep -o '"epoch":[0-9]*' | head -1 | cut -d: -f2; }
+
+# vm_mpi_files ML: " SRC:DST ..." to put OpenMPI into the busybox initramfs: everything ldd lists for mpirun,
+# orted, ML and every OpenMPI/PMIx plugin, at its path (links resolved), their data directories and mpirun;
+# returns 1 when ldd finds nothing
+vm_mpi_files() {
+	local libs l
+	# shellcheck disable=SC2046 # word lists
+	libs=$({
+		for f in /usr/bin/orterun /usr/bin/orted "$1" $(find /usr/lib/x86_64-linux-gnu/openmpi/lib \
+			/usr/lib/x86_64-linux-gnu/pmix2 /usr/lib/x86_64-linux-gnu/hwloc -name '*.so*' -type f 2>/dev/null); do
+			ldd "$f" 2>/dev/null | awk '/=> \//{ print $3 } /^\t\/.*ld-linux/{ print $1 }'
+		done
+	} | sort -u)
+	[ -n "$libs" ] || return 1
+	for l in $libs; do printf ' %s:%s' "$(readlink -f "$l")" "$l"; done
+	for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix \
+		/usr/lib/x86_64-linux-gnu/pmix2/share /usr/share/openmpi /etc/openmpi /usr/lib/x86_64-linux-gnu/hwloc; do
+		[ -e "$d" ] && printf ' %s:%s' "$d" "$d"
+	done
+	printf ' %s' /usr/bin/orterun:/usr/bin/orterun /usr/bin/orted:/usr/bin/orted /usr/bin/orterun:/usr/bin/mpirun
+}
+
 vm_exec() {
 	local timeout=${VM_EXEC_TIMEOUT:-60}
 	if [ "${1:-}" = --timeout ]; then
