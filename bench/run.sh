@@ -16,7 +16,9 @@
 #   preload wrapper ns per call (target <= 1 us)                                        bench/preload_cost.sh
 #   MPI wrapper ns per call, interval tracking per call and job slowdown (2 ranks)       bench/mpi_cost.sh
 #   collective detector vs vnoise at injection levels 0..1% (seed 003 Tables 3-6)     bench/sweep.sh
-#   guest sample -> host report latency (target <= 10 ms), clock on a TCG VM            bench/match_vm.sh
+#   guest sample -> host report latency (target max <= 20 ms after the first second), --guest CPU (<= 0.3%)
+#                                                                                       bench/match_vm.sh
+#   soak: RSS/fds/CPU of every vnoise process and every loss counter over MINUTES  bench/soak.sh (by hand, not here)
 #   SHA-256 / HMAC speed (SHA-NI and portable)                                          build/bench/sha256_bench
 #   cluster collector datagrams/s on one core (target >= 100 k): engine, end to end    collect_bench, collect.sh
 #   reporting rank's cost per interval sent to the collector                           build/bench/node_send_bench
