@@ -39,6 +39,7 @@ done
 ok "no DTL: every report line says \"dtl\":\"absent\" (\"off\" with --no-dtl), no hypervisor field"
 
 # --- the guest: OpenMPI in the busybox initramfs ------------------------------------------------------------
+. "$ROOT/tests/vm/vm.bash"
 extra=$(vm_mpi_files "$ML") || skip "ldd finds no library of OpenMPI"
 # lockholder: the command lines of the processes holding the clock responder's lock (guest /proc/locks)
 cat >"$TMP/lockholder" <<'SH'
@@ -52,7 +53,6 @@ SH
 chmod +x "$TMP/lockholder"
 extra+=" $ML:/bin/mpiloop $PRE:/lib/vnoise/libvnoise-preload.so $TMP/lockholder:/bin/lockholder"
 export VM_EXTRA_FILES="${VM_EXTRA_FILES:-}$extra"
-. "$ROOT/tests/vm/vm.bash"
 vm_setup || fail "vm_setup"
 vm_start --pin0 0 --pin 1:1 || fail "vm_start"
 vm_wait_ready 120 || fail "the guest did not come up"
