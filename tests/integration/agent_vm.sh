@@ -142,15 +142,7 @@ ok "org.vnoise.0 hot-unplugged and plugged back: the same agent serves it again"
 # (a record --guest across it: faults_vm.sh)
 out=$(vm_hagent start -c 0) && grep -q '^state: running$' <<<"$out" || fail "start before the reboot: $out"
 vm_agent_status && epoch0=$(vm_epoch_of <<<"$out") || fail "status before the reboot: $out"
-boot=$(vm_exec 'cat /proc/sys/kernel/random/boot_id')
-vm_exec --timeout 5 '(sleep 0.5; reboot -f) >/dev/null 2>&1 &' >/dev/null
-for _ in $(seq 120); do
-	b=$(vm_exec --timeout 2 'cat /proc/sys/kernel/random/boot_id' 2>/dev/null) && [ -n "$b" ] &&
-		[ "$b" != "$boot" ] && break
-	b=
-	sleep 0.5
-done
-[ -n "$b" ] || fail "the guest did not come back from its reboot"
+vm_reboot || fail "the guest did not come back from its reboot"
 vm_wait_ready 60 >/dev/null || fail "not ready after the reboot"
 expect_err 1 "not answering" vm_hagent --timeout 1s status
 qga_ping "after the guest's reboot"

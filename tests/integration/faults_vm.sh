@@ -90,16 +90,7 @@ ok "region file removed: a new vnoise-host maps it through QEMU: $(jq -c '.domai
 pause_count
 [ "$PE" = "$E2" ] || fail "agent epoch $PE before the reboot, want $E2"
 P2=$PP
-boot=$(vm_exec 'cat /proc/sys/kernel/random/boot_id')
-vm_exec --timeout 5 '(sleep 0.5; reboot -f) >/dev/null 2>&1 &' >/dev/null
-b=
-for _ in $(seq 120); do
-	b=$(vm_exec --timeout 2 'cat /proc/sys/kernel/random/boot_id' 2>/dev/null) && [ -n "$b" ] &&
-		[ "$b" != "$boot" ] && break
-	b=
-	sleep 0.5
-done
-[ -n "$b" ] || fail "the guest did not come back from its reboot"
+vm_reboot || fail "the guest did not come back from its reboot"
 kill -0 "$REC" 2>/dev/null || fail "record --guest died with the guest's reboot: $(cat "$TMP/f.err")"
 start_agent
 E3=$NE

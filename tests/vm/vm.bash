@@ -462,6 +462,19 @@ vm_mpi_files() {
 	printf ' %s' /usr/bin/orterun:/usr/bin/orterun /usr/bin/orted:/usr/bin/orted /usr/bin/orterun:/usr/bin/mpirun
 }
 
+# vm_reboot: reboot -f the guest and wait (60 s) until it answers with a new boot id; 1 if it did not come back
+vm_reboot() {
+	local boot b _
+	boot=$(vm_exec 'cat /proc/sys/kernel/random/boot_id')
+	vm_exec --timeout 5 '(sleep 0.5; reboot -f) >/dev/null 2>&1 &' >/dev/null
+	for _ in $(seq 120); do
+		b=$(vm_exec --timeout 2 'cat /proc/sys/kernel/random/boot_id' 2>/dev/null) && [ -n "$b" ] &&
+			[ "$b" != "$boot" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 vm_exec() {
 	local timeout=${VM_EXEC_TIMEOUT:-60}
 	if [ "${1:-}" = --timeout ]; then
