@@ -412,6 +412,8 @@ print_losses_end() {
 	grep -h "job 'soakvm'\|collector:\|dispatch trace log:" "$T/mpi.out" | sed 's/^/  mpi summary: /'
 	grep -h '^inject:' "$T/hog.out" | sed 's/^/  host hog: /'
 	grep -h '^inject: busy' "$T/inj.out" | sed 's/^/  guest injector: /'
+	# serve's own account of what it refused or skipped and why (one warning per 10 s at most)
+	grep -h 'refused .* records out of order' "$T/serve.err" | sed 's/^/  serve: /'
 	[ "$unexpl" -eq 0 ] || FAILED+=("losses: $unexpl unexplained")
 }
 

@@ -70,9 +70,15 @@
 #define UNANSWERED_SPIN 3u /* exchanges unanswered in a row after which the host stops watching */
 #define LINK_CHECK_NS 1000000000ULL /* the region file's link count is looked at this often */
 #define REALIGN_LATE_NS 10000000000ULL /* a new epoch's clock not aligned after this: warned */
+#define MONOTONE_MAX_NS \
+	1000000ULL /* a model step up to this keeps samples in order (to_host_sample) */
+#define REFUSED_WARN_NS \
+	10000000000ULL /* refused or skipped records are warned about at most this often */
 
 struct gvcpu {
 	uint64_t last_end; /* latest record end fed from this ring (guest time) */
+	uint64_t g_end,
+	    h_end; /* the latest sample's end, guest time and converted (monotone conversion) */
 	uint64_t gonly_ns[VN_CLASS_MAX], gonly_gaps, gonly_gap_ns; /* this period */
 	uint64_t lat_sum, lat_max, lat_n; /* this period, live gaps only */
 	struct merge_source prev[GONLY_SRC]; /* guest-only sources at the last period end */
@@ -110,6 +116,9 @@ struct guestchan {
 	uint64_t unsynced;
 	uint64_t gonly_nomem; /* records the guest-only view could not take */
 	uint64_t rejected; /* out of order beyond REORDER_NS, or beyond the pending cap: not fed */
+	/* since the last warning: refused out of order (the worst by, ring), beyond the cap; skipped, late */
+	uint64_t w_order, w_order_ns, w_cap, w_skipped, w_late, warn_ns;
+	uint32_t w_order_ring;
 	uint64_t pending; /* records fed since the guest horizon last moved */
 	uint64_t guest_h; /* guest horizon (guest time) */
 	uint64_t dbg;
@@ -600,6 +609,29 @@ static bool to_host(struct guestchan *gc, __u64 *start, __u64 *end)
 	return true;
 }
 
+/*
+ * A sample converted so that samples in time order in guest time stay so in host time: a gap that begins
+ * where the previous sample ended (a window closed and a gap followed) must not begin before it once the
+ * clock model has moved between the two (the matcher would take it as late).
+ */
+static bool to_host_sample(struct guestchan *gc, struct gvcpu *v, struct vn_sample *x)
+{
+	uint64_t gs = x->start_ns, ge = x->end_ns;
+
+	if (!to_host(gc, &x->start_ns, &x->end_ns))
+		return false;
+	if (gs >= v->g_end && x->start_ns < v->h_end && v->h_end - x->start_ns <= MONOTONE_MAX_NS) {
+		x->start_ns = v->h_end;
+		if (x->end_ns < x->start_ns)
+			x->end_ns = x->start_ns;
+	}
+	if (ge >= v->g_end) {
+		v->g_end = ge;
+		v->h_end = x->end_ns;
+	}
+	return true;
+}
+
 static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_shm_slot *rec)
 {
 	struct guestchan *gc = ctx;
@@ -612,9 +644,18 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 		uint64_t end = rec->type == VN_SHM_REC_SAMPLE ? rec->payload.sample.end_ns
 							      : rec->payload.event.end_ns;
 
-		if ((v->last_end > REORDER_NS && end < v->last_end - REORDER_NS) ||
-		    gc->pending >= PENDING_MAX) {
+		if (v->last_end > REORDER_NS && end < v->last_end - REORDER_NS) {
 			gc->rejected++;
+			gc->w_order++;
+			if (v->last_end - end > gc->w_order_ns) {
+				gc->w_order_ns = v->last_end - end;
+				gc->w_order_ring = ring;
+			}
+			return;
+		}
+		if (gc->pending >= PENDING_MAX) {
+			gc->rejected++;
+			gc->w_cap++;
 			return;
 		}
 		if (end > v->last_end)
@@ -627,7 +668,7 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 		x.cpu = (uint16_t)ring;
 		if (merge_add_sample(gc->mg, &x) == -ENOMEM)
 			gc->gonly_nomem++;
-		if (to_host(gc, &x.start_ns, &x.end_ns))
+		if (to_host_sample(gc, &gc->v[ring], &x))
 			(void)match_add_sample(
 			    gc->m, ring, &x,
 			    clocksync_uncertainty_ns(&gc->cs, rec->payload.sample.end_ns));
@@ -679,7 +720,7 @@ static void follow_epoch(struct guestchan *gc)
 	gc->guest_h = 0;
 	gc->pending = 0;
 	for (uint32_t i = 0; i < gc->nvcpus; i++)
-		gc->v[i].last_end = 0;
+		gc->v[i].last_end = gc->v[i].g_end = gc->v[i].h_end = 0;
 	if (new_merge(gc))
 		log_warn("guest channel %s: out of memory for the guest-only view", gc->path);
 }
@@ -691,6 +732,45 @@ void guestchan_clock(struct guestchan *gc, uint64_t now)
 	dtl_follow(gc, now);
 	clock_round(gc, now);
 	gc->clocked = true;
+}
+
+/*
+ * Records refused, skipped or late since the last warning, said at most every REFUSED_WARN_NS with why: each
+ * is counted in the channel's invalid or late figures, and a person reading the log should not have to guess.
+ */
+static void warn_refused(struct guestchan *gc, uint64_t now)
+{
+	struct shmreader_stats st;
+	struct match_counters mc;
+	uint64_t skipped, late = 0;
+
+	if (now < gc->warn_ns)
+		return;
+	shmreader_stats(gc->rd, &st);
+	skipped = st.invalid + st.stale + st.torn;
+	for (uint32_t i = 0; i < gc->nvcpus; i++) {
+		match_counters(gc->m, i, &mc);
+		late += mc.late;
+	}
+	if (late < gc->w_late ||
+	    skipped < gc->w_skipped) { /* the matcher or the reader began again */
+		gc->w_late = late;
+		gc->w_skipped = skipped;
+	}
+	if (gc->w_order || gc->w_cap || skipped > gc->w_skipped || late > gc->w_late)
+		log_warn(
+		    "guest channel %s: refused %llu records out of order (the worst %.1f ms behind "
+		    "ring %u's latest) and %llu while the guest horizon stood still (cap %u); "
+		    "skipped %llu slots (invalid, stale or torn); %llu gaps came late for the "
+		    "matcher (counted as invalid and late; said at most every %.0f s)",
+		    gc->path, (unsigned long long)gc->w_order, (double)gc->w_order_ns / 1e6,
+		    gc->w_order_ring, (unsigned long long)gc->w_cap, PENDING_MAX,
+		    (unsigned long long)(skipped - gc->w_skipped),
+		    (unsigned long long)(late - gc->w_late), (double)REFUSED_WARN_NS / 1e9);
+	gc->w_order = gc->w_order_ns = gc->w_cap = 0;
+	gc->w_skipped = skipped;
+	gc->w_late = late;
+	gc->warn_ns = now + REFUSED_WARN_NS;
 }
 
 /* --guest: read the agent's rings and match what both sides delivered. */
@@ -735,6 +815,7 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 		    ((double)now - (double)host_horizon_ns) / 1e6);
 	gc->match_now = now_ns();
 	(void)match_process(gc->m, ghh, host_horizon_ns, gc->match_now);
+	warn_refused(gc, now);
 }
 
 /* Once per publisher: when the DTL status first said the clocks are aligned (entries published from then). */
