@@ -55,9 +55,11 @@
 #define SPIN_MIN_NS 100000ULL /* the watch once the model is good: at least this (clocksync_pace) */
 #define UNSYNCED_WAIT_NS 200000000ULL /* ... but not longer than this: then read and count them */
 /*
- * Hostile input bounds: an agent publishes each ring in time order give or take one drain (2 ms), so a record
- * ending more than REORDER_NS before the ring's latest is refused (counted): this bounds the sorted inserts
- * of the matcher and the guest-only view. And at most PENDING_MAX records are fed while the guest's horizon
+ * Hostile input bounds: an agent publishes each ring's samples in time order and its events in time order,
+ * so a sample ending more than REORDER_NS before the ring's latest sample, or an event before its latest
+ * event, is refused (counted): this bounds the sorted inserts of the matcher and the guest-only view (a
+ * queue for each). The two streams are not ordered between them: one drain passes a CPU's samples, then
+ * its events, so after a drain held up for 80 ms (its vCPU preempted) the events are 80 ms behind. And at most PENDING_MAX records are fed while the guest's horizon
  * stands still, which bounds their memory.
  */
 #define REORDER_NS 50000000ULL
@@ -76,7 +78,8 @@
 	10000000000ULL /* refused or skipped records are warned about at most this often */
 
 struct gvcpu {
-	uint64_t last_end; /* latest record end fed from this ring (guest time) */
+	uint64_t
+	    last_end[2]; /* latest sample [0] and event [1] end fed from this ring (guest time) */
 	uint64_t g_end,
 	    h_end; /* the latest sample's end, guest time and converted (monotone conversion) */
 	uint64_t gonly_ns[VN_CLASS_MAX], gonly_gaps, gonly_gap_ns; /* this period */
@@ -641,14 +644,15 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 		return;
 	{
 		struct gvcpu *v = &gc->v[ring];
-		uint64_t end = rec->type == VN_SHM_REC_SAMPLE ? rec->payload.sample.end_ns
-							      : rec->payload.event.end_ns;
+		bool ev = rec->type != VN_SHM_REC_SAMPLE;
+		uint64_t end = ev ? rec->payload.event.end_ns : rec->payload.sample.end_ns;
+		uint64_t *last = &v->last_end[ev];
 
-		if (v->last_end > REORDER_NS && end < v->last_end - REORDER_NS) {
+		if (*last > REORDER_NS && end < *last - REORDER_NS) {
 			gc->rejected++;
 			gc->w_order++;
-			if (v->last_end - end > gc->w_order_ns) {
-				gc->w_order_ns = v->last_end - end;
+			if (*last - end > gc->w_order_ns) {
+				gc->w_order_ns = *last - end;
 				gc->w_order_ring = ring;
 			}
 			return;
@@ -658,8 +662,8 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 			gc->w_cap++;
 			return;
 		}
-		if (end > v->last_end)
-			v->last_end = end;
+		if (end > *last)
+			*last = end;
 		gc->pending++;
 	}
 	if (rec->type == VN_SHM_REC_SAMPLE) {
@@ -720,7 +724,7 @@ static void follow_epoch(struct guestchan *gc)
 	gc->guest_h = 0;
 	gc->pending = 0;
 	for (uint32_t i = 0; i < gc->nvcpus; i++)
-		gc->v[i].last_end = gc->v[i].g_end = gc->v[i].h_end = 0;
+		gc->v[i].last_end[0] = gc->v[i].last_end[1] = gc->v[i].g_end = gc->v[i].h_end = 0;
 	if (new_merge(gc))
 		log_warn("guest channel %s: out of memory for the guest-only view", gc->path);
 }
@@ -760,7 +764,8 @@ static void warn_refused(struct guestchan *gc, uint64_t now)
 	if (gc->w_order || gc->w_cap || skipped > gc->w_skipped || late > gc->w_late)
 		log_warn(
 		    "guest channel %s: refused %llu records out of order (the worst %.1f ms behind "
-		    "ring %u's latest) and %llu while the guest horizon stood still (cap %u); "
+		    "ring %u's latest of its kind) and %llu while the guest horizon stood still "
+		    "(cap %u); "
 		    "skipped %llu slots (invalid, stale or torn); %llu gaps came late for the "
 		    "matcher (counted as invalid and late; said at most every %.0f s)",
 		    gc->path, (unsigned long long)gc->w_order, (double)gc->w_order_ns / 1e6,

@@ -6,7 +6,8 @@
  * status then carries the mapping, and a run and its piece fed to the channel come out in guest time; no
  * responder: exchanges are abandoned and the host stops spinning; the publishing rule (a v1 agent's live
  * header stops it, epoch 0 or version 2 starts it again with a new host epoch); one publisher per region
- * (flock), taken over when the other one closes.
+ * (flock), taken over when the other one closes. With --guest, over the agent's rings (shmwriter): a ring's
+ * samples and its events are each held to time order, not to each other's.
  */
 #include <check.h>
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "shm.h"
 #include "channel/dtlreader.h"
 #include "channel/dtlreader_priv.h"
+#include "channel/shmwriter.h"
 #include "match/guestchan.h"
 
 #define US 1000ULL
@@ -298,6 +300,64 @@ START_TEST(test_one_publisher)
 }
 END_TEST
 
+static void put_sample(struct shm_writer *w, uint64_t start, uint64_t end, uint8_t kind)
+{
+	struct vn_sample s = { .start_ns = start, .end_ns = end, .kind = kind };
+
+	ck_assert_int_eq(shmwriter_put_sample(w, 0, &s), 0);
+}
+
+static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
+{
+	struct vn_event e = { .start_ns = start,
+			      .end_ns = end,
+			      .net_ns = (uint32_t)(end - start),
+			      .id = 1,
+			      .cls = VN_CLASS_IRQ };
+
+	ck_assert_int_eq(shmwriter_put_event(w, 0, &e), 0);
+}
+
+/*
+ * The agent's drain passes a CPU's samples, then its events: after a drain held up for 80 ms (its vCPU
+ * preempted, seen in the soak) the events come 80 ms behind the latest sample. They are taken; an event
+ * 80 ms behind the latest event is refused and counted as invalid (the hostile-input bound).
+ */
+START_TEST(test_streams_ordered_apart)
+{
+	struct shm_writer *w = shmwriter_init(base, SIZE, 2, 256, 99);
+	struct vn_host_match ms[2];
+	struct vn_host_chan ch;
+	struct guestchan *gc;
+	pthread_t th;
+	size_t n = 0;
+	uint64_t t0, g;
+
+	ck_assert_ptr_nonnull(w);
+	gc = chan(true);
+	ck_assert_int_eq(pthread_create(&th, NULL, responder, NULL), 0);
+	run_rounds(gc, 1500 * MS); /* attached, clock aligned */
+	t0 = mono();
+	g = t0 + OFF;
+	put_sample(w, g - 50 * MS, g - 49 * MS, VN_SAMPLE_GAP);
+	put_sample(w, g - 100 * MS, g - 1 * MS, VN_SAMPLE_WINDOW);
+	put_irq(w, g - 81 * MS, g - 80 * MS); /* 79 ms behind the latest sample: taken */
+	put_irq(w, g - 3 * MS, g - 2 * MS);
+	put_irq(w, g - 86 * MS, g - 85 * MS); /* 83 ms behind the latest event: refused */
+	shmwriter_set_horizon(w, 0, g);
+	shmwriter_set_horizon(w, 1, g);
+	run_rounds(gc, 100 * MS);
+	guestchan_period(gc, t0 - S, mono(), ms, NULL, &n, &ch);
+	ck_assert_uint_eq(ch.records, 5);
+	ck_assert_uint_eq(ch.invalid, 1);
+	ck_assert_uint_eq(ch.lost + ch.missed + ch.unsynced + ch.late, 0);
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	guestchan_close(gc);
+	shmwriter_free(w);
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	struct guestchan_opts o = { .detail = VN_DTL_DETAIL_CLASS };
@@ -323,6 +383,7 @@ static Suite *guestchan_suite(void)
 	tcase_add_test(tc, test_no_responder);
 	tcase_add_test(tc, test_v1_agent_owns_region);
 	tcase_add_test(tc, test_one_publisher);
+	tcase_add_test(tc, test_streams_ordered_apart);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	return s;
