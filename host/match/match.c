@@ -50,8 +50,8 @@ struct rrun {
 typedef int (*after_fn)(const void *a, const void *b);
 
 struct queue {
-	char *a; /* records of sz bytes, sorted by start */
-	size_t sz, n, cap;
+	char *a; /* records of sz bytes, sorted by start: a[head .. head + n) */
+	size_t sz, head, n, cap;
 	after_fn after; /* insertion order */
 	uint32_t *
 	    act; /* streams only: records overlapping the current gap, in start order (cap entries) */
@@ -117,12 +117,19 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 
 static inline void *q_at(const struct queue *q, size_t i)
 {
-	return q->a + i * q->sz;
+	return q->a + (q->head + i) * q->sz;
 }
 
 static inline const struct span *q_span(const struct queue *q, size_t i)
 {
-	return (const struct span *)(const void *)(q->a + i * q->sz);
+	return (const struct span *)(const void *)(q->a + (q->head + i) * q->sz);
+}
+
+/* Drop the first k records: the room before head is taken back when the end is reached (q_room). */
+static void q_pop(struct queue *q, size_t k)
+{
+	q->n -= k;
+	q->head = q->n ? q->head + k : 0;
 }
 
 static int start_after(const void *a, const void *b)
@@ -259,12 +266,23 @@ static int scratch_reserve(struct match *m, size_t need)
 	return 0;
 }
 
-/* Double q's room (up to the cap); the scratch first, so it always covers the streams' capacities. */
-static int q_grow(struct match *m, struct mvcpu *v, struct queue *q)
+/*
+ * Room for one more record at the end: the records move back to the start when a quarter of the room is
+ * before them (or the queue cannot grow), else the room doubles (up to the cap); the scratch first, so it
+ * always covers the streams' capacities. Each record moves O(1) times on average.
+ */
+static int q_room(struct match *m, struct mvcpu *v, struct queue *q)
 {
 	size_t ncap = q->cap ? q->cap * 2 : 64;
 	void *np;
 
+	if (q->head + q->n < q->cap)
+		return 0;
+	if (q->head && (q->head >= q->cap / 4 || q->cap >= MATCH_QUEUE_CAP)) {
+		memmove(q->a, q->a + q->head * q->sz, q->n * q->sz);
+		q->head = 0;
+		return 0;
+	}
 	if (ncap > MATCH_QUEUE_CAP)
 		ncap = MATCH_QUEUE_CAP;
 	if (q != &v->gaps &&
@@ -293,7 +311,7 @@ static int q_insert(struct match *m, struct mvcpu *v, struct queue *q, const voi
 		v->cnt.dropped++;
 		return -ENOBUFS;
 	}
-	if (q->n == q->cap && q_grow(m, v, q)) {
+	if (q_room(m, v, q)) {
 		v->cnt.dropped++;
 		return -ENOMEM;
 	}
@@ -305,19 +323,24 @@ static int q_insert(struct match *m, struct mvcpu *v, struct queue *q, const voi
 	return 0;
 }
 
-/* Keep only records ending after t. */
+/*
+ * Keep only records ending after t. Records start in order, so only those starting up to t can end by it:
+ * the ones of that prefix that stay move to its end (in order) and the prefix's head is popped. A call is
+ * linear in the records it drops plus the long ones it keeps, not in the queue.
+ */
 static void q_drop(struct queue *q, uint64_t t)
 {
-	size_t i, j = 0;
+	size_t s = 0, i, j;
 
-	for (i = 0; i < q->n; i++) {
+	while (s < q->n && q_span(q, s)->start <= t)
+		s++;
+	for (i = j = s; i-- > 0;) {
 		if (q_span(q, i)->end <= t)
 			continue;
-		if (i != j)
+		if (--j != i)
 			memcpy(q_at(q, j), q_at(q, i), q->sz);
-		j++;
 	}
-	q->n = j;
+	q_pop(q, j);
 }
 
 /* Move q's overlap list on to gap g (gaps come in start order). */
@@ -762,7 +785,7 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 			   uint64_t host_h, uint64_t now_ns)
 {
 	struct queue *gq = &v->gaps;
-	const struct rgap *g = (const struct rgap *)(const void *)gq->a;
+	const struct rgap *g = (const struct rgap *)q_at(gq, 0);
 	uint64_t done = v->done_ns, t;
 	size_t k = 0;
 
@@ -773,10 +796,7 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 		match_gap(m, v, vcpu, &g[k], now_ns);
 		done = max64(done, g[k].s.end);
 	}
-	if (k) {
-		memmove(gq->a, gq->a + k * gq->sz, (gq->n - k) * gq->sz);
-		gq->n -= k;
-	}
+	q_pop(gq, k);
 	/*
 	 * Future gaps start after the sampler's progress and after any gap still queued. A vCPU no sampler
 	 * measures (the agent's --cpus leaves it out) has no progress: its events and the host's records would
@@ -874,7 +894,7 @@ void match_guest_reset(struct match *m)
 		if (!v)
 			continue;
 		v->cnt.dropped += v->gaps.n + v->evs.n;
-		v->gaps.n = v->evs.n = 0;
+		v->gaps.n = v->evs.n = v->gaps.head = v->evs.head = 0;
 		v->evs.nact = v->evs.next = 0;
 		v->seen_ns = 0;
 		v->done_ns = 0; /* it may have been pushed to a hostile agent's far future */

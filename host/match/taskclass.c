@@ -228,13 +228,20 @@ static const struct tc_entry *lookup(struct taskclass *tc, uint32_t pid, const c
 }
 
 /* "CPU 3/KVM", "CPU 0/TCG": QEMU's vCPU thread names. */
+/* "CPU <n>/KVM" or "CPU <n>/TCG" (QEMU's vCPU threads), read by hand: this runs for every host record. */
 static bool vcpu_comm(const char *comm)
 {
-	unsigned n;
-	char kind[8];
+	const char *p = comm;
 
-	return comm && sscanf(comm, "CPU %u/%3[A-Z]", &n, kind) == 2 &&
-	       (!strcmp(kind, "KVM") || !strcmp(kind, "TCG"));
+	if (!p || strncmp(p, "CPU", 3))
+		return false;
+	for (p += 3; *p == ' '; p++)
+		;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p == '/' && (!strncmp(p + 1, "KVM", 3) || !strncmp(p + 1, "TCG", 3));
 }
 
 uint32_t taskclass_of(struct taskclass *tc, uint32_t dom, uint32_t pid, const char *comm,

@@ -661,6 +661,39 @@ START_TEST(test_retention)
 }
 END_TEST
 
+/* A long out interval stays queued while thousands of short records before and after it are dropped (and the
+ * queue's room is taken back many times): the gap at its end still gets it. */
+START_TEST(test_retention_long)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	uint64_t t;
+	int k, n = 0;
+
+	out(m, 0, 5 * US, 100000 * US, 'R');
+	for (k = 0; k < 5000; k++) {
+		t = (uint64_t)k * 20 * US;
+		out(m, 0, t + 2 * US, t + 3 * US, 'S');
+		gap(m, 0, t, t + 4 * US, 0);
+		if (k % 7 == 6)
+			n += match_process(m, t + 10 * US, t + 10 * US, 0);
+	}
+	n += match_process(m, 100000 * US, 100000 * US, 0);
+	ck_assert_int_eq(n, 5000);
+	ck_assert_uint_eq(log->n, 5000);
+	/* the gaps from 5 us on lie inside the long out: each is all host time */
+	ck_assert_uint_eq(log->g[4999].host[VN_HOST_HCLASS_PREEMPT] +
+			      log->g[4999].host[VN_HOST_HCLASS_WAIT],
+			  4 * US);
+	ck_assert_uint_eq(total(m, 0)->residual_ns,
+			  3 * US); /* gap 0 before the long out: 0..2, 3..4 us */
+	ck_assert_uint_eq(counters(m, 0).dropped, 0);
+	ck_assert_uint_le(counters(m, 0).queued, 2);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_bad)
 {
 	struct match *m = new_matcher(NULL);
@@ -1074,12 +1107,13 @@ START_TEST(test_random)
 	struct match *m = new_matcher(&log);
 	uint64_t sumg[2][VN_CLASS_MAX] = { { 0 } }, sumh[2][VN_HOST_HCLASS_MAX] = { { 0 } };
 	uint64_t sumr[2] = { 0 }, sumd[2] = { 0 }, ngap[2] = { 0 }, horizon, end = 0;
-	size_t i, f = 0;
+	/* the last runs are long: the queues wrap, compact and grow many times over */
+	size_t i, f = 0, ngaps = _i < 18 ? 150 : 1500;
 	uint32_t v;
 	int c;
 
-	gen_vcpu(&w, &g, 0, 150);
-	gen_vcpu(&w, &g, 1, 150);
+	gen_vcpu(&w, &g, 0, ngaps);
+	gen_vcpu(&w, &g, 1, ngaps);
 	/* arrival: a record is delivered once the feed passes its start (gaps: their end), shuffled a bit */
 	for (i = 0; i < w.n; i++) {
 		/* gaps arrive in order at their end (the sampler reports in order), the rest jittered */
@@ -1119,8 +1153,8 @@ START_TEST(test_random)
 		const struct match_stats *st = total(m, v);
 		struct match_counters cn = counters(m, v);
 
-		ck_assert_uint_eq(ngap[v], 150);
-		ck_assert_uint_eq(st->gaps, 150);
+		ck_assert_uint_eq(ngap[v], ngaps);
+		ck_assert_uint_eq(st->gaps, ngaps);
 		ck_assert_uint_eq(st->gap_ns, sumd[v]);
 		ck_assert_uint_eq(st->residual_ns, sumr[v]);
 		for (c = 0; c < VN_CLASS_MAX; c++)
@@ -1215,6 +1249,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_gap_order);
 	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_retention_long);
 	tcase_add_test(tc, test_bad);
 	tcase_add_test(tc, test_vcpus);
 	suite_add_tcase(s, tc);

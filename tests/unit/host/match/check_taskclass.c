@@ -101,6 +101,14 @@ START_TEST(test_classes)
 	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "hog", S), VN_DTL_CLASS_HOST_USER);
 	ck_assert_uint_eq(taskclass_of(tc, 0, 500, "CPU 3/TCG", S), VN_DTL_CLASS_OTHER_VCPU);
 	ck_assert_uint_eq(taskclass_of(tc, 0, 600, "x) S 2 9 9 0 -1 ", S), VN_DTL_CLASS_HOST_USER);
+	/* a user task is a vCPU by its name only as "CPU <n>/KVM" or "CPU <n>/TCG" */
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU 12/KVM", S), VN_DTL_CLASS_OTHER_VCPU);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU /KVM", S), VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU 1/kvm", S), VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU 1/KV", S), VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU 1 KVM", S), VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPUs 1/TCG", S), VN_DTL_CLASS_HOST_USER);
+	ck_assert_uint_eq(taskclass_of(tc, 0, 200, "CPU", S), VN_DTL_CLASS_HOST_USER);
 	/* an unknown domain index: nothing of its own */
 	ck_assert_uint_eq(taskclass_of(tc, 63, 300, "qemu-system-x86", S), VN_DTL_CLASS_HOST_USER);
 	ck_assert_uint_eq(taskclass_of(tc, 1000, 410, "CPU 0/KVM", S), VN_DTL_CLASS_OTHER_VCPU);
