@@ -12,7 +12,9 @@
 #   - records read, lost, and gaps matched;
 #   - the daemon's CPU (self_cpu_ns): over the whole run (eBPF load and attach included) and in the steady
 #     state (from the end of the third period to the last);
-#   - the guest agent's CPU on vCPU 1 (its threads other than the sampler, from /proc in the guest).
+#   - the guest agent's CPU on vCPU 1 (its threads other than the sampler, from /proc in the guest);
+#   - the floor under any 5 ms poll here: build/bench/tick_floor, an empty loop sleeping to the same 5 ms
+#     grid for 10 s in the same state (guest and hog running), after serve has ended.
 # Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS]   (root; default 20, at least 5)
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib/vmbench.bash
@@ -73,4 +75,6 @@ for mode in idle hog; do
 	[ -s "$tmp/$mode.json" ] || { echo "match_vm: serve printed nothing:"; tail -3 "$tmp/$mode.err"; exit 1; }
 	jq -rs --arg mode "$mode" --argjson secs "$SECS" --argjson tk "$((${a1:-0} - ${a0:-0}))" "$summary" \
 		"$tmp/$mode.json"
+	echo "$mode: the floor, an empty 5 ms sleep loop (tick_floor 10 5):" \
+		"$("$BUILD/bench/tick_floor" 10 5 | sed -n 's/^period *5.0 ms: //p')"
 done
