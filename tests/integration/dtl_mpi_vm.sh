@@ -6,7 +6,7 @@
 #     vCPUs 0 and 1, under `vnoise-guest mpi --all`; a SCHED_FIFO guest injector ("vn-injector") preempts
 #     rank 1 in known iterations.
 #   - On the host: `vnoise-host record --dtl-detail task` publishes the DTL; a hog pinned with vCPU 0
-#     (SCHED_FIFO, 8 ms every 250 ms: known windows, its spike count is the ground truth) runs during the job.
+#     (SCHED_FIFO, 16 ms every 250 ms: known windows, its spike count is the ground truth) runs during the job.
 # The intervals the hog (or another host task) delays, by the guest's own timing and cross-checked against
 # the hog's spike count, are `noise` with cause host_preempt (>= 85%); the same run's guest-only view
 # (guest_verdict, DTL ignored) has them as imbalance/unexplained (TCG: no PMU, no steal clock); the injected
@@ -92,11 +92,16 @@ ok "the background monitor answers the clock exchange (it holds the responder lo
 # a model fitted to the first late answers put spans up to ~25 ms off: DTL_MPI_SETTLE was 30 s)
 sleep "${DTL_MPI_SETTLE:-0}"
 
-# the job, with the hog in known windows on vCPU 0's pCPU
+# the job, with the hog in known windows on vCPU 0's pCPU. Its spike (16 ms) stands well above what the TCG
+# guest does by itself: on a slower boot of the test machine TCG's own stalls delayed rank 0 by 5-7 ms in ~30
+# intervals a run, and the guest's vnoise threads on vCPU 1 slowed rank 1 by ~2 ms an interval; with an 8 ms
+# spike and a 5 ms threshold the first hid the hog's share and the second its hits.
 hog="vnhog$$"
 hog=${hog:0:15}
 INJ=15,45,75,105,135,165
-"$VG" inject --cpu 0 --comm "$hog" -P fifo:1 --spike 8ms --every 250ms >"$TMP/hog.out" 2>&1 &
+HOG_SPIKE_MS=16
+DELAY_MIN_NS=10000000
+"$VG" inject --cpu 0 --comm "$hog" -P fifo:1 --spike "${HOG_SPIKE_MS}ms" --every 250ms >"$TMP/hog.out" 2>&1 &
 HOG=$!
 PIDS+=("$HOG")
 # vnoise-guest itself on vCPU 1 (the ranks pin themselves): rank 0's vCPU has the host's noise only
@@ -118,8 +123,8 @@ jq -se 'length > 100 and all(.dtl == "ok" or .dtl == "waiting" or .dtl == "stale
 
 [ -n "${DTL_MPI_KEEP:-}" ] && cp "$TMP/rep.jsonl" "$DTL_MPI_KEEP"
 
-# The intervals (iterations, outside the injected ones) in which rank 0 was delayed by at least 5 ms (a hog
-# spike is 8 ms) and the guest-only view has no noise to explain it. Those whose largest host cause is the hog
+# The intervals (iterations, outside the injected ones) in which rank 0 was delayed by at least 10 ms (a hog
+# spike is 16 ms) and the guest-only view has no noise to explain it. Those whose largest host cause is the hog
 # (the host's dispatch log: the hog ran in vCPU 0's place) are the hog's hits: at least 85% of them must be
 # `noise` with cause class host_preempt naming the hog, and there must be at least half as many as the hog's
 # spikes that fell into compute intervals (its spike count times rank 0's compute share of its wall time; a
@@ -128,9 +133,9 @@ jq -se 'length > 100 and all(.dtl == "ok" or .dtl == "waiting" or .dtl == "stale
 # guest-only view of the same intervals is not noise by construction (TCG has no PMU: it says imbalance or
 # unexplained).
 inj=$(jq -nc --arg l "$INJ" --argjson k "$k0" '[$l | split(",")[] | tonumber + $k]')
-jq -c --argjson inj "$inj" --argjson k "$k0" --arg h "host-user-task:${hog}[" '
+jq -c --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" --arg h "host-user-task:${hog}[" '
 	select(.interval >= $k and (.interval as $i | $inj | index($i) | not))
-	| .interval as $n | .rank[] | select(.rank == 0 and .verdict != "none" and .delay_ns >= 5000000
+	| .interval as $n | .rank[] | select(.rank == 0 and .verdict != "none" and .delay_ns >= $dmin
 		and .guest_verdict != "noise")
 	| {interval: $n, verdict, guest_verdict, delay_ns, hyp: .hypervisor_ns.host_preempt, class: .cause.class,
 	   cause: (.cause.name // .cause.comm), hog: ((.cause.name // "") | startswith($h))}' \
@@ -142,16 +147,19 @@ hogh=$(jq -s '[.[] | select(.hog)] | length' "$TMP/hits.jsonl")
 comp=$(jq -s '[.[] | .rank[] | select(.rank == 0) | .compute_ns] | add // 0' "$TMP/rep.jsonl")
 exp=$(awk -v s="$spikes" -v c="$comp" -v w="$wall" 'BEGIN { f = c / w; if (f > 1) f = 1; printf "%.1f", s * f }')
 echo "hog: $spikes spikes over $((wall / 1000000)) ms; rank 0 computed $((comp / 1000000)) ms: ~$exp spikes in compute intervals"
-echo "rank 0 delayed >= 5 ms without guest noise: $hit intervals; noise with cause host_preempt: $named (naming the hog: $hogn)"
+echo "rank 0 delayed >= $((DELAY_MIN_NS / 1000000)) ms without guest noise: $hit intervals; noise with cause host_preempt: $named (naming the hog: $hogn)"
 echo "the hog's hits (its largest host cause): $hogh; noise naming the hog: $hogn = $(awk -v n="$hogn" -v e="$exp" 'BEGIN { printf "%.0f", e ? 100 * n / e : 0 }')% of the ~$exp spikes in compute intervals"
 jq -c 'select(.verdict != "noise" or .class != "host_preempt")' "$TMP/hits.jsonl" | head -10
-# (a spike can also slow both vCPUs alike under TCG, or fall on rank 0's wait in a barrier: no delay then)
-awk -v h="$hogh" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 0.5 * e) }' ||
+# (a spike can also slow both vCPUs alike under TCG, or fall on rank 0's wait in a barrier: no delay then;
+# on the slower boot of 11-29 the hits were 50-74% of the estimate with 16 ms spikes, 16-80% with 8 ms ones).
+# This asks only that the hog was seen at all; whether what it delayed is named is the two checks below,
+# the second with the guest's own timing as its denominator.
+awk -v h="$hogh" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 5 && h >= e / 3) }' ||
 	fail "the hog delayed rank 0 in $hogh intervals, of ~$exp hog spikes in compute intervals"
 awk -v n="$hogn" -v d="$hogh" 'BEGIN { exit !(n >= 0.85 * d) }' ||
 	fail "only $hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it (want >= 85%)"
 # a guard without the DTL in the denominator: of every interval the guest's own timing shows rank 0
-# delayed >= 5 ms with no guest noise to explain it, most are noise with cause host_preempt (the rest: TCG's
+# delayed >= 10 ms with no guest noise to explain it, most are noise with cause host_preempt (the rest: TCG's
 # own stalls, which no host task causes and the DTL cannot name; 0-2 per run)
 awk -v n="$named" -v d="$hit" 'BEGIN { exit !(n >= 0.75 * d) }' ||
 	fail "only $named of the $hit intervals rank 0 was delayed without guest noise are noise with cause host_preempt (want >= 75%)"
