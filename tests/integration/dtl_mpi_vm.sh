@@ -171,23 +171,34 @@ ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preem
 # the guest injector: still thread:vn-injector on rank 1 wherever rank 1 was delayed; an injected interval in
 # which rank 0 was slowed as much (by the hog, or TCG) delays nobody: verdict none is right there. At least 4
 # of the 6 must be judged (else the check says nothing).
+# An injected interval whose largest cause is a host task is named right too when the interval's own figures
+# say the host took more: that task alone at least as long as the guest's thread noise there (the injector's
+# 8 ms and the rest), or all host time more than all guest noise. Under TCG QEMU's main thread, unpinned,
+# sometimes preempts vCPU 1 for longer (once in 4 runs on 11-29). Counted apart; at least 3 of the 6 must
+# still name the injector.
 bad=0
 good=0
+host=0
 for i in ${INJ//,/ }; do
 	n=$((i + k0))
-	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm}' "$TMP/rep.jsonl")
+	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm, cause_ns: (.cause.ns // 0), thread_ns: (.noise_ns.thread // 0), hyp_ns: ([.hypervisor_ns[]?] | add // 0), guest_ns: ([.noise_ns[]?] | add // 0)}' "$TMP/rep.jsonl")
 	r0=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | {verdict, compute_ns, host_preempt: (.hypervisor_ns.host_preempt // 0)}' "$TMP/rep.jsonl")
 	echo "injected iteration $i (interval $n): rank 1 $line, rank 0 ${r0:-?}"
 	[[ $line == *'"verdict":"none"'* ]] && continue
 	if [[ $line == *'"verdict":"noise","cause":"thread","comm":"vn-injector"'* ]]; then
 		good=$((good + 1))
+	elif jq -e '.verdict == "noise" and .cause == "host_preempt" and .cause_ns > 0 and
+		(.cause_ns >= .thread_ns or .hyp_ns > .guest_ns)' \
+		<<<"$line" >/dev/null; then
+		host=$((host + 1))
 	else
 		bad=$((bad + 1))
 	fi
 done
-[ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector"
-[ "$good" -ge 4 ] || fail "only $good of the 6 injected intervals delayed rank 1"
-ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1, all named)"
+[ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector (nor by a longer host preemption)"
+[ $((good + host)) -ge 4 ] || fail "only $((good + host)) of the 6 injected intervals delayed rank 1"
+[ "$good" -ge 3 ] || fail "only $good of the 6 injected intervals name the injector"
+ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption)"
 grep -q "dispatch trace log: ok" "$TMP/job.out" || echo "note: $(grep 'dispatch trace log' "$TMP/job.out")"
 kill -INT "$HOST" 2>/dev/null
 wait "$HOST" 2>/dev/null
