@@ -227,7 +227,6 @@ static const struct tc_entry *lookup(struct taskclass *tc, uint32_t pid, const c
 	return e;
 }
 
-/* "CPU 3/KVM", "CPU 0/TCG": QEMU's vCPU thread names. */
 /* "CPU <n>/KVM" or "CPU <n>/TCG" (QEMU's vCPU threads), read by hand: this runs for every host record. */
 static bool vcpu_comm(const char *comm)
 {
