@@ -13,7 +13,7 @@ DUR=${GT_DURATION:-10}
 # tests vnoise when the injector itself used about its nominal share: when this VM's host makes it
 # overshoot (its wake-ups cost 10-70 us here, more when the host is busy; seen: 1.34% at nominal 1%), the
 # case is run again, and if it overshoots again the nominal check is left out, said, and the attribution
-# is held to what the injector really used.
+# is held to the injector's own bounds (below).
 run_case() {
 	run_once 1 "$@" && return 0
 	echo "again: the injector used $truth%, not its nominal $2 +- $3%"
@@ -38,21 +38,28 @@ run_once() {
 	[ "$sum" = "$noise" ] || fail "$name: by_class_ns adds up to $sum, noise_ns is $noise"
 	tot=$(jq --arg c "$comm" '[.cpus[0].sources[] | select(.class == "thread" and .name == $c) | .total_ns] | add // 0' "$TMP/m.json")
 	pct=$(awk -v t="$tot" -v r="$rt" 'BEGIN { printf "%.4f", 100 * t / r }')
-	# Ground truth: the injector thread's whole CPU time (its busy loops plus the kernel work of waking
-	# and sleeping) as a share of its wall time; the nominal level is checked too for the acceptance
-	# cases, with the same tolerance.
-	truth=$(awk '/cpu_ns=/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		printf "%.4f", 100 * v["cpu_ns"] / v["wall_ns"] }' "$TMP/inj.out")
-	[ -n "$truth" ] || fail "$name: the injector printed no summary: $(cat "$TMP/inj.out")"
-	echo "$name: attributed $pct% of runtime to thread:$comm; injector thread used $truth% of its time; nominal $exp% (tolerance $tol)"
-	within "$pct" "$truth" "$tol" || fail "$name: attributed $pct%, injector thread used $truth% (+- $tol)"
+	# Ground truth, two bounds the injector measures itself (its summary line), both as shares of its wall
+	# time: busy_ns, its busy loops, is interference for certain (the floor); cpu_ns, all its CPU time, is
+	# the ceiling. cpu_ns overstates what the thread took from the CPU: when a wake-up preempts, the kernel
+	# skips the back-to-back run-queue clock update (rq_clock_skip_update in wakeup_preempt), so the
+	# thread's CPU clock starts at its wake-up inside the timer interrupt, not at the switch; that tail of
+	# the interrupt is irq time here, and it is 10-25 us per wake on this VM's host (perf sched_stat_runtime:
+	# the first slice after the switch reports ~39 us run in 19 us of wall time). Short spikes at normal
+	# priority pay it 100 times a second: 0.1-0.25 points of the 1% case. The attribution is held inside
+	# [floor - tol, ceiling + tol]; the nominal level is checked too for the acceptance cases.
+	read -r truth floor < <(awk '/cpu_ns=/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		printf "%.4f %.4f\n", 100 * v["cpu_ns"] / v["wall_ns"], 100 * v["busy_ns"] / v["wall_ns"] }' "$TMP/inj.out") || true
+	[ -n "$truth" ] && [ -n "$floor" ] || fail "$name: the injector printed no summary: $(cat "$TMP/inj.out")"
+	echo "$name: attributed $pct% of runtime to thread:$comm; injector thread: busy loops $floor%, all its CPU $truth% of its time; nominal $exp% (tolerance $tol)"
+	between "$pct" "$floor" "$truth" "$tol" ||
+		fail "$name: attributed $pct%, outside the injector's busy loops $floor% .. all its CPU $truth% (+- $tol)"
 	if [ "$nominal" = 1 ]; then
 		if within "$truth" "$exp" "$tol"; then
 			within "$pct" "$exp" "$tol" || fail "$name: attributed $pct%, nominal $exp +- $tol"
 		elif [ "$attempt" = 1 ]; then
 			return 1
 		else
-			echo "NOTE: $name: the injector overshot its nominal level twice (host noise): attribution held to its real use only"
+			echo "NOTE: $name: the injector's CPU time overshot its nominal level twice (wake-ups charged from the timer interrupt, host noise): attribution held to its own bounds only"
 		fi
 	fi
 	# The injector's time must not hide in another class.

@@ -51,6 +51,8 @@ test_cpu() {
 
 # Float comparisons through awk: within VALUE EXPECTED TOL
 within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; }
+# between VALUE LOW HIGH TOL: LOW - TOL <= VALUE <= HIGH + TOL
+between() { awk -v v="$1" -v l="$2" -v h="$3" -v t="$4" 'BEGIN { exit !(v >= l - t && v <= h + t) }'; }
 
 # start_injector PREFIX OUTFILE INJECT_ARGS...: run vnoise-guest inject on the test CPU in the background under
 # a unique thread name (15 chars at most), set $comm to it, and let the EXIT trap stop it.
