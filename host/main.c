@@ -46,7 +46,7 @@ static const struct cliopt_cmd commands[] = {
 	  query_main },
 	{ "agent", "the guest agent of a domain over org.vnoise.0: status, start, stop",
 	  agentcmd_main },
-	{ "enable", "add vnoise's shared memory and channel to a domain (-D DOM)", setupcmd_main },
+	{ "enable", "add vnoise's shared memory and channels to a domain (-D DOM)", setupcmd_main },
 	{ "disable", "remove what enable added from a domain (-D DOM)", setupcmd_main },
 	{ NULL, NULL, NULL },
 };

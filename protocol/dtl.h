@@ -53,6 +53,8 @@
 #define VN_DTL_MAX_SPAN_NS VN_SHM_MAX_SPAN_NS /* an entry longer than a day is corruption */
 /* The lock a guest clock responder holds (flock, LOCK_EX | LOCK_NB): one answering process per guest. */
 #define VN_DTL_RESPONDER_LOCK "/dev/shm/vnoise-clock.lock"
+/* The bell's virtio-serial port (struct vn_dtl_bell). */
+#define VN_DTL_BELL_PORT "org.vnoise.bell.0"
 
 /* Detail the host allows (vn_dtl_header.detail; vnoise-host --dtl-detail). */
 enum vn_dtl_detail {
@@ -126,6 +128,21 @@ _Static_assert(offsetof(struct vn_dtl_status, anchor_host_ns) == 40, "vn_dtl_sta
 _Static_assert(offsetof(struct vn_dtl_status, uncertainty_ns) == 48, "vn_dtl_status is ABI");
 
 /*
+ * The bell (64 bytes at header offset 320, host-written): how the host asks to be woken instead of reading
+ * the guest area every few milliseconds. The guest side is a virtio-serial port named "org.vnoise.bell.0";
+ * the host holds its socket. Before it sleeps for longer than its short round, the host (the publisher of
+ * this epoch) stores arm_seq + 1 (release). A guest agent that has the port open rings it (writes one byte)
+ * at most once per arm_seq value of a host epoch: once to say it rings at all, then only after it published a
+ * gap (a vn_sample of kind GAP) since its last ring. The host reads and discards the bytes, trusts nothing in
+ * them, and wakes for a ring at most once per short round. arm_seq 0: never armed (no bell this epoch).
+ */
+struct vn_dtl_bell {
+	__u64 arm_seq; /* bumped by the host each time it arms; 0: not armed */
+	__u8 reserved[56]; /* 0 */
+};
+_Static_assert(sizeof(struct vn_dtl_bell) == 64, "vn_dtl_bell is ABI");
+
+/*
  * Host area header, 512 bytes at host area offset 0. Bytes 0..127 are written while host_epoch is 0 and never
  * change within the epoch. The clock-sync mailbox (request: struct vn_shm_mbox_host, reply: struct
  * vn_shm_mbox_guest, same meaning as in protocol/shm.h) lives here in layout v2: any guest responder that holds
@@ -155,7 +172,8 @@ struct vn_dtl_header {
 	struct vn_dtl_status status; /* offset 128: host-written */
 	struct vn_shm_mbox_host request; /* offset 192: host-written clock request */
 	struct vn_shm_mbox_guest reply; /* offset 256: guest-written clock reply */
-	__u8 reserved1[192]; /* 0 */
+	struct vn_dtl_bell bell; /* offset 320: host-written, the bell's arming */
+	__u8 reserved1[128]; /* 0 */
 };
 _Static_assert(sizeof(struct vn_dtl_header) == VN_DTL_HEADER_SIZE, "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, version) == 8, "vn_dtl_header is ABI");
@@ -173,6 +191,7 @@ _Static_assert(offsetof(struct vn_dtl_header, status) == VN_DTL_IMMUTABLE_SIZE,
 	       "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, request) == 192, "vn_dtl_header is ABI");
 _Static_assert(offsetof(struct vn_dtl_header, reply) == 256, "vn_dtl_header is ABI");
+_Static_assert(offsetof(struct vn_dtl_header, bell) == 320, "vn_dtl_header is ABI");
 
 /*
  * Per-vCPU producer counters, 64 bytes. head: entries ever published for this vCPU in this epoch (stored with

@@ -152,12 +152,12 @@ static bool shmem_ours(const struct span *sp, const char *shm_name)
 	return attr_is(sp->start, sp->tag_end, "name", shm_name);
 }
 
-/* The channel element sp targets org.vnoise.0. */
-static bool channel_ours(const struct span *sp)
+/* The channel element sp targets name (DOMSETUP_CHANNEL or DOMSETUP_BELL). */
+static bool channel_ours(const struct span *sp, const char *name)
 {
 	struct span t;
 
-	return !child(sp, "target", &t) && attr_is(t.start, t.tag_end, "name", DOMSETUP_CHANNEL);
+	return !child(sp, "target", &t) && attr_is(t.start, t.tag_end, "name", name);
 }
 
 /* <size unit='U'>N</size> of a shmem as MiB (0: absent, not whole MiB or unparseable). */
@@ -254,12 +254,15 @@ int domsetup_scan(const char *xml, const char *shm_name, struct domsetup_state *
 		}
 	}
 	for (p = xml; !find_elem(p, "channel", &sp); p = sp.end) {
-		if (!channel_ours(&sp))
-			continue;
-		if (attr_is(sp.start, sp.tag_end, "type", "unix"))
-			st->channel = true;
-		else
-			st->channel_foreign = true;
+		bool unix_sock = attr_is(sp.start, sp.tag_end, "type", "unix");
+
+		if (channel_ours(&sp, DOMSETUP_CHANNEL)) {
+			st->channel |= unix_sock;
+			st->channel_foreign |= !unix_sock;
+		} else if (channel_ours(&sp, DOMSETUP_BELL)) {
+			st->bell |= unix_sock;
+			st->bell_foreign |= !unix_sock;
+		}
 	}
 	for (p = xml; !find_elem(p, "controller", &sp); p = sp.end)
 		if (attr_is(sp.start, sp.tag_end, "type", "virtio-serial"))
@@ -300,26 +303,59 @@ int domsetup_channel_xml(char *out, size_t cap)
 			 out, cap);
 }
 
+int domsetup_bell_xml(char *out, size_t cap)
+{
+	return put_fixed("<channel type='unix'>\n  <source mode='bind'/>\n  <target type='virtio' "
+			 "name='" DOMSETUP_BELL "'/>\n</channel>\n",
+			 out, cap);
+}
+
 int domsetup_controller_xml(char *out, size_t cap)
 {
 	return put_fixed("<controller type='virtio-serial'/>\n", out, cap);
+}
+
+unsigned domsetup_missing(const struct domsetup_state *st)
+{
+	unsigned m = 0;
+
+	if (!st->shmem)
+		m |= DOMSETUP_BIT(DOMSETUP_SHMEM);
+	if (!st->controller && !st->channel && !st->bell)
+		m |= DOMSETUP_BIT(DOMSETUP_CONTROLLER);
+	if (!st->channel)
+		m |= DOMSETUP_BIT(DOMSETUP_CHANNEL_EL);
+	if (!st->bell)
+		m |= DOMSETUP_BIT(DOMSETUP_BELL_EL);
+	return m;
+}
+
+/* Element sp (named as kind's element) is the one of kind. */
+static bool is_kind(const struct span *sp, enum domsetup_kind kind, const char *shm_name)
+{
+	switch (kind) {
+	case DOMSETUP_SHMEM:
+		return shmem_ours(sp, shm_name);
+	case DOMSETUP_CHANNEL_EL:
+		return channel_ours(sp, DOMSETUP_CHANNEL);
+	case DOMSETUP_BELL_EL:
+		return channel_ours(sp, DOMSETUP_BELL);
+	case DOMSETUP_CONTROLLER:
+		return attr_is(sp->start, sp->tag_end, "type", "virtio-serial");
+	}
+	return false;
 }
 
 int domsetup_element(const char *xml, enum domsetup_kind kind, const char *shm_name,
 		     const char **at, size_t *len)
 {
 	const char *name = kind == DOMSETUP_SHMEM	 ? "shmem"
-			   : kind == DOMSETUP_CHANNEL_EL ? "channel"
-							 : "controller";
+			   : kind == DOMSETUP_CONTROLLER ? "controller"
+							 : "channel";
 	struct span sp;
 
 	for (const char *p = xml; !find_elem(p, name, &sp); p = sp.end) {
-		bool hit = kind == DOMSETUP_SHMEM ? shmem_ours(&sp, shm_name)
-			   : kind == DOMSETUP_CHANNEL_EL
-			       ? channel_ours(&sp)
-			       : attr_is(sp.start, sp.tag_end, "type", "virtio-serial");
-
-		if (hit) {
+		if (is_kind(&sp, kind, shm_name)) {
 			*at = sp.start;
 			*len = (size_t)(sp.end - sp.start);
 			return 0;
@@ -330,28 +366,34 @@ int domsetup_element(const char *xml, enum domsetup_kind kind, const char *shm_n
 
 int domsetup_remove(const char *xml, const char *shm_name, char *out, size_t cap)
 {
-	const char *cut[2], *p = xml;
-	size_t clen[2], o = 0;
+	static const enum domsetup_kind kinds[] = { DOMSETUP_SHMEM, DOMSETUP_CHANNEL_EL,
+						    DOMSETUP_BELL_EL };
+	const char *cut[3], *p = xml;
+	size_t clen[3], o = 0;
 	int n = 0, removed = 0;
 
-	if (!domsetup_element(xml, DOMSETUP_SHMEM, shm_name, &cut[n], &clen[n]))
-		n++;
-	if (!domsetup_element(xml, DOMSETUP_CHANNEL_EL, shm_name, &cut[n], &clen[n]))
-		n++;
-	if (n == 2 && cut[1] < cut[0]) {
-		const char *t = cut[0];
-		size_t tl = clen[0];
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const char *at;
+		size_t len;
+		int i;
 
-		cut[0] = cut[1], clen[0] = clen[1];
-		cut[1] = t, clen[1] = tl;
+		if (domsetup_element(xml, kinds[k], shm_name, &at, &len))
+			continue;
+		for (i = n; i > 0 && cut[i - 1] > at; i--) { /* insert in document order */
+			cut[i] = cut[i - 1];
+			clen[i] = clen[i - 1];
+		}
+		cut[i] = at;
+		clen[i] = len;
+		n++;
 	}
 	for (int i = 0; i < n; i++) {
 		const char *s = cut[i], *e = cut[i] + clen[i];
 
 		while (s > p && (s[-1] == ' ' || s[-1] == '\t'))
 			s--; /* the indentation of its line */
-		if (s > p && s[-1] == '\n' && *e == '\n')
-			e++; /* and its line end, when it had the line alone */
+		if (s > xml && s[-1] == '\n' && *e == '\n')
+			e++; /* and its line end, when it had the line alone (even right after a cut) */
 		if (o + (size_t)(s - p) >= cap)
 			return -ENOSPC;
 		memcpy(out + o, p, (size_t)(s - p));

@@ -8,7 +8,8 @@
  * The plan is made from the XML first (nothing to do, a conflicting device), then applied step by step;
  * any failure detaches what was attached (or re-attaches what was detached), so no half change remains.
  * A virtio-serial controller is added only when the domain has none; disable never removes one (it cannot
- * tell one it added from one that was there, and other ports may use it).
+ * tell one it added from one that was there, and other ports may use it). Each device is planned on its own,
+ * so enable on a domain enabled by an older vnoise (without the org.vnoise.bell.0 channel) adds the bell.
  */
 #include "setup/setupcmd.h"
 
@@ -131,7 +132,7 @@ struct step {
 	bool attach;
 	unsigned flags; /* VIR_DOMAIN_AFFECT_LIVE or _CONFIG */
 	char xml[DOMSETUP_XML_MAX * 2];
-	const char *what; /* "the shmem device" */
+	const char *what; /* "the ivshmem-plain <shmem>" */
 };
 
 #define MAX_STEPS 8
@@ -181,6 +182,7 @@ static int plan_enable(const struct setup_params *p, virDomainPtr d, unsigned fl
 	char buf[DOMSETUP_XML_MAX];
 	char *x = dom_xml(d, flags);
 	uint32_t mib;
+	unsigned missing;
 	int n, rc = EXIT_FAIL;
 
 	if (!x)
@@ -197,10 +199,10 @@ static int plan_enable(const struct setup_params *p, virDomainPtr d, unsigned fl
 			p->dom, shm, where(flags));
 		goto out;
 	}
-	if (st.channel_foreign) {
+	if (st.channel_foreign || st.bell_foreign) {
 		log_err(
 		    "%s already has a channel %s that is not a unix socket (%s); remove it first",
-		    p->dom, DOMSETUP_CHANNEL, where(flags));
+		    p->dom, st.channel_foreign ? DOMSETUP_CHANNEL : DOMSETUP_BELL, where(flags));
 		goto out;
 	}
 	if (st.shmem && p->size_mib && st.shmem_mib != p->size_mib) {
@@ -209,13 +211,8 @@ static int plan_enable(const struct setup_params *p, virDomainPtr d, unsigned fl
 			p->dom, shm, st.shmem_mib, p->size_mib, where(flags));
 		goto out;
 	}
-	rc = EXIT_FAIL;
-	if (!st.shmem) {
-		n = domsetup_shmem_xml(shm, mib, buf, sizeof(buf));
-		if (n < 0 || add_step(pl, true, flags, "the ivshmem-plain <shmem>", buf, (size_t)n))
-			goto out;
-	}
-	if (!st.controller && !st.channel && flags == VIR_DOMAIN_AFFECT_LIVE) {
+	missing = domsetup_missing(&st);
+	if ((missing & DOMSETUP_BIT(DOMSETUP_CONTROLLER)) && flags == VIR_DOMAIN_AFFECT_LIVE) {
 		log_err("%s --live: the domain has no virtio-serial controller and libvirt cannot "
 			"hot-plug one; "
 			"nothing changed; use --config and restart it",
@@ -223,15 +220,28 @@ static int plan_enable(const struct setup_params *p, virDomainPtr d, unsigned fl
 		rc = EXIT_CANNOT;
 		goto out;
 	}
-	if (!st.controller && !st.channel) {
+	rc = EXIT_FAIL;
+	if (missing & DOMSETUP_BIT(DOMSETUP_SHMEM)) {
+		n = domsetup_shmem_xml(shm, mib, buf, sizeof(buf));
+		if (n < 0 || add_step(pl, true, flags, "the ivshmem-plain <shmem>", buf, (size_t)n))
+			goto out;
+	}
+	if (missing & DOMSETUP_BIT(DOMSETUP_CONTROLLER)) {
 		n = domsetup_controller_xml(buf, sizeof(buf));
 		if (n < 0 ||
 		    add_step(pl, true, flags, "the virtio-serial controller", buf, (size_t)n))
 			goto out;
 	}
-	if (!st.channel) {
+	if (missing & DOMSETUP_BIT(DOMSETUP_CHANNEL_EL)) {
 		n = domsetup_channel_xml(buf, sizeof(buf));
-		if (n < 0 || add_step(pl, true, flags, "the org.vnoise.0 channel", buf, (size_t)n))
+		if (n < 0 ||
+		    add_step(pl, true, flags, "the " DOMSETUP_CHANNEL " channel", buf, (size_t)n))
+			goto out;
+	}
+	if (missing & DOMSETUP_BIT(DOMSETUP_BELL_EL)) {
+		n = domsetup_bell_xml(buf, sizeof(buf));
+		if (n < 0 ||
+		    add_step(pl, true, flags, "the " DOMSETUP_BELL " channel", buf, (size_t)n))
 			goto out;
 	}
 	rc = EXIT_OK;
@@ -240,7 +250,7 @@ out:
 	return rc;
 }
 
-/* Plan disable for one side (flags): detach our shmem and channel as the XML shows them. */
+/* Plan disable for one side (flags): detach our channels and shmem as the XML shows them. */
 static int plan_disable(const struct setup_params *p, virDomainPtr d, unsigned flags,
 			const char *shm, struct plan *pl)
 {
@@ -252,7 +262,10 @@ static int plan_disable(const struct setup_params *p, virDomainPtr d, unsigned f
 	if (!x)
 		return EXIT_FAIL;
 	if (!domsetup_element(x, DOMSETUP_CHANNEL_EL, shm, &at, &len) &&
-	    add_step(pl, false, flags, "the org.vnoise.0 channel", at, len))
+	    add_step(pl, false, flags, "the " DOMSETUP_CHANNEL " channel", at, len))
+		goto out;
+	if (!domsetup_element(x, DOMSETUP_BELL_EL, shm, &at, &len) &&
+	    add_step(pl, false, flags, "the " DOMSETUP_BELL " channel", at, len))
 		goto out;
 	if (!domsetup_element(x, DOMSETUP_SHMEM, shm, &at, &len) &&
 	    add_step(pl, false, flags, "the ivshmem-plain <shmem>", at, len))
@@ -265,12 +278,18 @@ out:
 	return rc;
 }
 
-/* Which of vnoise's elements a step's XML is. */
+/* Which of vnoise's elements a step's XML is: a channel by its target name. */
 static enum domsetup_kind step_kind(const struct step *s)
 {
+	const char *at;
+	size_t len;
+
 	if (strstr(s->xml, "<shmem"))
 		return DOMSETUP_SHMEM;
-	return strstr(s->xml, "<controller") ? DOMSETUP_CONTROLLER : DOMSETUP_CHANNEL_EL;
+	if (strstr(s->xml, "<controller"))
+		return DOMSETUP_CONTROLLER;
+	return domsetup_element(s->xml, DOMSETUP_BELL_EL, NULL, &at, &len) ? DOMSETUP_CHANNEL_EL
+									   : DOMSETUP_BELL_EL;
 }
 
 /* The element an attach step created, from the domain's XML now (for its undo), into s->xml. */
@@ -502,8 +521,10 @@ int setupcmd_main(int argc, char **argv)
 		printf("usage: vnoise-host %s -D DOMAIN [--live] [--config]%s [--dry-run]\n\n%s",
 		       argv[0], p.enable ? " [--size MIB]" : "",
 		       p.enable
-			   ? "Add the ivshmem-plain <shmem> and the org.vnoise.0 channel to a "
-			     "domain.\n\n"
+			   ? "Add the ivshmem-plain <shmem>, the " DOMSETUP_CHANNEL
+			     " channel and the "
+			     "bell channel\n" DOMSETUP_BELL " (with a virtio-serial controller if "
+			     "none) to a domain; what\nis already there is kept.\n\n"
 			   : "Remove what enable added (the virtio-serial controller stays).\n\n");
 		fputs(help, stdout);
 		return EXIT_OK;

@@ -1,10 +1,13 @@
 #!/bin/bash
 # vnoise-host enable/disable on a defined TCG domain without vnoise devices (issue 15 point 3): --dry-run
-# prints the device XML and changes nothing; enable --config adds the ivshmem-plain <shmem> and the
-# org.vnoise.0 channel, twice changes nothing; the started guest sees the BAR and the port (agent --probe);
-# a --live change libvirt refuses is one line, exit 4 (EXIT_CANNOT), the domain unchanged; disable --config
-# restores the original definition (libvirt-assigned <address> elements aside); bad input: one line each,
-# distinct exit codes (2 usage, 6 unreachable, 7 unknown domain, 8 conflicting <shmem>).
+# prints the device XML and changes nothing; enable --config adds the ivshmem-plain <shmem>, the
+# org.vnoise.0 channel and the org.vnoise.bell.0 one (the bell), twice changes nothing; the started guest
+# sees the BAR and both ports (agent --probe, /sys/class/virtio-ports); --live hot-unplugs and hot-plugs the
+# three; a --live change libvirt refuses is one line, exit 4 (EXIT_CANNOT), the domain unchanged; disable
+# --config restores the original definition (libvirt-assigned <address> elements aside); a domain enabled
+# before the bell existed (shmem and org.vnoise.0 only) gets only the bell, in its definition and live;
+# bad input: one line each, distinct exit codes (2 usage, 6 unreachable, 7 unknown domain, 8 conflicting
+# <shmem> or a bell that is not a unix socket).
 . "$(dirname "$0")/lib.bash"
 . "$ROOT/tests/vm/vm.bash"
 require_root
@@ -12,6 +15,19 @@ require_tools virsh
 VH="$BUILD/vnoise-host"
 [ -x "$VH" ] || fail "$VH not built"
 V() { virsh -q -c qemu:///system "$@"; }
+BELL=org.vnoise.bell.0
+# guest_port NAME [absent]: within 10 s the guest has (or no longer has) the virtio-serial port NAME; else
+# the guest's port names on stdout, status 1.
+guest_port() {
+	local ports _
+	for _ in $(seq 20); do
+		ports=$(vm_exec 'cat /sys/class/virtio-ports/*/name 2>/dev/null; true')
+		if grep -qx "$1" <<<"$ports"; then [ "${2:-}" != absent ] && return 0; else [ "${2:-}" = absent ] && return 0; fi
+		sleep 0.5
+	done
+	tr '\n' ' ' <<<"$ports"
+	return 1
+}
 
 # ---- command line only (no libvirt needed) ----
 expect_err 2 "-D DOMAIN is required" "$VH" enable --config
@@ -67,26 +83,29 @@ inactive() {
 D=vnoise-test-$$-$RANDOM
 define_plain "$D"
 inactive "$D" >"$TMP/before.xml"
-grep -q "<shmem\|org.vnoise.0" "$TMP/before.xml" && fail "the plain domain already has vnoise devices"
+grep -q "<shmem\|org.vnoise.0\|$BELL" "$TMP/before.xml" && fail "the plain domain already has vnoise devices"
 
 expect_err 7 "no domain 'vnoise-test-none-$$'" "$VH" enable -D "vnoise-test-none-$$" --config
 ok "unknown domain: exit 7"
 
 "$VH" enable -D "$D" --dry-run >"$TMP/dry" 2>"$TMP/err" || fail "--dry-run: $(cat "$TMP/err")"
 grep -q "<shmem name='vnoise-$D'>" "$TMP/dry" && grep -q "ivshmem-plain" "$TMP/dry" &&
-	grep -q "<size unit='M'>4</size>" "$TMP/dry" && grep -q "name='org.vnoise.0'" "$TMP/dry" ||
+	grep -q "<size unit='M'>4</size>" "$TMP/dry" && grep -q "name='org.vnoise.0'" "$TMP/dry" &&
+	grep -q "name='$BELL'" "$TMP/dry" ||
 	fail "--dry-run output: $(cat "$TMP/dry")"
 inactive "$D" | cmp -s - "$TMP/before.xml" || fail "--dry-run changed the domain"
-ok "--dry-run prints the shmem (4 MiB for 2 vCPUs) and the channel, changes nothing"
+ok "--dry-run prints the shmem (4 MiB for 2 vCPUs), the channel and the bell, changes nothing"
 
 "$VH" enable -D "$D" --config >"$TMP/out" 2>"$TMP/err" || fail "enable --config: $(cat "$TMP/err")"
 inactive "$D" >"$TMP/enabled.xml"
-grep -q "<shmem name='vnoise-$D'>" "$TMP/enabled.xml" && grep -q "name='org.vnoise.0'" "$TMP/enabled.xml" ||
+grep -q "<shmem name='vnoise-$D'>" "$TMP/enabled.xml" && grep -q "name='org.vnoise.0'" "$TMP/enabled.xml" &&
+	grep -q "name='$BELL'" "$TMP/enabled.xml" ||
 	fail "enable --config did not add the devices: $(cat "$TMP/enabled.xml")"
+grep -q "(3 device changes)" "$TMP/out" || fail "enable --config says: $(cat "$TMP/out")"
 "$VH" enable -D "$D" >"$TMP/out" 2>&1 || fail "enable twice: $(cat "$TMP/out")"
 grep -q "nothing to do" "$TMP/out" || fail "enable twice says: $(cat "$TMP/out")"
 inactive "$D" | cmp -s - "$TMP/enabled.xml" || fail "enabling twice changed the domain"
-ok "enable --config adds the devices; enabling twice changes nothing"
+ok "enable --config adds the shmem, the channel and the bell; enabling twice changes nothing"
 
 expect_err 8 "already has <shmem name='vnoise-$D'> of 4 MiB, not 16" "$VH" enable -D "$D" --config --size 16
 D2=vnoise-test-$$-$RANDOM
@@ -95,6 +114,13 @@ inactive "$D2" >"$TMP/d2.xml"
 expect_err 8 "not ivshmem-plain" "$VH" enable -D "$D2" --config
 inactive "$D2" | cmp -s - "$TMP/d2.xml" || fail "a conflicting enable changed the domain"
 ok "a different <shmem> of the same name: exit 8, domain unchanged"
+# A bell that is not a unix socket: a conflict too, nothing added (not even the shmem).
+D7=vnoise-test-$$-$RANDOM
+define_plain "$D7" "    <channel type='pty'><target type='virtio' name='$BELL'/></channel>"
+inactive "$D7" >"$TMP/d7.xml"
+expect_err 8 "already has a channel $BELL that is not a unix socket" "$VH" enable -D "$D7" --config
+inactive "$D7" | cmp -s - "$TMP/d7.xml" || fail "a conflicting enable (bell) changed the domain"
+ok "a $BELL channel that is not a unix socket: exit 8, domain unchanged"
 
 # ---- the guest sees the devices ----
 VM_NAME=$D VM_EXEC_SOCK=$VM_STATE_DIR/vm-$D/exec.sock VM_CONSOLE=$VM_STATE_DIR/vm-$D/console.log
@@ -104,30 +130,56 @@ vm_wait_ready 90 || fail "guest not ready"
 out=$(vm_exec 'vnoise-guest agent --probe') || fail "agent --probe: $out"
 grep -q "^port org.vnoise.0: /dev/vport" <<<"$out" && grep -q "^ivshmem: .* 4194304$" <<<"$out" ||
 	fail "agent --probe: $out"
-ok "the guest sees the port and the 4 MiB ivshmem BAR: $(tr '\n' ';' <<<"$out")"
+ports=$(guest_port "$BELL") || fail "the guest has no $BELL port: $ports"
+ok "the guest sees the port, the bell and the 4 MiB ivshmem BAR: $(tr '\n' ';' <<<"$out") $BELL"
 
 expect_err 2 "is running: say --live" "$VH" disable -D "$D"
 ok "a running domain without --live or --config: exit 2"
 "$VH" disable -D "$D" --live --config --dry-run >"$TMP/dry" 2>"$TMP/err" || fail "disable --dry-run: $(cat "$TMP/err")"
-[ "$(grep -c "<shmem name='vnoise-$D'>" "$TMP/dry")" = 2 ] && [ "$(grep -c "name='org.vnoise.0'" "$TMP/dry")" = 2 ] ||
+[ "$(grep -c "<shmem name='vnoise-$D'>" "$TMP/dry")" = 2 ] && [ "$(grep -c "name='org.vnoise.0'" "$TMP/dry")" = 2 ] &&
+	[ "$(grep -c "name='$BELL'" "$TMP/dry")" = 2 ] ||
 	fail "disable --live --config --dry-run: $(cat "$TMP/dry")"
 inactive "$D" | cmp -s - "$TMP/enabled.xml" || fail "disable --dry-run changed the domain"
 "$VH" enable -D "$D" --live --config >"$TMP/out" 2>&1 && grep -q "nothing to do" "$TMP/out" ||
 	fail "enable --live --config on an enabled running domain: $(cat "$TMP/out")"
 ok "disable --live --config --dry-run lists both sides' devices; enable on both sides again: nothing to do"
 
-# ---- live changes: libvirt 9.0 / QEMU 7.2 hot-plug and hot-unplug both devices (q35, TCG) ----
+# ---- live changes: libvirt 9.0 / QEMU 7.2 hot-plug and hot-unplug the devices (q35, TCG) ----
 "$VH" disable -D "$D" --live >"$TMP/out" 2>"$TMP/err" || fail "disable --live: $(cat "$TMP/err")"
+grep -q "(3 device changes)" "$TMP/out" || fail "disable --live says: $(cat "$TMP/out")"
 V dumpxml "$D" >"$TMP/live.xml"
-grep -q "<shmem\|org.vnoise.0" "$TMP/live.xml" && fail "disable --live left a device: $(cat "$TMP/live.xml")"
+grep -q "<shmem\|org.vnoise.0\|$BELL" "$TMP/live.xml" && fail "disable --live left a device: $(cat "$TMP/live.xml")"
 out=$(vm_exec 'vnoise-guest agent --probe')
 grep -q "^port org.vnoise.0: absent" <<<"$out" && grep -q "^ivshmem: absent" <<<"$out" ||
 	fail "after disable --live the guest still sees: $out"
+ports=$(guest_port "$BELL" absent) || fail "after disable --live the guest still has $BELL: $ports"
 "$VH" enable -D "$D" --live >"$TMP/out" 2>"$TMP/err" || fail "enable --live: $(cat "$TMP/err")"
+grep -q "(3 device changes)" "$TMP/out" || fail "enable --live says: $(cat "$TMP/out")"
+V dumpxml "$D" | grep -q "name='$BELL'" || fail "enable --live did not hot-plug $BELL"
 out=$(vm_exec 'vnoise-guest agent --probe') || fail "agent --probe after enable --live: $out"
 grep -q "^port org.vnoise.0: /dev/vport" <<<"$out" && grep -q "^ivshmem: .* 4194304$" <<<"$out" ||
 	fail "after enable --live: $out"
-ok "disable --live and enable --live hot-unplug and hot-plug both devices; the guest follows"
+ports=$(guest_port "$BELL") || fail "after enable --live the guest has no $BELL: $ports"
+ok "disable --live and enable --live hot-unplug and hot-plug the shmem, the channel and the bell; the guest follows"
+# Enabled by a vnoise before the bell: only the bell goes (libvirt's own detach), and enable --live puts
+# back only the bell.
+V dumpxml "$D" | awk -v b="name='$BELL'" '/<channel /{c = ""; in_c = 1} in_c {c = c $0 "\n"} /<\/channel>/ && in_c {
+	in_c = 0; if (index(c, b)) printf "%s", c }' | grep -v '<address ' >"$TMP/bell.xml"
+grep -q "name='$BELL'" "$TMP/bell.xml" || fail "cannot find the live $BELL element: $(cat "$TMP/bell.xml")"
+V detach-device "$D" "$TMP/bell.xml" --live >"$TMP/virsh.out" 2>&1 || fail "detach-device $BELL: $(cat "$TMP/virsh.out")"
+for _ in $(seq 50); do V dumpxml "$D" | grep -q "name='$BELL'" || break; sleep 0.1; done
+V dumpxml "$D" | grep -q "name='$BELL'" && fail "virsh detach-device left $BELL"
+ports=$(guest_port "$BELL" absent) || fail "after detach-device the guest still has $BELL: $ports"
+"$VH" enable -D "$D" --live --dry-run >"$TMP/dry" 2>"$TMP/err" || fail "enable --live --dry-run: $(cat "$TMP/err")"
+grep -q "name='$BELL'" "$TMP/dry" && ! grep -q "<shmem\|name='org.vnoise.0'\|<controller" "$TMP/dry" ||
+	fail "enable --live --dry-run on a domain without the bell: $(cat "$TMP/dry")"
+"$VH" enable -D "$D" --live >"$TMP/out" 2>"$TMP/err" || fail "enable --live (bell only): $(cat "$TMP/err")"
+grep -q "enabled (1 device change)" "$TMP/out" || fail "enable --live (bell only) says: $(cat "$TMP/out")"
+[ "$(V dumpxml "$D" | grep -c "<shmem name='vnoise-$D'>")" = 1 ] &&
+	[ "$(V dumpxml "$D" | grep -c "name='org.vnoise.0'")" = 1 ] &&
+	[ "$(V dumpxml "$D" | grep -c "name='$BELL'")" = 1 ] || fail "after enable --live (bell only): $(V dumpxml "$D")"
+ports=$(guest_port "$BELL") || fail "after enable --live (bell only) the guest has no $BELL: $ports"
+ok "a running domain with the shmem and org.vnoise.0 but no bell: enable --live adds only the bell"
 
 # define_bare NAME [EXTRA]: a plain domain without any channel (no virtio-serial controller either), started.
 define_bare() {
@@ -184,3 +236,21 @@ inactive "$D" >"$TMP/after.xml"
 diff "$TMP/before.xml" "$TMP/after.xml" >"$TMP/diff" || fail "disable did not restore the definition: $(cat "$TMP/diff")"
 "$VH" disable -D "$D" >"$TMP/out" 2>&1 && grep -q "nothing to do" "$TMP/out" || fail "disable twice: $(cat "$TMP/out")"
 ok "disable --config restores the original definition (addresses aside); twice changes nothing"
+
+# A definition enabled by a vnoise before the bell (the shmem and org.vnoise.0 only): enable adds only the
+# bell, disable takes out all three.
+D6=vnoise-test-$$-$RANDOM
+define_plain "$D6" "    <shmem name='vnoise-$D6'><model type='ivshmem-plain'/><size unit='M'>4</size></shmem>
+    <channel type='unix'><source mode='bind'/><target type='virtio' name='org.vnoise.0'/></channel>"
+"$VH" enable -D "$D6" --dry-run >"$TMP/dry" 2>"$TMP/err" || fail "enable --dry-run (old): $(cat "$TMP/err")"
+grep -q "name='$BELL'" "$TMP/dry" && ! grep -q "<shmem\|name='org.vnoise.0'\|<controller" "$TMP/dry" ||
+	fail "enable --dry-run on an older enabled domain: $(cat "$TMP/dry")"
+"$VH" enable -D "$D6" --config >"$TMP/out" 2>"$TMP/err" || fail "enable --config (old): $(cat "$TMP/err")"
+grep -q "enabled (1 device change)" "$TMP/out" || fail "enable --config (old) says: $(cat "$TMP/out")"
+inactive "$D6" >"$TMP/d6.xml"
+[ "$(grep -c "<shmem name='vnoise-$D6'>" "$TMP/d6.xml")" = 1 ] && [ "$(grep -c "name='org.vnoise.0'" "$TMP/d6.xml")" = 1 ] &&
+	[ "$(grep -c "name='$BELL'" "$TMP/d6.xml")" = 1 ] || fail "after enable (old): $(cat "$TMP/d6.xml")"
+"$VH" disable -D "$D6" --config >"$TMP/out" 2>"$TMP/err" || fail "disable --config (old): $(cat "$TMP/err")"
+grep -q "disabled (3 device changes)" "$TMP/out" || fail "disable --config (old) says: $(cat "$TMP/out")"
+grep -q "<shmem\|org.vnoise.0\|$BELL" <(inactive "$D6") && fail "disable (old) left a device: $(inactive "$D6")"
+ok "a definition enabled before the bell: enable adds only the bell (1 change), disable removes all three"

@@ -2,9 +2,10 @@
 /*
  * Unit tests for host/libvirt/domsetup: the shmem name and default size, the device XML it builds
  * (escaping, sizes), detection in libvirt 9.0 domain XML (ours, a foreign shmem of our name, a non-unix
- * channel, the controller, other shmem and channels left alone), idempotence (the XML with our devices
- * scans as enabled: nothing more to add), element extraction for detach, and removal giving back the
- * original document byte for byte.
+ * channel or bell, the controller, other shmem and channels left alone), what enable adds (nothing to a
+ * domain with our devices, only the bell to one enabled by an older vnoise, a controller only when neither
+ * a controller nor one of our channels is there), element extraction for detach (the two channels told
+ * apart by target name), and removal giving back the original document byte for byte.
  */
 #include <check.h>
 #include <errno.h>
@@ -49,6 +50,11 @@ static const char enabled_xml[] = DOMAIN_HEAD
     "      <target type='virtio' name='org.vnoise.0'/>\n"
     "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
     "    </channel>\n"
+    "    <channel type='unix'>\n"
+    "      <source mode='bind'/>\n"
+    "      <target type='virtio' name='org.vnoise.bell.0'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='3'/>\n"
+    "    </channel>\n"
     "    <shmem name='other'>\n"
     "      <model type='ivshmem-plain'/>\n"
     "      <size unit='M'>8</size>\n"
@@ -61,6 +67,28 @@ static const char enabled_xml[] = DOMAIN_HEAD
     "    <memballoon model='none'/>\n"
     "  </devices>\n"
     "</domain>\n";
+
+/* The same domain enabled by a vnoise before the bell: our shmem and org.vnoise.0 only. */
+static const char old_xml[] = DOMAIN_HEAD
+    "    <channel type='unix'>\n"
+    "      <source mode='bind'/>\n"
+    "      <target type='virtio' name='org.vnoise.0'/>\n"
+    "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
+    "    </channel>\n"
+    "    <shmem name='other'>\n"
+    "      <model type='ivshmem-plain'/>\n"
+    "      <size unit='M'>8</size>\n"
+    "    </shmem>\n"
+    "    <shmem name='vnoise-web1'>\n"
+    "      <model type='ivshmem-plain'/>\n"
+    "      <size unit='M'>16</size>\n"
+    "      <address type='pci' domain='0x0000' bus='0x03' slot='0x01' function='0x0'/>\n"
+    "    </shmem>\n"
+    "    <memballoon model='none'/>\n"
+    "  </devices>\n"
+    "</domain>\n";
+
+#define BIT(k) DOMSETUP_BIT(DOMSETUP_##k)
 
 START_TEST(test_name_and_size)
 {
@@ -98,6 +126,12 @@ START_TEST(test_build_xml)
 	ck_assert_ptr_nonnull(strstr(b, "<source mode='bind'/>"));
 	ck_assert_ptr_nonnull(strstr(b, "<target type='virtio' name='org.vnoise.0'/>"));
 	ck_assert_int_eq(domsetup_channel_xml(b, 10), -ENOSPC);
+	ck_assert_ptr_null(strstr(b, "bell"));
+	n = domsetup_bell_xml(b, sizeof(b));
+	ck_assert_int_eq(n, (int)strlen(b));
+	ck_assert_str_eq(b, "<channel type='unix'>\n  <source mode='bind'/>\n"
+			    "  <target type='virtio' name='org.vnoise.bell.0'/>\n</channel>\n");
+	ck_assert_int_eq(domsetup_bell_xml(b, 10), -ENOSPC);
 	ck_assert_int_gt(domsetup_controller_xml(b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "<controller type='virtio-serial'/>\n");
 }
@@ -110,7 +144,10 @@ START_TEST(test_scan_plain)
 	ck_assert_int_eq(domsetup_scan(plain_xml, "vnoise-web1", &st), 0);
 	ck_assert_int_eq(st.vcpus, 6);
 	ck_assert(!st.shmem && !st.shmem_foreign && !st.channel && !st.channel_foreign);
+	ck_assert(!st.bell && !st.bell_foreign);
 	ck_assert(st.controller);
+	/* the controller is there: enable adds the shmem and both channels */
+	ck_assert_uint_eq(domsetup_missing(&st), BIT(SHMEM) | BIT(CHANNEL_EL) | BIT(BELL_EL));
 	/* another domain's name is not ours, and "other" is someone else's shmem */
 	ck_assert_int_eq(domsetup_scan(enabled_xml, "vnoise-web", &st), 0);
 	ck_assert(!st.shmem && !st.shmem_foreign);
@@ -123,10 +160,47 @@ START_TEST(test_scan_enabled_idempotent)
 	struct domsetup_state st;
 
 	ck_assert_int_eq(domsetup_scan(enabled_xml, "vnoise-web1", &st), 0);
-	ck_assert(st.shmem && st.channel && st.controller);
-	ck_assert(!st.shmem_foreign && !st.channel_foreign);
+	ck_assert(st.shmem && st.channel && st.bell && st.controller);
+	ck_assert(!st.shmem_foreign && !st.channel_foreign && !st.bell_foreign);
 	ck_assert_uint_eq(st.shmem_mib, 16);
-	/* enable's plan adds a device only when its flag is false: nothing here */
+	/* enable's plan adds nothing here */
+	ck_assert_uint_eq(domsetup_missing(&st), 0);
+}
+END_TEST
+
+/* A domain enabled before the bell existed: enable adds only the bell. */
+START_TEST(test_scan_old_enabled)
+{
+	struct domsetup_state st;
+
+	ck_assert_int_eq(domsetup_scan(old_xml, "vnoise-web1", &st), 0);
+	ck_assert(st.shmem && st.channel && st.controller);
+	ck_assert(!st.bell && !st.bell_foreign && !st.channel_foreign && !st.shmem_foreign);
+	ck_assert_uint_eq(domsetup_missing(&st), BIT(BELL_EL));
+}
+END_TEST
+
+/* The controller rule: needed only when there is no controller and neither of our channels. */
+START_TEST(test_missing_controller)
+{
+	struct domsetup_state st;
+	const char *bare = "<domain><vcpu>2</vcpu><devices></devices></domain>";
+	const char *chan_only =
+	    "<domain><devices><channel type='unix'><source mode='bind'/>"
+	    "<target type='virtio' name='org.vnoise.0'/></channel></devices></domain>";
+	const char *bell_only =
+	    "<domain><devices><channel type='unix'><source mode='bind'/>"
+	    "<target type='virtio' name='org.vnoise.bell.0'/></channel></devices></domain>";
+
+	ck_assert_int_eq(domsetup_scan(bare, "vnoise-d", &st), 0);
+	ck_assert_uint_eq(domsetup_missing(&st),
+			  BIT(SHMEM) | BIT(CONTROLLER) | BIT(CHANNEL_EL) | BIT(BELL_EL));
+	ck_assert_int_eq(domsetup_scan(chan_only, "vnoise-d", &st), 0);
+	ck_assert(st.channel && !st.bell && !st.controller);
+	ck_assert_uint_eq(domsetup_missing(&st), BIT(SHMEM) | BIT(BELL_EL));
+	ck_assert_int_eq(domsetup_scan(bell_only, "vnoise-d", &st), 0);
+	ck_assert(!st.channel && st.bell && !st.controller);
+	ck_assert_uint_eq(domsetup_missing(&st), BIT(SHMEM) | BIT(CHANNEL_EL));
 }
 END_TEST
 
@@ -142,11 +216,28 @@ START_TEST(test_scan_foreign)
 	const char *bytes = "<domain><devices><shmem name='vnoise-d'><model type='ivshmem-plain'/>"
 			    "<size unit='bytes'>8388608</size></shmem></devices></domain>";
 	const char *nomodel = "<domain><devices><shmem name='vnoise-d'/></devices></domain>";
+	const char *bell_pty =
+	    "<domain><devices><channel type='unix'><source mode='bind'/>"
+	    "<target type='virtio' name='org.vnoise.0'/></channel>"
+	    "<channel type='pty'><target type='virtio' name=\"org.vnoise.bell.0\"/></channel>"
+	    "</devices></domain>";
+	const char *other_bell =
+	    "<domain><devices><channel type='unix'><target type='virtio' name='org.vnoise.bell.1'/>"
+	    "</channel><channel type='unix'><target type='virtio' name='x.org.vnoise.bell.0'/>"
+	    "</channel></devices></domain>";
 
 	ck_assert_int_eq(domsetup_scan(doorbell, "vnoise-d", &st), 0);
 	ck_assert(!st.shmem && st.shmem_foreign && !st.controller && st.vcpus == 0);
 	ck_assert_int_eq(domsetup_scan(pty, "vnoise-d", &st), 0);
 	ck_assert(!st.channel && st.channel_foreign);
+	ck_assert(!st.bell && !st.bell_foreign);
+	/* a bell that is not a unix socket: foreign, and org.vnoise.0 next to it still ours */
+	ck_assert_int_eq(domsetup_scan(bell_pty, "vnoise-d", &st), 0);
+	ck_assert(st.bell_foreign && !st.bell);
+	ck_assert(st.channel && !st.channel_foreign);
+	/* names that only look like the bell's are someone else's */
+	ck_assert_int_eq(domsetup_scan(other_bell, "vnoise-d", &st), 0);
+	ck_assert(!st.bell && !st.bell_foreign && !st.channel && !st.channel_foreign);
 	ck_assert_int_eq(domsetup_scan(bytes, "vnoise-d", &st), 0);
 	ck_assert(st.shmem && st.shmem_mib == 8);
 	ck_assert_int_eq(domsetup_scan(nomodel, "vnoise-d", &st), 0);
@@ -170,12 +261,27 @@ START_TEST(test_element)
 	snprintf(el, sizeof(el), "%.*s", (int)len, at);
 	ck_assert_ptr_nonnull(strstr(el, "name='org.vnoise.0'"));
 	ck_assert_ptr_null(strstr(el, "org.vnoise.test.0"));
+	ck_assert_ptr_null(strstr(el, "bell"));
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_BELL_EL, NULL, &at, &len), 0);
+	snprintf(el, sizeof(el), "%.*s", (int)len, at);
+	ck_assert(!strncmp(el, "<channel type='unix'>", 21));
+	ck_assert(len > 10 && !strcmp(el + len - 10, "</channel>"));
+	ck_assert_ptr_nonnull(strstr(el, "name='org.vnoise.bell.0'"));
+	ck_assert_ptr_nonnull(strstr(el, "port='3'"));
+	ck_assert_ptr_null(strstr(el, "name='org.vnoise.0'"));
+	/* a single element, as a detach step holds it, is found by its target name */
+	ck_assert_int_eq(domsetup_element(el, DOMSETUP_BELL_EL, NULL, &at, &len), 0);
+	ck_assert_ptr_eq(at, el);
+	ck_assert_int_eq(domsetup_element(el, DOMSETUP_CHANNEL_EL, NULL, &at, &len), -ENOENT);
+	ck_assert_int_eq(domsetup_element(old_xml, DOMSETUP_BELL_EL, NULL, &at, &len), -ENOENT);
+	ck_assert_int_eq(domsetup_element(old_xml, DOMSETUP_CHANNEL_EL, NULL, &at, &len), 0);
 	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_CONTROLLER, NULL, &at, &len), 0);
 	ck_assert(!strncmp(at, "<controller type='virtio-serial'", 32));
 	ck_assert_int_eq(domsetup_element(plain_xml, DOMSETUP_SHMEM, "vnoise-web1", &at, &len),
 			 -ENOENT);
 	ck_assert_int_eq(domsetup_element(plain_xml, DOMSETUP_CHANNEL_EL, NULL, &at, &len),
 			 -ENOENT);
+	ck_assert_int_eq(domsetup_element(plain_xml, DOMSETUP_BELL_EL, NULL, &at, &len), -ENOENT);
 }
 END_TEST
 
@@ -183,12 +289,34 @@ START_TEST(test_remove_restores)
 {
 	char out[sizeof(enabled_xml)];
 
-	ck_assert_int_eq(domsetup_remove(enabled_xml, "vnoise-web1", out, sizeof(out)), 2);
+	ck_assert_int_eq(domsetup_remove(enabled_xml, "vnoise-web1", out, sizeof(out)), 3);
 	ck_assert_str_eq(out, plain_xml);
 	/* removing again: nothing to remove, the document unchanged */
 	ck_assert_int_eq(domsetup_remove(plain_xml, "vnoise-web1", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, plain_xml);
 	ck_assert_int_eq(domsetup_remove(enabled_xml, "vnoise-web1", out, 100), -ENOSPC);
+	/* a domain enabled before the bell: its two devices */
+	ck_assert_int_eq(domsetup_remove(old_xml, "vnoise-web1", out, sizeof(out)), 2);
+	ck_assert_str_eq(out, plain_xml);
+}
+END_TEST
+
+/* The three elements in any document order (the bell first, the shmem between the channels). */
+START_TEST(test_remove_any_order)
+{
+	const char *xml =
+	    "<domain>\n<devices>\n"
+	    "  <channel type='unix'><target type='virtio' name='org.vnoise.bell.0'/></channel>\n"
+	    "  <disk/>\n"
+	    "  <shmem name='vnoise-d'><model type='ivshmem-plain'/></shmem>\n"
+	    "  <channel type='unix'><target type='virtio' name='org.vnoise.0'/></channel>\n"
+	    "  <memballoon/>\n"
+	    "</devices>\n</domain>\n";
+	char out[512];
+
+	ck_assert_int_eq(domsetup_remove(xml, "vnoise-d", out, sizeof(out)), 3);
+	ck_assert_str_eq(
+	    out, "<domain>\n<devices>\n  <disk/>\n  <memballoon/>\n</devices>\n</domain>\n");
 }
 END_TEST
 
@@ -213,6 +341,8 @@ START_TEST(test_truncated)
 		ck_assert(r == 0 ? at + len <= b + i : r == -ENOENT);
 		r = domsetup_element(b, DOMSETUP_CHANNEL_EL, NULL, &at, &len);
 		ck_assert(r == 0 ? at + len <= b + i : r == -ENOENT);
+		r = domsetup_element(b, DOMSETUP_BELL_EL, NULL, &at, &len);
+		ck_assert(r == 0 ? at + len <= b + i : r == -ENOENT);
 		free(b);
 	}
 }
@@ -231,10 +361,13 @@ int main(void)
 	tcase_add_test(tc, test_build_xml);
 	tcase_add_test(td, test_scan_plain);
 	tcase_add_test(td, test_scan_enabled_idempotent);
+	tcase_add_test(td, test_scan_old_enabled);
+	tcase_add_test(td, test_missing_controller);
 	tcase_add_test(td, test_scan_foreign);
 	tcase_add_test(td, test_element);
 	tcase_add_test(td, test_truncated);
 	tcase_add_test(tr, test_remove_restores);
+	tcase_add_test(tr, test_remove_any_order);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, td);
 	suite_add_tcase(s, tr);
