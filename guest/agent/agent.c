@@ -45,6 +45,7 @@
 #include "measure/params.h"
 #include "util/parse.h"
 #include "format/qga.h"
+#include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 #include "dtl.h"
 #include "util/monotime.h"
@@ -138,6 +139,12 @@ struct agent {
 	int clock_holds; /* atomic: the clock thread holds the responder lock */
 	struct clockresp *cr; /* the clock exchange (host area), driven by the clock thread */
 	bool passive; /* --passive: never measure; the responder sleeps instead of spinning */
+	/* the bell (protocol/dtl.h struct vn_dtl_bell): the worker thread's only, closed by tear_down */
+	int bell_fd; /* -1: not open */
+	uint64_t bell_retry_ns; /* next look for the port while it is closed */
+	bool bell_owed; /* a gap published since the last ring, or no ring yet in this host epoch */
+	uint64_t bell_epoch, bell_arm; /* the host epoch and arm_seq of the last ring */
+	uint64_t bell_rings; /* atomic */
 	uint8_t boot_id[16];
 	uint32_t ncpus;
 };
@@ -167,6 +174,7 @@ static int probe(void)
 
 	print_port("org.qemu.guest_agent.0");
 	print_port("org.vnoise.0");
+	print_port(VN_DTL_BELL_PORT);
 	if (guestdev_find_ivshmem(NULL, path, sizeof(path), &size)) {
 		printf("ivshmem: absent\n");
 		log_err("no ivshmem-plain device (PCI 1af4:1110) in this guest");
@@ -346,6 +354,8 @@ static void sink_sample(void *ctx, const struct vn_sample *s)
 
 	if (s->cpu >= ag->nrings || shmwriter_put_sample(ag->w, s->cpu, s))
 		ag->unplaced++;
+	else if (s->kind == VN_SAMPLE_GAP)
+		ag->bell_owed = true;
 }
 
 static void sink_event(void *ctx, const struct vn_event *e)
@@ -356,8 +366,77 @@ static void sink_event(void *ctx, const struct vn_event *e)
 		ag->unplaced++;
 }
 
+/* Open the bell's port (write-only, non-blocking): 0 or -errno; absent is quiet, other failures said once. */
+static int bell_open(struct agent *ag)
+{
+	static int said;
+	char path[256];
+	int fd;
+
+	if (guestdev_find_port(NULL, NULL, VN_DTL_BELL_PORT, path, sizeof(path)))
+		return -ENOENT;
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		if (!said++)
+			log_warn("agent: cannot open the bell %s (%s): %s; the host reads the "
+				 "channel on its own round",
+				 VN_DTL_BELL_PORT, path, strerror(err));
+		return -err;
+	}
+	ag->bell_fd = fd;
+	ag->bell_epoch = ag->bell_arm = 0;
+	log_info("agent: bell %s open (%s)", VN_DTL_BELL_PORT, path);
+	return 0;
+}
+
+/*
+ * After a drain that published: ring the bell once per arming of the host (struct vn_dtl_bell) if a gap
+ * was published since the last ring, or once per host epoch to say this agent rings. A port whose host end
+ * is not connected says EAGAIN: the ring stays owed. Cheap when there is nothing to say: two loads.
+ */
+static void bell_ring(struct agent *ag, uint64_t now)
+{
+	const struct vn_dtl_header *h;
+	uint64_t ep, arm;
+
+	if (ag->bell_fd < 0) {
+		if (now < ag->bell_retry_ns)
+			return;
+		ag->bell_retry_ns = now + PORT_RETRY_NS;
+		if (bell_open(ag))
+			return;
+	}
+	h = (const void *)((const char *)ag->shm + vn_dtl_area_offset(ag->shm_size));
+	ep = SHM_LOAD_ACQ(&h->host_epoch);
+	if (!ep)
+		return;
+	if (ep != ag->bell_epoch) { /* a new publisher: say once that this agent rings */
+		ag->bell_epoch = ep;
+		ag->bell_arm = 0;
+		ag->bell_owed = true;
+	}
+	arm = SHM_LOAD_ACQ(&h->bell.arm_seq);
+	if (!arm || arm == ag->bell_arm || !ag->bell_owed)
+		return;
+	if (write(ag->bell_fd, "\a", 1) == 1) {
+		ag->bell_arm = arm;
+		ag->bell_owed = false;
+		__atomic_add_fetch(&ag->bell_rings, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (errno == EAGAIN || errno == EINTR)
+		return; /* no host end, or its buffer is full: owed still */
+	log_warn("agent: the bell %s failed (%s): closed, looked for again in %llu s",
+		 VN_DTL_BELL_PORT, strerror(errno),
+		 (unsigned long long)(PORT_RETRY_NS / 1000000000ULL));
+	close(ag->bell_fd);
+	ag->bell_fd = -1;
+}
+
 /* After a drain: records that ended before drained_ns are all published (200 us for a sampler caught
- * between reading the clock and pushing its record). */
+ * between reading the clock and pushing its record); then the bell, if a gap is among them. */
 static void sink_tick(void *ctx, uint64_t drained_ns)
 {
 	struct agent *ag = ctx;
@@ -368,6 +447,7 @@ static void sink_tick(void *ctx, uint64_t drained_ns)
 		return;
 	for (r = 0; r < ag->nrings; r++)
 		shmwriter_set_horizon(ag->w, r, drained_ns - HORIZON_MARGIN_NS);
+	bell_ring(ag, drained_ns);
 }
 
 /* Lost before publishing: a sampler ring (that CPU's ring) or the BPF ring buffer (counted on ring 0). */
@@ -453,6 +533,7 @@ static void json_channel(struct agent *ag, struct json_writer *w)
 	json_kv_u64(w, "rings", ag->nrings);
 	json_kv_u64(w, "published", pub);
 	json_kv_u64(w, "clock_exchanges", __atomic_load_n(&ag->exchanges, __ATOMIC_RELAXED));
+	json_kv_u64(w, "bell_rings", __atomic_load_n(&ag->bell_rings, __ATOMIC_RELAXED));
 	json_kv_bool(w, "passive", ag->passive);
 	json_kv_bool(w, "clock_responder", __atomic_load_n(&ag->clock_holds, __ATOMIC_RELAXED));
 	json_kv_u64(w, "measure_runs", ag->runs);
@@ -961,6 +1042,8 @@ static void tear_down(struct agent *ag)
 		log_warn("agent: %" PRIu64 " records had no ring and were not published",
 			 ag->unplaced);
 	shmwriter_free(ag->w);
+	if (ag->bell_fd >= 0)
+		close(ag->bell_fd);
 	if (ag->shm)
 		munmap(ag->shm, ag->shm_size);
 	for (i = 0; i < 2; i++) {
@@ -984,6 +1067,7 @@ int agent_main(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	ag->ports[0] = (struct port){ .name = VNOISE_PORT, .fd = -1, .wanted = true };
+	ag->bell_fd = -1;
 	ag->ports[1] = (struct port){ .name = QGA_PORT, .fd = -1 };
 	if (argc == 2 && !strcmp(argv[1], "--probe")) {
 		free(ag);

@@ -42,6 +42,7 @@ struct dtl_writer {
 	uint32_t status_seq, req_seq_word; /* even: last values stored */
 	uint64_t req, req_send;
 	int req_pending;
+	uint64_t bell_seq; /* the last arm_seq stored (a new epoch starts again from 0) */
 	uint16_t bucket[DTLW_BUCKETS], lru_head, lru_tail;
 	struct dtlw_cause *c;
 	struct dtlw_vcpu *v;
@@ -401,6 +402,7 @@ static void area_repair(struct dtl_writer *w)
 	w->horizon = 0;
 	w->status_seq = w->req_seq_word = 0;
 	w->req_pending = 0;
+	w->bell_seq = 0;
 	w->damaged_ns = 0;
 	w->epoch++;
 	w->st.repairs++;
@@ -489,6 +491,13 @@ int dtlwriter_reply(struct dtl_writer *w, struct dtl_clock_reply *out)
 void dtlwriter_stats(const struct dtl_writer *w, struct dtlwriter_stats *out)
 {
 	*out = w->st;
+}
+
+uint64_t dtlwriter_bell_arm(struct dtl_writer *w)
+{
+	w->bell_seq++;
+	SHM_STORE_REL(&w->h->bell.arm_seq, w->bell_seq);
+	return w->bell_seq;
 }
 
 uint64_t dtlwriter_epoch(const struct dtl_writer *w)

@@ -74,6 +74,9 @@ void dtlwriter_request(struct dtl_writer *w, uint64_t host_send_ns, uint64_t *re
 int dtlwriter_reply(struct dtl_writer *w, struct dtl_clock_reply *out)
     __attribute__((warn_unused_result));
 
+/* Arm the bell (struct vn_dtl_bell): store arm_seq + 1 with release ordering; returns the new value. */
+uint64_t dtlwriter_bell_arm(struct dtl_writer *w);
+
 void dtlwriter_stats(const struct dtl_writer *w, struct dtlwriter_stats *out);
 uint64_t dtlwriter_epoch(const struct dtl_writer *w);
 
