@@ -6,7 +6,7 @@ PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
       libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
       busybox-static cpio libopenmpi-dev openmpi-bin
       libmicrohttpd-dev libpcap-dev libncurses-dev libsqlite3-dev sqlite3 libsnappy-dev libcurl4-openssl-dev
-      prometheus tshark curl iproute2
+      prometheus tshark curl iproute2 socat
       tmux chromium
       systemd man-db groff-base
       libglib2.0-0 libnuma1 liburing2 libudev1

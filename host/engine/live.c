@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@
 /* on the clock-exchange grid: every domain's channel exchanges once per grid point (dispatch trace log) */
 #define TICK_NS VN_SHM_CLOCK_GRID_NS
 #define GUEST_TICK_NS 5000000ULL /* --guest: read the channels and match this often (latency) */
+/* --guest, a bell rang: the round waits this long, so that the dispatch log's horizon (SCHEDLOG_REORDER_NS
+ * behind now) has passed the gap the guest just published and one round matches it */
+#define BELL_SETTLE_NS (SCHEDLOG_REORDER_NS + 500000ULL)
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
 #define MAX_SLOTS SCHEDLOG_MAX_SLOTS
@@ -104,6 +108,7 @@ struct mon {
 	struct procstat_irqnames *irqnames; /* host /proc/interrupts, read once */
 	struct taskclass *tc; /* DTL cause classes of host tasks (every domain's vCPU threads) */
 	uint64_t start_ns, period_start_ns;
+	uint64_t rounds; /* ticks run (the monitor's wake-ups) */
 	uint64_t backoff_ns, next_retry_ns;
 	bool lost_logged;
 	int wrerr; /* first record-file error */
@@ -458,6 +463,8 @@ static void chan_open(struct mon *mo, struct mdom *d, uint32_t i)
 		log_warn("domain %s: no dispatch trace log: %s", d->m.name, why);
 	else {
 		guestchan_set_tids(d->gc, d->m.tids, d->m.nvcpus);
+		if (mo->p->guest)
+			guestchan_set_bell(d->gc, d->m.bell);
 		log_info("domain %s: guest channel /dev/shm/%s%s", d->m.name, d->m.shmem,
 			 mo->p->guest ? "" : " (dispatch trace log)");
 	}
@@ -1013,6 +1020,20 @@ static void fill_dtl(struct mon *mo, struct hostview_info *in)
 		x->detail = g.detail == VN_DTL_DETAIL_TASK ? "task" : "class";
 		x->published = g.published;
 		x->dropped = g.dropped;
+		x->bell = NULL;
+		if (mo->p->guest) {
+			static const char *const bells[] = { [GUESTCHAN_BELL_NONE] = "none",
+							     [GUESTCHAN_BELL_UNCONNECTED] =
+								 "unconnected",
+							     [GUESTCHAN_BELL_SILENT] = "silent",
+							     [GUESTCHAN_BELL_HEARD] = "heard" };
+			struct guestchan_bell b;
+
+			guestchan_bell_info(mo->dom[i].gc, &b);
+			x->bell = b.state <= GUESTCHAN_BELL_HEARD ? bells[b.state] : "?";
+			x->bell_rings = b.rings;
+			x->bell_arms = b.arms;
+		}
 		n++;
 	}
 	in->dtl = mo->dtl;
@@ -1036,6 +1057,7 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 	in->events_dropped = session_events_dropped(mo->s);
 	in->reconnects = session_reconnects(mo->s);
 	fill_dtl(mo, in);
+	in->rounds = mo->rounds;
 	{
 		struct rusage ru;
 
@@ -1085,13 +1107,20 @@ static int stats_text(const struct hostview_info *in, uint64_t t, char *buf, siz
 		bufout_put(&o, "dtl.%d=%s %s %" PRIu64 " %" PRIu64 " %s\n", i, in->dtl[i].state,
 			   in->dtl[i].detail, in->dtl[i].published, in->dtl[i].dropped,
 			   in->dtl[i].name);
+	/* bell.K=STATE RINGS ARMS NAME: --guest, the domains' bells; rounds=N: the monitor's wake-ups */
+	for (int i = 0; i < in->ndtl; i++)
+		if (in->dtl[i].bell)
+			bufout_put(&o, "bell.%d=%s %" PRIu64 " %" PRIu64 " %s\n", i,
+				   in->dtl[i].bell, in->dtl[i].bell_rings, in->dtl[i].bell_arms,
+				   in->dtl[i].name);
+	bufout_put(&o, "rounds=%" PRIu64 "\n", in->rounds);
 	return bufout_result(&o);
 }
 
 static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 {
 	struct hostview_info in;
-	char buf[1536 + VN_HOST_MAX_DOMAINS * 180];
+	char buf[1536 + VN_HOST_MAX_DOMAINS * 360];
 	int n;
 
 	fill_info(mo, &in, mo->start_ns, t);
@@ -1397,32 +1426,115 @@ static void tick(struct mon *mo, uint64_t t, bool full)
 				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
 }
 
-/* Tick until a signal or the end of --duration; a period ends on its grid (records, stats, top's view). */
+/*
+ * --guest: whether the monitor may sleep to the next grid point instead of the short round: every channel is
+ * idle or has its bell armed (guestchan_bell_arm). The armed bells' fds go into pfd (their domains in dom),
+ * *n of them.
+ */
+static bool bells_arm(struct mon *mo, uint64_t t, struct pollfd *pfd, int *dom, int *n)
+{
+	*n = 0;
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
+		int fd;
+
+		if (!mo->dom[i].gc)
+			continue;
+		fd = guestchan_bell_arm(mo->dom[i].gc, t);
+		if (fd == GUESTCHAN_BUSY)
+			return false;
+		if (fd >= 0) {
+			pfd[*n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			dom[(*n)++] = i;
+		}
+	}
+	return true;
+}
+
+/*
+ * Sleep until wake or until a bell of pfd rings (top: or a key). Returns 1 for q, 0 at wake or a ring
+ * (*rang), -1 for a signal.
+ */
+static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const int *dom, int n,
+		      bool *rang)
+{
+	int rc = 0;
+
+	*rang = false;
+	if (mo->tui) {
+		if (hosttui_wait(mo->tui, wake, pfd, n))
+			return 1; /* q */
+	} else if (n) {
+		uint64_t now = now_ns();
+		struct timespec ts = { 0, 0 };
+
+		if (wake > now) {
+			ts.tv_sec = (time_t)((wake - now) / 1000000000ULL);
+			ts.tv_nsec = (long)((wake - now) % 1000000000ULL);
+		}
+		for (int k = 0; k < n; k++)
+			pfd[k].revents = 0;
+		if (ppoll(pfd, (nfds_t)n, &ts, NULL) < 0)
+			rc = -1;
+	} else if (!sleep_until(wake)) {
+		return -1;
+	}
+	for (int k = 0; k < n; k++)
+		if (pfd[k].revents) {
+			guestchan_bell_heard(mo->dom[dom[k]].gc, pfd[k].revents, now_ns());
+			*rang = true;
+		}
+	if (!*rang && (rc < 0 || now_ns() < wake))
+		return -1; /* a signal (top: a key or a resize, redrawn already) */
+	return 0;
+}
+
+/*
+ * Tick until a signal or the end of --duration; a period ends on its grid (records, stats, top's view). With
+ * --guest the channels are read every GUEST_TICK_NS, or, while every agent rings its bell, on the TICK_NS grid
+ * and when a bell rings (never sooner than GUEST_TICK_NS after the last round: a guest ringing without pause
+ * costs what the short round costs).
+ */
 static void run_loop(struct mon *mo)
 {
 	const struct host_params *p = mo->p;
-	uint64_t tick_ns = p->guest ? GUEST_TICK_NS : TICK_NS;
 	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
 	uint64_t next_period = mo->start_ns + mo->period_ns, last_show = mo->start_ns, t, wake;
-	uint64_t next_full = 0;
+	uint64_t next_full = 0, last_tick = 0;
+	struct pollfd pfd[VN_HOST_MAX_DOMAINS];
+	int pdom[VN_HOST_MAX_DOMAINS], nb = 0, w;
+	bool rang;
 
 	while (!g_stop) {
+		uint64_t tick_ns = TICK_NS;
+
 		t = now_ns();
+		if (p->guest && !bells_arm(mo, t, pfd, pdom, &nb)) {
+			tick_ns = GUEST_TICK_NS;
+			nb = 0;
+		}
 		wake = (t / tick_ns + 1) *
 		       tick_ns; /* on a grid: clock exchanges go out on the 50 ms grid */
 		if (wake > next_period)
 			wake = next_period;
 		if (end_ns && wake > end_ns)
 			wake = end_ns;
-		if (mo->tui && wake > t) {
-			if (hosttui_wait(mo->tui, wake))
+		if (wake > t) {
+			w = wait_until(mo, wake, pfd, pdom, nb, &rang);
+			if (w > 0)
 				break; /* q */
-			if (now_ns() < wake)
+			if (w < 0)
 				continue; /* a signal */
-		} else if (wake > t && !sleep_until(wake)) {
-			continue;
+			if (rang) { /* the dispatch log's horizon past the gap, no sooner than the round */
+				uint64_t at = now_ns() + BELL_SETTLE_NS;
+
+				if (at < last_tick + GUEST_TICK_NS)
+					at = last_tick + GUEST_TICK_NS;
+				if (!sleep_until(at))
+					continue;
+			}
 		}
-		t = now_ns();
+		t = last_tick = now_ns();
+		mo->rounds++;
 		tick(mo, t, t >= next_full || t >= next_period || (end_ns && t >= end_ns));
 		if (t >= next_full)
 			next_full = (t / TICK_NS + 1) * TICK_NS;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <libvirt/libvirt-qemu.h>
+#include "dtl.h"
 #include "util/log.h"
 #include "util/parse.h"
 #include "libvirt/session.h"
@@ -165,6 +166,8 @@ int vmap_map(virDomainPtr dom, bool use_qmp, struct vmap_dom *m, char *msg, size
 		snprintf(m->virt, sizeof(m->virt), "?");
 	if (virtxml_shmem(xml, m->shmem, sizeof(m->shmem), &m->shmem_size) < 0)
 		m->shmem[0] = 0;
+	if (virtxml_channel_path(xml, VN_DTL_BELL_PORT, m->bell, sizeof(m->bell)))
+		m->bell[0] = 0;
 	if (virtxml_taps(xml, m->taps, sizeof(m->taps)) < 0)
 		log_warn("domain %s: tap list too long, truncated", name);
 	free(xml);

@@ -37,6 +37,8 @@ struct vmap_dom {
 	char shmem[128]; /* "" if none */
 	uint64_t shmem_size;
 	char taps[256]; /* comma-separated, "" if none */
+	char bell
+	    [108]; /* host socket of the bell port org.vnoise.bell.0 (protocol/dtl.h), "" if none */
 	const char *tid_source; /* "thread-names" or "qmp" */
 };
 

@@ -38,7 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,6 +137,13 @@ struct guestchan {
 	uint64_t link_check_ns; /* next look at the region file's link count */
 	bool unlinked; /* the region file was removed (said once) */
 	uint64_t match_now; /* host time of the current match_process() call */
+	/* the bell (protocol/dtl.h struct vn_dtl_bell), --guest only */
+	char bell_path[108]; /* the host socket of org.vnoise.bell.0; "" none */
+	int bell_fd; /* -1: not connected */
+	uint64_t bell_retry_ns; /* next connect attempt */
+	bool bell_heard; /* the agent rang on this connection, this agent epoch: it rings */
+	bool bell_armed; /* armed and not rung since */
+	uint64_t bell_rings, bell_arms, bell_bytes;
 	struct gvcpu *v;
 };
 
@@ -296,6 +306,7 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 	if (!gc)
 		goto nomem;
 	gc->fd = -1;
+	gc->bell_fd = -1;
 	gc->dom = dom;
 	gc->nvcpus = nvcpus;
 	gc->o = *o;
@@ -330,6 +341,8 @@ void guestchan_close(struct guestchan *gc)
 	if (!gc)
 		return;
 	shmreader_detach(gc->rd);
+	if (gc->bell_fd >= 0)
+		close(gc->bell_fd);
 	dtlpub_free(gc->pub);
 	if (gc->base)
 		munmap(gc->base, gc->size);
@@ -482,6 +495,135 @@ void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out)
 	out->published = gc->dtl_published + st.w.entries;
 	out->dropped = gc->dtl_dropped + st.w.dropped;
 	out->aggs = gc->dtl_aggs + st.aggs;
+}
+
+/* ---- the bell ---- */
+
+#define BELL_RETRY_NS \
+	1000000000ULL /* a bell socket that cannot be connected: tried again this often */
+#define BELL_READ_MAX \
+	64u /* reads per wake-up: a guest writing without pause cannot hold the host */
+
+static bool clocksync_state_valid(const struct guestchan *gc);
+
+void guestchan_set_bell(struct guestchan *gc, const char *sock_path)
+{
+	if (gc->bell_fd >= 0)
+		close(gc->bell_fd);
+	gc->bell_fd = -1;
+	gc->bell_heard = gc->bell_armed = false;
+	gc->bell_retry_ns = 0;
+	snprintf(gc->bell_path, sizeof(gc->bell_path), "%s", sock_path ? sock_path : "");
+}
+
+static void bell_close(struct guestchan *gc, uint64_t now, const char *why)
+{
+	log_info("guest channel %s: bell %s: %s; reading the channel every round", gc->path,
+		 gc->bell_path, why);
+	close(gc->bell_fd);
+	gc->bell_fd = -1;
+	gc->bell_heard = gc->bell_armed = false;
+	gc->bell_retry_ns = now + BELL_RETRY_NS;
+}
+
+/* Connect to the bell's socket (QEMU listens on it): 0, or -errno (tried again BELL_RETRY_NS later). */
+static int bell_connect(struct guestchan *gc, uint64_t now)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	gc->bell_retry_ns = now + BELL_RETRY_NS;
+	if (strlen(gc->bell_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, gc->bell_path, strlen(gc->bell_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		close(fd);
+		log_debug("guest channel %s: bell %s: %s", gc->path, gc->bell_path, strerror(err));
+		return -err;
+	}
+	gc->bell_fd = fd;
+	gc->bell_heard = gc->bell_armed = false;
+	log_debug("guest channel %s: bell %s connected", gc->path, gc->bell_path);
+	return 0;
+}
+
+/* Read and discard what the guest wrote (at most BELL_READ_MAX reads). 1: it rang, 0: nothing, -1: closed. */
+static int bell_drain(struct guestchan *gc, uint64_t now)
+{
+	char buf[256];
+	int rang = 0;
+
+	for (unsigned i = 0; i < BELL_READ_MAX; i++) {
+		ssize_t n = read(gc->bell_fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			gc->bell_bytes += (uint64_t)n;
+			rang = 1;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		bell_close(gc, now, n ? strerror(errno) : "closed by QEMU");
+		return -1;
+	}
+	if (rang) {
+		gc->bell_rings++;
+		gc->bell_armed = false;
+		if (!gc->bell_heard)
+			log_info("guest channel %s: the guest agent rings the bell: sleeping "
+				 "between its gaps",
+				 gc->path);
+		gc->bell_heard = true;
+	}
+	return rang;
+}
+
+void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now)
+{
+	if (gc->bell_fd < 0)
+		return;
+	if (revents & (POLLIN | POLLHUP | POLLERR))
+		(void)bell_drain(gc, now);
+	if (gc->bell_fd >= 0 && (revents & (POLLHUP | POLLERR | POLLNVAL)))
+		bell_close(gc, now, "hung up");
+}
+
+int guestchan_bell_arm(struct guestchan *gc, uint64_t now)
+{
+	struct vn_shm_status gs;
+
+	if (!gc->rd || shmreader_state(gc->rd) != SHMREADER_OK ||
+	    (!shmreader_status(gc->rd, &gs) && gs.agent_state != VN_SHM_AGENT_RUNNING))
+		return GUESTCHAN_IDLE; /* no agent publishing: nothing to match */
+	if (!gc->bell_path[0] || !gc->pub)
+		return GUESTCHAN_BUSY; /* no bell, or not this host's to arm */
+	if (gc->bell_fd < 0 && (now < gc->bell_retry_ns || bell_connect(gc, now)))
+		return GUESTCHAN_BUSY;
+	if (bell_drain(gc, now) < 0)
+		return GUESTCHAN_BUSY;
+	if (!gc->bell_armed) {
+		dtlwriter_bell_arm(dtlpub_writer(gc->pub));
+		gc->bell_arms++;
+		gc->bell_armed = true;
+	}
+	if (!gc->bell_heard || !clocksync_state_valid(gc) || match_gaps_waiting(gc->m))
+		return GUESTCHAN_BUSY; /* armed for the agent's first ring, or gaps wait */
+	return gc->bell_fd;
+}
+
+void guestchan_bell_info(const struct guestchan *gc, struct guestchan_bell *out)
+{
+	out->state = !gc->bell_path[0] ? GUESTCHAN_BELL_NONE
+		     : gc->bell_fd < 0 ? GUESTCHAN_BELL_UNCONNECTED
+		     : gc->bell_heard  ? GUESTCHAN_BELL_HEARD
+				       : GUESTCHAN_BELL_SILENT;
+	out->rings = gc->bell_rings;
+	out->arms = gc->bell_arms;
 }
 
 /* ---- clock ---- */
@@ -723,6 +865,7 @@ static void follow_epoch(struct guestchan *gc)
 	gc->next_exchange_ns = 0;
 	gc->guest_h = 0;
 	gc->pending = 0;
+	gc->bell_heard = gc->bell_armed = false; /* the new agent says again that it rings */
 	for (uint32_t i = 0; i < gc->nvcpus; i++)
 		gc->v[i].last_end[0] = gc->v[i].last_end[1] = gc->v[i].g_end = gc->v[i].h_end = 0;
 	if (new_merge(gc))

@@ -94,6 +94,35 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 /* The domain's vCPU host thread ids (0: unknown), to keep clock exchanges off the answering vCPU's pCPU. */
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n);
 uint32_t guestchan_nvcpus(const struct guestchan *gc);
+/*
+ * The bell (protocol/dtl.h struct vn_dtl_bell, --guest only): the host socket of the domain's org.vnoise.bell.0
+ * port (NULL or "": none). The channel connects to it, arms the bell and reads the rings; nothing the guest
+ * writes there is trusted or kept.
+ */
+void guestchan_set_bell(struct guestchan *gc, const char *sock_path);
+#define GUESTCHAN_IDLE (-1) /* nothing to wait for (no agent publishing) */
+#define GUESTCHAN_BUSY (-2) /* the short round is needed */
+/*
+ * Before the monitor sleeps past its short round: the bell's fd to poll (armed: the agent rings after its next
+ * gap), GUESTCHAN_IDLE (no agent, or one that says it is not measuring), or GUESTCHAN_BUSY: gaps wait for a horizon, the clock is not aligned, there is no
+ * bell (or not this host's: another publisher), or the agent has not rung yet on this connection (armed
+ * meanwhile, for its first ring).
+ */
+int guestchan_bell_arm(struct guestchan *gc, uint64_t now);
+/* The bell's fd reported revents: read and discard the rings; a hang-up closes it (connected again later). */
+void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now);
+enum guestchan_bell_state {
+	GUESTCHAN_BELL_NONE = 0, /* the domain has no bell port */
+	GUESTCHAN_BELL_UNCONNECTED, /* its socket is not connected (retried every second) */
+	GUESTCHAN_BELL_SILENT, /* connected, the agent has not rung yet */
+	GUESTCHAN_BELL_HEARD, /* the agent rings: the monitor sleeps between gaps */
+};
+struct guestchan_bell {
+	enum guestchan_bell_state state;
+	uint64_t rings, arms; /* since the channel was opened */
+};
+void guestchan_bell_info(const struct guestchan *gc, struct guestchan_bell *out);
+
 /* The channel's DTL publisher: state and counters since the channel was opened. */
 void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out);
 

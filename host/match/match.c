@@ -914,6 +914,16 @@ void match_counters(const struct match *m, uint32_t vcpu, struct match_counters 
 	out->queued = v->gaps.n + v->evs.n + v->outs.n + v->runs.n;
 }
 
+uint64_t match_gaps_waiting(const struct match *m)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < m->nvcpus; i++)
+		if (m->v[i])
+			n += m->v[i]->gaps.n;
+	return n;
+}
+
 uint32_t match_nvcpus(const struct match *m)
 {
 	return m->nvcpus;

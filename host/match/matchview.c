@@ -571,6 +571,8 @@ static void json_head(struct hostview_ctx *c)
 	json_kv_str(c->w, "dispatch", c->in->dispatch);
 	json_kv_u64(c->w, "dispatch_dropped", c->in->schedlog_drops);
 	json_kv_u64(c->w, "self_cpu_ns", c->in->self_cpu_ns);
+	if (c->in->rounds)
+		json_kv_u64(c->w, "rounds", c->in->rounds);
 }
 
 static void json_domain(struct hostview_ctx *c, const struct hostagg_domain *d)

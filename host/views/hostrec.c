@@ -196,7 +196,41 @@ static bool parse_dtl(const char *val, size_t len, struct hostview_dtl *x)
 	return true;
 }
 
-/* dtl.K lines (STATS, END): the domains' DTL publishers at that time, for the views' "dtl" keys. */
+/* One "bell.K=STATE RINGS ARMS NAME" value onto the DTL entry of the same domain; false if malformed. */
+static bool parse_bell(struct replay *rp, const char *val, size_t len)
+{
+	static const char *const states[] = { "none", "unconnected", "silent", "heard" };
+	char line[256], state[16];
+	unsigned long long rings, arms;
+	int name_at = 0;
+
+	if (len >= sizeof(line))
+		return false;
+	memcpy(line, val, len);
+	line[len] = 0;
+	if (sscanf(line, "%15s %llu %llu %n", state, &rings, &arms, &name_at) != 3 || !name_at ||
+	    !line[name_at])
+		return false;
+	for (int i = 0; i < rp->in.ndtl; i++) {
+		struct hostview_dtl *x = &rp->dtl[i];
+
+		if (strcmp(x->name, line + name_at))
+			continue;
+		x->bell = "?";
+		for (size_t k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+			if (!strcmp(state, states[k]))
+				x->bell = states[k];
+		x->bell_rings = rings;
+		x->bell_arms = arms;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * dtl.K lines (STATS, END): the domains' DTL publishers at that time, for the views' "dtl" keys; then the
+ * bell.K lines of --guest (the "bell" keys).
+ */
 static void take_dtl(struct replay *rp, const struct recfile_chunk *ch)
 {
 	const char *pos = ch->payload, *end = (const char *)ch->payload + ch->len;
@@ -206,8 +240,14 @@ static void take_dtl(struct replay *rp, const struct recfile_chunk *ch)
 	rp->in.ndtl = 0;
 	while (recfile_kv_next(&pos, end, &kv) == 1 && rp->in.ndtl < (int)VN_HOST_MAX_DOMAINS)
 		if (kv.key_len > 4 && !memcmp(kv.key, "dtl.", 4) &&
-		    parse_dtl(kv.val, kv.val_len, &rp->dtl[rp->in.ndtl]))
+		    parse_dtl(kv.val, kv.val_len, &rp->dtl[rp->in.ndtl])) {
+			rp->dtl[rp->in.ndtl].bell = NULL;
 			rp->in.ndtl++;
+		}
+	pos = ch->payload;
+	while (recfile_kv_next(&pos, end, &kv) == 1)
+		if (kv.key_len > 5 && !memcmp(kv.key, "bell.", 5))
+			(void)parse_bell(rp, kv.val, kv.val_len);
 }
 
 /* STATS and END: the run's loss and overhead counters so far (the last one wins). */
@@ -228,6 +268,8 @@ static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
 		rp->in.events_dropped = v;
 	if (kv_u64(ch->payload, ch->len, "reconnects", &v))
 		rp->in.reconnects = (uint32_t)v;
+	if (kv_u64(ch->payload, ch->len, "rounds", &v))
+		rp->in.rounds = v;
 	if (kv_u64(ch->payload, ch->len, "bpf_events", &v))
 		rp->in.bpf_events = v;
 	if (kv_u64(ch->payload, ch->len, "bpf_run_ns", &v))

@@ -904,27 +904,39 @@ static int keys(struct hosttui *t)
 	return 0;
 }
 
-int hosttui_wait(struct hosttui *t, uint64_t wake)
+int hosttui_wait(struct hosttui *t, uint64_t wake, struct pollfd *extra, int n)
 {
+	struct pollfd pfd[1 + HOSTTUI_MAX_EXTRA];
+
 	if (!t)
 		return 0;
+	if (n > HOSTTUI_MAX_EXTRA)
+		n = HOSTTUI_MAX_EXTRA;
 	for (;;) {
-		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		uint64_t now = now_ns();
 		int rc;
 
 		if (now >= wake)
 			return 0;
-		rc = poll(&pfd, 1, (int)((wake - now + 999999) / 1000000));
+		pfd[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		for (int k = 0; k < n; k++)
+			pfd[1 + k] =
+			    (struct pollfd){ .fd = extra[k].fd, .events = extra[k].events };
+		rc = poll(pfd, (nfds_t)(1 + n), (int)((wake - now + 999999) / 1000000));
 		if (rc < 0) {
 			/* a signal: SIGWINCH leaves a KEY_RESIZE; SIGINT/SIGTERM are the engine's */
 			if (errno == EINTR)
 				return keys(t);
 			return 0;
 		}
-		if (rc > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		if (rc > 0 && (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL)))
 			return 1; /* the terminal is gone */
-		if (rc > 0 && keys(t))
+		if (rc > 0 && pfd[0].revents && keys(t))
 			return 1;
+		for (int k = 0; k < n; k++)
+			extra[k].revents = pfd[1 + k].revents;
+		for (int k = 0; k < n; k++)
+			if (extra[k].revents)
+				return 0;
 	}
 }

@@ -15,10 +15,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include "engine/hostagg.h"
 #include "engine/hostparams.h"
 #include "views/hostview.h"
+
+#define HOSTTUI_MAX_EXTRA ((int)VN_HOST_MAX_DOMAINS) /* fds hosttui_wait also waits on */
 
 #define HOSTTUI_HISTORY 60 /* periods in each row's sparkline */
 
@@ -35,9 +38,10 @@ struct hosttui *hosttui_open(const struct host_params *p, char *err, size_t errl
  * (in->start_ns..end_ns is the period). Keeps what the history and the detail pane need, and redraws. */
 void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostview_info *in);
 
-/* Wait until wake (CLOCK_MONOTONIC ns), handling keys and SIGWINCH meanwhile (redraws at once). Returns 1
- * when the user quit (q), 0 at wake or when a signal interrupted the wait. */
-int hosttui_wait(struct hosttui *t, uint64_t wake);
+/* Wait until wake (CLOCK_MONOTONIC ns), handling keys and SIGWINCH meanwhile (redraws at once), or until one
+ * of the n fds of extra is ready (their revents set; the engine's bells). Returns 1 when the user quit (q),
+ * 0 at wake, when an extra fd is ready or when a signal interrupted the wait. */
+int hosttui_wait(struct hosttui *t, uint64_t wake, struct pollfd *extra, int n);
 
 /* The period the user chose with the keys (ns; the --period given until then). The engine applies it from
  * the next period. */

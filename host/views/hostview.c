@@ -329,6 +329,14 @@ void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
 		json_kv_u64(w, "published", x->published);
 		json_kv_u64(w, "dropped", x->dropped);
 		json_obj_end(w);
+		if (x->bell) {
+			json_key(w, "bell");
+			json_obj_begin(w);
+			json_kv_str(w, "state", x->bell);
+			json_kv_u64(w, "rings", x->bell_rings);
+			json_kv_u64(w, "arms", x->bell_arms);
+			json_obj_end(w);
+		}
 		return;
 	}
 }
@@ -579,6 +587,8 @@ static void json_head(struct hostview_ctx *c)
 	json_kv_u64(w, "lifecycle_events_dropped", c->in->events_dropped);
 	json_kv_u64(w, "reconnects", c->in->reconnects);
 	json_kv_u64(w, "self_cpu_ns", c->in->self_cpu_ns);
+	if (c->in->rounds)
+		json_kv_u64(w, "rounds", c->in->rounds);
 	json_kv_u64(w, "bad_records", c->a->bad_records);
 }
 

@@ -23,6 +23,9 @@ struct hostview_dtl {
 	const char *state; /* "on", "v1-agent", "other-publisher", "failed" */
 	const char *detail; /* "class" or "task" */
 	uint64_t published, dropped; /* entries, intervals not published */
+	/* --guest: the bell (JSON key "bell"; NULL: not shown): "none", "unconnected", "silent", "heard" */
+	const char *bell;
+	uint64_t bell_rings, bell_arms;
 };
 
 struct hostview_info {
@@ -42,6 +45,7 @@ struct hostview_info {
 	int flows_top; /* flows listed per domain and direction (--flows) */
 	uint64_t
 	    self_cpu_ns; /* vnoise-host's own CPU time (user + system, all threads; live only) */
+	uint64_t rounds; /* the monitor's rounds (wake-ups) so far (live only; 0: not shown) */
 	/* per-program BPF statistics (live only; nprogs 0 from a file) */
 	int nprogs;
 	const char (*prog_names)[40];

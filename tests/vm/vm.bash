@@ -33,10 +33,11 @@
 # Exported by vm_setup: VM_STATE_DIR, VM_GUEST_DIR (vmlinuz, initrd.img), VM_KREL (guest `uname -r`),
 # VM_STARTED_PIDS (daemons this setup started, "pid ..."). By vm_start, for the newest domain: VM_NAME,
 # VM_XML, VM_CONSOLE (serial console file), VM_AGENT_SOCK (org.qemu.guest_agent.0), VM_VNOISE_SOCK
-# (org.vnoise.0), VM_EXEC_SOCK (org.vnoise.test.0), VM_SHM_NAME, VM_SHM (/dev/shm/<name>, 4 MiB ivshmem),
-# VM_TAP, VM_GUEST_IP, VM_HOST_IP (with --net; else empty).
+# (org.vnoise.0), VM_BELL_SOCK (org.vnoise.bell.0; empty with VM_BELL=0), VM_EXEC_SOCK (org.vnoise.test.0),
+# VM_SHM_NAME, VM_SHM (/dev/shm/<name>, 4 MiB ivshmem), VM_TAP, VM_GUEST_IP, VM_HOST_IP (with --net; else
+# empty).
 # Knobs: VM_CMDLINE_EXTRA (kernel cmdline), VM_EXTRA_FILES / VM_EXTRA_MODULES (build-guest.sh), VM_MEM_MIB
-# (default 640), VM_VCPUS (default 2), VM_EXEC_TIMEOUT (vm_exec's default, 60 s), VM_GUEST_DIR (where the
+# (default 640), VM_VCPUS (default 2), VM_BELL=0 (no bell port: the host reads the channel every 5 ms), VM_EXEC_TIMEOUT (vm_exec's default, 60 s), VM_GUEST_DIR (where the
 # guest is built; default $TMP/guest), VM_NO_MAKE=1 (do not run make for the guest tools), VM_KEEP=1 (leave
 # the domain and files for debugging). Functions return non-zero with a message on stderr on failure.
 # The guest tools come from build/ (static, whatever BUILD the test uses): vm_setup runs make for them.
@@ -212,6 +213,14 @@ EOF
       <source mode='bind' path='$(_vm_xml_escape "$VM_EXEC_SOCK")'/>
       <target type='virtio' name='org.vnoise.test.0'/>
     </channel>
+EOF
+	[ -n "$VM_BELL_SOCK" ] && cat <<EOF
+    <channel type='unix'>
+      <source mode='bind' path='$(_vm_xml_escape "$VM_BELL_SOCK")'/>
+      <target type='virtio' name='org.vnoise.bell.0'/>
+    </channel>
+EOF
+	cat <<EOF
     <shmem name='$VM_SHM_NAME'>
       <model type='ivshmem-plain'/>
       <size unit='M'>4</size>
@@ -268,9 +277,11 @@ vm_start() {
 	VM_AGENT_SOCK=$dir/agent.sock
 	VM_VNOISE_SOCK=$dir/vnoise.sock
 	VM_EXEC_SOCK=$dir/exec.sock
+	VM_BELL_SOCK=
+	[ "${VM_BELL:-1}" = 0 ] || VM_BELL_SOCK=$dir/bell.sock
 	VM_SHM_NAME=vnoise-$VM_NAME
 	VM_SHM=/dev/shm/$VM_SHM_NAME
-	export VM_NAME VM_XML VM_CONSOLE VM_AGENT_SOCK VM_VNOISE_SOCK VM_EXEC_SOCK VM_SHM_NAME VM_SHM
+	export VM_NAME VM_XML VM_CONSOLE VM_AGENT_SOCK VM_VNOISE_SOCK VM_BELL_SOCK VM_EXEC_SOCK VM_SHM_NAME VM_SHM
 	if [ ${#VM_AGENT_SOCK} -ge 108 ]; then
 		_vm_log "socket path too long: $VM_AGENT_SOCK (shorten VM_STATE_DIR)"
 		return 1
