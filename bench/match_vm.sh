@@ -13,17 +13,28 @@
 #   - the daemon's CPU (self_cpu_ns): over the whole run (eBPF load and attach included) and in the steady
 #     state (from the end of the third period to the last);
 #   - the guest agent's CPU on vCPU 1 (its threads other than the sampler, from /proc in the guest);
+#   - the monitor's rounds a second and the bell (org.vnoise.bell.0: heard, its rings; none without one);
 #   - the floor under any 5 ms poll here: build/bench/tick_floor, an empty loop sleeping to the same 5 ms
 #     grid for 10 s in the same state (guest and hog running), after serve has ended.
-# Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS]   (root; default 20, at least 5)
+#   - plain `vnoise-host serve` (no --guest) for the same time right after, its steady CPU: what --guest adds.
+# Figures only, never pass/fail. Usage: bench/match_vm.sh [SECONDS [THRESHOLD]]   (root; default 20, at
+# least 5; THRESHOLD: the agent's -T, its default otherwise: under TCG the default sees ~6000 gaps a second,
+# a gap every round; -T 500us a few dozen, what the bell is for)
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib/vmbench.bash
 . "$(dirname "$0")/lib/vmbench.bash"
 vmbench_init match_vm 5 "$@"
+THR=${2:-}
+if [ -n "$THR" ] && ! [[ $THR =~ ^[0-9]+(ns|us|ms)$ ]]; then
+	echo "usage: bench/match_vm.sh [SECONDS [THRESHOLD, e.g. 500us]]" >&2
+	exit 2
+fi
+TARGS=()
+[ -n "$THR" ] && TARGS=(-T "$THR")
 VG=$BUILD/vnoise-guest
 echo "# match_vm: vnoise-host serve --guest --json -p 1s on a 2-vCPU TCG guest running" \
-	"vnoise-guest agent --cpus 0, $SECS s per run"
-echo "# reproduce: make && sudo bench/match_vm.sh $SECS"
+	"vnoise-guest agent --cpus 0${THR:+ -T $THR}, $SECS s per run"
+echo "# reproduce: make && sudo bench/match_vm.sh $SECS${THR:+ $THR}"
 vmbench_need_root match_vm
 tmp=$(mktemp -d /tmp/vnoise-match-vm.XXXXXX)
 HOG=''
@@ -36,7 +47,8 @@ trap cleanup EXIT
 export VM_GUEST_DIR=$tmp/guest
 . "$ROOT/tests/vm/vm.bash"
 vm_setup >/dev/null || exit 1
-vm_start_agent --cpus 0 --duration $((2 * SECS + 60))s -- --pin0 0 --pin 1:1 >/dev/null || exit 1
+vm_start_agent --cpus 0 "${TARGS[@]}" --duration $((4 * SECS + 60))s -- --pin0 0 --pin 1:1 >/dev/null ||
+	exit 1
 agent_cpu() { # guest agent CPU ticks (utime+stime, all threads but the sampler's)
 	vm_exec 'p=$(pidof vnoise-guest); t=0; for s in /proc/$p/task/*/stat; do
 		set -- $(sed "s/.*) //" $s); [ "${37}" = 0 ] && continue; t=$((t + ${12} + ${13})); done; echo $t'
@@ -60,6 +72,8 @@ summary='
 	"gaps matched \([$l[] | v0 | .gaps] | add) (>1 ms: \([$l[] | v0 | .big_gaps.matched] | add)/\([$l[] | v0 | .big_gaps.count] | add) to host time); " +
 	"vnoise-host CPU \(pct($e.self_cpu_ns / ($e.end_ns - $l[0].start_ns)))% whole run, " +
 	"\(if $steady then pct($steady) else "-" end)% steady; " +
+	"rounds \(if $e.rounds then ($e.rounds / (($e.end_ns - $l[0].start_ns) / 1e9) | floor) else "-" end)/s, " +
+	"bell \($d.bell.state // "-") (\($d.bell.rings // 0) rings); " +
 	"guest agent (clock, drain, QGA threads) \($tk / $secs) % of vCPU 1\n" +
 	"\($mode): latency max per second (ms): \([$l[] | v0 | ms(.latency.max_ns)] | map(tostring) | join(" "))"'
 for mode in idle hog; do
@@ -75,6 +89,15 @@ for mode in idle hog; do
 	[ -s "$tmp/$mode.json" ] || { echo "match_vm: serve printed nothing:"; tail -3 "$tmp/$mode.err"; exit 1; }
 	jq -rs --arg mode "$mode" --argjson secs "$SECS" --argjson tk "$((${a1:-0} - ${a0:-0}))" "$summary" \
 		"$tmp/$mode.json"
+	"$VH" serve -D "$VM_NAME" -p 1s -d "${SECS}s" --json >"$tmp/$mode.plain.json" 2>"$tmp/$mode.plain.err" ||
+		{ echo "match_vm: plain serve failed:"; tail -3 "$tmp/$mode.plain.err"; exit 1; }
+	jq -rs --arg mode "$mode" --slurpfile g <(jq -s . "$tmp/$mode.json") '
+		def steady(l): (l | length) as $n | if $n > 3 then
+			(l[$n - 1].self_cpu_ns - l[2].self_cpu_ns) / (l[$n - 1].end_ns - l[2].end_ns) else null end;
+		steady(.) as $p | steady($g[0]) as $q |
+		if $p and $q then "\($mode): plain serve (no --guest) \($p * 10000 | floor / 100)% steady; " +
+			"--guest adds \(($q - $p) * 10000 | floor / 100) points" else "\($mode): plain serve: too short" end' \
+		"$tmp/$mode.plain.json"
 	echo "$mode: the floor, an empty 5 ms sleep loop (tick_floor 10 5):" \
 		"$("$BUILD/bench/tick_floor" 10 5 | sed -n 's/^period *5.0 ms: //p')"
 done

@@ -48,6 +48,11 @@
 /* --guest, a bell rang: the round waits this long, so that the dispatch log's horizon (SCHEDLOG_REORDER_NS
  * behind now) has passed the gap the guest just published and one round matches it */
 #define BELL_SETTLE_NS (SCHEDLOG_REORDER_NS + 500000ULL)
+/* BELL_HOT_RINGS rings within BELL_HOT_RINGS x BELL_HOT_NS: the guest's gaps come faster than a wake-up per
+ * ring pays for (two wake-ups: the ring, the settle); the short round, bells unarmed, for BELL_HOT_HOLD_NS */
+#define BELL_HOT_RINGS 8u
+#define BELL_HOT_NS 10000000ULL
+#define BELL_HOT_HOLD_NS 200000000ULL
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
 #define MAX_SLOTS SCHEDLOG_MAX_SLOTS
@@ -1427,27 +1432,29 @@ static void tick(struct mon *mo, uint64_t t, bool full)
 }
 
 /*
- * --guest: whether the monitor may sleep to the next grid point instead of the short round: every channel is
- * idle or has its bell armed (guestchan_bell_arm). The armed bells' fds go into pfd (their domains in dom),
- * *n of them.
+ * --guest: whether the monitor may sleep to the next grid point instead of the short round: arm is true and
+ * every channel is idle or has its bell armed (guestchan_bell_arm). The armed bells' fds go into pfd (their
+ * domains in dom), *n of them. arm false: the bells are only read out (the short round).
  */
-static bool bells_arm(struct mon *mo, uint64_t t, struct pollfd *pfd, int *dom, int *n)
+static bool bells_arm(struct mon *mo, uint64_t t, bool arm, struct pollfd *pfd, int *dom, int *n)
 {
+	bool ok = arm;
+
 	*n = 0;
 	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		int fd;
 
 		if (!mo->dom[i].gc)
 			continue;
-		fd = guestchan_bell_arm(mo->dom[i].gc, t);
+		fd = guestchan_bell_arm(mo->dom[i].gc, t, arm);
 		if (fd == GUESTCHAN_BUSY)
-			return false;
+			ok = arm = false; /* the others are only read out */
 		if (fd >= 0) {
 			pfd[*n] = (struct pollfd){ .fd = fd, .events = POLLIN };
 			dom[(*n)++] = i;
 		}
 	}
-	return true;
+	return ok;
 }
 
 /*
@@ -1491,15 +1498,17 @@ static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const i
 /*
  * Tick until a signal or the end of --duration; a period ends on its grid (records, stats, top's view). With
  * --guest the channels are read every GUEST_TICK_NS, or, while every agent rings its bell, on the TICK_NS grid
- * and when a bell rings (never sooner than GUEST_TICK_NS after the last round: a guest ringing without pause
- * costs what the short round costs).
+ * and when a bell rings (never sooner than GUEST_TICK_NS after the last round, and for BELL_HOT_HOLD_NS on the
+ * short round once the rings come faster than one per BELL_HOT_NS: a guest with gaps all the time costs what
+ * polling costs, one wake-up per short round).
  */
 static void run_loop(struct mon *mo)
 {
 	const struct host_params *p = mo->p;
 	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
 	uint64_t next_period = mo->start_ns + mo->period_ns, last_show = mo->start_ns, t, wake;
-	uint64_t next_full = 0, last_tick = 0;
+	uint64_t next_full = 0, last_tick = 0, hot_until = 0, rung[BELL_HOT_RINGS] = { 0 };
+	unsigned nrung = 0;
 	struct pollfd pfd[VN_HOST_MAX_DOMAINS];
 	int pdom[VN_HOST_MAX_DOMAINS], nb = 0, w;
 	bool rang;
@@ -1508,7 +1517,7 @@ static void run_loop(struct mon *mo)
 		uint64_t tick_ns = TICK_NS;
 
 		t = now_ns();
-		if (p->guest && !bells_arm(mo, t, pfd, pdom, &nb)) {
+		if (p->guest && !bells_arm(mo, t, t >= hot_until, pfd, pdom, &nb)) {
 			tick_ns = GUEST_TICK_NS;
 			nb = 0;
 		}
@@ -1527,6 +1536,11 @@ static void run_loop(struct mon *mo)
 			if (rang) { /* the dispatch log's horizon past the gap, no sooner than the round */
 				uint64_t at = now_ns() + BELL_SETTLE_NS;
 
+				if (rung[nrung % BELL_HOT_RINGS] &&
+				    at <
+					rung[nrung % BELL_HOT_RINGS] + BELL_HOT_RINGS * BELL_HOT_NS)
+					hot_until = at + BELL_HOT_HOLD_NS;
+				rung[nrung++ % BELL_HOT_RINGS] = at;
 				if (at < last_tick + GUEST_TICK_NS)
 					at = last_tick + GUEST_TICK_NS;
 				if (!sleep_until(at))

@@ -593,7 +593,7 @@ void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now)
 		bell_close(gc, now, "hung up");
 }
 
-int guestchan_bell_arm(struct guestchan *gc, uint64_t now)
+int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm)
 {
 	struct vn_shm_status gs;
 
@@ -605,6 +605,8 @@ int guestchan_bell_arm(struct guestchan *gc, uint64_t now)
 	if (gc->bell_fd < 0 && (now < gc->bell_retry_ns || bell_connect(gc, now)))
 		return GUESTCHAN_BUSY;
 	if (bell_drain(gc, now) < 0)
+		return GUESTCHAN_BUSY;
+	if (!arm)
 		return GUESTCHAN_BUSY;
 	if (!gc->bell_armed) {
 		dtlwriter_bell_arm(dtlpub_writer(gc->pub));

@@ -175,7 +175,7 @@ for _ in $(seq 100); do
 	virsh -q -c "$URI" domstate "$VM_NAME" >/dev/null 2>&1 || break
 	sleep 0.2
 done
-rm -f "$VM_AGENT_SOCK" "$VM_VNOISE_SOCK" "$VM_EXEC_SOCK"
+rm -f "$VM_AGENT_SOCK" "$VM_VNOISE_SOCK" "$VM_EXEC_SOCK" ${VM_BELL_SOCK:+"$VM_BELL_SOCK"}
 virsh -q -c "$URI" create "$TMP/dom.xml" >"$TMP/virsh.out" 2>&1 || fail "create again: $(cat "$TMP/virsh.out")"
 qpid2=$(cat "/run/libvirt/qemu/$VM_NAME.pid")
 for _ in $(seq 100); do

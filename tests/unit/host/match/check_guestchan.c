@@ -409,25 +409,28 @@ START_TEST(test_bell)
 	pthread_t th;
 	int lfd = bell_listen(path, sizeof(path)), qfd, fd;
 
+	struct vn_shm_status st = { .agent_state = VN_SHM_AGENT_RUNNING, .guest_ncpus = 2 };
+
 	ck_assert_ptr_nonnull(w);
+	shmwriter_set_status(w, &st);
 	gc = chan(true);
 	ck_assert_int_eq(pthread_create(&th, NULL, responder, NULL), 0);
 	run_rounds(gc, 1500 * MS); /* attached, clock aligned */
 	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_NONE);
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_BUSY); /* no bell */
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY); /* no bell */
 	ck_assert_uint_eq(arm_seq(), 0);
 	guestchan_set_bell(gc, path);
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_BUSY); /* not heard yet */
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY); /* not heard yet */
 	qfd = accept(lfd, NULL, NULL);
 	ck_assert_int_ge(qfd, 0);
 	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_SILENT);
 	a = arm_seq();
 	ck_assert_uint_eq(a, 1);
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_BUSY);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
 	ck_assert_uint_eq(arm_seq(), a); /* armed already: not again */
 	/* the agent's first ring: heard; armed again; the fd to sleep on */
 	ck_assert_int_eq(write(qfd, "\a", 1), 1);
-	fd = guestchan_bell_arm(gc, mono());
+	fd = guestchan_bell_arm(gc, mono(), true);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
 	ck_assert_uint_eq(rings, 1);
@@ -443,21 +446,34 @@ START_TEST(test_bell)
 	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
 	ck_assert_uint_eq(rings, 2);
 	guestchan_tick(gc, mono(), t - 10 * MS);
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_BUSY);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
 	ck_assert_uint_eq(arm_seq(), a + 2); /* armed for the next gap meanwhile */
 	guestchan_tick(gc, mono(), mono());
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), fd);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), fd);
 	/* a guest writing without pause: one ring per read-out, the rest discarded */
 	memset(flood, 'x', sizeof(flood));
 	ck_assert_int_eq(write(qfd, flood, sizeof(flood)), (int)sizeof(flood));
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), fd);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), fd);
 	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
 	ck_assert_uint_eq(rings, 3);
+	/* the monitor on its short round (rings coming fast): read out, not armed again */
+	a = arm_seq();
+	ck_assert_int_eq(write(qfd, "\a", 1), 1);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), false), GUESTCHAN_BUSY);
+	ck_assert_uint_eq(arm_seq(), a);
+	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
+	ck_assert_uint_eq(rings, 4);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), fd);
+	ck_assert_uint_eq(arm_seq(), a + 1);
 	/* QEMU hangs up: closed, the short round, connected again later */
 	close(qfd);
 	guestchan_bell_heard(gc, POLLIN | POLLHUP, mono());
 	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_UNCONNECTED);
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_BUSY);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
+	/* an agent that says it is not measuring: nothing to wait for */
+	st.agent_state = VN_SHM_AGENT_PAUSED;
+	shmwriter_set_status(w, &st);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_IDLE);
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
 	guestchan_close(gc);
@@ -467,7 +483,7 @@ START_TEST(test_bell)
 	gc = chan(true);
 	guestchan_set_bell(gc, path);
 	guestchan_tick(gc, mono(), mono());
-	ck_assert_int_eq(guestchan_bell_arm(gc, mono()), GUESTCHAN_IDLE);
+	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_IDLE);
 	guestchan_close(gc);
 	close(lfd);
 	unlink(path);
