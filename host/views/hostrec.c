@@ -170,6 +170,16 @@ static void take_self_tids(struct replay *rp, const struct recfile_chunk *ch)
 			rp->in.self_tids[rp->in.nself++] = (uint32_t)v;
 }
 
+/* A key's value as a string in line (cap bytes); false if it does not fit. */
+static bool kv_line(const char *val, size_t len, char *line, size_t cap)
+{
+	if (len >= cap)
+		return false;
+	memcpy(line, val, len);
+	line[len] = 0;
+	return true;
+}
+
 /* One "dtl.K=STATE DETAIL PUBLISHED DROPPED NAME" value into x; false if malformed. */
 static bool parse_dtl(const char *val, size_t len, struct hostview_dtl *x)
 {
@@ -178,10 +188,8 @@ static bool parse_dtl(const char *val, size_t len, struct hostview_dtl *x)
 	unsigned long long pub, drop;
 	int name_at = 0;
 
-	if (len >= sizeof(line))
+	if (!kv_line(val, len, line, sizeof(line)))
 		return false;
-	memcpy(line, val, len);
-	line[len] = 0;
 	if (sscanf(line, "%23s %7s %llu %llu %n", state, detail, &pub, &drop, &name_at) != 4 ||
 	    !name_at || !line[name_at])
 		return false;
@@ -204,10 +212,8 @@ static bool parse_bell(struct replay *rp, const char *val, size_t len)
 	unsigned long long rings, arms;
 	int name_at = 0;
 
-	if (len >= sizeof(line))
+	if (!kv_line(val, len, line, sizeof(line)))
 		return false;
-	memcpy(line, val, len);
-	line[len] = 0;
 	if (sscanf(line, "%15s %llu %llu %n", state, &rings, &arms, &name_at) != 3 || !name_at ||
 	    !line[name_at])
 		return false;

@@ -108,19 +108,22 @@ inactive "$D" | cmp -s - "$TMP/enabled.xml" || fail "enabling twice changed the 
 ok "enable --config adds the shmem, the channel and the bell; enabling twice changes nothing"
 
 expect_err 8 "already has <shmem name='vnoise-$D'> of 4 MiB, not 16" "$VH" enable -D "$D" --config --size 16
+# conflict NAME DEVICE_XML MESSAGE WHAT: a domain NAME defined with DEVICE_XML refuses enable with exit 8 and
+# MESSAGE, and is left as it was
+conflict() {
+	define_plain "$1" "$2"
+	inactive "$1" >"$TMP/$1.xml"
+	expect_err 8 "$3" "$VH" enable -D "$1" --config
+	inactive "$1" | cmp -s - "$TMP/$1.xml" || fail "a conflicting enable ($4) changed the domain"
+	ok "$4: exit 8, domain unchanged"
+}
 D2=vnoise-test-$$-$RANDOM
-define_plain "$D2" "    <shmem name='vnoise-$D2'><model type='ivshmem-doorbell'/><server path='/run/vnoise-x.sock'/></shmem>"
-inactive "$D2" >"$TMP/d2.xml"
-expect_err 8 "not ivshmem-plain" "$VH" enable -D "$D2" --config
-inactive "$D2" | cmp -s - "$TMP/d2.xml" || fail "a conflicting enable changed the domain"
-ok "a different <shmem> of the same name: exit 8, domain unchanged"
+conflict "$D2" "    <shmem name='vnoise-$D2'><model type='ivshmem-doorbell'/><server path='/run/vnoise-x.sock'/></shmem>" \
+	"not ivshmem-plain" "a different <shmem> of the same name"
 # A bell that is not a unix socket: a conflict too, nothing added (not even the shmem).
 D7=vnoise-test-$$-$RANDOM
-define_plain "$D7" "    <channel type='pty'><target type='virtio' name='$BELL'/></channel>"
-inactive "$D7" >"$TMP/d7.xml"
-expect_err 8 "already has a channel $BELL that is not a unix socket" "$VH" enable -D "$D7" --config
-inactive "$D7" | cmp -s - "$TMP/d7.xml" || fail "a conflicting enable (bell) changed the domain"
-ok "a $BELL channel that is not a unix socket: exit 8, domain unchanged"
+conflict "$D7" "    <channel type='pty'><target type='virtio' name='$BELL'/></channel>" \
+	"already has a channel $BELL that is not a unix socket" "a $BELL channel that is not a unix socket"
 
 # ---- the guest sees the devices ----
 VM_NAME=$D VM_EXEC_SOCK=$VM_STATE_DIR/vm-$D/exec.sock VM_CONSOLE=$VM_STATE_DIR/vm-$D/console.log

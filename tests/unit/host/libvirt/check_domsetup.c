@@ -43,50 +43,41 @@ static const char plain_xml[] = DOMAIN_HEAD "    <shmem name='other'>\n"
 					    "  </devices>\n"
 					    "</domain>\n";
 
+/* What follows our channels in the enabled domains below: another shmem, ours, the rest. */
+#define ENABLED_TAIL                                                                          \
+	"    <shmem name='other'>\n"                                                          \
+	"      <model type='ivshmem-plain'/>\n"                                               \
+	"      <size unit='M'>8</size>\n"                                                     \
+	"    </shmem>\n"                                                                      \
+	"    <shmem name='vnoise-web1'>\n"                                                    \
+	"      <model type='ivshmem-plain'/>\n"                                               \
+	"      <size unit='M'>16</size>\n"                                                    \
+	"      <address type='pci' domain='0x0000' bus='0x03' slot='0x01' function='0x0'/>\n" \
+	"    </shmem>\n"                                                                      \
+	"    <memballoon model='none'/>\n"                                                    \
+	"  </devices>\n"                                                                      \
+	"</domain>\n"
+
 /* The same domain after enable (libvirt's formatting, addresses assigned). */
-static const char enabled_xml[] = DOMAIN_HEAD
-    "    <channel type='unix'>\n"
-    "      <source mode='bind'/>\n"
-    "      <target type='virtio' name='org.vnoise.0'/>\n"
-    "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
-    "    </channel>\n"
-    "    <channel type='unix'>\n"
-    "      <source mode='bind'/>\n"
-    "      <target type='virtio' name='org.vnoise.bell.0'/>\n"
-    "      <address type='virtio-serial' controller='0' bus='0' port='3'/>\n"
-    "    </channel>\n"
-    "    <shmem name='other'>\n"
-    "      <model type='ivshmem-plain'/>\n"
-    "      <size unit='M'>8</size>\n"
-    "    </shmem>\n"
-    "    <shmem name='vnoise-web1'>\n"
-    "      <model type='ivshmem-plain'/>\n"
-    "      <size unit='M'>16</size>\n"
-    "      <address type='pci' domain='0x0000' bus='0x03' slot='0x01' function='0x0'/>\n"
-    "    </shmem>\n"
-    "    <memballoon model='none'/>\n"
-    "  </devices>\n"
-    "</domain>\n";
+static const char enabled_xml[] =
+    DOMAIN_HEAD "    <channel type='unix'>\n"
+		"      <source mode='bind'/>\n"
+		"      <target type='virtio' name='org.vnoise.0'/>\n"
+		"      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
+		"    </channel>\n"
+		"    <channel type='unix'>\n"
+		"      <source mode='bind'/>\n"
+		"      <target type='virtio' name='org.vnoise.bell.0'/>\n"
+		"      <address type='virtio-serial' controller='0' bus='0' port='3'/>\n"
+		"    </channel>\n" ENABLED_TAIL;
 
 /* The same domain enabled by a vnoise before the bell: our shmem and org.vnoise.0 only. */
-static const char old_xml[] = DOMAIN_HEAD
-    "    <channel type='unix'>\n"
-    "      <source mode='bind'/>\n"
-    "      <target type='virtio' name='org.vnoise.0'/>\n"
-    "      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
-    "    </channel>\n"
-    "    <shmem name='other'>\n"
-    "      <model type='ivshmem-plain'/>\n"
-    "      <size unit='M'>8</size>\n"
-    "    </shmem>\n"
-    "    <shmem name='vnoise-web1'>\n"
-    "      <model type='ivshmem-plain'/>\n"
-    "      <size unit='M'>16</size>\n"
-    "      <address type='pci' domain='0x0000' bus='0x03' slot='0x01' function='0x0'/>\n"
-    "    </shmem>\n"
-    "    <memballoon model='none'/>\n"
-    "  </devices>\n"
-    "</domain>\n";
+static const char old_xml[] =
+    DOMAIN_HEAD "    <channel type='unix'>\n"
+		"      <source mode='bind'/>\n"
+		"      <target type='virtio' name='org.vnoise.0'/>\n"
+		"      <address type='virtio-serial' controller='0' bus='0' port='2'/>\n"
+		"    </channel>\n" ENABLED_TAIL;
 
 #define BIT(k) DOMSETUP_BIT(DOMSETUP_##k)
 
