@@ -604,18 +604,17 @@ int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm)
 		return GUESTCHAN_BUSY; /* no bell, or not this host's to arm */
 	if (gc->bell_fd < 0 && (now < gc->bell_retry_ns || bell_connect(gc, now)))
 		return GUESTCHAN_BUSY;
-	if (bell_drain(gc, now) < 0)
+	if (gc->bell_armed && bell_drain(gc, now) < 0) /* unarmed, an agent does not ring */
 		return GUESTCHAN_BUSY;
-	if (!arm)
-		return GUESTCHAN_BUSY;
+	if (gc->bell_heard && (!arm || !clocksync_state_valid(gc) || match_gaps_waiting(gc->m)))
+		return GUESTCHAN_BUSY; /* the short round reads anyway: no rings meanwhile */
 	if (!gc->bell_armed) {
 		dtlwriter_bell_arm(dtlpub_writer(gc->pub));
 		gc->bell_arms++;
 		gc->bell_armed = true;
 	}
-	if (!gc->bell_heard || !clocksync_state_valid(gc) || match_gaps_waiting(gc->m))
-		return GUESTCHAN_BUSY; /* armed for the agent's first ring, or gaps wait */
-	return gc->bell_fd;
+	return gc->bell_heard ? gc->bell_fd
+			      : GUESTCHAN_BUSY; /* else armed for the agent's first ring */
 }
 
 void guestchan_bell_info(const struct guestchan *gc, struct guestchan_bell *out)

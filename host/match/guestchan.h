@@ -106,8 +106,9 @@ void guestchan_set_bell(struct guestchan *gc, const char *sock_path);
  * Before the monitor sleeps past its short round: the bell's fd to poll (armed: the agent rings after its next
  * gap), GUESTCHAN_IDLE (no agent, or one that says it is not measuring), or GUESTCHAN_BUSY: gaps wait for a horizon, the clock is not aligned, there is no
  * bell (or not this host's: another publisher), or the agent has not rung yet on this connection (armed
- * meanwhile, for its first ring). arm false: read the rings out, never arm (the monitor keeps its short round
- * and wants no rings meanwhile); GUESTCHAN_IDLE or GUESTCHAN_BUSY.
+ * meanwhile, for its first ring). Armed only when the fd is returned (or for that first ring): while the
+ * short round reads the channel anyway, the agent is not asked to ring. arm false: the monitor keeps its short
+ * round (rings came fast): read the rings out, do not arm; GUESTCHAN_IDLE or GUESTCHAN_BUSY.
  */
 int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm);
 /* The bell's fd reported revents: read and discard the rings; a hang-up closes it (connected again later). */
