@@ -100,7 +100,10 @@ out=$(vm_hagent stop) || fail "vnoise-host agent stop: $out"
 grep -q '^state: paused$' <<<"$out" || fail "vnoise-host agent stop: $out"
 qga_ping "after vnoise-host agent stop"
 out=$(vm_hagent start) && grep -q '^state: running$' <<<"$out" || fail "start again: $out"
-out=$(vm_hagent stop) && grep -q '^state: paused$' <<<"$out" || fail "stop again: $out"
+# A stop right after a start answers once the measurement it stops has attached its eBPF programs: 0.7-0.9 s
+# here, but the TCG guest has taken more than the default 10 s once in a make check (2026-11-29; the known
+# attach stall of vm_start_agent): the answer is what is checked, not how fast it comes.
+out=$(vm_hagent --timeout 60s stop) && grep -q '^state: paused$' <<<"$out" || fail "stop again: $out"
 ok "vnoise-host agent start -c 0 -p 100ms -r 60ms / stop / start / stop ($pub records published)"
 expect_err 1 "invalid --helper" vm_hagent start --helper nope
 # a stopped agent: one line, exit 1, after --timeout
