@@ -53,6 +53,8 @@
 #define VMSHD_IDLE_MS 100 /* poll period while the host is away */
 #define VMSHD_WAIT_MS 50 /* child status and output size checks */
 #define VMSHD_WRITE_MS 30000 /* give up a reply the host does not read */
+#define VMSHD_HUP_GRACE_MS 5000 /* host end not connected this long: it went away */
+#define VMSHD_HUP_POLL_MS 10
 #define VMSHD_ID_MAX 64
 /* never in UTF-8: precedes a request, drops what a vanished client left */
 #define VMSHD_SYNC '\xff'
@@ -173,7 +175,7 @@ static void wait_sigio(unsigned int ms)
 static int port_write_all(int fd, const char *buf, size_t len, uint64_t deadline_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	uint64_t now;
+	uint64_t now, hup_since = 0;
 	ssize_t n;
 	int r;
 
@@ -192,8 +194,21 @@ static int port_write_all(int fd, const char *buf, size_t len, uint64_t deadline
 		r = poll(&p, 1, (int)(deadline_ms - now));
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (r > 0 && !(p.revents & POLLOUT) && (p.revents & (POLLHUP | POLLERR)))
-			return -ENOTCONN;
+		if (r > 0 && !(p.revents & POLLOUT) && (p.revents & (POLLHUP | POLLERR))) {
+			/*
+			 * The host end is not connected. A request can arrive before the port's "host
+			 * connected" control message (the data and control queues are separate and the
+			 * driver handles control in a work item, late on a busy TCG vCPU): a PING answered
+			 * at once saw this and its PONG was dropped. Wait for the connection a while.
+			 */
+			if (!hup_since)
+				hup_since = now;
+			if (now - hup_since >= VMSHD_HUP_GRACE_MS)
+				return -ENOTCONN;
+			sleep_ms(VMSHD_HUP_POLL_MS);
+			continue;
+		}
+		hup_since = 0;
 	}
 	return 0;
 }
