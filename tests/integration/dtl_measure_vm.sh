@@ -34,6 +34,18 @@ PIDS+=("$HOG")
 sleep 0.5
 kill -0 "$HOG" 2>/dev/null || fail "the host hog did not start: $(cat "$TMP/hog.out")"
 
+# On a failure about the DTL's state: the host's side of it (its record stopped, the DTL publisher as its
+# report shows it, its messages), and the hog's CPU so far.
+host_side() {
+	local _
+	kill -INT "$HOST" 2>/dev/null
+	for _ in $(seq 100); do # (called in a subshell: no wait)
+		kill -0 "$HOST" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "host: dtl $("$VH" report "$TMP/host.rec" --json 2>&1 | jq -c '.domains[0].dtl' 2>&1 | head -c 400);" \
+		"messages: $(tail -c 400 "$TMP/host.err" | tr '\n' ' '); hog CPU $((($(hog_cpu_ns) - HC0) / 1000000)) ms"
+}
 hog_cpu_ns() { cat /proc/"$HOG"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
 now_ns() { date +%s%N; }
 
@@ -51,7 +63,7 @@ for _ in $(seq 30); do
 	kill -0 "$HOST" 2>/dev/null || fail "vnoise-host exited: $(cat "$TMP/host.err")"
 	sleep 2
 done
-[ "$st" = ok ] || fail "the guest never saw the DTL ok (last: $st): $(tail -c 600 "$TMP/probe.json")"
+[ "$st" = ok ] || fail "the guest never saw the DTL ok (last: $st): $(tail -c 600 "$TMP/probe.json"); $(host_side)"
 
 # the measuring run, and the hog's CPU time over it
 c0=$(hog_cpu_ns)
@@ -62,7 +74,7 @@ vm_exec --timeout $((WIN + 80)) "timeout -s INT $((WIN + 40)) vnoise-guest measu
 c1=$(hog_cpu_ns)
 t1=$(now_ns)
 jq -e '.schema == "vnoise.measure/1" and .dtl == "ok"' "$TMP/m.json" >/dev/null ||
-	fail "measure without dtl ok: $(head -c 600 "$TMP/m.json")"
+	fail "measure without dtl ok: $(head -c 600 "$TMP/m.json"); $(host_side)"
 dur=$(jq '.duration_ns' "$TMP/m.json")
 c='.cpus[] | select(.cpu == 0)'
 echo "hog ran $(((c1 - c0) / 1000000)) ms of $(((t1 - t0) / 1000000)) ms (schedstat); measured $((dur / 1000000)) ms"

@@ -240,7 +240,7 @@ EOF
 }
 
 vm_start() {
-	local vcpus=${VM_VCPUS:-2} mem=${VM_MEM_MIB:-640} pins='' net=0 onreboot=destroy dir p net_id
+	local vcpus=${VM_VCPUS:-2} mem=${VM_MEM_MIB:-640} pins='' net=0 onreboot=destroy dir p net_id others
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--net) net=1 ;;
@@ -313,6 +313,10 @@ vm_start() {
 		fi
 	fi
 	_vm_log "started $VM_NAME ($vcpus vCPUs, $mem MiB${pins:+, pinned$pins}${VM_TAP:+, tap $VM_TAP})"
+	# Another guest on this 2-CPU machine takes the same CPUs (a test's timing and the clock exchange with
+	# them): said, so a failure meanwhile is read with it in mind.
+	others=$(_vm_virsh list --name 2>/dev/null | grep -vx -e "$VM_NAME" -e '' | tr '\n' ' ')
+	[ -z "$others" ] || _vm_log "note: other domains running beside $VM_NAME: $others(they share the CPUs)"
 }
 
 # Prints the end of a domain's console and QEMU log on stderr.
