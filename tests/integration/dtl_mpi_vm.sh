@@ -169,8 +169,9 @@ jq -e -s '[.[] | .rank[] | select(.cause.class == "host_preempt") | .cause.cause
 ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it ($(awk -v n="$hogn" -v d="$hogh" 'BEGIN { printf "%.0f", 100 * n / d }')%); of all $hit host-delayed intervals $named; the guest-only view of them: $(jq -rs '[.[].guest_verdict] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$TMP/hits.jsonl")"
 
 # the guest injector: still thread:vn-injector on rank 1 wherever rank 1 was delayed; an injected interval in
-# which rank 0 was slowed as much (by the hog, or TCG) delays nobody: verdict none is right there. At least 4
-# of the 6 must be judged (else the check says nothing).
+# which rank 0 was slowed as much (by the hog, or TCG) delays nobody: verdict none is right there, and when the
+# hog's preemption of rank 0 there is at least the injector's time the interval is left out (either rank may
+# come last, by less than either delay). At least 4 of the 6 must be judged (else the check says nothing).
 # An injected interval whose largest cause is a host task is named right too when the interval's own figures
 # say the host took more: that task alone at least as long as the guest's thread noise there (the injector's
 # 8 ms and the rest), or all host time more than all guest noise. Under TCG QEMU's main thread, unpinned,
@@ -179,12 +180,20 @@ ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preem
 bad=0
 good=0
 host=0
+masked=0
 for i in ${INJ//,/ }; do
 	n=$((i + k0))
 	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm, cause_ns: (.cause.ns // 0), thread_ns: (.noise_ns.thread // 0), hyp_ns: ([.hypervisor_ns[]?] | add // 0), guest_ns: ([.noise_ns[]?] | add // 0)}' "$TMP/rep.jsonl")
 	r0=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | {verdict, compute_ns, host_preempt: (.hypervisor_ns.host_preempt // 0)}' "$TMP/rep.jsonl")
 	echo "injected iteration $i (interval $n): rank 1 $line, rank 0 ${r0:-?}"
 	[[ $line == *'"verdict":"none"'* ]] && continue
+	# the hog slowed rank 0 there by as much as the injector rank 1: which rank came last, and why, is the
+	# race of two equal delays (seen once: rank 1 a little later, its extra noise over rank 0's less than
+	# the difference, so "imbalance"); it says nothing about naming the injector
+	if [ -n "$r0" ] && jq -e --argjson r0 "$r0" '$r0.host_preempt >= .cause_ns' <<<"$line" >/dev/null; then
+		masked=$((masked + 1))
+		continue
+	fi
 	if [[ $line == *'"verdict":"noise","cause":"thread","comm":"vn-injector"'* ]]; then
 		good=$((good + 1))
 	elif jq -e '.verdict == "noise" and .cause == "host_preempt" and .cause_ns > 0 and
@@ -198,7 +207,7 @@ done
 [ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector (nor by a longer host preemption)"
 [ $((good + host)) -ge 4 ] || fail "only $((good + host)) of the 6 injected intervals delayed rank 1"
 [ "$good" -ge 3 ] || fail "only $good of the 6 injected intervals name the injector"
-ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption)"
+ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption; $masked had rank 0 slowed as much by the hog)"
 grep -q "dispatch trace log: ok" "$TMP/job.out" || echo "note: $(grep 'dispatch trace log' "$TMP/job.out")"
 kill -INT "$HOST" 2>/dev/null
 wait "$HOST" 2>/dev/null
