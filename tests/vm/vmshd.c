@@ -54,7 +54,6 @@
 #define VMSHD_WAIT_MS 50 /* child status and output size checks */
 #define VMSHD_WRITE_MS 30000 /* give up a reply the host does not read */
 #define VMSHD_HUP_GRACE_MS 5000 /* host end not connected this long: it went away */
-#define VMSHD_HUP_POLL_MS 10
 #define VMSHD_ID_MAX 64
 /* never in UTF-8: precedes a request, drops what a vanished client left */
 #define VMSHD_SYNC '\xff'
@@ -199,13 +198,14 @@ static int port_write_all(int fd, const char *buf, size_t len, uint64_t deadline
 			 * The host end is not connected. A request can arrive before the port's "host
 			 * connected" control message (the data and control queues are separate and the
 			 * driver handles control in a work item, late on a busy TCG vCPU): a PING answered
-			 * at once saw this and its PONG was dropped. Wait for the connection a while.
+			 * at once saw this and its PONG was dropped. Wait for the connection a while (its
+			 * SIGIO, as the main loop does).
 			 */
 			if (!hup_since)
 				hup_since = now;
 			if (now - hup_since >= VMSHD_HUP_GRACE_MS)
 				return -ENOTCONN;
-			sleep_ms(VMSHD_HUP_POLL_MS);
+			wait_sigio(VMSHD_IDLE_MS);
 			continue;
 		}
 		hup_since = 0;
