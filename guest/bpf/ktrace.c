@@ -355,13 +355,16 @@ int ktrace_open(struct ktrace **out, const struct ktrace_opts *o, const char **w
 		free(kh);
 		return -ENOENT;
 	}
+	/* before the attach: see bpfutil_enable_stats() */
+	kh->stats_fd = bpfutil_enable_stats();
 	err = ktrace_open_best(kh, o, vmlinux, why);
 	btf__free(vmlinux);
 	if (err) {
+		if (kh->stats_fd >= 0)
+			close(kh->stats_fd);
 		free(kh);
 		return err;
 	}
-	kh->stats_fd = bpfutil_enable_stats();
 	*out = kh;
 	return 0;
 }

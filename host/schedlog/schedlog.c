@@ -299,6 +299,7 @@ struct schedlog *schedlog_open(const struct schedlog_opts *o, char *msg, size_t 
 		why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
 		goto out;
 	}
+	d->stats_fd = bpfutil_enable_stats(); /* before the attach: see bpfutil_enable_stats() */
 	kvm = o->want_kvm && kvm_tracepoints_exist();
 	if (o->want_kvm && !kvm)
 		log_debug("dispatch log: no kvm tracepoints on this host; KVM exits not traced");
@@ -313,7 +314,6 @@ struct schedlog *schedlog_open(const struct schedlog_opts *o, char *msg, size_t 
 		goto out;
 	d->irqs = !!o->want_irqs;
 	d->kvm = kvm;
-	d->stats_fd = bpfutil_enable_stats();
 out:
 	btf__free(vmlinux);
 	if (err) {

@@ -44,6 +44,10 @@ int bpfutil_drop_missing(struct bpf_object *obj, const struct btf *vmlinux,
  * Turn run-time statistics on (BPF_ENABLE_STATS). They stay on while the returned fd is open, so nothing
  * is left changed on any exit, SIGKILL included. Returns the fd (the caller closes it), or -1 when the
  * kernel refuses (then run_cnt and run_time_ns stay 0; logged at debug level).
+ * Call it before attaching and close the fd after detaching: the switch is a static key in the path that
+ * runs every attached program (bpf_trace_run*), and patching it while our programs run makes every CPU
+ * that runs one trap on the patch's int3 meanwhile. Under QEMU TCG such a patch of hot code can leave a
+ * vCPU re-executing a stale int3 for good (tests/vm/README.md).
  */
 int bpfutil_enable_stats(void);
 
