@@ -63,7 +63,8 @@ LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicroht
 # bench/lib/: what only the benchmarks and vnoise-bench use.
 BENCH_LIB_SRCS := $(wildcard bench/lib/*.c)
 BENCH_LIB := $(BUILD)/libvnoise-bench.a
-VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble
+VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/shmscribble \
+	$(BUILD)/tests/vm/tcgwatch
 PRELOAD := $(BUILD)/libvnoise-preload.so
 TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
 	      $(BUILD)/tests/tools/udpsend \
@@ -190,6 +191,10 @@ $(BUILD)/tests/vm/vmshd: tests/vm/vmshd.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -o $@ $<
 $(BUILD)/tests/vm/vmexec: tests/vm/vmexec.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+$(BUILD)/tests/vm/tcgwatch: tests/vm/tcgwatch.c tests/vm/vmutil.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<

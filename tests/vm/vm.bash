@@ -125,7 +125,7 @@ vm_setup() {
 	_vm_trap_install
 	if [ "${VM_NO_MAKE:-0}" != 1 ] && command -v make >/dev/null; then
 		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VM_ROOT" SANITIZE= BUILD=build \
-			build/vnoise-guest build/tests/vm/vmshd build/tests/vm/vmexec >&2 || {
+			build/vnoise-guest build/tests/vm/vmshd build/tests/vm/vmexec build/tests/vm/tcgwatch >&2 || {
 			_vm_log "building the guest tools failed"
 			return 1
 		}
@@ -189,7 +189,7 @@ _vm_xml() {
 	cmdline="console=ttyS0 quiet panic=-1${VM_CMDLINE_EXTRA:+ $VM_CMDLINE_EXTRA}"
 	[ "$net" = 1 ] && cmdline="$cmdline vnoise.ip=$VM_GUEST_IP/24"
 	cat <<EOF
-<domain type='qemu'>
+<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>$name</name>
   <memory unit='MiB'>$mem</memory>
   <vcpu placement='static'>$vcpus</vcpu>
@@ -235,6 +235,10 @@ EOF
     <controller type='usb' model='none'/>
     <memballoon model='none'/>
   </devices>
+  <qemu:commandline>
+    <qemu:arg value='-monitor'/>
+    <qemu:arg value='unix:$(_vm_xml_escape "$VM_HMP_SOCK"),server=on,wait=off'/>
+  </qemu:commandline>
 </domain>
 EOF
 }
@@ -277,11 +281,13 @@ vm_start() {
 	VM_AGENT_SOCK=$dir/agent.sock
 	VM_VNOISE_SOCK=$dir/vnoise.sock
 	VM_EXEC_SOCK=$dir/exec.sock
+	VM_HMP_SOCK=$dir/hmp.sock
 	VM_BELL_SOCK=
 	[ "${VM_BELL:-1}" = 0 ] || VM_BELL_SOCK=$dir/bell.sock
 	VM_SHM_NAME=vnoise-$VM_NAME
 	VM_SHM=/dev/shm/$VM_SHM_NAME
-	export VM_NAME VM_XML VM_CONSOLE VM_AGENT_SOCK VM_VNOISE_SOCK VM_BELL_SOCK VM_EXEC_SOCK VM_SHM_NAME VM_SHM
+	export VM_NAME VM_XML VM_CONSOLE VM_AGENT_SOCK VM_VNOISE_SOCK VM_BELL_SOCK VM_EXEC_SOCK VM_HMP_SOCK VM_SHM_NAME \
+		VM_SHM
 	if [ ${#VM_AGENT_SOCK} -ge 108 ]; then
 		_vm_log "socket path too long: $VM_AGENT_SOCK (shorten VM_STATE_DIR)"
 		return 1
@@ -319,9 +325,33 @@ vm_start() {
 	[ -z "$others" ] || _vm_log "note: other domains running beside $VM_NAME: $others(they share the CPUs)"
 }
 
+# _vm_tcg_watch: once per domain, tests/vm/tcgwatch in the background: it frees vCPUs that QEMU TCG left
+# on a stale int3 (tests/vm/README.md, "TCG's stale int3"), saying so on stderr and in the domain's tcg.log;
+# it ends with the domain (its monitor closes). The guest kernel's int3 symbols are read once per kernel
+# release into .cache/vm (their offsets from one another do not change with KASLR).
+_vm_tcg_watch() {
+	local dir=$VM_STATE_DIR/vm-$VM_NAME syms tool=$VM_BIN_DIR/tests/vm/tcgwatch
+	[ -x "$tool" ] && [ -S "$dir/hmp.sock" ] || return 0 # a domain of vm_start's XML
+	[ -e "$dir/tcgwatch.pid" ] && kill -0 "$(cat "$dir/tcgwatch.pid")" 2>/dev/null && return 0
+	syms=$VM_ROOT/.cache/vm/int3-$VM_KREL.syms
+	if [ ! -s "$syms" ]; then
+		mkdir -p "${syms%/*}" &&
+			"$VMEXEC" "$VM_EXEC_SOCK" --timeout 20 -- \
+				"grep -E ' (asm_exc_int3|exc_int3|poke_int3_handler|kprobe_int3_handler)\$' /proc/kallsyms" \
+				>"$syms.tmp" 2>/dev/null && [ "$(wc -l <"$syms.tmp")" = 4 ] && mv "$syms.tmp" "$syms" || {
+			rm -f "$syms.tmp"
+			_vm_log "warning: cannot read the guest's int3 symbols: no TCG watch for $VM_NAME"
+			return 0
+		}
+	fi
+	"$tool" "$dir/hmp.sock" "$dir/gdb.sock" "$syms" --log "$dir/tcg.log" 9>&- &
+	echo $! >"$dir/tcgwatch.pid"
+}
+
 # Prints the end of a domain's console and QEMU log on stderr.
 _vm_show_logs() {
 	local name=$1 f
+	[ -s "$VM_STATE_DIR/vm-$name/tcg.log" ] && { echo "---- $VM_STATE_DIR/vm-$name/tcg.log" && cat "$VM_STATE_DIR/vm-$name/tcg.log"; } >&2
 	for f in "$VM_STATE_DIR/vm-$name/console.log" "/var/log/libvirt/qemu/$name.log"; do
 		[ -s "$f" ] || continue
 		echo "---- $f (last 25 lines, QEMU's command line left out)" >&2
@@ -343,6 +373,7 @@ vm_wait_ready() {
 			VM_BOOT_SECS=$(awk -v d=$((now - start)) 'BEGIN { printf "%.1f", d / 1e9 }')
 			export VM_BOOT_SECS
 			echo "vm: $VM_NAME ready ${VM_BOOT_SECS} s after start"
+			_vm_tcg_watch
 			return 0
 		fi
 		now=$(_vm_now_ns)
@@ -555,6 +586,7 @@ vm_destroy() {
 		_vm_wait_gone "$name" || _vm_log "warning: $name still listed after destroy"
 	fi
 	dir=$VM_STATE_DIR/vm-$name
+	[ -e "$dir/tcgwatch.pid" ] && kill "$(cat "$dir/tcgwatch.pid")" 2>/dev/null
 	rm -f "/dev/shm/vnoise-$name" "$dir/agent.sock" "$dir/vnoise.sock" "$dir/exec.sock"
 }
 
