@@ -226,6 +226,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	(void)hmp(mon, "gdbserver none");
+	(void)hmp(mon, "cont"); /* a session cut short leaves the VM stopped; on a running VM a no-op */
 	unlink(gdb_path);
 	return rc;
 }
