@@ -344,8 +344,10 @@ _vm_tcg_watch() {
 			return 0
 		}
 	fi
-	"$tool" "$dir/hmp.sock" "$dir/gdb.sock" "$syms" --log "$dir/tcg.log" 9>&- &
+	# not the caller's stdout (a command substitution would wait for it), not a job the test's `wait` waits for
+	"$tool" "$dir/hmp.sock" "$dir/gdb.sock" "$syms" --log "$dir/tcg.log" >/dev/null 9>&- &
 	echo $! >"$dir/tcgwatch.pid"
+	disown $!
 }
 
 # Prints the end of a domain's console and QEMU log on stderr.
