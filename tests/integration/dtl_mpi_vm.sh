@@ -175,12 +175,17 @@ ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preem
 # An injected interval whose largest cause is a host task is named right too when the interval's own figures
 # say the host took more: that task alone at least as long as the guest's thread noise there (the injector's
 # 8 ms and the rest), or all host time more than all guest noise. Under TCG QEMU's main thread, unpinned,
-# sometimes preempts vCPU 1 for longer (once in 4 runs on 11-29). Counted apart; at least 3 of the 6 must
-# still name the injector.
+# sometimes preempts vCPU 1 for longer (once in 4 runs on 11-29). So is one whose largest cause is another
+# guest thread that took at least as long as the injector does where it is named (its largest cause_ns in
+# this run; once: vnoise-guest's own monitor, 9.6 ms of rank 1's CPU judging a batch of intervals under TCG,
+# beside the injector's 8.5-9.0 ms). Counted apart; at least 3 of the 6 must still name the injector.
 bad=0
 good=0
 host=0
+other=0
 masked=0
+injmax=$(jq -s '[.[] | .rank[] | select(.rank == 1 and .cause.class == "thread" and .cause.comm == "vn-injector") |
+	.cause.ns] | max // 0' "$TMP/rep.jsonl")
 for i in ${INJ//,/ }; do
 	n=$((i + k0))
 	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm, cause_ns: (.cause.ns // 0), thread_ns: (.noise_ns.thread // 0), hyp_ns: ([.hypervisor_ns[]?] | add // 0), guest_ns: ([.noise_ns[]?] | add // 0)}' "$TMP/rep.jsonl")
@@ -200,14 +205,17 @@ for i in ${INJ//,/ }; do
 		(.cause_ns >= .thread_ns or .hyp_ns > .guest_ns)' \
 		<<<"$line" >/dev/null; then
 		host=$((host + 1))
+	elif jq -e --argjson im "$injmax" '.verdict == "noise" and .cause == "thread" and $im > 0 and
+		.cause_ns >= $im' <<<"$line" >/dev/null; then
+		other=$((other + 1))
 	else
 		bad=$((bad + 1))
 	fi
 done
-[ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector (nor by a longer host preemption)"
-[ $((good + host)) -ge 4 ] || fail "only $((good + host)) of the 6 injected intervals delayed rank 1"
+[ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector (nor by a longer host preemption or guest thread)"
+[ $((good + host + other)) -ge 4 ] || fail "only $((good + host + other)) of the 6 injected intervals delayed rank 1"
 [ "$good" -ge 3 ] || fail "only $good of the 6 injected intervals name the injector"
-ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption; $masked had rank 0 slowed as much by the hog)"
+ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption, $other a longer guest thread; $masked had rank 0 slowed as much by the hog)"
 grep -q "dispatch trace log: ok" "$TMP/job.out" || echo "note: $(grep 'dispatch trace log' "$TMP/job.out")"
 kill -INT "$HOST" 2>/dev/null
 wait "$HOST" 2>/dev/null
