@@ -39,6 +39,9 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] &&
 			grep -q -e "vmexec: no reply from the guest" -e "QEMU TCG's stale int3" "$log"; then
 			echo "RETRY: $name: the TCG guest stopped answering (known QEMU TCG lock-up); once more"
+			grep -E "^(FAIL|vm|vmexec|tcgwatch):" "$log" | head -8 | sed 's/^/    first run: /'
+			sed -n '/console.log (last/,/^----/p' "$log" | grep -E "lockup|stall|BUG" | head -4 |
+				sed 's/^/    first run: /'
 			retried+=("$name")
 			"$t" >"$log" 2>&1
 			rc=$?
