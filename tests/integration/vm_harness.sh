@@ -161,6 +161,25 @@ vm_destroy "$name2" || fail "vm_destroy $name2"
 ip link show "$tap" >/dev/null 2>&1 && fail "tap $tap left after vm_destroy"
 "$VMEXEC" "$sock" -- true || fail "the first guest went with the second"
 
+# tcgwatch (tests/vm/README.md, "TCG's stale int3"): it watches each domain, has not acted on this healthy
+# one, ends with its domain, and its recovery (a gdbstub session stepping every vCPU) leaves the guest running
+# and answering.
+w=$VM_STATE_DIR/vm-$name
+wpid=$(cat "$w/tcgwatch.pid" 2>/dev/null)
+[ -n "$wpid" ] && kill -0 "$wpid" 2>/dev/null || fail "no tcgwatch runs for $name"
+[ ! -s "$w/tcg.log" ] || fail "tcgwatch acted on a healthy guest: $(cat "$w/tcg.log")"
+[ ! -e "$VM_STATE_DIR/vm-$name2/tcgwatch.pid" ] || ! kill -0 "$(cat "$VM_STATE_DIR/vm-$name2/tcgwatch.pid")" 2>/dev/null ||
+	fail "the tcgwatch of $name2 outlived its domain"
+kill "$wpid" # the monitor serves one client
+for _ in $(seq 50); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
+up0=$("$VMEXEC" "$sock" -- 'cut -d" " -f1 /proc/uptime') || fail "uptime"
+out=$("$VM_BIN_DIR/tests/vm/tcgwatch" "$w/hmp.sock" "$w/gdb.sock" "$ROOT/.cache/vm/int3-$VM_KREL.syms" --step-once) ||
+	fail "tcgwatch --step-once: $out"
+[ "$(virsh -q -c qemu:///system domstate "$name")" = running ] || fail "$name left $(virsh -q -c qemu:///system domstate "$name") after the steps"
+up1=$("$VMEXEC" "$sock" -- 'cut -d" " -f1 /proc/uptime') || fail "the guest does not answer after the steps"
+awk -v a="$up0" -v b="$up1" 'BEGIN { exit !(b > a) }' || fail "guest uptime $up0 then $up1"
+ok "tcgwatch watched $name, acted on nothing, ended with $name2; $out; the guest runs on (uptime $up0 -> $up1 s)"
+
 # Teardown: domain, shared memory file, sockets, daemons we started.
 vm_destroy "$name" || fail "vm_destroy"
 virsh -q -c qemu:///system list --all --name | grep -qx "$name" && fail "domain $name still listed"

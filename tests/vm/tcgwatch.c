@@ -2,7 +2,7 @@
 /*
  * tcgwatch: frees a test VM's vCPUs that QEMU 7.2's TCG left re-executing a stale int3 (tests/vm/README.md,
  * "TCG's stale int3").
- *   tcgwatch HMP_SOCKET GDB_SOCKET SYMS [--interval MS] [--log FILE]
+ *   tcgwatch HMP_SOCKET GDB_SOCKET SYMS [--interval MS] [--log FILE] [--step-once]
  * HMP_SOCKET: the domain's extra human monitor (vm.bash adds -monitor unix:...,server=on,wait=off).
  * SYMS: /proc/kallsyms lines of the guest kernel naming asm_exc_int3 and the int3 handlers (any boot: only
  * their offsets from asm_exc_int3 are used; each sample reads asm_exc_int3 from the IDT, so a reboot with a
@@ -16,7 +16,8 @@
  * detaches. That re-translates the guest's code (the stale translation is not found again) and the guest runs
  * on; it has no other effect on a guest that runs correctly. Each such recovery is one line on stderr and in
  * FILE. Exits 0 when the monitor closes (the domain is gone) or on SIGTERM; 2 on bad arguments or when the
- * monitor cannot be reached at the start.
+ * monitor cannot be reached at the start. --step-once: the recovery alone, now, then exit (0, or 1 when the
+ * gdbstub session failed): the harness's test that it leaves a running guest running.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -226,7 +227,8 @@ out:
 	if (fd >= 0)
 		close(fd);
 	(void)hmp(mon, "gdbserver none");
-	(void)hmp(mon, "cont"); /* a session cut short leaves the VM stopped; on a running VM a no-op */
+	(void)hmp(mon,
+		  "cont"); /* a session cut short leaves the VM stopped; on a running VM a no-op */
 	unlink(gdb_path);
 	return rc;
 }
@@ -353,7 +355,8 @@ static int confirm(int mon, const int64_t *off, uint64_t *site)
 		for (j = 0; j < nat[i]; j++) {
 			for (same = 0, m = 0; m < nat[i]; m++)
 				same += at[i][m] == at[i][j];
-			if (same >= 3 && guest_byte(mon, at[i][j]) >= 0 && guest_byte(mon, at[i][j]) != 0xcc) {
+			if (same >= 3 && guest_byte(mon, at[i][j]) >= 0 &&
+			    guest_byte(mon, at[i][j]) != 0xcc) {
 				*site = at[i][j];
 				return i;
 			}
@@ -364,7 +367,8 @@ static int confirm(int mon, const int64_t *off, uint64_t *site)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tcgwatch HMP_SOCKET GDB_SOCKET SYMS [--interval MS] [--log FILE]\n");
+	fprintf(stderr, "usage: tcgwatch HMP_SOCKET GDB_SOCKET SYMS [--interval MS] [--log FILE] "
+			"[--step-once]\n");
 	exit(2);
 }
 
@@ -377,15 +381,20 @@ int main(int argc, char **argv)
 	int cpl[TCGWATCH_MAX_CPUS], mon, n, i, rc;
 	int64_t off[NSYMS];
 	unsigned long recoveries = 0;
+	bool step_once = false;
 	size_t got = 0;
 
-	if (argc < 4 || (argc - 4) % 2)
+	if (argc < 4)
 		usage();
-	for (i = 4; i < argc; i += 2) {
-		if (!strcmp(argv[i], "--interval") && !parse_uint(argv[i + 1], 60000, &v) && v >= 10)
+	for (i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "--step-once"))
+			step_once = true;
+		else if (i + 1 < argc && !strcmp(argv[i], "--interval") &&
+			 !parse_uint(argv[i + 1], 60000, &v) && v >= 10) {
 			interval = v;
-		else if (!strcmp(argv[i], "--log"))
-			logpath = argv[i + 1];
+			i++;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--log"))
+			logpath = argv[++i];
 		else
 			usage();
 	}
@@ -404,6 +413,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tcgwatch: cannot reach the monitor %s\n", argv[1]);
 		return 2;
 	}
+	if (step_once) { /* the recovery alone, on whatever the guest runs (vm_harness.sh) */
+		n = sample(mon, rip, cpl);
+		rc = n > 0 ? step_all(mon, argv[2], n) : -EIO;
+		printf("tcgwatch: stepped each of %d vCPUs %d instructions: %s\n", n,
+		       TCGWATCH_STEPS, rc ? strerror(-rc) : "ok");
+		return rc ? 1 : 0;
+	}
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGPIPE, SIG_IGN);
@@ -420,7 +436,8 @@ int main(int argc, char **argv)
 		int who;
 
 		for (i = 0; i < n; i++) {
-			hist[i] = ((hist[i] << 1) | (cpl[i] == 0 && in_int3(rip[i], base, off))) & 7;
+			hist[i] =
+			    ((hist[i] << 1) | (cpl[i] == 0 && in_int3(rip[i], base, off))) & 7;
 			candidate |= __builtin_popcount(hist[i]) >= 2;
 		}
 		if (!candidate)
@@ -433,11 +450,13 @@ int main(int argc, char **argv)
 		recoveries++;
 		char line[320];
 
-		snprintf(line, sizeof(line),
-			 "tcgwatch: vCPU %d keeps trapping in the int3 handlers and returning to %016" PRIx64
-			 ", which holds no int3: QEMU TCG's stale int3; stepped each of %d vCPUs %d "
-			 "instructions: %s (%lu so far)\n",
-			 who, site, n, TCGWATCH_STEPS, rc ? strerror(-rc) : "ok", recoveries);
+		snprintf(
+		    line, sizeof(line),
+		    "tcgwatch: vCPU %d keeps trapping in the int3 handlers and returning to "
+		    "%016" PRIx64
+		    ", which holds no int3: QEMU TCG's stale int3; stepped each of %d vCPUs %d "
+		    "instructions: %s (%lu so far)\n",
+		    who, site, n, TCGWATCH_STEPS, rc ? strerror(-rc) : "ok", recoveries);
 		fputs(line, stderr);
 		if (logpath) {
 			FILE *f = fopen(logpath, "a");
