@@ -7,6 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 passed=0 failed=0 skipped=0
 failures=()
 retried=()
+freed=() # tests during which tests/vm/tcgwatch freed a guest (the last run's log)
 for t in "$@"; do
 	out=$("$t" 2>&1)
 	rc=$?
@@ -47,6 +48,8 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 			rc=$?
 		fi
 		secs=$(($(date +%s) - start))
+		n=$(grep -c "QEMU TCG's stale int3" "$log")
+		[ "$n" -gt 0 ] && freed+=("$name ($n)")
 		if [ "$rc" -eq 0 ]; then
 			passed=$((passed + 1))
 			echo "PASS: $name (${secs}s)"
@@ -64,5 +67,6 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 [ ${#retried[@]} -gt 0 ] && echo "retried after a TCG guest lock-up: ${retried[*]}"
+[ ${#freed[@]} -gt 0 ] && echo "TCG guests freed by tcgwatch during: ${freed[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
