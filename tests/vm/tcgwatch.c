@@ -9,8 +9,8 @@
  * new KASLR base is followed).
  *
  * Every MS (default 1000) it reads every vCPU's RIP and CPL ("info registers -a"; TCG vCPUs are not paused
- * for it). A vCPU found in kernel mode inside the int3 entry or handlers in 2 of its last 3 samples is looked
- * at closer (confirm()): it is stuck if it keeps trapping and coming back to one address whose byte in memory
+ * for it). A vCPU found in kernel mode, not halted, inside the int3 entry or handlers or at the address of its
+ * previous sample, in 2 of its last 3 samples, is looked at closer (confirm()): it is stuck if it keeps trapping and coming back to one address whose byte in memory
  * is no int3 (a patch in progress has its int3 in memory). Then it attaches QEMU's gdbstub
  * (on GDB_SOCKET, started and stopped through the monitor), steps every vCPU TCGWATCH_STEPS instructions and
  * detaches. That re-translates the guest's code (the stale translation is not found again) and the guest runs
@@ -249,7 +249,7 @@ static uint64_t idt_int3(int mon)
 	return ((uint64_t)w[2] << 32) | (w[1] & 0xffff0000u) | (w[0] & 0xffffu);
 }
 
-/* RIP and CPL of each vCPU from "info registers -a": the number of vCPUs, or -1 */
+/* RIP and CPL of each vCPU from "info registers -a" (CPL 4: halted): the number of vCPUs, or -1 */
 static int sample(int mon, uint64_t *rip, int *cpl)
 {
 	const char *p = buf;
@@ -258,12 +258,12 @@ static int sample(int mon, uint64_t *rip, int *cpl)
 	if (hmp(mon, "info registers -a"))
 		return -1;
 	while ((p = strstr(p, "CPU#")) && n < TCGWATCH_MAX_CPUS) {
-		const char *r = strstr(p, "RIP="), *c = strstr(p, "CPL=");
+		const char *r = strstr(p, "RIP="), *c = strstr(p, "CPL="), *h = strstr(p, "HLT=");
 
 		if (!r || !c)
 			break;
 		rip[n] = strtoull(r + 4, NULL, 16);
-		cpl[n] = atoi(c + 4);
+		cpl[n] = h && h[4] == '1' ? 4 : atoi(c + 4);
 		n++;
 		p = c;
 	}
@@ -323,7 +323,7 @@ static int guest_byte(int mon, uint64_t addr)
 
 /*
  * A candidate, sampled TCGWATCH_BURST times 50 ms apart: stuck if one vCPU was in the int3 handlers in at
- * least a third of them and came back to one address outside them at least 3 times whose byte in memory is
+ * least a fifth of them and came back to one address outside them at least 3 times whose byte in memory is
  * not an int3. A patch in progress has its int3 in memory; the stale one has not. The vCPU, or -1.
  */
 #define TCGWATCH_BURST 20
@@ -350,7 +350,7 @@ static int confirm(int mon, const int64_t *off, uint64_t *site)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (hits[i] * 3 < TCGWATCH_BURST)
+		if (hits[i] * 5 < TCGWATCH_BURST)
 			continue;
 		for (j = 0; j < nat[i]; j++) {
 			for (same = 0, m = 0; m < nat[i]; m++)
@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long interval = 1000, v;
 	const char *logpath = NULL;
-	uint64_t rip[TCGWATCH_MAX_CPUS], base;
+	uint64_t rip[TCGWATCH_MAX_CPUS], prev[TCGWATCH_MAX_CPUS] = { 0 }, base;
 	unsigned int hist[TCGWATCH_MAX_CPUS] = { 0 };
 	int cpl[TCGWATCH_MAX_CPUS], mon, n, i, rc;
 	int64_t off[NSYMS];
@@ -436,9 +436,12 @@ int main(int argc, char **argv)
 		int who;
 
 		for (i = 0; i < n; i++) {
-			hist[i] =
-			    ((hist[i] << 1) | (cpl[i] == 0 && in_int3(rip[i], base, off))) & 7;
+			/* in the handlers, or at the kernel address of the last sample (the stale site) */
+			bool hit = cpl[i] == 0 && (in_int3(rip[i], base, off) || rip[i] == prev[i]);
+
+			hist[i] = ((hist[i] << 1) | hit) & 7;
 			candidate |= __builtin_popcount(hist[i]) >= 2;
+			prev[i] = cpl[i] == 0 ? rip[i] : 0;
 		}
 		if (!candidate)
 			continue;
