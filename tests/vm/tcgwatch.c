@@ -227,8 +227,8 @@ out:
 	if (fd >= 0)
 		close(fd);
 	(void)hmp(mon, "gdbserver none");
-	(void)hmp(mon,
-		  "cont"); /* a session cut short leaves the VM stopped; on a running VM a no-op */
+	/* a session cut short leaves the VM stopped; on a running VM this is a no-op */
+	(void)hmp(mon, "cont");
 	unlink(gdb_path);
 	return rc;
 }
