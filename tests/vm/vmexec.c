@@ -134,34 +134,6 @@ static int params_parse(int argc, char **argv, struct vmexec_params *p)
 	return 0;
 }
 
-/* Returns a connected fd or -errno. */
-static int conn_open(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = -1, err;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		err = -ENAMETOOLONG;
-		goto out;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = fd;
-	fd = -1;
-out:
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
 /* Waits for fd to be ready for events until c->deadline_ms. Returns 0, -ETIMEDOUT or -errno. */
 static int conn_wait(struct vmexec_conn *c, short events)
 {
@@ -354,7 +326,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmexec: out of memory\n");
 		goto out;
 	}
-	c->fd = conn_open(p.sock);
+	c->fd = unix_connect(p.sock);
 	if (c->fd < 0) {
 		fprintf(stderr, "vmexec: connect %s: %s\n", p.sock, strerror(-c->fd));
 		goto out;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the VM harness's two ends, vmexec (host) and vmshd (guest, static): the monotonic clock in ms
- * and the strict decimal parser of the protocol's numbers. Include it in one translation unit of each.
+ * Helpers of the VM harness's tools, vmexec and tcgwatch (host) and vmshd (guest, static): the monotonic
+ * clock in ms, the strict decimal parser of the protocol's numbers and a unix-socket connect. Include it in
+ * one translation unit of each.
  */
 #ifndef VNOISE_TESTS_VMUTIL_H
 #define VNOISE_TESTS_VMUTIL_H
@@ -10,7 +11,11 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t now_ms(void)
 {
@@ -36,6 +41,26 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+/* A unix stream socket connected to path (close-on-exec): its fd, or -errno. */
+static inline int unix_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 #endif
