@@ -319,21 +319,24 @@ vm_start() {
 		fi
 	fi
 	_vm_log "started $VM_NAME ($vcpus vCPUs, $mem MiB${pins:+, pinned$pins}${VM_TAP:+, tap $VM_TAP})"
+	_vm_tcg_watch --boot # the guest kernel patches its text while it boots, too
 	# Another guest on this 2-CPU machine takes the same CPUs (a test's timing and the clock exchange with
 	# them): said, so a failure meanwhile is read with it in mind.
 	others=$(_vm_virsh list --name 2>/dev/null | grep -vx -e "$VM_NAME" -e '' | tr '\n' ' ')
 	[ -z "$others" ] || _vm_log "note: other domains running beside $VM_NAME: $others(they share the CPUs)"
 }
 
-# _vm_tcg_watch: once per domain, tests/vm/tcgwatch in the background: it frees vCPUs that QEMU TCG left
-# on a stale int3 (tests/vm/README.md, "TCG's stale int3"), saying so on stderr and in the domain's tcg.log;
-# it ends with the domain (its monitor closes). The guest kernel's int3 symbols are read once per kernel
-# release into .cache/vm (their offsets from one another do not change with KASLR).
+# _vm_tcg_watch [--boot]: once per domain, tests/vm/tcgwatch in the background: it frees vCPUs that QEMU TCG
+# left on a stale int3 (tests/vm/README.md, "TCG's stale int3"), saying so on stderr and in the domain's
+# tcg.log; it ends with the domain (its monitor closes). The guest kernel's int3 symbols are read once per
+# kernel release into .cache/vm (their offsets from one another do not change with KASLR): vm_start starts
+# the watch from the boot on (--boot) when they are there, vm_wait_ready otherwise, reading them first.
 _vm_tcg_watch() {
 	local dir=$VM_STATE_DIR/vm-$VM_NAME syms tool=$VM_BIN_DIR/tests/vm/tcgwatch
 	[ -x "$tool" ] && [ -S "$dir/hmp.sock" ] || return 0 # a domain of vm_start's XML
 	[ -e "$dir/tcgwatch.pid" ] && kill -0 "$(cat "$dir/tcgwatch.pid")" 2>/dev/null && return 0
 	syms=$VM_ROOT/.cache/vm/int3-$VM_KREL.syms
+	[ "${1:-}" = --boot ] && [ ! -s "$syms" ] && return 0
 	if [ ! -s "$syms" ]; then
 		mkdir -p "${syms%/*}" &&
 			"$VMEXEC" "$VM_EXEC_SOCK" --timeout 20 -- \
