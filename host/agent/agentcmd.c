@@ -22,6 +22,7 @@
 #include "util/monotime.h"
 
 #define LINE_MAX_REQ 4096 /* a request line we send */
+#define SYNC_RESEND_NS 1000000000ULL /* a sync not answered this long is sent again */
 
 struct agentcmd_conn {
 	int fd;
@@ -137,26 +138,43 @@ static int next_reply(struct agentcmd_conn *c, uint64_t deadline, struct qga_rep
 	}
 }
 
+/*
+ * The sync is sent again every SYNC_RESEND_NS with a new id, and an answer to any of them is taken: the guest
+ * agent drops a reply it cannot write (the host end of its port not yet connected on its side: the port's
+ * control message comes late on a busy vCPU), so one sync would cost the whole timeout.
+ */
 int agentcmd_sync(struct agentcmd_conn *c)
 {
-	uint64_t deadline = now_ns() + c->timeout_ns;
-	int64_t id = c->next_id++;
+	uint64_t deadline = now_ns() + c->timeout_ns, resend = 0;
+	int64_t first = c->next_id, last = first - 1;
 	struct qga_reply r;
 	char line[256];
-	ssize_t n = qga_request_sync(line, sizeof(line), true, id);
-	int rc;
+	int rc = 0;
 
-	if (n < 0)
-		return (int)n;
 	c->bad = 0;
-	rc = send_all(c, line, (size_t)n, deadline);
 	while (!rc) {
-		rc = next_reply(c, deadline, &r);
+		if (now_ns() >= resend) {
+			ssize_t n = qga_request_sync(line, sizeof(line), true, c->next_id);
+
+			if (n < 0)
+				return (int)n;
+			last = c->next_id++;
+			resend = now_ns() + SYNC_RESEND_NS;
+			rc = send_all(c, line, (size_t)n, deadline);
+			if (rc)
+				break;
+		}
+		rc = next_reply(c, resend < deadline ? resend : deadline, &r);
+		if ((rc == -ETIMEDOUT || rc == -EPROTO) && now_ns() < deadline) {
+			rc = 0; /* this sync's slice is over: send another */
+			continue;
+		}
 		if (rc)
 			break;
-		/* anything but our sync's answer is a reply left from an earlier client: skip it */
-		if (qga_reply_sync_check(&r, id) == 0)
-			return 0;
+		/* anything but an answer to our syncs is a reply left from an earlier client: skip it */
+		for (int64_t id = first; id <= last; id++)
+			if (qga_reply_sync_check(&r, id) == 0)
+				return 0;
 	}
 	return rc;
 }

@@ -20,6 +20,7 @@ struct fake {
 	pthread_t t;
 	struct qga_agent *qa;
 	const char *preamble; /* written before serving (stale replies, garbage) */
+	int deaf; /* requests (newline-ended) read and not answered first: a reply the agent dropped */
 	char last_args[512]; /* arguments of the last __com.vnoise_start */
 };
 
@@ -71,9 +72,23 @@ static void *fake_main(void *arg)
 
 	if (f->preamble)
 		(void)!write(f->fd, f->preamble, strlen(f->preamble));
-	while ((n = read(f->fd, buf, sizeof(buf))) > 0)
-		if (f->qa && qga_agent_feed(f->qa, buf, (size_t)n, fake_emit, f))
+	while ((n = read(f->fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (f->deaf > 0 && n > 0) {
+			char *nl = memchr(p, '\n', (size_t)n);
+
+			if (!nl) {
+				n = 0;
+				break;
+			}
+			f->deaf--;
+			n -= nl + 1 - p;
+			p = nl + 1;
+		}
+		if (n > 0 && f->qa && qga_agent_feed(f->qa, p, (size_t)n, fake_emit, f))
 			break;
+	}
 	return NULL;
 }
 
@@ -181,6 +196,52 @@ START_TEST(test_sync_skips_stale)
 }
 END_TEST
 
+/*
+ * The agent drops the first sync's reply (its port's host end not yet connected on the guest side): the
+ * client sends the sync again after a second and takes that answer; the next command still matches its id.
+ */
+START_TEST(test_sync_resent)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c;
+	struct qga_reply r;
+	uint64_t t0 = now_ns(), dt;
+
+	f.deaf = 2; /* set before the client sends anything */
+	c = agentcmd_conn_new(fd, 5000000000ULL);
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	dt = now_ns() - t0;
+	ck_assert_uint_ge(dt, 1900000000ULL); /* two syncs went unanswered, the third was answered */
+	ck_assert_uint_lt(dt, 4500000000ULL);
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
+	ck_assert(!r.is_error);
+	ck_assert_str_eq(qga_get_str(qga_obj_get(r.ret, "state")), "running");
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+/* A sync answered by no one before the timeout: the client gives up at the timeout, not at a resend. */
+START_TEST(test_sync_resend_until_timeout)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c;
+	uint64_t t0 = now_ns(), dt;
+
+	f.deaf = 1000;
+	c = agentcmd_conn_new(fd, 2500000000ULL);
+	ck_assert_int_eq(agentcmd_sync(c), -ETIMEDOUT);
+	dt = now_ns() - t0;
+	ck_assert_uint_ge(dt, 2490000000ULL);
+	ck_assert_uint_lt(dt, 3500000000ULL);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+	ck_assert_int_eq(f.deaf, 1000 - 3); /* sent at 0, 1 and 2 s */
+}
+END_TEST
+
 START_TEST(test_silent_times_out)
 {
 	struct fake f;
@@ -235,6 +296,8 @@ static Suite *agentcmd_suite(void)
 	tcase_add_test(tc, test_start_args_pass_through);
 	tcase_add_test(tc, test_error_reply);
 	tcase_add_test(tc, test_sync_skips_stale);
+	tcase_add_test(tc, test_sync_resent);
+	tcase_add_test(tc, test_sync_resend_until_timeout);
 	tcase_add_test(tc, test_silent_times_out);
 	tcase_add_test(tc, test_hostile_only);
 	tcase_add_test(tc, test_peer_hangs_up);
