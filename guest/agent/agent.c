@@ -51,7 +51,9 @@
 #include "util/monotime.h"
 #include "dtl/clockresp.h"
 
-#define WRITE_WAIT_MS 1000
+#define WRITE_WAIT_MS 1000 /* host end connected, no room: give a reply up after this */
+#define HUP_GRACE_MS 3000 /* host end not connected this long: give a reply up */
+#define HUP_WAIT_MS 5
 #define PORT_RETRY_NS 1000000000ULL /* closed or absent ports: look again this often */
 #define QGA_PORT "org.qemu.guest_agent.0"
 #define VNOISE_PORT "org.vnoise.0"
@@ -649,14 +651,20 @@ static int cmd_stop(void *ctx, const struct qga_value *args, struct json_writer 
 	return 0;
 }
 
-/* Write a whole reply to a non-blocking port, waiting up to WRITE_WAIT_MS for room; else drop it. */
+/*
+ * Write a whole reply to a non-blocking port, waiting up to WRITE_WAIT_MS for room; else drop it (counted).
+ * While the host end is not connected (a request can come before the port's "host connected" control message,
+ * which the driver handles late on a busy vCPU) poll() reports POLLHUP at once: wait for it in HUP_WAIT_MS
+ * sleeps, up to HUP_GRACE_MS, instead of spinning. The host client resends its sync meanwhile.
+ */
 static int emit(void *ctx, const char *reply, size_t len)
 {
 	struct port *p = ctx;
-	uint64_t deadline = now_ns() + WRITE_WAIT_MS * 1000000ULL;
+	uint64_t deadline = now_ns() + WRITE_WAIT_MS * 1000000ULL, hup_since = 0;
 
 	while (len) {
 		ssize_t n = write(p->fd, reply, len);
+		uint64_t now;
 
 		if (n > 0) {
 			reply += n;
@@ -669,13 +677,27 @@ static int emit(void *ctx, const char *reply, size_t len)
 			p->write_drops++;
 			return -errno;
 		}
+		struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+
+		if (poll(&pfd, 1, 50) > 0 && !(pfd.revents & POLLOUT) &&
+		    (pfd.revents & (POLLHUP | POLLERR))) {
+			now = now_ns();
+			if (!hup_since)
+				hup_since = now;
+			if (now - hup_since >= HUP_GRACE_MS * 1000000ULL) {
+				p->write_drops++;
+				return -ENOTCONN;
+			}
+			struct timespec ts = { 0, HUP_WAIT_MS * 1000000L };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		hup_since = 0;
 		if (now_ns() > deadline) {
 			p->write_drops++;
 			return -ETIMEDOUT;
 		}
-		struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
-
-		(void)poll(&pfd, 1, 50);
 	}
 	p->replies++;
 	return 0;
