@@ -212,7 +212,8 @@ START_TEST(test_sync_resent)
 	c = agentcmd_conn_new(fd, 5000000000ULL);
 	ck_assert_int_eq(agentcmd_sync(c), 0);
 	dt = now_ns() - t0;
-	ck_assert_uint_ge(dt, 1900000000ULL); /* two syncs went unanswered, the third was answered */
+	ck_assert_uint_ge(dt,
+			  1900000000ULL); /* two syncs went unanswered, the third was answered */
 	ck_assert_uint_lt(dt, 4500000000ULL);
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
 	ck_assert(!r.is_error);
