@@ -333,6 +333,11 @@ static int take_spans(struct gapwork *w, uint64_t pool, uint64_t *taken)
 		w->c->hyp_count[hc] += got[hc] > 0;
 	}
 	*taken = got[0] + got[1];
+	/* the rest of the spans' time lay inside the gap's guest events: it stays in their classes */
+	if (w->tot[0] + w->tot[1] > *taken) {
+		w->c->in_guest_ns += w->tot[0] + w->tot[1] - *taken;
+		w->c->in_guest_count++;
+	}
 	return 0;
 }
 

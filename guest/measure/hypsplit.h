@@ -6,7 +6,10 @@
  * give host_preempt (by cause) and host_wait, taken from steal first, then from unexplained; the host's
  * aggregates over the gap give vmexit (by reason) and host_irq, taken only from what is still unexplained;
  * what then stays unexplained is hw. Time only ever moves out of steal and unexplained (never out of a guest
- * class) and never more than they hold, so a CPU's classes still add up to its noise exactly.
+ * class) and never more than they hold, so a CPU's classes still add up to its noise exactly. The host time
+ * of a gap's spans beyond what steal and unexplained hold lay inside the gap's guest events (a preemption in
+ * an IRQ handler makes that IRQ as long): it stays in their classes and is counted as in_guest_ns. That
+ * is a lower bound: a span inside an event is taken out of steal or unexplained elsewhere in the gap first.
  *
  * A gap is split once the DTL's horizon has passed its end (by HYPSPLIT_MARGIN_NS: a host interval that
  * ends just after the gap, by the clock mapping's error, is in); a gap the horizon has not reached wait_ns after
@@ -50,6 +53,8 @@ struct hypsplit_source {
 struct hypsplit_cpu {
 	uint64_t hyp_ns[DTL_HC_MAX], hyp_count[DTL_HC_MAX]; /* count: gaps holding that class */
 	uint64_t hw_ns, hw_count;
+	uint64_t in_guest_ns,
+	    in_guest_count; /* host span time left inside guest events; gaps with any */
 	uint64_t from_steal_ns, from_unexpl_ns; /* time moved out of STEAL and UNEXPLAINED */
 	uint64_t unexpl_gaps; /* split gaps that held unexplained time (none is left in them) */
 	uint64_t split; /* gaps split with the DTL */

@@ -94,6 +94,7 @@ static void row_hyp(const struct view *v, int idx, struct view_row *r)
 	}
 	r->hyp_ns[DTL_HC_MAX] = h->hw_ns;
 	r->hyp_count[DTL_HC_MAX] = h->hw_count;
+	r->hyp_in_guest_ns = h->in_guest_ns;
 }
 
 int view_row(const struct view *v, int idx, struct view_row *r)
@@ -314,6 +315,12 @@ static void table_hyp(FILE *f, const struct view *v, const struct view_row *rows
 			fprintf(f, " %12.1f", rows[i].hyp_ns[k] / 1e3);
 		fputc('\n', f);
 	}
+	for (i = 0; i < v->ncpus; i++)
+		if (rows[i].hyp_in_guest_ns)
+			fprintf(f,
+				"CPU %d: also %.1f us of host time inside guest events (left in "
+				"their class)\n",
+				v->cpus[i], rows[i].hyp_in_guest_ns / 1e3);
 }
 
 /* --wide: one row per CPU with a count/time (us) cell per class (and per hypervisor class with a DTL). */

@@ -52,6 +52,8 @@ struct view_row {
 	uint64_t runtime_ns, noise_ns, max_single_ns, samples;
 	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
 	uint64_t hyp_ns[VIEW_NHYP], hyp_count[VIEW_NHYP];
+	uint64_t
+	    hyp_in_guest_ns; /* host time the DTL showed inside guest events (left in their classes) */
 	double available_pct;
 };
 

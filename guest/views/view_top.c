@@ -32,6 +32,7 @@ static void row_since(struct view_row *d, const struct view_row *b, const struct
 		d->hyp_ns[c] = SINCE(b->hyp_ns[c], a->hyp_ns[c]);
 		d->hyp_count[c] = SINCE(b->hyp_count[c], a->hyp_count[c]);
 	}
+	d->hyp_in_guest_ns = SINCE(b->hyp_in_guest_ns, a->hyp_in_guest_ns);
 	d->available_pct =
 	    d->runtime_ns ? 100.0 - 100.0 * (double)d->noise_ns / (double)d->runtime_ns : 0;
 	if (d->available_pct < 0)

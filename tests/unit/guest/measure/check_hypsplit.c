@@ -110,6 +110,7 @@ START_TEST(exact_sums)
 	ck_assert_uint_eq(s->hclass, DTL_HC_PREEMPT);
 	ck_assert_uint_eq(find_src(c, "idle")->hclass, DTL_HC_WAIT);
 	ck_assert_uint_eq(find_src(c, "exit:30")->reason, 30);
+	ck_assert_uint_eq(c->in_guest_ns, 0); /* all 3000 of host time fit in steal + unexplained */
 	assert_exact(c);
 	hypsplit_free(hs);
 	dtl_close(d);
@@ -136,18 +137,25 @@ START_TEST(caps)
 	ck_assert_uint_eq(src_ns(c, "host-user-task"), 750);
 	ck_assert_uint_eq(src_ns(c, "host-kernel-thread"), 250);
 	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT] + c->hyp_ns[DTL_HC_IRQ] + c->hw_ns, 0);
+	/* the other 3000 of host time lay inside the gap's guest events: left there, counted */
+	ck_assert_uint_eq(c->in_guest_ns, 3000);
+	ck_assert_uint_eq(c->in_guest_count, 1);
 	assert_exact(c);
 	/* steal only: host_wait takes it; aggregates never take steal */
 	ck_assert_int_eq(hypsplit_split(hs, 1, 4000, 6000, 700, 0, &agg), 0);
 	ck_assert_uint_eq(c->hyp_ns[DTL_HC_WAIT], 700);
 	ck_assert_uint_eq(c->from_steal_ns, 700);
 	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT], 0);
+	ck_assert_uint_eq(c->in_guest_ns,
+			  3000 + 1300); /* the idle span's 2000 in the gap, less 700 */
+	ck_assert_uint_eq(c->in_guest_count, 2);
 	/* no host interval: aggregates capped to unexplained, vmexit first */
 	ck_assert_int_eq(hypsplit_split(hs, 1, 20000, 26000, 300, 6000, &agg), 0);
 	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT], 5000);
 	ck_assert_uint_eq(c->hyp_ns[DTL_HC_IRQ], 1000);
 	ck_assert_uint_eq(c->from_steal_ns, 700); /* this gap's steal stays steal */
 	ck_assert_uint_eq(c->hw_ns, 0);
+	ck_assert_uint_eq(c->in_guest_count, 2); /* aggregates are never counted in guest events */
 	assert_exact(c);
 	hypsplit_free(hs);
 	dtl_close(d);
@@ -311,6 +319,8 @@ START_TEST(view_sums)
 	ck_assert_ptr_nonnull(strstr(json, "\"host_preempt\": 4000"));
 	ck_assert_ptr_nonnull(strstr(json, "\"hw\": 2000"));
 	ck_assert_ptr_nonnull(strstr(json, "\"host_preempt_ns\": 4000"));
+	/* the span's 4000 fit in the gap's unexplained 6000: none counted inside guest events */
+	ck_assert_ptr_nonnull(strstr(json, "\"in_guest_ns\": 0"));
 	ck_assert_ptr_nonnull(strstr(json, "\"kind\": \"hypervisor\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"cause_class\": \"host-user-task\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"comm\": \"hog\""));
