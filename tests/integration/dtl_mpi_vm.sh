@@ -101,7 +101,11 @@ hog=${hog:0:15}
 INJ=15,45,75,105,135,165
 HOG_SPIKE_MS=16
 DELAY_MIN_NS=10000000
-"$VG" inject --cpu 0 --comm "$hog" -P fifo:1 --spike "${HOG_SPIKE_MS}ms" --every 250ms >"$TMP/hog.out" 2>&1 &
+# Not a multiple of the guest's 4 ms tick (HZ 250): a spike that preempts vCPU 0 inside a tick's IRQ handler
+# makes that IRQ as long (TCG gives the guest no steal clock to take it out), and with 250 ms every spike kept
+# one of two phases against the tick: in one run (run 13) nearly all landed in it. 250.25 ms walks the phase.
+HOG_EVERY=250250us
+"$VG" inject --cpu 0 --comm "$hog" -P fifo:1 --spike "${HOG_SPIKE_MS}ms" --every "$HOG_EVERY" >"$TMP/hog.out" 2>&1 &
 HOG=$!
 PIDS+=("$HOG")
 # vnoise-guest itself on vCPU 1 (the ranks pin themselves): rank 0's vCPU has the host's noise only
@@ -141,6 +145,15 @@ jq -c --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" --ar
 	   cause: (.cause.name // .cause.comm), hog: ((.cause.name // "") | startswith($h))}' \
 	"$TMP/rep.jsonl" >"$TMP/hits.jsonl"
 hit=$(jq -s 'length' "$TMP/hits.jsonl")
+# Hog spikes hidden in a guest event: rank 0 preempted >= 10 ms by the host and as much guest noise, its
+# largest cause a guest IRQ or softirq. Under TCG the guest has no steal clock, so a vCPU preempted inside an
+# IRQ handler sees that IRQ last as long; the guest-only view then says noise too (not a hit above). The
+# hog was seen there (the DTL's host_preempt); what is named there is the guest's longer IRQ.
+hidden=$(jq -s --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" '[.[]
+	| select(.interval >= $k and (.interval as $i | $inj | index($i) | not))
+	| .rank[] | select(.rank == 0 and (.hypervisor_ns.host_preempt // 0) >= $dmin
+		and ([.noise_ns[]?] | add // 0) >= $dmin and (.cause.class == "irq" or .cause.class == "softirq"))]
+	| length' "$TMP/rep.jsonl")
 named=$(jq -s '[.[] | select(.verdict == "noise" and .class == "host_preempt")] | length' "$TMP/hits.jsonl")
 hogn=$(jq -s '[.[] | select(.verdict == "noise" and .hog)] | length' "$TMP/hits.jsonl")
 hogh=$(jq -s '[.[] | select(.hog)] | length' "$TMP/hits.jsonl")
@@ -148,14 +161,14 @@ comp=$(jq -s '[.[] | .rank[] | select(.rank == 0) | .compute_ns] | add // 0' "$T
 exp=$(awk -v s="$spikes" -v c="$comp" -v w="$wall" 'BEGIN { f = c / w; if (f > 1) f = 1; printf "%.1f", s * f }')
 echo "hog: $spikes spikes over $((wall / 1000000)) ms; rank 0 computed $((comp / 1000000)) ms: ~$exp spikes in compute intervals"
 echo "rank 0 delayed >= $((DELAY_MIN_NS / 1000000)) ms without guest noise: $hit intervals; noise with cause host_preempt: $named (naming the hog: $hogn)"
-echo "the hog's hits (its largest host cause): $hogh; noise naming the hog: $hogn = $(awk -v n="$hogn" -v e="$exp" 'BEGIN { printf "%.0f", e ? 100 * n / e : 0 }')% of the ~$exp spikes in compute intervals"
+echo "the hog's hits (its largest host cause): $hogh; noise naming the hog: $hogn = $(awk -v n="$hogn" -v e="$exp" 'BEGIN { printf "%.0f", e ? 100 * n / e : 0 }')% of the ~$exp spikes in compute intervals; hidden in a guest IRQ: $hidden"
 jq -c 'select(.verdict != "noise" or .class != "host_preempt")' "$TMP/hits.jsonl" | head -10
 # (a spike can also slow both vCPUs alike under TCG, or fall on rank 0's wait in a barrier: no delay then;
 # on the slower boot of 11-29 the hits were 50-74% of the estimate with 16 ms spikes, 16-80% with 8 ms ones).
 # This asks only that the hog was seen at all; whether what it delayed is named is the two checks below,
 # the second with the guest's own timing as its denominator.
-awk -v h="$hogh" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 5 && h >= e / 3) }' ||
-	fail "the hog delayed rank 0 in $hogh intervals, of ~$exp hog spikes in compute intervals"
+awk -v h="$((hogh + hidden))" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 5 && h >= e / 3) }' ||
+	fail "the hog delayed rank 0 in $hogh intervals (and $hidden hidden in a guest IRQ), of ~$exp hog spikes in compute intervals"
 awk -v n="$hogn" -v d="$hogh" 'BEGIN { exit !(n >= 0.85 * d) }' ||
 	fail "only $hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it (want >= 85%)"
 # a guard without the DTL in the denominator: of every interval the guest's own timing shows rank 0
