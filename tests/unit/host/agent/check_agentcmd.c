@@ -197,24 +197,38 @@ START_TEST(test_sync_skips_stale)
 END_TEST
 
 /*
- * The agent drops the first sync's reply (its port's host end not yet connected on the guest side): the
- * client sends the sync again after a second and takes that answer; the next command still matches its id.
+ * A client on a fake agent deaf to its first `deaf` requests: agentcmd_sync() with timeout_ns must return
+ * want_rc after min_ns to max_ns.
+ */
+static struct agentcmd_conn *deaf_sync(struct fake *f, int *fd, int deaf, uint64_t timeout_ns,
+				       int want_rc, uint64_t min_ns, uint64_t max_ns)
+{
+	struct agentcmd_conn *c;
+	uint64_t t0 = now_ns(), dt;
+
+	*fd = fake_start(f, true, NULL);
+	f->deaf = deaf; /* set before the client sends anything */
+	c = agentcmd_conn_new(*fd, timeout_ns);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(agentcmd_sync(c), want_rc);
+	dt = now_ns() - t0;
+	ck_assert_uint_ge(dt, min_ns);
+	ck_assert_uint_lt(dt, max_ns);
+	return c;
+}
+
+/*
+ * The agent drops the first syncs' replies (its port's host end not yet connected on the guest side): the
+ * client sends the sync again every second and takes the third's answer; the next command matches its id.
  */
 START_TEST(test_sync_resent)
 {
 	struct fake f;
-	int fd = fake_start(&f, true, NULL);
-	struct agentcmd_conn *c;
+	int fd;
+	struct agentcmd_conn *c =
+	    deaf_sync(&f, &fd, 2, 5000000000ULL, 0, 1900000000ULL, 4500000000ULL);
 	struct qga_reply r;
-	uint64_t t0 = now_ns(), dt;
 
-	f.deaf = 2; /* set before the client sends anything */
-	c = agentcmd_conn_new(fd, 5000000000ULL);
-	ck_assert_int_eq(agentcmd_sync(c), 0);
-	dt = now_ns() - t0;
-	ck_assert_uint_ge(dt,
-			  1900000000ULL); /* two syncs went unanswered, the third was answered */
-	ck_assert_uint_lt(dt, 4500000000ULL);
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
 	ck_assert(!r.is_error);
 	ck_assert_str_eq(qga_get_str(qga_obj_get(r.ret, "state")), "running");
@@ -227,16 +241,10 @@ END_TEST
 START_TEST(test_sync_resend_until_timeout)
 {
 	struct fake f;
-	int fd = fake_start(&f, true, NULL);
-	struct agentcmd_conn *c;
-	uint64_t t0 = now_ns(), dt;
+	int fd;
+	struct agentcmd_conn *c =
+	    deaf_sync(&f, &fd, 1000, 2500000000ULL, -ETIMEDOUT, 2490000000ULL, 3500000000ULL);
 
-	f.deaf = 1000;
-	c = agentcmd_conn_new(fd, 2500000000ULL);
-	ck_assert_int_eq(agentcmd_sync(c), -ETIMEDOUT);
-	dt = now_ns() - t0;
-	ck_assert_uint_ge(dt, 2490000000ULL);
-	ck_assert_uint_lt(dt, 3500000000ULL);
 	agentcmd_conn_free(c);
 	fake_stop(&f, fd);
 	ck_assert_int_eq(f.deaf, 1000 - 3); /* sent at 0, 1 and 2 s */
