@@ -174,6 +174,7 @@ enum vn_pipe_dtl {
 	VN_PIPE_DTL_OK = 2,
 	VN_PIPE_DTL_STALE = 3,
 	VN_PIPE_DTL_OFF = 4, /* --no-dtl: the guest-only view */
+	VN_PIPE_DTL_LATE = 5, /* ok, judged before the horizon passed it: host part may be short */
 };
 #define VN_PIPE_HYP_NAME_LEN 48
 

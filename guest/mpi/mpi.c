@@ -307,13 +307,18 @@ static void report_priv(struct mpi_ctx *m, uint64_t n)
 		__atomic_add_fetch(&sh->out_errors, 1, __ATOMIC_RELAXED);
 }
 
-/* Attribute, filter and report interval n, now in the private pipe's slot. */
-static void judge_priv(struct mpi_ctx *m, uint64_t n)
+/*
+ * Attribute, filter and report interval n, now in the private pipe's slot. early: judged before the DTL's
+ * horizon passed it (its line says "late" instead of "ok": the host part may be short).
+ */
+static void judge_priv(struct mpi_ctx *m, uint64_t n, bool early)
 {
 	struct vn_pipe_slot *s = pipeline_slot(m->priv, n);
 
 	m->priv->h.nranks = __atomic_load_n(&m->p->h.nranks, __ATOMIC_RELAXED);
 	m->priv->h.dtl = mpidtl_state(m->dtl);
+	if (early && m->priv->h.dtl == VN_PIPE_DTL_OK)
+		m->priv->h.dtl = VN_PIPE_DTL_LATE;
 	for (unsigned i = 0; i < VN_PIPE_RANKS; i++)
 		if (s->r[i].interval == n + 1)
 			mpidtl_attribute(m->dtl, &s->r[i]);
@@ -333,6 +338,7 @@ static int defer_next(struct mpi_ctx *m, uint64_t now, int final)
 {
 	uint64_t n = m->jnext, top = __atomic_load_n(&m->p->h.journal_top, __ATOMIC_ACQUIRE), end;
 	enum dtl_state st = dtl_state(m->dtl);
+	bool early = false;
 	int rc;
 
 	if (n >= top)
@@ -357,8 +363,9 @@ static int defer_next(struct mpi_ctx *m, uint64_t now, int final)
 		    now - m->pending_since < m->dtl_wait_ns && top - n < VN_PIPE_JOURNAL / 2)
 			return 0;
 		m->ds.forced++;
+		early = true;
 	}
-	judge_priv(m, n);
+	judge_priv(m, n, early);
 	m->jnext++;
 	m->pending_since = 0;
 	return 1;

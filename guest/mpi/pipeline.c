@@ -461,7 +461,7 @@ static const uint8_t json_classes[] = { VN_CLASS_NMI,	 VN_CLASS_IRQ,	 VN_CLASS_S
 
 static const char *const hyp_names[VN_PIPE_HYP_MAX] = { "host_preempt", "host_wait", "vmexit",
 							"host_irq" };
-static const char *const dtl_names[] = { "absent", "waiting", "ok", "stale", "off" };
+static const char *const dtl_names[] = { "absent", "waiting", "ok", "stale", "off", "late" };
 
 const char *pipeline_dtl_name(unsigned s)
 {

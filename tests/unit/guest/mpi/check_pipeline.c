@@ -815,6 +815,7 @@ START_TEST(test_hyp_json)
 	ck_assert_ptr_null(strstr(buf, "guest_verdict"));
 	ck_assert_str_eq(pipeline_dtl_name(VN_PIPE_DTL_ABSENT), "absent");
 	ck_assert_str_eq(pipeline_dtl_name(VN_PIPE_DTL_STALE), "stale");
+	ck_assert_str_eq(pipeline_dtl_name(VN_PIPE_DTL_LATE), "late");
 	ck_assert_str_eq(pipeline_dtl_name(99), "absent");
 }
 END_TEST
