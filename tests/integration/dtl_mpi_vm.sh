@@ -122,7 +122,7 @@ read -r spikes wall < <(sed -n 's/^inject: busy_ns=[0-9]* wall_ns=\([0-9]*\) cou
 [[ ${spikes:-} =~ ^[0-9]+$ && $spikes -gt 5 ]] || fail "no hog ground truth: $(cat "$TMP/hog.out")"
 k0=$(sed -n 's/^mpiloop: .*first_interval=\([0-9]*\).*/\1/p' "$TMP/job.out")
 [[ $k0 =~ ^[0-9]+$ ]] || fail "mpiloop printed no first_interval: $(tail -c 600 "$TMP/job.out")"
-jq -se 'length > 100 and all(.dtl == "ok" or .dtl == "waiting" or .dtl == "stale")' "$TMP/rep.jsonl" >/dev/null ||
+jq -se 'length > 100 and all(.dtl == "ok" or .dtl == "waiting" or .dtl == "stale" or .dtl == "late")' "$TMP/rep.jsonl" >/dev/null ||
 	fail "the report lines do not come from the DTL view: $(head -c 600 "$TMP/rep.jsonl")"
 
 [ -n "${DTL_MPI_KEEP:-}" ] && cp "$TMP/rep.jsonl" "$DTL_MPI_KEEP"
@@ -138,7 +138,7 @@ jq -se 'length > 100 and all(.dtl == "ok" or .dtl == "waiting" or .dtl == "stale
 # unexplained).
 inj=$(jq -nc --arg l "$INJ" --argjson k "$k0" '[$l | split(",")[] | tonumber + $k]')
 jq -c --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" --arg h "host-user-task:${hog}[" '
-	select(.interval >= $k and (.interval as $i | $inj | index($i) | not))
+	select(.interval >= $k and .dtl != "late" and (.interval as $i | $inj | index($i) | not))
 	| .interval as $n | .rank[] | select(.rank == 0 and .verdict != "none" and .delay_ns >= $dmin
 		and .guest_verdict != "noise")
 	| {interval: $n, verdict, guest_verdict, delay_ns, hyp: .hypervisor_ns.host_preempt, class: .cause.class,
@@ -150,16 +150,19 @@ hit=$(jq -s 'length' "$TMP/hits.jsonl")
 # IRQ handler sees that IRQ last as long; the guest-only view then says noise too (not a hit above). The
 # hog was seen there (the DTL's host_preempt); what is named there is the guest's longer IRQ.
 hidden=$(jq -s --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" '[.[]
-	| select(.interval >= $k and (.interval as $i | $inj | index($i) | not))
+	| select(.interval >= $k and .dtl != "late" and (.interval as $i | $inj | index($i) | not))
 	| .rank[] | select(.rank == 0 and (.hypervisor_ns.host_preempt // 0) >= $dmin
 		and ([.noise_ns[]?] | add // 0) >= $dmin and (.cause.class == "irq" or .cause.class == "softirq"))]
 	| length' "$TMP/rep.jsonl")
 named=$(jq -s '[.[] | select(.verdict == "noise" and .class == "host_preempt")] | length' "$TMP/hits.jsonl")
 hogn=$(jq -s '[.[] | select(.verdict == "noise" and .hog)] | length' "$TMP/hits.jsonl")
 hogh=$(jq -s '[.[] | select(.hog)] | length' "$TMP/hits.jsonl")
-comp=$(jq -s '[.[] | .rank[] | select(.rank == 0) | .compute_ns] | add // 0' "$TMP/rep.jsonl")
+# Only intervals judged with the log count toward the expectation: one judged before its horizon ("late":
+# the host's log more than --dtl-wait behind, or the journal half full) cannot name the hog (run 15: 17 such).
+late=$(jq -s '[.[] | select(.dtl == "late")] | length' "$TMP/rep.jsonl")
+comp=$(jq -s '[.[] | select(.dtl != "late") | .rank[] | select(.rank == 0) | .compute_ns] | add // 0' "$TMP/rep.jsonl")
 exp=$(awk -v s="$spikes" -v c="$comp" -v w="$wall" 'BEGIN { f = c / w; if (f > 1) f = 1; printf "%.1f", s * f }')
-echo "hog: $spikes spikes over $((wall / 1000000)) ms; rank 0 computed $((comp / 1000000)) ms: ~$exp spikes in compute intervals"
+echo "hog: $spikes spikes over $((wall / 1000000)) ms; rank 0 computed $((comp / 1000000)) ms in intervals judged with the log ($late judged late): ~$exp spikes in compute intervals"
 echo "rank 0 delayed >= $((DELAY_MIN_NS / 1000000)) ms without guest noise: $hit intervals; noise with cause host_preempt: $named (naming the hog: $hogn)"
 echo "the hog's hits (its largest host cause): $hogh; noise naming the hog: $hogn = $(awk -v n="$hogn" -v e="$exp" 'BEGIN { printf "%.0f", e ? 100 * n / e : 0 }')% of the ~$exp spikes in compute intervals; hidden in a guest IRQ: $hidden"
 jq -c 'select(.verdict != "noise" or .class != "host_preempt")' "$TMP/hits.jsonl" | head -10
@@ -204,14 +207,15 @@ for i in ${INJ//,/ }; do
 	line=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 1) | {verdict, cause: .cause.class, comm: .cause.comm, cause_ns: (.cause.ns // 0), thread_ns: (.noise_ns.thread // 0), hyp_ns: ([.hypervisor_ns[]?] | add // 0), guest_ns: ([.noise_ns[]?] | add // 0)}' "$TMP/rep.jsonl")
 	r0=$(jq -c --argjson n "$n" 'select(.interval == $n) | .rank[] | select(.rank == 0) | {verdict, compute_ns, host_preempt: (.hypervisor_ns.host_preempt // 0)}' "$TMP/rep.jsonl")
 	echo "injected iteration $i (interval $n): rank 1 $line, rank 0 ${r0:-?}"
-	[[ $line == *'"verdict":"none"'* ]] && continue
 	# the hog slowed rank 0 there by as much as the injector rank 1: which rank came last, and why, is the
 	# race of two equal delays (seen once: rank 1 a little later, its extra noise over rank 0's less than
-	# the difference, so "imbalance"); it says nothing about naming the injector
-	if [ -n "$r0" ] && jq -e --argjson r0 "$r0" '$r0.host_preempt >= .cause_ns' <<<"$line" >/dev/null; then
+	# the difference, so "imbalance"; and rank 0 last, rank 1 "none"); it says nothing about naming the
+	# injector
+	if [ -n "$r0" ] && jq -e --argjson r0 "$r0" '$r0.host_preempt >= .cause_ns and .cause_ns > 0' <<<"$line" >/dev/null; then
 		masked=$((masked + 1))
 		continue
 	fi
+	[[ $line == *'"verdict":"none"'* ]] && continue
 	if [[ $line == *'"verdict":"noise","cause":"thread","comm":"vn-injector"'* ]]; then
 		good=$((good + 1))
 	elif jq -e '.verdict == "noise" and .cause == "host_preempt" and .cause_ns > 0 and
@@ -226,8 +230,13 @@ for i in ${INJ//,/ }; do
 	fi
 done
 [ "$bad" -eq 0 ] || fail "$bad injected intervals in which rank 1 was delayed are not noise by thread vn-injector (nor by a longer host preemption or guest thread)"
-[ $((good + host + other)) -ge 4 ] || fail "only $((good + host + other)) of the 6 injected intervals delayed rank 1"
-[ "$good" -ge 3 ] || fail "only $good of the 6 injected intervals name the injector"
+# Of the injected intervals the hog did not mask (the hog fires every 250.25 ms, so each has a ~30% chance to
+# be masked; once 3 of 6), at most 2 may leave rank 1 undelayed, and all but one (3 at most) name the injector.
+unmasked=$((6 - masked))
+[ $((unmasked - good - host - other)) -le 2 ] ||
+	fail "only $((good + host + other)) of the $unmasked injected intervals the hog did not mask delayed rank 1"
+want=$((unmasked - 1 < 3 ? unmasked - 1 : 3))
+[ "$good" -ge "$want" ] || fail "only $good of the $unmasked injected intervals the hog did not mask name the injector (want $want)"
 ok "the guest injector's intervals are still noise with cause thread:vn-injector ($good of 6 delayed rank 1 and name it; $host named a longer host preemption, $other a longer guest thread; $masked had rank 0 slowed as much by the hog)"
 grep -q "dispatch trace log: ok" "$TMP/job.out" || echo "note: $(grep 'dispatch trace log' "$TMP/job.out")"
 kill -INT "$HOST" 2>/dev/null
