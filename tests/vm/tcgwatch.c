@@ -9,9 +9,10 @@
  * new KASLR base is followed).
  *
  * Every MS (default 1000) it reads every vCPU's RIP and CPL ("info registers -a"; TCG vCPUs are not paused
- * for it). A vCPU found in kernel mode, not halted, inside the int3 entry or handlers or at the address of its
- * previous sample, in 2 of its last 3 samples, is looked at closer (confirm()): it is stuck if it keeps trapping and coming back to one address whose byte in memory
- * is no int3 (a patch in progress has its int3 in memory). Then it attaches QEMU's gdbstub
+ * for it). A vCPU found in kernel mode, not halted, inside the int3 entry or handlers or at the address of
+ * its previous sample, in 2 of its last 3 samples, is looked at closer (confirm()): it is stuck if it keeps
+ * trapping and coming back to one address whose byte in memory is no int3 (a patch in progress has its int3
+ * in memory). Then it attaches QEMU's gdbstub
  * (on GDB_SOCKET, started and stopped through the monitor), steps every vCPU TCGWATCH_STEPS instructions and
  * detaches. That re-translates the guest's code (the stale translation is not found again) and the guest runs
  * on; it has no other effect on a guest that runs correctly. Each such recovery is one line on stderr and in
@@ -333,10 +334,18 @@ static int confirm(int mon, const int64_t *off, uint64_t *site)
 		if (hits[i] * 5 < TCGWATCH_BURST)
 			continue;
 		for (j = 0; j < nat[i]; j++) {
-			for (same = 0, m = 0; m < nat[i]; m++)
+			int byte;
+
+			for (m = 0; m < j && at[i][m] != at[i][j]; m++)
+				;
+			if (m < j)
+				continue; /* this address was judged at its first sample */
+			for (same = 0, m = j; m < nat[i]; m++)
 				same += at[i][m] == at[i][j];
-			if (same >= 3 && guest_byte(mon, at[i][j]) >= 0 &&
-			    guest_byte(mon, at[i][j]) != 0xcc) {
+			if (same < 3)
+				continue;
+			byte = guest_byte(mon, at[i][j]); /* one monitor round trip per address */
+			if (byte >= 0 && byte != 0xcc) {
 				*site = at[i][j];
 				return i;
 			}
