@@ -305,7 +305,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 measure: $(BUILD)/vnoise-guest
-	$(Q)$(BUILD)/vnoise-guest measure --cpus all --duration 10
+	$(Q)$(BUILD)/vnoise-guest measure --cpus all --duration 10s
 
 bench: all
 	$(Q)VNOISE_BUILD=$(BUILD) bench/run.sh
