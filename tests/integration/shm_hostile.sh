@@ -1,5 +1,5 @@
 #!/bin/bash
-# A hostile guest (issue 4 acceptance 2): while an ASan+UBSan build of vnoise-host reads a real domain's
+# A hostile guest: while an ASan+UBSan build of vnoise-host reads a real domain's
 # shared-memory region (record --guest), tests/vm/shmscribble writes random and adversarial contents into it
 # for 12 s (bad indices, lengths and sequence numbers, torn records, a changing header, epoch games, garbage
 # in the mailbox and status), through /dev/shm/<name>: the very bytes the guest's BAR2 shows. Then the real
