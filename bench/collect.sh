@@ -1,5 +1,5 @@
 #!/bin/bash
-# The cluster collector end to end over loopback UDP (issue 7: "collector datagrams/s on one core", target
+# The cluster collector end to end over loopback UDP ("collector datagrams/s on one core", target
 # >= 100 k): the real `vnoise-host collect` pinned to the last CPU, SENDERS simulated nodes
 # (tests/tools/nodesim --flood: sealed interval reports as fast as they go, no work, no sleep) pinned
 # together to another CPU. Sizes: nodesim -r 1, 3, 6 = 4, 12, 24 records (312, 696, 1272 bytes), counters

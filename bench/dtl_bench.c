@@ -5,7 +5,7 @@
  * BAR2 in the guest: the same cache behaviour without a VM exit).
  *   1. host writer: ns per published entry, dtlwriter_put alone and with the cause lookup the host does for
  *      every entry (dtlwriter_cause, a hit in the table), over 4 vCPUs; and what that is as a share of one
- *      core for 1000 out-intervals/s per vCPU (issue 16 target: <= 0.05%), counting 2 entries per
+ *      core for 1000 out-intervals/s per vCPU (target: <= 0.05%), counting 2 entries per
  *      out-interval (a preemption cut into its runs and the idle rest); status update ns;
  *   2. guest reader: ns per entry delivered by dtlreader_poll (copy, sequence checks, validation, the time
  *      checks, callback), rings filled by the writer between timed polls; plus a cause lookup per entry.

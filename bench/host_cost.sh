@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host daemon cost (issue 3, acceptance 3), measured on a harness VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG
+# Host daemon cost, measured on a harness VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG
 # guest with vCPU 0 pinned to host CPU 0 and vCPU 1 to CPU 1, monitored by `vnoise-host record -p 1s`.
 #  1. Idle guest: the daemon's CPU per monitored vCPU (target <= 0.1% of a core per vCPU with the dispatch
 #     log on), with the dispatch log, with --no-irqs and with --no-dispatch (counters only). Both the whole

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostmetrics_bench: the cost of vnoise-host's Prometheus exporter (host/export/hostmetrics) beyond the host
- * view, at one period and one scrape per second with 4 domains x 2 vCPUs (issue 17 acceptance 4: <= 0.2% of
+ * view, at one period and one scrape per second with 4 domains x 2 vCPUs (<= 0.2% of
  * a core). Each iteration stands for one second: a synthetic period (per vCPU a period record, preemptor
  * runs of a few host tasks whose comms change over time, VM exits and host IRQs) is built into an engine
  * (not counted: that is the host view's work), added into the exporter with hostmetrics_period (counted:

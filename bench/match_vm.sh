@@ -1,5 +1,5 @@
 #!/bin/bash
-# The guest<->host channel end to end (issue 4, acceptance 3: latency; issue 19: what --guest costs), on a
+# The guest<->host channel end to end (its latency, and what --guest costs), on a
 # harness VM (tests/vm/vm.bash): a 2-vCPU QEMU TCG guest, vCPU 0 on host CPU 0, vCPU 1 on CPU 1; in the guest
 # `vnoise-guest agent --cpus 0` (sampler on vCPU 0, kernel helper, publishing into the ivshmem region, clock
 # thread on vCPU 1); on the host `vnoise-host serve --guest --json -p 1s` (record's engine, one JSON line per

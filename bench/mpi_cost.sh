@@ -1,5 +1,5 @@
 #!/bin/bash
-# Cost of the MPI side of libvnoise-preload.so (issue 5), from tests/tools/mpiloop's loop_ns (rank 0's wall
+# Cost of the MPI side of libvnoise-preload.so, from tests/tools/mpiloop's loop_ns (rank 0's wall
 # time of its iteration loop), median of 5 runs each. Figures only.
 #   (a) per wrapped MPI_Barrier, untracked: 1 rank, --barrier-only N, plain vs LD_PRELOAD
 #   (b) per wrapped MPI_Barrier, tracked (each call closes an interval): the same under vnoise-guest mpi

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * node_send_bench: what the reporting rank pays per interval under `vnoise-guest mpi --collector` (issue 7):
+ * node_send_bench: what the reporting rank pays per interval under `vnoise-guest mpi --collector`:
  * node_send_report() (records from the pipeline slot, seal with HMAC-SHA256, send()) over a real loopback UDP
  * socket to a receiving socket this program drains, for 2, 8 and 64 ranks, counters only and in detail,
  * next to the JSON line of the other outputs (pipeline_json() + write() to /dev/null). On loopback the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Cost of libvnoise-preload.so per wrapped call (issue 5 target: <= 1 us): tests/tools/ptload lockloop N
+# Cost of libvnoise-preload.so per wrapped call (target: <= 1 us): tests/tools/ptload lockloop N
 # (N pthread_mutex_lock/unlock pairs on one thread) without and with the library, best of 3 each; the
 # difference per pair / 2 is the added cost of one wrapped call. Figures only. Usage: bench/preload_cost.sh [N]
 set -u

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * remotewrite_bench: the cost of Prometheus remote-write (issue 18 acceptance 4: remote-write series/s).
+ * remotewrite_bench: the cost of Prometheus remote-write (remote-write series/s).
  * A collector-like exposition text (per node: datagram, interval, noise, class, source, compute and rank
  * families, labels job and node, written with promfmt) is
  *   1. encoded on one core: parse + protobuf (prompb_write_request) and snappy block compression, timed

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Soak (issue 19, point 2): the whole vnoise stack for MINUTES on a harness VM (tests/vm/vm.bash: a 2-vCPU
+# Soak: the whole vnoise stack for MINUTES on a harness VM (tests/vm/vm.bash: a 2-vCPU
 # QEMU TCG guest, vCPU 0 on host CPU 0, vCPU 1 on CPU 1, a virtio NIC on a tap), noise injected the whole
 # time:
 #   host   vnoise-host serve --guest --json --quiet --period 10s --metrics 127.0.0.1:PORT (the systemd unit's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store_bench: the cost of the collector's SQLite store (host/collect/store, issue 18 acceptance 4).
+ * store_bench: the cost of the collector's SQLite store (host/collect/store).
  *  1. Inserts: store_add() of sealed, parsed report datagrams as the collector's receive loop calls it
  *     (the raw datagram row, the interval upsert, the cause rows), batched transactions, one thread:
  *     interval rows per second of CPU time (target >= 200 k), counters-only reports (no cause row) and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Seed 003's sensitivity study on this machine (issue 6): `vnoise-bench sweep --quick`, the collective noise
+# Seed 003's sensitivity study on this machine: `vnoise-bench sweep --quick`, the collective noise
 # detector (2 ranks, barrier loop, runs of ~1 s) at injection levels 0, 0.01, 0.05, 0.1, 0.3, 0.5, 0.7, 1%
 # (`vnoise-guest inject --level`, one burst per second on the last CPU), with what `vnoise-guest monitor`
 # charged to the injector thread in the same runs beside it. Prints the table in the layout of the paper's

@@ -34,7 +34,7 @@ if [ "${VNOISE_UNIT_ONLY:-0}" != 1 ]; then
 		"$t" >"$log" 2>&1
 		rc=$?
 		# A QEMU TCG guest sometimes stops answering altogether (a vCPU stuck on a stale int3 of live kernel
-		# text patching, README "Known issue under QEMU TCG"); tcgwatch frees it, but a test may have
+		# text patching, tests/vm/README.md, "Known issue under QEMU TCG"); tcgwatch frees it, but a test may have
 		# failed on the stall meanwhile. That is the emulator, not the test's subject: such a run is said
 		# and repeated once on a fresh VM; any other failure stands.
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] &&

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vnoise-bench: seed 003's collective-operation noise detector and its sensitivity study (issue 6).
+ * vnoise-bench: seed 003's collective-operation noise detector and its sensitivity study.
  *   detect  (an MPI program, under mpirun) times R runs of a loop of N collectives after W warm-ups;
  *   sweep   (not under mpirun) runs detect at injection levels 0 .. 1% with `vnoise-guest inject` on one
  *           CPU and `vnoise-guest monitor` on the ranks, and prints the paper's Tables 3-6 layout with what

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vnoise passive kernel helper (issue 5): the noise that hits chosen target tasks, with no sampler. A target is
+ * vnoise passive kernel helper: the noise that hits chosen target tasks, with no sampler. A target is
  * a process (its tgid in pv_tgid), a cgroup v2 (its id in pv_cgrp), or any user task on a chosen CPU
  * (cfg.cpu_slot). Per target the kernel accumulates, in one BPF_F_MMAPABLE array of struct vn_tgt that user
  * space and the ranks of an MPI job map read-only:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * node: the node end of the cluster reports (issue 7). A node sends its interval reports to the collector
+ * node: the node end of the cluster reports. A node sends its interval reports to the collector
  * as authenticated datagrams (protocol/cluster.h) from one connected UDP socket, registers with a HELLO, and
  * takes SAMPLE commands back on the same socket: while a command's lease runs the node is "sampled" and
  * reports in detail (VN_REPORT_INTERVAL), otherwise from counters only (VN_REPORT_COUNTERS). Everything the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * clockresp: the guest side of the clock exchange, shared by the agent's clock thread and guest/dtl's
- * responder (see clockresp.h). The predictor was the agent's (guest/agent/agent.c until issue 16).
+ * responder (see clockresp.h).
  */
 #include <errno.h>
 #include <fcntl.h>

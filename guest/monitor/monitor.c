@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vnoise-guest monitor: passive mode (issue 5). No sampler: the passive kernel helper accumulates the noise
+ * vnoise-guest monitor: passive mode. No sampler: the passive kernel helper accumulates the noise
  * that hits target tasks (processes, a cgroup v2, or the user tasks of CPUs) and this loop prints, every
  * period, per target: its run time, its noise by class and its largest causes, as a table or as JSON lines
  * (schema vnoise.monitor/1), then a summary over the whole run. The table fits 80 columns: one unit per
  * column, the target's name last, each cause on a line of its own; vnoise's own thread is marked "(vnoise)".
  *
- * Hypervisor (issue 16): monitor opens the dispatch trace log (guest/dtl, answering the host's clock exchange
+ * Hypervisor: monitor opens the dispatch trace log (guest/dtl, answering the host's clock exchange
  * if no other process does) and asks the passive helper for the targets' run and runnable spans; hypspan
  * intersects them with the host's intervals once the DTL horizon passes them. Per target: "hypervisor"
  * {host_preempt_ns, host_wait_ns, causes} in JSON, a HYP column in the table (--wide: its causes); "dtl" says

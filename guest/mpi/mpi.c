@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vnoise-guest mpi [options] -- mpirun ...: runs an MPI job with libvnoise-preload.so and the interval
- * pipeline (issue 5). It loads the passive kernel helper, creates the node-local pipeline (a memfd holding a
+ * pipeline. It loads the passive kernel helper, creates the node-local pipeline (a memfd holding a
  * struct vn_pipe, protocol/app.h) and a registration socket in a private directory, and starts the command
  * with LD_PRELOAD and VNOISE_SOCK set. Each rank registers after MPI_Init: it becomes a target of the helper
  * and receives the pipeline and its noise counters (SCM_RIGHTS). The ranks filter and report the intervals
@@ -75,7 +75,7 @@ struct mpi_ctx {
 	int detail; /* the kernel helper tracks causes now */
 	uint64_t last_hello_ns;
 	int not_started; /* the command could not be executed: no summary */
-	/* issue 16, DTL mode (VN_PIPE_F_DEFER): this process reports from the journal */
+	/* DTL mode (VN_PIPE_F_DEFER): this process reports from the journal */
 	struct dtl *dtl;
 	struct vn_pipe
 	    *priv; /* private pipe: the journal's intervals with their hypervisor figures */

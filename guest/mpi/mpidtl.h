@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mpidtl: the hypervisor side of an MPI interval (issue 16). From the guest's dispatch trace log
+ * mpidtl: the hypervisor side of an MPI interval. From the guest's dispatch trace log
  * (guest/dtl), the host intervals that overlap a rank's compute interval on its CPU, by hypervisor class
  * (host_preempt, host_wait), the host's aggregates of the period apportioned to what the guest's own
  * figures leave unexplained (vmexit, host_irq), and the largest host cause, named as the host allows.

@@ -83,7 +83,7 @@ const char *pipeline_verdict_name(unsigned v);
 const char *pipeline_dtl_name(unsigned s);
 
 /*
- * DTL mode (VN_PIPE_F_DEFER, issue 16): copy the records of interval n (its slot filtered, or at least
+ * DTL mode (VN_PIPE_F_DEFER): copy the records of interval n (its slot filtered, or at least
  * closed by every rank) into journal[n % VN_PIPE_JOURNAL] under the entry's seqlock, and raise
  * h.journal_top. 0, or -ESTALE (the slot no longer holds n: counted in h.journal_lost). Called by the rank
  * that filtered n, and by vnoise-guest for the last intervals of a job.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libvnoise-preload.so: LD_PRELOAD interposition of a program's synchronisation calls (issue 5): the pthread
+ * libvnoise-preload.so: LD_PRELOAD interposition of a program's synchronisation calls: the pthread
  * calls and the MPI calls (PMPI wrappers). Each wrapped call is timed around the real function and counted in
  * a per-thread table (guest/mpi/appstat: count, total, min, max, caller PC and argument of the last call). Hot
  * path: two clock reads, a TLS table (static TLS), no lock, no allocation, no syscall beyond the clock.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collect: `vnoise-host collect`, the cluster collector (issue 7). It receives the nodes' UDP reports on a
+ * collect: `vnoise-host collect`, the cluster collector. It receives the nodes' UDP reports on a
  * loopback address unless told otherwise, feeds them to the engine (clusteragg.h), keeps every accepted datagram
  * and the interval summaries in a local SQLite store (store.h) it reloads at start, runs round-robin sampling over the nodes of each
  * job, optionally serves Prometheus /metrics and writes what it received as a capture (--pcap-out); or it
@@ -14,7 +14,7 @@
 
 #define COLLECT_DEFAULT_LISTEN "127.0.0.1:7361"
 #define COLLECT_DEFAULT_STORE "vnoise-collect.db"
-#define COLLECT_OLD_STORE "vnoise-collect.pcap" /* the default before issue 18: imported */
+#define COLLECT_OLD_STORE "vnoise-collect.pcap" /* the store's old format, a capture: imported */
 #define COLLECT_DEFAULT_RW_PERIOD_NS 10000000000ull /* --remote-write-period */
 
 struct collect_opts {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store: the collector's history in SQLite (issue 18), one file in WAL mode, written by one thread (the
+ * store: the collector's history in SQLite, one file in WAL mode, written by one thread (the
  * collector's receive loop) in batched transactions. The schema (STORE_SCHEMA_VERSION, PRAGMA user_version,
  * and the meta table) is documented in README.md:
  *   datagram  every accepted datagram verbatim, in arrival order: the engine is rebuilt from it at start

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-guest agent in a real TCG guest (issue 15 acceptance 1).
+# vnoise-guest agent in a real TCG guest.
 # Part 1, beside Debian's qemu-ga, which the test guest runs on org.qemu.guest_agent.0 as a cloud image does
 # (tests/vm/build-guest.sh): the agent serves its own port org.vnoise.0 and leaves the QGA port to qemu-ga
 # (with --qga-port: one "busy" warning, the agent goes on); `virsh qemu-agent-command guest-ping` answers

@@ -14,7 +14,7 @@ expect_err 2 "--cpus" "$VG" measure --cpus 1-
 expect_err 2 "--period" "$VG" measure --period 0
 expect_err 2 "--threshold" "$VG" measure --threshold 5q
 expect_err 2 "--duration" "$VG" measure --duration -1
-# issue 20: overflow is named as such; combined units are taken, largest first
+# Overflow is named as such; combined units are taken, largest first
 expect_err 2 "invalid --duration '99999999999999999999': out of range" "$VG" measure -d 99999999999999999999
 grep -q "want a time" "$TMP/err" && fail "overflow reported as a malformed time: $(cat "$TMP/err")"
 expect_err 2 "invalid --duration '30m1h': want a time such as" "$VG" measure -d 30m1h
@@ -28,9 +28,9 @@ expect_err 2 "FILE" "$VG" report
 expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
 expect_err 2 "error" "$VG" inject --level 1
 expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1s
-# issue 20: a missing CPU is the same exit code and line in inject as in measure (it was exit 2 in inject)
+# A missing CPU is the same exit code and line in inject as in measure (it was exit 2 in inject)
 expect_err 4 "^vnoise-guest inject: error: CPU 1000 is not present on this machine$" "$VG" inject --cpu 1000 --level 1
-# issue 20: a job command that cannot be started is one line, a shell's exit code and no summary
+# A job command that cannot be started is one line, a shell's exit code and no summary
 expect_err 127 "^vnoise-guest: error: cannot run '/nonexistent': command not found$" "$VG" mpi -- /nonexistent
 expect_err 127 "cannot run 'vnoise-no-such-command': command not found" "$VG" mpi --no-helper -- vnoise-no-such-command -np 2
 expect_err 126 "cannot run '/tmp': Permission denied" "$VG" mpi --no-helper -- /tmp

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7 acceptance: eight simulated nodes (tests/tools/nodesim, the real node module) report over loopback
+# Eight simulated nodes (tests/tools/nodesim, the real node module) report over loopback
 # UDP to a real `vnoise-host collect`.
 #  A. Round-robin over 8 nodes, 32 slots: each node sampled in exactly 1/8 of them; the collector's totals
 #     equal each node's own; datagrams a node lost on purpose are counted lost, forged ones failed

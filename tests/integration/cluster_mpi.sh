@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7 with a real node: `vnoise-guest mpi --collector` (OpenMPI job, the passive kernel helper, the
+# `vnoise-guest mpi --collector` (OpenMPI job, the passive kernel helper, the
 # preload library's reporter) and one simulated node form a job at a real `vnoise-host collect`. The
 # collector alternates detailed sampling between the two; the real node must report every interval (lost
 # none), in detail only while sampled (then with the injector as a cause), from counters otherwise.

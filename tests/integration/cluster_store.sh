@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 18 point 1: the collector's SQLite store. Eight simulated nodes (tests/tools/nodesim) report over
+# The collector's SQLite store. Eight simulated nodes (tests/tools/nodesim) report over
 # loopback UDP to a real `vnoise-host collect --store`.
 #  A. `vnoise-host query` gives the collector's final ranking (same definition, same figures) and the store's
 #     node table its totals, equal to /metrics; `sqlite3 ... PRAGMA integrity_check` is ok; a new collector

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 18 acceptance 3: a tree of collectors. Two leaf collectors (`collect --forward PARENT`) take 4
+# A tree of collectors. Two leaf collectors (`collect --forward PARENT`) take 4
 # simulated nodes each (tests/tools/nodesim, the real node module) and rotate their sampling; every report a
 # leaf accepts goes on verbatim to one parent collector (--slot 0: the leaves sample), which authenticates it
 # with the nodes' own keys. The parent's totals are the sum of the leaves': per node the same datagrams, noise,

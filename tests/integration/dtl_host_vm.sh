@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 point 2: the host side of the dispatch trace log, with real libvirtd, QEMU TCG and eBPF:
+# The host side of the dispatch trace log, with real libvirtd, QEMU TCG and eBPF:
 #   - the guest runs only the clock responder (`vnoise-guest agent --passive`), no sampler, no guest view;
 #   - on the host, a hog `vnhog...` pinned with vCPU 0 (2 ms every 10 ms) and `vnoise-host top --json`
 #     WITHOUT --guest, for every domain (no -D).

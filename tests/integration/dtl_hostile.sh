@@ -1,5 +1,5 @@
 #!/bin/bash
-# A hostile host (issue 16 acceptance 4): tests/tools/dtlhostile writes random and adversarial dispatch trace
+# A hostile host: tests/tools/dtlhostile writes random and adversarial dispatch trace
 # log contents into a tmpfs region's host half for 6 s (bad cause, vCPU and head indices, entries out of order
 # and in the future, torn entries left behind, stale and lapped slots, a header changed under its epoch, a
 # horizon going back, garbage status / causes / aggregates, random bytes, 3.5 s of a frozen horizon and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 acceptance 3: the host's dispatch trace log splits the active sampler's steal and unexplained time,
+# The host's dispatch trace log splits the active sampler's steal and unexplained time,
 # with real libvirtd, QEMU TCG and eBPF on both sides:
 #   - on the host, a hog `vnhog...` pinned with vCPU 0 (3 ms every 10 ms: 30% duty) and `vnoise-host record
 #     --dtl-detail task` publishing the DTL;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 acceptance 1: the host's dispatch trace log seen by the guest's passive `vnoise-guest monitor`,
+# The host's dispatch trace log seen by the guest's passive `vnoise-guest monitor`,
 # with real libvirtd, QEMU TCG and eBPF on both sides:
 #   - on the host, `vnoise-host record` publishing the DTL, first with --dtl-detail task, then with
 #     --dtl-detail class, and a hog `vnhog...` pinned with vCPU 0 (3 ms every 10 ms: 30% duty);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 acceptance 2: `vnoise-guest mpi` with 2 ranks in the guest and a host hog firing in known windows.
+# `vnoise-guest mpi` with 2 ranks in the guest and a host hog firing in known windows.
 #   - On the host (no DTL here): the report lines say "dtl":"absent", and "dtl":"off" with --no-dtl.
 #   - In the TCG guest (Debian's OpenMPI copied into the busybox initramfs: mpirun/orted, their libraries,
 #     plugins and help files; single node, plm isolated, no ssh): tests/tools/mpiloop on 2 ranks pinned to

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host enable/disable on a defined TCG domain without vnoise devices (issue 15 point 3): --dry-run
+# vnoise-host enable/disable on a defined TCG domain without vnoise devices: --dry-run
 # prints the device XML and changes nothing; enable --config adds the ivshmem-plain <shmem>, the
 # org.vnoise.0 channel and the org.vnoise.bell.0 one (the bell), twice changes nothing; the started guest
 # sees the BAR and both ports (agent --probe, /sys/class/virtio-ports); --live hot-unplugs and hot-plugs the

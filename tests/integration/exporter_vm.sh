@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 17 point 2, acceptance 2: the per-host Prometheus exporter `vnoise-host serve --metrics` against a
+# The per-host Prometheus exporter `vnoise-host serve --metrics` against a
 # QEMU TCG test VM with real libvirtd and eBPF. vCPU 0 is pinned to host CPU 0 and kept busy by the guest
 # agent's sampler; a host hog with a distinctive comm is pinned to CPU 0 (3 ms every 10 ms).
 # Checked: /metrics (curl, twice) passes `promtool check metrics`; the hog's preemption of vCPU 0 between the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 19 point 1: a full disk (a 16 MiB tmpfs, filled with dd) under
+# A full disk (a 16 MiB tmpfs, filled with dd) under
 #  A. vnoise-guest record -o: full from the start (-d 1s), one page left for a short --duration run, full in
 #     the middle of a run (it stops by itself) and full then SIGTERM: exit 4 without hanging, one error line
 #     naming the file and "No space left on device" (and what was not written); the file ends after its

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 19 point 1: kill -9 at random moments (VNOISE_SEED replays them and the cuts' places; 4 moments per
+# Kill -9 at random moments (VNOISE_SEED replays them and the cuts' places; 4 moments per
 # program: at the file's birth, within its first 100 ms, then anywhere in 2 s) of
 #  A. vnoise-guest record -o F and B. vnoise-host record -o F (a real libvirtd, no domain needed: the META and
 #     STATS chunks, and the periods of whatever domains run): `report F` prints everything up to the last

@@ -1,8 +1,9 @@
 #!/bin/bash
-# Issue 19 point 1, the VM faults, in one VM boot (about 2-3 min under TCG; run it only under
-# `flock /tmp/vnoise-vm.lock`). The guest agent measures vCPU 0 with the procfs helper (no eBPF: every record
-# it publishes is a sample, i.e. a gap); before each fault it is paused so that its own counter of published
-# records (`vnoise-host agent status`) is final for its epoch.
+# What the host survives on the guest's side (the agent killed, the region's file removed, a reboot), in one
+# VM boot (about 2-3 min under TCG; run it only under `flock /tmp/vnoise-vm.lock`). The guest agent
+# measures vCPU 0 with the procfs helper (no eBPF: every record it publishes is a sample, i.e. a gap);
+# before each fault it is paused so that its own counter of published records (`vnoise-host agent status`)
+# is final for its epoch.
 #  1. `vnoise-host record --guest -o F` runs across (a) the agent killed (-9) and restarted, (b) the domain's
 #     ivshmem file removed (/dev/shm/<name>), (c) a guest reboot: the record keeps running, logs each new epoch
 #     with the epoch that ended (records read, lost, missed: read + lost + missed <= what that agent published,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host --flows against a real libvirt TCG guest with a virtio NIC on a tap (issue 7, deliverable 4):
+# vnoise-host --flows against a real libvirt TCG guest with a virtio NIC on a tap:
 # the guest runs `vnoise-guest agent` on vCPU 0 with virtio-net's receive interrupt pinned there; the host
 # sends a known number of UDP datagrams of a known size to the guest's address (tests/tools/udpsend, one
 # unconnected socket: one flow) while vnoise-host captures on the domain's tap.

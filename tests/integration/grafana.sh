@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 17 point 2, acceptance 2 (the Grafana part): contrib/grafana/vnoise.json is valid JSON and a Grafana
+# The Grafana dashboard: contrib/grafana/vnoise.json is valid JSON and a Grafana
 # dashboard (title, uid, unique panel ids, panels inside the 24-column grid, every query panel with a
 # datasource and PromQL targets), and every metric name its panels and variables query is one that is really
 # exported: the cluster collector's names from a real scrape of `vnoise-host collect --metrics`, the per-host

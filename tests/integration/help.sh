@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 20: every command's --help and --version, and the program level. Each --help exits 0 with its usage
+# Every command's --help and --version, and the program level. Each --help exits 0 with its usage
 # on stdout and nothing on stderr, has no literal "%%" and no internal names ("Seed 003"), knows every
 # option it lists and lists none that the command refuses or ignores; --version (and -V) prints
 # "PROG VERSION" from the VERSION file, at the top and after every command; no or an unknown command is one

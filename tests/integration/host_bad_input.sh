@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host bad input (issue 3 acceptance 4): an unknown domain, libvirt unreachable and no permission each
+# vnoise-host bad input: an unknown domain, libvirt unreachable and no permission each
 # give one clear line on stderr and their own exit code (7, 6, 4); invalid command lines give 2; damaged,
 # truncated and foreign record files give 5 after printing what could be read. Against a real libvirtd.
 . "$(dirname "$0")/lib.bash"
@@ -13,7 +13,7 @@ VH=$BUILD/vnoise-host
 expect_err 2 "unknown command 'bogus' (want top, record, report, list, serve, collect, query, agent, enable or disable;" "$VH" bogus
 expect_err 2 "--period" "$VH" top --period 0
 expect_err 2 "--duration" "$VH" record -o "$TMP/x" --duration -1
-# issue 20: overflow is named as such; combined units are taken, largest first
+# Overflow is named as such; combined units are taken, largest first
 expect_err 2 "invalid --duration '99999999999999999999': out of range" "$VH" top -d 99999999999999999999
 expect_err 2 "out of range" "$VH" collect -k "$TMP/none.key" -d 99999999999999999999
 expect_err 2 "invalid --duration '30m1h': want a time such as" "$VH" record -o "$TMP/x" -d 30m1h

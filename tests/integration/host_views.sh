@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host's documents without a VM (issue 20): `list --json` is one vnoise.list/1 document (schema, then
+# vnoise-host's documents without a VM: `list --json` is one vnoise.list/1 document (schema, then
 # version, uri, domains) and the text list still works; a record file carries version= and the recording
 # process's thread ids, and `report --json` has "version" right after "schema"; --wide is taken by top,
 # record and report. Against libvirt's built-in test driver (test:///default): no libvirtd, no root.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host against a real libvirtd and a QEMU TCG domain (issue 3 acceptance 1 and 2):
+# vnoise-host against a real libvirtd and a QEMU TCG domain:
 #  1. vCPU 0 pinned to host CPU 0 and kept busy by a guest sampler; a host hog with a distinctive comm pinned
 #     to CPU 0 at 50% duty (5 ms every 10 ms). vnoise-host must attribute >= 90% of vCPU 0's out-time to the
 #     hog, and its steal (libvirt vcpu.0.delay) must equal schedstat run_delay within 1%; the record file's

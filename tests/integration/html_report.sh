@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-guest report FILE --html (issue 17 acceptance 3): the report of a real record file (an injector of
+# vnoise-guest report FILE --html: the report of a real record file (an injector of
 # known spikes, 300 us every 20 ms, on the test CPU for 4 s) as one self-contained HTML page, rendered by
 # Debian's headless Chromium at 1280x800: a real PNG, no console error, the page's script ran, the SVG plots
 # exist and carry the file's data: the number of CPUs and the CPU, the injector as the top source with the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host report FILE --html (issue 17 acceptance 3) of a real record against a QEMU TCG test VM: a host hog
+# vnoise-host report FILE --html of a real record against a QEMU TCG test VM: a host hog
 # `vnhog...` pinned with vCPU 0 at 50% duty while `vnoise-host record --guest` records 15 s with the guest
 # agent measuring vCPU 0. Both pages (the host view and --guest, the combined view) are rendered by headless
 # Chromium at 1280x800: a real PNG, no console error, the page's script ran, the SVG plots exist and carry the

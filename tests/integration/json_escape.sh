@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14: every JSON goes through the JSON writer. A process whose comm holds '"', '\' and a control byte
+# Every JSON goes through the JSON writer. A process whose comm holds '"', '\' and a control byte
 # (a shell renames itself through /proc/self/comm; the kernel keeps the bytes as they are) is followed by
 # `vnoise-guest monitor --pid P --json` while an injector with such a comm preempts it: every line must parse
 # with jq and give back both names exactly (the target's comm and the injector as a cause).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest<->host matching over the shared-memory channel (issue 4 acceptance 1), with real libvirtd, QEMU TCG,
+# Guest<->host matching over the shared-memory channel, with real libvirtd, QEMU TCG,
 # the guest agent and eBPF on both sides:
 #   - in the guest, `vnoise-guest agent` measures vCPU 0 and publishes into the ivshmem region; a guest
 #     injector `vninj...` spikes 500 us every 20 ms on vCPU 0;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Passive mode (issue 5, deliverable 4): `vnoise-guest monitor` follows a busy target process with no sampler.
+# Passive mode: `vnoise-guest monitor` follows a busy target process with no sampler.
 # Ground truth: an injector of known size on the target's CPU (SCHED_FIFO spikes, then a SCHED_OTHER duty
 # cycle) must appear as THREAD noise of the target with the injector as its cause, in --pid and in --cgroup
 # mode; --cpus mode must see the CPU's user task run and its interrupts; bad input gets one line and exit 2.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 5, acceptance 1: a real OpenMPI job (Debian's) under `vnoise-guest mpi`. tests/tools/mpiloop runs an
+# A real OpenMPI job (Debian's) under `vnoise-guest mpi`. tests/tools/mpiloop runs an
 # iterative kernel (fixed arithmetic per iteration, then MPI_Barrier) on 2 ranks pinned to CPUs 0 and 1. An
 # injector process (SCHED_FIFO, "vn-injector") preempts rank 1 for 4 ms in iterations 10, 20 and 30; rank 0
 # gets 2.5x the work in iterations 40-44. The reports must name rank 1, exactly those injected iterations

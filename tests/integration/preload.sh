@@ -1,5 +1,5 @@
 #!/bin/bash
-# libvnoise-preload.so on a pthread program of known shape (issue 5, the pthread part of deliverable 1):
+# libvnoise-preload.so on a pthread program of known shape (its pthread wrappers):
 # tests/tools/ptload runs 4 threads x 200 iterations of (20 mutex lock/unlock pairs, a barrier); thread 0
 # sleeps 3 ms before the barrier in every 10th iteration; main waits on a condition and joins them. The
 # per-thread JSON lines must give the exact call counts, and the barrier time of the three threads that wait

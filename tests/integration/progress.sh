@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 17 point 4: the progress line of long runs on a terminal. Under a pseudo terminal (script(1)):
+# The progress line of long runs on a terminal. Under a pseudo terminal (script(1)):
 # `measure -d 11s` and `record -d 11s` (the latter in a 60-column terminal) show "\r" + "what: elapsed /
 # total, left - what is being done" + "\033[K" on stderr, cut to the width - 1, erased before what follows
 # (the summary on stdout, the "recorded to" log line), which is then the last line on the screen; with stderr

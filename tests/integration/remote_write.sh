@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 18 acceptance 2: Prometheus remote-write to a real receiver (Debian's prometheus with
+# Prometheus remote-write to a real receiver (Debian's prometheus with
 # --web.enable-remote-write-receiver, no scraping), no VM, no root.
 #  A. `collect --remote-write URL --remote-write-period 1s` with 8 simulated nodes (tests/tools/nodesim):
 #     PromQL over the HTTP API returns the collector's final totals per node (noise seconds, datagrams);

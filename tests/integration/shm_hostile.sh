@@ -1,5 +1,5 @@
 #!/bin/bash
-# A hostile guest (issue 4 acceptance 2): while an ASan+UBSan build of vnoise-host reads a real domain's
+# A hostile guest: while an ASan+UBSan build of vnoise-host reads a real domain's
 # shared-memory region (record --guest), tests/vm/shmscribble writes random and adversarial contents into it
 # for 12 s (bad indices, lengths and sequence numbers, torn records, a changing header, epoch games, garbage
 # in the mailbox and status), through /dev/shm/<name>: the very bytes the guest's BAR2 shows. Then the real
@@ -19,7 +19,7 @@ vm_setup || fail "vm_setup"
 export ASAN_OPTIONS=abort_on_error=0:halt_on_error=1:detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=98
 
-# returns 3 when the TCG guest locked up while the agent attached its eBPF programs (README, known issue)
+# returns 3 when the TCG guest locked up while the agent attached its eBPF programs (tests/vm/README.md, "Known issue under QEMU TCG")
 scribble_then_agent() {
 	vm_start --pin0 0 --pin 1:1 || fail "vm_start"
 	vm_wait_ready 90 || fail "guest not ready"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/soak.sh without a VM (issue 19, point 2; a few seconds): its --help, its bad command lines (one line on
+# bench/soak.sh without a VM (a few seconds): its --help, its bad command lines (one line on
 # stderr, exit 2, nothing on stdout), exit 4 when not root, and the helpers of bench/lib/soaklib.bash that
 # decide its verdicts, on synthetic data of known growth: the RSS/fd trend after the warm-up (flat <= 1% per
 # 10 min, least squares), the sums of /metrics counters, a host process's RSS/fds/CPU ticks and the guest-side

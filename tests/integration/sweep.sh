@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6: vnoise-bench, seed 003's collective noise detector and its sensitivity sweep. Bad input of both
+# Vnoise-bench, seed 003's collective noise detector and its sensitivity sweep. Bad input of both
 # commands (one line, exit 2); `detect` under mpirun (alltoall 2 KB: runs, times, summary); a two-level
 # sweep (0 and 1%) whose vnoise row must charge the injector thread with about its share of the ranks' time
 # and whose injector must report about 1% of CPU; and a sweep interrupted by SIGINT while its injector runs

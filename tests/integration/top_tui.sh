@@ -1,5 +1,5 @@
 #!/bin/bash
-# vnoise-host top's interactive screen against a real QEMU TCG domain (issue 17 acceptance 1), driven in a
+# vnoise-host top's interactive screen against a real QEMU TCG domain, driven in a
 # detached tmux session: vCPU 0 pinned to host CPU 0 and kept busy by a guest sampler, a host hog with a
 # distinctive comm pinned to CPU 0 (3 ms every 10 ms).
 #  - 120x40: the header (host CPU, vnoise's cost, losses) and a row for the domain; the default sort marker

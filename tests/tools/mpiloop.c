@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mpiloop: the MPI test kernel of the preload tests and benchmarks (issue 5). Every iteration each rank does
+ * mpiloop: the MPI test kernel of the preload tests and benchmarks. Every iteration each rank does
  * a fixed amount of arithmetic, then MPI_Barrier. The amount is calibrated once (rank 0 measures how many
  * rounds of the inner loop take --work-us, median of five trials, and broadcasts it), so that a rank slowed
  * down by noise takes longer instead of doing less. Known delays can be added: --imbalance gives one rank more

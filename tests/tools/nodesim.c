@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nodesim: a simulated cluster node for the collector's tests and benchmark (issue 7). It uses the real node
+ * nodesim: a simulated cluster node for the collector's tests and benchmark. It uses the real node
  * module (shared/node): registers, sends one report per interval over UDP, takes the collector's SAMPLE
  * commands. Each interval it does a fixed amount of CPU work and reports the CPU time it took as the
  * compute time of its ranks (CPU time, so that sharing the CPU with the other simulated nodes does not

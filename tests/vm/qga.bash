@@ -1,4 +1,4 @@
-# Debian's qemu-guest-agent for the test guest (sourced by build-guest.sh; issue 15: the guest runs the real
+# Debian's qemu-guest-agent for the test guest (sourced by build-guest.sh; the guest runs the real
 # qemu-ga on org.qemu.guest_agent.0, as a cloud image does). Never installed on the host: its service must
 # not run there.
 # qga_fetch CACHE: downloads the package (apt-get download, cached as a .deb in CACHE; `apt-get update -qq`

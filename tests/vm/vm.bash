@@ -451,7 +451,7 @@ vm_agent_running() {
 
 # vm_start_agent ARGS -- VM_START_ARGS...: start a VM (vm_start + vm_wait_ready) and `vnoise-guest agent ARGS`
 # in it, and wait until the agent runs (vm_agent_running). Under QEMU TCG the guest sometimes locks up while
-# the agent attaches its eBPF programs (README, "Known issue under QEMU TCG"): when the guest stops answering
+# the agent attaches its eBPF programs (tests/vm/README.md, "Known issue under QEMU TCG"): when the guest stops answering
 # altogether, say so and do it once more on a fresh VM. An agent that fails in a live guest is a failure.
 vm_start_agent() {
 	local args=() attempt
@@ -555,7 +555,7 @@ vm_exec() {
 		shift 2
 	fi
 	[ "${1:-}" = -- ] && shift
-	# A TCG guest that locked up (README "Known issue under QEMU TCG") answers nothing again: once a command
+	# A TCG guest that locked up (tests/vm/README.md, "Known issue under QEMU TCG") answers nothing again: once a command
 	# got no reply and a ping got no PONG either, every later command fails at once with the same words
 	# (run-all retries the test on a fresh VM), instead of each waiting its timeout: a probe loop of 30
 	# tries took 36 minutes. vm_reboot clears it.

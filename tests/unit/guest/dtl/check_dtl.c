@@ -682,7 +682,7 @@ START_TEST(test_responder)
 END_TEST
 
 /*
- * Issue 16: the responder's first answer put its lag 20 ms late (here: the host claims it sent 20 ms before
+ * The responder's first answer put its lag 20 ms late (here: the host claims it sent 20 ms before
  * it did; in the TCG guest: the first answers seen at a coarse poll). The next requests are then already
  * waiting when their windows open; the window must find the real arrival within a few exchanges (it used to
  * creep back by its 0.3 ms margin per exchange: ~90 exchanges, 4.6 s, every answer until then ~20 ms late,

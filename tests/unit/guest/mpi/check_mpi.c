@@ -49,7 +49,7 @@ START_TEST(test_options)
 	      "--", "x");
 	FAILS("--classes", "mpi", "--classes", "irq,bogus", "--", "x");
 	FAILS("--min-delay", "mpi", "--min-delay", "5s", "--", "x");
-	/* issue 16: the guest-only view, and the bound on the wait for the host's horizon */
+	/* The guest-only view, and the bound on the wait for the host's horizon */
 	OK("mpi", "--no-dtl", "--dtl-wait", "500ms", "--", "x");
 	ck_assert_int_eq(P.dtl, 0);
 	ck_assert_uint_eq(P.dtl_wait_ns, 500000000ull);

@@ -685,7 +685,7 @@ START_TEST(test_json_nospace)
 }
 END_TEST
 
-/* ---- the DTL view (issue 16) ---- */
+/* ---- the DTL view ---- */
 
 /*
  * Interval 2 of two ranks: rank 1 is 600 ns late; the guest saw it as steal (400), the DTL as a host task that

@@ -697,7 +697,7 @@ static bool json_valid(const char *doc)
 	return end && !*js_ws(end);
 }
 
-/* ---- hypervisor classes (issue 16, datagram version 2) ---- */
+/* ---- hypervisor classes (datagram version 2) ---- */
 
 /* One interval of a node in a DTL guest: a rank with guest noise, hypervisor noise and the host cause. */
 static void send_hyp_iv(struct node *n, uint64_t iv)

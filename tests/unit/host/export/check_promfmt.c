@@ -328,7 +328,7 @@ START_TEST(test_names)
 END_TEST
 
 /*
- * Issue 16: the collector's hypervisor family as a scraper sees it: a valid name and labels, one sample per
+ * The collector's hypervisor family as a scraper sees it: a valid name and labels, one sample per
  * class, the host cause's name (a host comm from a guest: untrusted) escaped like any source.
  */
 START_TEST(test_hypervisor_family)

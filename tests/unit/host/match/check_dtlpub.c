@@ -337,7 +337,7 @@ START_TEST(test_status_horizon)
 END_TEST
 
 /*
- * Issue 16 (dtl_mpi_vm): the first answers of a responder still finding the request grid miss the host's
+ * The first answers of a responder still finding the request grid miss the host's
  * short watch and are picked up a 50 ms round later: the guest stamped 2 ms after the send, the host saw
  * the answer 50 ms after it, so the model is 23 ms off (within its 25 ms bound). Nothing is published with
  * it (no flag, no horizon, pieces dropped); once one prompt exchange brings the bound within 1 ms, the
