@@ -393,7 +393,7 @@ static int find_socket(const struct agent_args *a, char *path, size_t cap)
 		log_err("domain '%s': cannot read its XML: %s", a->domain, session_last_error());
 		rc = EXIT_FAIL;
 	} else if (virtxml_channel_path(xml, AGENTCMD_CHANNEL, path, cap) &&
-		   !(virDomainIsActive(dom) != 1 && strstr(xml, "'" AGENTCMD_CHANNEL "'"))) {
+		   !(virDomainIsActive(dom) != 1 && virtxml_has_channel(xml, AGENTCMD_CHANNEL))) {
 		log_err("domain %s has no %s channel (vnoise-host enable -D %s)", a->domain,
 			AGENTCMD_CHANNEL, a->domain);
 		rc = EXIT_CANNOT;
