@@ -661,6 +661,8 @@ static Suite *virtxml_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("truncated");
+	tcase_set_timeout(
+	    tc, 30); /* every prefix parsed three times: about a second, more on a busy machine */
 	tcase_add_test(tc, test_truncated_small);
 	tcase_add_test(tc, test_truncated_every_prefix);
 	suite_add_tcase(s, tc);
