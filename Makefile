@@ -59,7 +59,11 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIB := $(BUILD)/libvnoise-host.a
 HOST_BPF_SRCS := $(wildcard host/schedlog/*.bpf.c)
 HOST_SKELS := $(HOST_BPF_SRCS:host/schedlog/%.bpf.c=$(BUILD)/%.skel.h)
-LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd -lncursesw -ltinfo -lsqlite3 -lsnappy -lcurl
+# libxml2 (libvirt's own XML library) reads domain XML: host/libvirt/xmldoc.
+XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
+XML_LIBS := $(shell pkg-config --libs libxml-2.0)
+LDLIBS_HOST := -lvirt -lvirt-qemu -lbpf -lelf -lz -lm -lpthread -lpcap -lmicrohttpd -lncursesw -ltinfo -lsqlite3 -lsnappy -lcurl \
+	       $(XML_LIBS)
 # bench/lib/: what only the benchmarks and vnoise-bench use.
 BENCH_LIB_SRCS := $(wildcard bench/lib/*.c)
 BENCH_LIB := $(BUILD)/libvnoise-bench.a
@@ -91,7 +95,7 @@ all: $(BUILD)/vnoise-guest $(BUILD)/vnoise-host $(VM_TOOLS) $(BENCH_BINS) $(PREL
      $(BUILD)/vnoise-bench
 
 $(BUILD)/guest/%.o: CFLAGS += -Iguest
-$(BUILD)/host/%.o: CFLAGS += -Ihost
+$(BUILD)/host/%.o: CFLAGS += -Ihost $(XML_CFLAGS)
 $(BUILD)/bench/%.o: CFLAGS += -Ibench
 
 $(BUILD)/%.o: %.c
@@ -222,7 +226,8 @@ $(BUILD)/tests/unit/guest/%: tests/unit/guest/%.c $(GUEST_LIB) $(LIB)
 $(BUILD)/tests/unit/host/%: tests/unit/host/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS_HOST)
+	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost $(XML_CFLAGS) $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(CHECK_LIBS) \
+		$(LDLIBS_HOST)
 # The collector's engine is tested with datagrams from the real node end (guest/cluster).
 $(BUILD)/tests/unit/host/collect/check_clusteragg: tests/unit/host/collect/check_clusteragg.c $(HOST_LIB) \
 						   $(GUEST_LIB) $(LIB)

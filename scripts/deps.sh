@@ -3,7 +3,7 @@
 set -eu
 PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       check libsubunit-dev clang-format jq util-linux procps libclang-rt-14-dev
-      libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
+      libvirt-dev libxml2-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
       busybox-static cpio libopenmpi-dev openmpi-bin
       libmicrohttpd-dev libpcap-dev libncurses-dev libsqlite3-dev sqlite3 libsnappy-dev libcurl4-openssl-dev
       prometheus tshark curl iproute2 socat

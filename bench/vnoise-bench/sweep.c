@@ -36,7 +36,7 @@
 #include "util/progress.h"
 #include "lib/nstats.h"
 #include "util/parse.h"
-#include "format/qga.h"
+#include "util/jsonread.h"
 #include "vnbench.h"
 
 #define INJECT_START_MS 5000 /* the injector prints its start line at once */
@@ -83,7 +83,7 @@ struct sweep {
 	char inj_line[256]; /* the injector's ground-truth line */
 	uint64_t inj_t0; /* when its start line came: its first burst */
 	double job_secs; /* the last job's wall time */
-	struct qga_doc *doc;
+	struct jsonr_doc *doc;
 	struct progress *prog; /* the progress line on a terminal, NULL otherwise */
 	char where[48]; /* the job's place for it: "pass 1/3, level 0.5%" */
 };
@@ -295,13 +295,13 @@ static int parse_inject(const char *line, struct job_inj *ji)
 	return 0;
 }
 
-static int json_num(const struct qga_value *v, double *out)
+static int json_num(const struct jsonr_value *v, double *out)
 {
 	if (!v)
 		return -ENOENT;
-	if (v->kind == QGA_DOUBLE)
+	if (v->kind == JSONR_DOUBLE)
 		*out = v->d;
-	else if (v->kind == QGA_INT)
+	else if (v->kind == JSONR_INT)
 		*out = v->neg ? -(double)v->mag : (double)v->mag;
 	else
 		return -EINVAL;
@@ -311,18 +311,18 @@ static int json_num(const struct qga_value *v, double *out)
 /* The detector's vnoise.detect/1 line: its runs appended to lv's. 0 or -EINVAL (reported). */
 static int parse_detect(struct sweep *s, const char *line, int runs, struct sweep_level *lv)
 {
-	const struct qga_value *root, *arr, *v;
+	const struct jsonr_value *root, *arr, *v;
 	const char *schema;
 	size_t n = lv->n;
 
-	if (qga_parse(s->doc, line, strlen(line), &root)) {
+	if (jsonr_parse(s->doc, line, strlen(line), &root)) {
 		log_err("the detector's JSON line does not parse (%s at byte %zu)", s->doc->err,
 			s->doc->err_off);
 		return -EINVAL;
 	}
-	schema = qga_get_str(qga_obj_get(root, "schema"));
-	arr = qga_obj_get(root, "runs_s");
-	if (!schema || strcmp(schema, "vnoise.detect/1") || !arr || arr->kind != QGA_ARR) {
+	schema = jsonr_get_str(jsonr_obj_get(root, "schema"));
+	arr = jsonr_obj_get(root, "runs_s");
+	if (!schema || strcmp(schema, "vnoise.detect/1") || !arr || arr->kind != JSONR_ARR) {
 		log_err("the detector's line is not vnoise.detect/1 with runs_s");
 		return -EINVAL;
 	}
@@ -350,30 +350,30 @@ static int parse_monitor(struct sweep *s, const char *line)
 {
 	struct job_mon *jm = &s->jm;
 	static const char pfx[] = "thread:" SWEEP_INJ_COMM "[";
-	const struct qga_value *root, *tg, *t, *c;
+	const struct jsonr_value *root, *tg, *t, *c;
 	const char *kind;
 	double tns, run, ns, charged = 0, runs = 0;
 	char seen[512];
 
-	if (qga_parse(s->doc, line, strlen(line), &root))
+	if (jsonr_parse(s->doc, line, strlen(line), &root))
 		return -EINVAL;
-	kind = qga_get_str(qga_obj_get(root, "kind"));
-	tg = qga_obj_get(root, "targets");
-	if (!kind || json_num(qga_obj_get(root, "t_ns"), &tns) || tns <= 0 || !tg ||
-	    tg->kind != QGA_ARR)
+	kind = jsonr_get_str(jsonr_obj_get(root, "kind"));
+	tg = jsonr_obj_get(root, "targets");
+	if (!kind || json_num(jsonr_obj_get(root, "t_ns"), &tns) || tns <= 0 || !tg ||
+	    tg->kind != JSONR_ARR)
 		return -EINVAL;
 	seen[0] = 0;
 	for (t = tg->child; t; t = t->next) {
-		const struct qga_value *cs = qga_obj_get(t, "causes");
+		const struct jsonr_value *cs = jsonr_obj_get(t, "causes");
 
-		if (json_num(qga_obj_get(t, "run_ns"), &run) || !cs || cs->kind != QGA_ARR)
+		if (json_num(jsonr_obj_get(t, "run_ns"), &run) || !cs || cs->kind != JSONR_ARR)
 			return -EINVAL;
 		runs += run;
 		for (c = cs->child; c; c = c->next) {
-			const char *src = qga_get_str(qga_obj_get(c, "source"));
+			const char *src = jsonr_get_str(jsonr_obj_get(c, "source"));
 			size_t len = strlen(seen);
 
-			if (!src || json_num(qga_obj_get(c, "ns"), &ns))
+			if (!src || json_num(jsonr_obj_get(c, "ns"), &ns))
 				return -EINVAL;
 			if (!strncmp(src, pfx, sizeof(pfx) - 1))
 				charged += ns;
@@ -1024,7 +1024,7 @@ static void sweep_teardown(struct sweep *sw)
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	if (sw->tmpdir[0])
 		rmdir(sw->tmpdir);
-	qga_doc_free(sw->doc);
+	jsonr_doc_free(sw->doc);
 }
 
 int sweep_main(int argc, char **argv, const char *argv0)
@@ -1054,7 +1054,7 @@ int sweep_main(int argc, char **argv, const char *argv0)
 	if (ret)
 		return ret;
 	ret = EXIT_FAIL;
-	sw.doc = qga_doc_new();
+	sw.doc = jsonr_doc_new(CHILD_BUF, 1024); /* a child's line, at most 1024 values */
 	snprintf(sw.tmpdir, sizeof(sw.tmpdir), "/tmp/vnoise-bench.XXXXXX");
 	if (!sw.doc || !mkdtemp(sw.tmpdir)) {
 		log_err("setup: %s", strerror(errno));

@@ -552,25 +552,25 @@ static const char *const start_keys[] = { "cpus",     "period", "runtime",	"thre
  * The measure parameters of a __com.vnoise_start with arguments: argv "measure --KEY VALUE..." through
  * params_parse, so the agent accepts exactly what `vnoise-guest measure` does. 0 or -EINVAL with err set.
  */
-static int start_params(struct agent *ag, const struct qga_value *args, struct measure_params *mp,
+static int start_params(struct agent *ag, const struct jsonr_value *args, struct measure_params *mp,
 			char *err)
 {
 	char vals[8][64], opts[8][32], perr[256];
 	char *argv[2 * 8 + 2];
-	const struct qga_value *v;
+	const struct jsonr_value *v;
 	int argc = 0, i;
 
 	if (qga_args_only(args, start_keys, err, QGA_DESC_MAX))
 		return -EINVAL;
 	argv[argc++] = "measure";
 	for (i = 0; start_keys[i]; i++) {
-		v = qga_obj_get(args, start_keys[i]);
+		v = jsonr_obj_get(args, start_keys[i]);
 		if (!v)
 			continue;
 		snprintf(opts[i], sizeof(opts[i]), "--%s", start_keys[i]);
 		argv[argc++] = opts[i];
 		if (!strcmp(start_keys[i], "no-hypercall")) {
-			if (v->kind != QGA_BOOL) {
+			if (v->kind != JSONR_BOOL) {
 				snprintf(
 				    err, QGA_DESC_MAX,
 				    "Invalid parameter type for 'no-hypercall', expected: boolean");
@@ -580,9 +580,9 @@ static int start_params(struct agent *ag, const struct qga_value *args, struct m
 				argc--;
 			continue;
 		}
-		if (v->kind == QGA_STR && v->len < sizeof(vals[i]))
+		if (v->kind == JSONR_STR && v->len < sizeof(vals[i]))
 			snprintf(vals[i], sizeof(vals[i]), "%s", v->str);
-		else if (v->kind == QGA_INT && !v->neg)
+		else if (v->kind == JSONR_INT && !v->neg)
 			snprintf(vals[i], sizeof(vals[i]), "%" PRIu64, v->mag);
 		else {
 			snprintf(err, QGA_DESC_MAX,
@@ -607,7 +607,7 @@ static int start_params(struct agent *ag, const struct qga_value *args, struct m
  * __com.vnoise_start: (re)start measuring and publishing. With arguments (measure options) a running
  * measurement is stopped and started again with them; without, the last parameters are used.
  */
-static int cmd_start(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int cmd_start(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	struct agent *ag = ctx;
 	struct measure_params mp;
@@ -638,7 +638,7 @@ static int cmd_start(void *ctx, const struct qga_value *args, struct json_writer
 }
 
 /* __com.vnoise_stop: stop measuring (the samplers and the kernel helper go away); the channel stays. */
-static int cmd_stop(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int cmd_stop(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	struct agent *ag = ctx;
 
@@ -704,7 +704,7 @@ static int emit(void *ctx, const char *reply, size_t len)
 }
 
 /* __com.vnoise_status: who is answering and since when. */
-static int cmd_status(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int cmd_status(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	struct agent *ag = ctx;
 	char path[512];

@@ -32,7 +32,7 @@ struct agentcmd_conn {
 	size_t pos, len; /* unconsumed bytes in in[] */
 	char in[4096];
 	struct qga_framer fr;
-	struct qga_doc *doc;
+	struct jsonr_doc *doc;
 };
 
 struct agentcmd_conn *agentcmd_conn_new(int fd, uint64_t timeout_ns)
@@ -41,7 +41,7 @@ struct agentcmd_conn *agentcmd_conn_new(int fd, uint64_t timeout_ns)
 
 	if (!c)
 		return NULL;
-	c->doc = qga_doc_new();
+	c->doc = jsonr_doc_new(QGA_MSG_MAX, QGA_MAX_NODES);
 	if (!c->doc) {
 		free(c);
 		errno = ENOMEM;
@@ -58,7 +58,7 @@ void agentcmd_conn_free(struct agentcmd_conn *c)
 {
 	if (!c)
 		return;
-	qga_doc_free(c->doc);
+	jsonr_doc_free(c->doc);
 	free(c);
 }
 
@@ -393,7 +393,7 @@ static int find_socket(const struct agent_args *a, char *path, size_t cap)
 		log_err("domain '%s': cannot read its XML: %s", a->domain, session_last_error());
 		rc = EXIT_FAIL;
 	} else if (virtxml_channel_path(xml, AGENTCMD_CHANNEL, path, cap) &&
-		   !(virDomainIsActive(dom) != 1 && strstr(xml, "'" AGENTCMD_CHANNEL "'"))) {
+		   !(virDomainIsActive(dom) != 1 && virtxml_has_channel(xml, AGENTCMD_CHANNEL))) {
 		log_err("domain %s has no %s channel (vnoise-host enable -D %s)", a->domain,
 			AGENTCMD_CHANNEL, a->domain);
 		rc = EXIT_CANNOT;
@@ -460,24 +460,24 @@ static char *start_args(const struct agent_args *a)
 }
 
 /* One member of the status as text: scalars as they are, objects in arrays as "k=v" pairs. */
-static void print_value(const struct qga_value *v)
+static void print_value(const struct jsonr_value *v)
 {
-	const struct qga_value *m;
+	const struct jsonr_value *m;
 
 	switch (v->kind) {
-	case QGA_NULL:
+	case JSONR_NULL:
 		fputs("-", stdout);
 		break;
-	case QGA_BOOL:
+	case JSONR_BOOL:
 		fputs(v->b ? "yes" : "no", stdout);
 		break;
-	case QGA_INT:
+	case JSONR_INT:
 		printf("%s%" PRIu64, v->neg ? "-" : "", v->mag);
 		break;
-	case QGA_DOUBLE:
+	case JSONR_DOUBLE:
 		printf("%g", v->d);
 		break;
-	case QGA_STR:
+	case JSONR_STR:
 		fputs(v->str, stdout);
 		break;
 	default:
@@ -486,24 +486,24 @@ static void print_value(const struct qga_value *v)
 				printf("%s=", m->key);
 			print_value(m);
 			if (m->next)
-				fputs(v->kind == QGA_ARR ? ", " : " ", stdout);
+				fputs(v->kind == JSONR_ARR ? ", " : " ", stdout);
 		}
 	}
 }
 
-static void print_reply(const struct agent_args *a, const struct qga_value *ret)
+static void print_reply(const struct agent_args *a, const struct jsonr_value *ret)
 {
-	const struct qga_value *m;
+	const struct jsonr_value *m;
 	struct json_writer w;
 
 	if (a->json) {
 		json_init(&w, stdout, 0);
-		qga_write_value(&w, ret);
+		jsonr_write_value(&w, ret);
 		if (json_finish(&w))
 			log_err("cannot write the reply: %s", strerror(-w.err));
 		return;
 	}
-	if (ret->kind != QGA_OBJ) {
+	if (ret->kind != JSONR_OBJ) {
 		print_value(ret);
 		putchar('\n');
 		return;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * domsetup: the XML of vnoise's devices in a libvirt domain (see domsetup.h). The scanners walk elements
- * by name in libvirt's own output; an element is its start tag up to "/>" or up to its first "</name>"
- * (shmem, channel, vcpu and controller do not nest in themselves).
+ * domsetup: the XML of vnoise's devices in a libvirt domain (see domsetup.h). Detection and extraction are
+ * XPath queries through libvirt/xmldoc (names bound as variables, never pasted into an expression); an
+ * element handed back is its exact bytes in the document, so removal leaves the rest as it was.
  */
 #include "libvirt/domsetup.h"
 
@@ -10,84 +10,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/parse.h"
+#include "libvirt/xmldoc.h"
 
-/* One element found in a document: [start, end) the whole element, tag_end just past its start tag. */
-struct span {
-	const char *start, *tag_end, *end;
-};
+/* XPath over a document whose variables $shm, $chan and $bell are bound (doc_of()). */
+#define OURS_SHMEM "//shmem[@name=$shm]"
+#define PLAIN_SHMEM \
+	OURS_SHMEM "[descendant::model[1]/@type='ivshmem-plain'][not(descendant::server)]"
+#define CHANNEL_NAMED(var) "//channel[descendant::target[1]/@name=" var "]"
+#define SERIAL_CONTROLLER "//controller[@type='virtio-serial']"
 
-/* The next element named name at or after from, or -ENOENT. */
-static int find_elem(const char *from, const char *name, struct span *sp)
+/* xml parsed, with $shm (shm_name, or "" when NULL), $chan and $bell bound; NULL if it does not parse. */
+static struct xmldoc *doc_of(const char *xml, const char *shm_name)
 {
-	size_t n = strlen(name);
-	const char *p = from;
+	struct xmldoc *d = xml ? xmldoc_parse(xml, strlen(xml)) : NULL;
 
-	while ((p = strchr(p, '<'))) {
-		const char *q;
-
-		if (strncmp(p + 1, name, n) || !strchr(" \t\n/>", p[1 + n]) || p[1 + n] == '\0') {
-			p++;
-			continue;
-		}
-		q = strchr(p, '>');
-		if (!q)
-			return -ENOENT;
-		sp->start = p;
-		sp->tag_end = q + 1;
-		if (q[-1] == '/') {
-			sp->end = q + 1;
-			return 0;
-		}
-		{
-			char close[40];
-			const char *e;
-
-			snprintf(close, sizeof(close), "</%s>", name);
-			e = strstr(q, close);
-			if (!e)
-				return -ENOENT;
-			sp->end = e + strlen(close);
-		}
-		return 0;
+	if (d &&
+	    (xmldoc_var(d, "shm", shm_name ? shm_name : "") ||
+	     xmldoc_var(d, "chan", DOMSETUP_CHANNEL) || xmldoc_var(d, "bell", DOMSETUP_BELL))) {
+		xmldoc_free(d);
+		d = NULL;
 	}
-	return -ENOENT;
+	return d;
 }
 
-/*
- * The raw (still escaped) value of attribute attr in the start tag [tag, tag_end): *val and *len. Returns 0
- * or -ENOENT.
- */
-static int tag_attr(const char *tag, const char *tag_end, const char *attr, const char **val,
-		    size_t *len)
+/* Some node matches the expression. */
+static bool has(struct xmldoc *d, const char *xpath)
 {
-	size_t n = strlen(attr);
-	const char *p = tag;
+	return xmldoc_count(d, "%s", xpath) > 0;
+}
 
-	while (p < tag_end && *p && *p != ' ' && *p != '\t' && *p != '\n')
-		p++; /* past the element name */
-	while (p && p < tag_end) {
-		const char *v, *e;
-		char quote;
+/* The decimal text of the first node xpath selects, if it is in [min, max]. 0 or -EINVAL. */
+static int number_of(struct xmldoc *d, const char *xpath, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char num[24];
 
-		while (p < tag_end && (*p == ' ' || *p == '\t' || *p == '\n'))
-			p++;
-		if (p >= tag_end || *p == '/' || *p == '>')
-			return -ENOENT;
-		v = strchr(p, '=');
-		if (!v || v + 1 >= tag_end || (v[1] != '\'' && v[1] != '"'))
-			return -ENOENT;
-		quote = v[1];
-		e = strchr(v + 2, quote);
-		if (!e || e >= tag_end)
-			return -ENOENT;
-		if ((size_t)(v - p) == n && !strncmp(p, attr, n)) {
-			*val = v + 2;
-			*len = (size_t)(e - (v + 2));
-			return 0;
-		}
-		p = e + 1;
-	}
-	return -ENOENT;
+	if (xmldoc_string(d, num, sizeof(num), "%s", xpath) || parse_u64(num, out) || *out < min ||
+	    *out > max)
+		return -EINVAL;
+	return 0;
 }
 
 /* Append s to out escaped for an attribute value. Returns the new length or -ENOSPC. */
@@ -124,72 +85,29 @@ static int put_escaped(char *out, size_t cap, size_t o, const char *s)
 	return (int)o;
 }
 
-/* Attribute attr of the tag equals the (unescaped) text want, compared in escaped form. */
-static bool attr_is(const char *tag, const char *tag_end, const char *attr, const char *want)
+/* <size unit='U'>N</size> of our (last) ivshmem-plain shmem as MiB (0: absent, not whole MiB or unparseable). */
+static uint32_t shmem_mib(struct xmldoc *d)
 {
-	const char *v;
-	size_t len;
-	char esc[512];
-	int o;
+	uint64_t n, div = 1, mul = 1;
+	char u[8] = "b";
+	int rc;
 
-	if (tag_attr(tag, tag_end, attr, &v, &len))
-		return false;
-	o = put_escaped(esc, sizeof(esc), 0, want);
-	return o >= 0 && len == (size_t)o && !memcmp(v, esc, (size_t)o);
-}
-
-/* The first child element name inside [sp->tag_end, sp->end), as a span; -ENOENT if none. */
-static int child(const struct span *sp, const char *name, struct span *c)
-{
-	if (sp->tag_end == sp->end || find_elem(sp->tag_end, name, c) || c->end > sp->end)
-		return -ENOENT;
-	return 0;
-}
-
-/* The shmem element sp is ours (its name). */
-static bool shmem_ours(const struct span *sp, const char *shm_name)
-{
-	return attr_is(sp->start, sp->tag_end, "name", shm_name);
-}
-
-/* The channel element sp targets name (DOMSETUP_CHANNEL or DOMSETUP_BELL). */
-static bool channel_ours(const struct span *sp, const char *name)
-{
-	struct span t;
-
-	return !child(sp, "target", &t) && attr_is(t.start, t.tag_end, "name", name);
-}
-
-/* <size unit='U'>N</size> of a shmem as MiB (0: absent, not whole MiB or unparseable). */
-static uint32_t shmem_mib(const struct span *sp)
-{
-	struct span s;
-	const char *u;
-	size_t ulen = 0;
-	unsigned long long n, div = 1, mul = 1;
-	char *e;
-
-	if (child(sp, "size", &s) || s.tag_end == s.end)
+	rc = xmldoc_string(d, u, sizeof(u), "(" PLAIN_SHMEM ")[last()]/descendant::size[1]/@unit");
+	if (rc && rc != -ENOENT)
 		return 0;
-	if (tag_attr(s.start, s.tag_end, "unit", &u, &ulen)) {
-		u = "b";
-		ulen = 1;
-	}
-	errno = 0;
-	n = strtoull(s.tag_end, &e, 10);
-	if (errno || e == s.tag_end || *e != '<')
+	if (number_of(d, "(" PLAIN_SHMEM ")[last()]/descendant::size[1]", 0, UINT64_MAX, &n))
 		return 0;
-	if ((ulen == 1 && *u == 'M') || (ulen == 3 && !strncmp(u, "MiB", 3)))
+	if (!strcmp(u, "M") || !strcmp(u, "MiB"))
 		div = 1;
-	else if ((ulen == 1 && *u == 'G') || (ulen == 3 && !strncmp(u, "GiB", 3)))
+	else if (!strcmp(u, "G") || !strcmp(u, "GiB"))
 		mul = 1024;
-	else if ((ulen == 1 && *u == 'K') || (ulen == 3 && !strncmp(u, "KiB", 3)))
+	else if (!strcmp(u, "K") || !strcmp(u, "KiB"))
 		div = 1024;
-	else if ((ulen == 1 && *u == 'b') || (ulen == 5 && !strncmp(u, "bytes", 5)))
+	else if (!strcmp(u, "b") || !strcmp(u, "bytes"))
 		div = 1024 * 1024;
 	else
 		return 0;
-	if (n % div || n / div * mul > UINT32_MAX)
+	if (n % div || n / div > UINT32_MAX / mul)
 		return 0;
 	return (uint32_t)(n / div * mul);
 }
@@ -219,55 +137,32 @@ bool domsetup_size_ok(uint32_t mib)
 	return mib >= 1 && mib <= DOMSETUP_MAX_MIB && !(mib & (mib - 1));
 }
 
-/* <vcpu ...>N</vcpu>, 0 if absent or unparseable. */
-static int scan_vcpus(const char *xml)
-{
-	struct span sp;
-	char *e;
-	long n;
-
-	if (find_elem(xml, "vcpu", &sp) || sp.tag_end == sp.end)
-		return 0;
-	n = strtol(sp.tag_end, &e, 10);
-	return e != sp.tag_end && *e == '<' && n > 0 && n < 1 << 16 ? (int)n : 0;
-}
-
 int domsetup_scan(const char *xml, const char *shm_name, struct domsetup_state *st)
 {
-	struct span sp, m;
-	const char *p;
+	struct xmldoc *d = doc_of(xml, shm_name);
+	uint64_t vcpus;
+	int plain, ours, rc = -EINVAL;
 
 	memset(st, 0, sizeof(*st));
-	if (!xml || find_elem(xml, "domain", &sp))
-		return -EINVAL;
-	st->vcpus = scan_vcpus(xml);
-	for (p = xml; !find_elem(p, "shmem", &sp); p = sp.end) {
-		if (!shmem_ours(&sp, shm_name))
-			continue;
-		if (!child(&sp, "model", &m) &&
-		    attr_is(m.start, m.tag_end, "type", "ivshmem-plain") &&
-		    child(&sp, "server", &m)) {
-			st->shmem = true;
-			st->shmem_mib = shmem_mib(&sp);
-		} else {
-			st->shmem_foreign = true;
-		}
-	}
-	for (p = xml; !find_elem(p, "channel", &sp); p = sp.end) {
-		bool unix_sock = attr_is(sp.start, sp.tag_end, "type", "unix");
-
-		if (channel_ours(&sp, DOMSETUP_CHANNEL)) {
-			st->channel |= unix_sock;
-			st->channel_foreign |= !unix_sock;
-		} else if (channel_ours(&sp, DOMSETUP_BELL)) {
-			st->bell |= unix_sock;
-			st->bell_foreign |= !unix_sock;
-		}
-	}
-	for (p = xml; !find_elem(p, "controller", &sp); p = sp.end)
-		if (attr_is(sp.start, sp.tag_end, "type", "virtio-serial"))
-			st->controller = true;
-	return 0;
+	if (!d || !has(d, "/domain"))
+		goto out;
+	if (!number_of(d, "(//vcpu)[1]", 1, (1 << 16) - 1, &vcpus))
+		st->vcpus = (int)vcpus;
+	plain = xmldoc_count(d, PLAIN_SHMEM);
+	ours = xmldoc_count(d, OURS_SHMEM);
+	st->shmem = plain > 0;
+	st->shmem_foreign = ours > plain;
+	if (st->shmem)
+		st->shmem_mib = shmem_mib(d);
+	st->channel = has(d, CHANNEL_NAMED("$chan") "[@type='unix']");
+	st->channel_foreign = has(d, CHANNEL_NAMED("$chan") "[not(@type='unix')]");
+	st->bell = has(d, CHANNEL_NAMED("$bell") "[@type='unix']");
+	st->bell_foreign = has(d, CHANNEL_NAMED("$bell") "[not(@type='unix')]");
+	st->controller = has(d, SERIAL_CONTROLLER);
+	rc = 0;
+out:
+	xmldoc_free(d);
+	return rc;
 }
 
 int domsetup_shmem_xml(const char *shm_name, uint32_t mib, char *out, size_t cap)
@@ -330,38 +225,42 @@ unsigned domsetup_missing(const struct domsetup_state *st)
 	return m;
 }
 
-/* Element sp (named as kind's element) is the one of kind. */
-static bool is_kind(const struct span *sp, enum domsetup_kind kind, const char *shm_name)
-{
-	switch (kind) {
-	case DOMSETUP_SHMEM:
-		return shmem_ours(sp, shm_name);
-	case DOMSETUP_CHANNEL_EL:
-		return channel_ours(sp, DOMSETUP_CHANNEL);
-	case DOMSETUP_BELL_EL:
-		return channel_ours(sp, DOMSETUP_BELL);
-	case DOMSETUP_CONTROLLER:
-		return attr_is(sp->start, sp->tag_end, "type", "virtio-serial");
-	}
-	return false;
-}
-
 int domsetup_element(const char *xml, enum domsetup_kind kind, const char *shm_name,
 		     const char **at, size_t *len)
 {
-	const char *name = kind == DOMSETUP_SHMEM	 ? "shmem"
-			   : kind == DOMSETUP_CONTROLLER ? "controller"
-							 : "channel";
-	struct span sp;
+	const char *xpath = kind == DOMSETUP_SHMEM	  ? OURS_SHMEM
+			    : kind == DOMSETUP_CONTROLLER ? SERIAL_CONTROLLER
+			    : kind == DOMSETUP_BELL_EL	  ? CHANNEL_NAMED("$bell")
+							  : CHANNEL_NAMED("$chan");
+	struct xmldoc *d = doc_of(xml, shm_name);
+	size_t off;
+	int rc = -ENOENT;
 
-	for (const char *p = xml; !find_elem(p, name, &sp); p = sp.end) {
-		if (is_kind(&sp, kind, shm_name)) {
-			*at = sp.start;
-			*len = (size_t)(sp.end - sp.start);
-			return 0;
-		}
+	if (d && xmldoc_span(d, &off, len, "(%s)[1]", xpath) == 0) {
+		*at = xml + off;
+		rc = 0;
 	}
-	return -ENOENT;
+	xmldoc_free(d);
+	return rc;
+}
+
+int domsetup_kind_of(const char *xml, enum domsetup_kind *kind)
+{
+	struct xmldoc *d = doc_of(xml, NULL);
+	int rc = 0;
+
+	if (d && has(d, "/shmem"))
+		*kind = DOMSETUP_SHMEM;
+	else if (d && has(d, "/controller"))
+		*kind = DOMSETUP_CONTROLLER;
+	else if (d && has(d, "/channel[descendant::target[1]/@name=$bell]"))
+		*kind = DOMSETUP_BELL_EL;
+	else if (d && has(d, "/channel"))
+		*kind = DOMSETUP_CHANNEL_EL;
+	else
+		rc = -EINVAL;
+	xmldoc_free(d);
+	return rc;
 }
 
 int domsetup_remove(const char *xml, const char *shm_name, char *out, size_t cap)

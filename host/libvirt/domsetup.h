@@ -6,9 +6,9 @@
  * by libvirt), plus a virtio-serial controller when the domain has none. The guest agent writes one byte on
  * the bell when it has published a noise gap, so that the host sleeps on it instead of polling the shared
  * memory; a domain enabled before the bell existed has everything but it, and enabling it again adds it.
- * Detection reads libvirt's own well-formed domain XML with small, bounded scanners (not a general XML
- * parser). Pure functions, no allocation, no libvirt calls: the command (host/setup/setupcmd.c) feeds
- * them the XML and applies the result through the libvirt API.
+ * Detection reads the domain XML through the XML module (libvirt/xmldoc: libxml2, XPath); a document that
+ * does not parse holds none of vnoise's devices. Pure functions, no libvirt calls: the command
+ * (host/setup/setupcmd.c) feeds them the XML and applies the result through the libvirt API.
  */
 #ifndef VNOISE_HOST_LIBVIRT_DOMSETUP_H
 #define VNOISE_HOST_LIBVIRT_DOMSETUP_H
@@ -50,7 +50,10 @@ uint32_t domsetup_size_mib(int vcpus);
 /* True when mib is a power of two in 1 .. DOMSETUP_MAX_MIB. */
 bool domsetup_size_ok(uint32_t mib);
 
-/* Scan a domain XML for vnoise's devices (shm_name: our shmem's name). Returns 0 or -EINVAL (no <domain>). */
+/*
+ * Scan a domain XML for vnoise's devices (shm_name: our shmem's name). Returns 0 or -EINVAL (not a
+ * well-formed document with a <domain> root).
+ */
 int domsetup_scan(const char *xml, const char *shm_name, struct domsetup_state *st)
     __attribute__((warn_unused_result));
 
@@ -85,12 +88,19 @@ unsigned domsetup_missing(const struct domsetup_state *st);
 /*
  * The whole element of kind in xml — our <shmem name='shm_name'>...</shmem>, the <channel> whose target
  * is org.vnoise.0 or org.vnoise.bell.0, or the first virtio-serial <controller> — as start pointer *at and
- * length *len (pointers into xml; libvirt's detach takes such an element, addresses included). xml may be a
- * whole domain or a single device element; shm_name is used (and must be non-NULL) only for DOMSETUP_SHMEM.
- * Returns 0 or -ENOENT.
+ * length *len (pointers into xml, its exact bytes; libvirt's detach takes such an element, addresses
+ * included). xml may be a whole domain or a single device element; shm_name is used (and must be non-NULL)
+ * only for DOMSETUP_SHMEM. Returns 0 or -ENOENT (none, or xml does not parse).
  */
 int domsetup_element(const char *xml, enum domsetup_kind kind, const char *shm_name,
 		     const char **at, size_t *len) __attribute__((warn_unused_result));
+
+/*
+ * Which of vnoise's elements the single device element xml is (as a plan step holds it): by its name, a
+ * channel by its target name (the bell's, else org.vnoise.0's). 0, or -EINVAL (another element, or xml
+ * does not parse).
+ */
+int domsetup_kind_of(const char *xml, enum domsetup_kind *kind) __attribute__((warn_unused_result));
 
 /*
  * xml without vnoise's shmem, channel and bell elements (each with the whitespace that led its line), into

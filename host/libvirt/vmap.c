@@ -2,7 +2,7 @@
 /*
  * vmap: domain -> QEMU pid, vCPU/emulator/I/O thread ids, devices; per-vCPU counters (see vmap.h).
  * REFERENCE.md §2: QEMU pid from /var/run/libvirt/qemu/<name>.pid, vCPU.N.delay = run_delay in ns,
- * query-cpus-fast's thread-id (not props.thread-id) when QMP is used.
+ * query-cpus-fast's thread-id (not props.thread-id) when QMP is used, read with util/jsonread.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,12 +14,14 @@
 #include <unistd.h>
 #include <libvirt/libvirt-qemu.h>
 #include "dtl.h"
+#include "util/jsonread.h"
 #include "util/log.h"
 #include "util/parse.h"
 #include "libvirt/session.h"
 #include "libvirt/qemuthread.h"
 #include "libvirt/virtxml.h"
 #include "libvirt/vmap.h"
+#include "libvirt/vmap_priv.h"
 
 static int read_small(const char *path, char *buf, size_t cap)
 {
@@ -104,33 +106,91 @@ static int map_by_names(struct vmap_dom *m)
 	return found;
 }
 
-/* QMP query-cpus-fast: {"return":[{"cpu-index":0,...,"thread-id":1234,...},...]}. */
-static int map_by_qmp(virDomainPtr dom, struct vmap_dom *m)
+int vmap_qmp_tids(const char *reply, size_t len, uint32_t nvcpus, uint32_t *tids, char *msg,
+		  size_t msg_len)
+{
+	uint32_t got[VN_HOST_MAX_VCPUS] = { 0 };
+	const struct jsonr_value *root, *ret, *e;
+	struct jsonr_doc *doc = NULL;
+	int rc, i = 0, found = 0;
+
+	if (nvcpus > VN_HOST_MAX_VCPUS)
+		nvcpus = VN_HOST_MAX_VCPUS;
+	if (len > VMAP_QMP_MAX) {
+		snprintf(msg, msg_len, "reply of %zu bytes, more than %u", len, VMAP_QMP_MAX);
+		return -E2BIG;
+	}
+	/* every value takes at least one byte and a separator: len / 2 + 2 values always fit */
+	doc = jsonr_doc_new(len ? len : 1, (uint32_t)(len / 2 + 2));
+	if (!doc) {
+		snprintf(msg, msg_len, "%s", strerror(errno));
+		return -ENOMEM;
+	}
+	rc = jsonr_parse(doc, reply, len, &root);
+	if (rc) {
+		snprintf(msg, msg_len, "reply is not JSON (%s at byte %zu)", doc->err,
+			 doc->err_off);
+		rc = rc == -E2BIG ? -E2BIG : -EPROTO;
+		goto out;
+	}
+	rc = -EPROTO;
+	if (root->kind != JSONR_OBJ) {
+		snprintf(msg, msg_len, "reply is not a JSON object");
+		goto out;
+	}
+	if (jsonr_obj_get(root, "error")) {
+		const char *desc =
+		    jsonr_get_str(jsonr_obj_get(jsonr_obj_get(root, "error"), "desc"));
+
+		snprintf(msg, msg_len, "QMP error: %.200s", desc ? desc : "(no description)");
+		rc = -EREMOTEIO;
+		goto out;
+	}
+	ret = jsonr_obj_get(root, "return");
+	if (!ret || ret->kind != JSONR_ARR) {
+		snprintf(msg, msg_len, "reply has no \"return\" array");
+		goto out;
+	}
+	for (e = ret->child; e; e = e->next, i++) {
+		uint64_t idx, tid;
+
+		if (e->kind != JSONR_OBJ || jsonr_get_u64(jsonr_obj_get(e, "cpu-index"), &idx) ||
+		    jsonr_get_u64(jsonr_obj_get(e, "thread-id"), &tid) || tid < 1 ||
+		    tid > INT32_MAX) {
+			snprintf(msg, msg_len,
+				 "element %d of \"return\" lacks an integer cpu-index or thread-id",
+				 i);
+			goto out;
+		}
+		if (idx >= nvcpus)
+			continue;
+		if (got[idx]) {
+			snprintf(msg, msg_len, "cpu-index %" PRIu64 " listed twice", idx);
+			goto out;
+		}
+		got[idx] = (uint32_t)tid;
+		found++;
+	}
+	memcpy(tids, got, nvcpus * sizeof(*tids));
+	rc = found;
+out:
+	jsonr_doc_free(doc);
+	return rc;
+}
+
+/* QMP query-cpus-fast into m->tids. The number of vCPUs found, or -errno with the reason in msg. */
+static int map_by_qmp(virDomainPtr dom, struct vmap_dom *m, char *msg, size_t msg_len)
 {
 	char *reply = NULL;
-	const char *p;
-	int found = 0;
+	int rc;
 
-	if (virDomainQemuMonitorCommand(dom, "{\"execute\":\"query-cpus-fast\"}", &reply, 0) < 0)
+	if (virDomainQemuMonitorCommand(dom, "{\"execute\":\"query-cpus-fast\"}", &reply, 0) < 0) {
+		snprintf(msg, msg_len, "%s", session_last_error());
 		return -EIO;
-	p = reply;
-	while ((p = strstr(p, "\"cpu-index\""))) {
-		unsigned long idx, tid;
-		const char *t = strstr(p, "\"thread-id\"");
-		const char *next = strstr(p + 1, "\"cpu-index\"");
-
-		if (!t || (next && t > next))
-			break;
-		if (sscanf(p, "\"cpu-index\": %lu", &idx) == 1 &&
-		    sscanf(t, "\"thread-id\": %lu", &tid) == 1 && idx < m->nvcpus &&
-		    tid <= UINT32_MAX && !m->tids[idx]) {
-			m->tids[idx] = (uint32_t)tid;
-			found++;
-		}
-		p++;
 	}
+	rc = vmap_qmp_tids(reply, reply ? strlen(reply) : 0, m->nvcpus, m->tids, msg, msg_len);
 	free(reply);
-	return found;
+	return rc;
 }
 
 int vmap_map(virDomainPtr dom, bool use_qmp, struct vmap_dom *m, char *msg, size_t msg_len)
@@ -179,11 +239,12 @@ int vmap_map(virDomainPtr dom, bool use_qmp, struct vmap_dom *m, char *msg, size
 		return rc;
 	}
 	if (use_qmp) {
-		found = map_by_qmp(dom, m);
+		char why[256];
+
+		found = map_by_qmp(dom, m, why, sizeof(why));
 		m->tid_source = "qmp";
 		if (found < 0) {
-			snprintf(msg, msg_len, "domain %s: query-cpus-fast: %s", name,
-				 session_last_error());
+			snprintf(msg, msg_len, "domain %s: query-cpus-fast: %s", name, why);
 			return found;
 		}
 		(void)map_by_names(m); /* emulator and I/O threads; vCPU slots already set stay */

@@ -281,15 +281,9 @@ out:
 /* Which of vnoise's elements a step's XML is: a channel by its target name. */
 static enum domsetup_kind step_kind(const struct step *s)
 {
-	const char *at;
-	size_t len;
+	enum domsetup_kind k;
 
-	if (strstr(s->xml, "<shmem"))
-		return DOMSETUP_SHMEM;
-	if (strstr(s->xml, "<controller"))
-		return DOMSETUP_CONTROLLER;
-	return domsetup_element(s->xml, DOMSETUP_BELL_EL, NULL, &at, &len) ? DOMSETUP_CHANNEL_EL
-									   : DOMSETUP_BELL_EL;
+	return domsetup_kind_of(s->xml, &k) ? DOMSETUP_CHANNEL_EL : k;
 }
 
 /* The element an attach step created, from the domain's XML now (for its undo), into s->xml. */

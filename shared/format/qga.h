@@ -3,24 +3,21 @@
  * qga: the QEMU guest agent (QGA) wire protocol, transport-agnostic: bytes in, bytes out, no I/O. Used by
  * vnoise-guest's agent (answers vnoise-host on its own channel org.vnoise.0, and libvirt on
  * org.qemu.guest_agent.0 with --qga-port) and by `vnoise-host agent` (host/agent/agentcmd), which treats
- * every byte the agent sends as hostile. Four parts:
+ * every byte the agent sends as hostile. Three parts:
  *
  *  - framer (qga_framer_*): splits a byte stream (partial and coalesced reads) into top-level JSON texts
  *    by brace/bracket depth, aware of strings and escapes. Whitespace between texts is ignored, other bytes
  *    outside texts are skipped and counted, a text longer than QGA_MSG_MAX is dropped (reported once), and
  *    a 0xFF byte anywhere resets the framer (guest-sync-delimited). No allocation.
- *  - parser (qga_parse): strict RFC 8259 JSON into a bounded arena (struct qga_doc). Strings must be valid
- *    UTF-8; \uXXXX escapes (surrogate pairs included) are decoded to UTF-8; \u0000 is rejected (as QEMU
- *    does), so every decoded string is a C string. Integers are exact int64/uint64 (out of range: -ERANGE,
- *    never silently rounded); other numbers are doubles (strtod, C locale). Duplicate member names are
- *    REJECTED: a hostile peer must not be able to say {"return":1,"return":2} and have the two sides read
- *    different values. Never reads past len; the input need not be NUL-terminated.
  *  - agent (qga_agent_*): the guest-side dispatcher with QEMU's request checks and error texts, the
  *    built-in commands guest-sync, guest-sync-delimited, guest-ping, guest-info, and a table of downstream
  *    commands named __RFQDN_name (e.g. __com.vnoise_start). guest-shutdown is deliberately NOT implemented
  *    and answers CommandNotFound at once: vnoise's agent must never power a guest off, and a fast
  *    CommandNotFound makes libvirt fall back to ACPI for `virsh shutdown`. Every reply is one line.
  *  - host helpers (qga_request*, qga_reply_*): request lines, and validation of a reply as hostile input.
+ *
+ * Requests and replies are read with util/jsonread (strict RFC 8259; duplicate member names rejected) into
+ * a document made with jsonr_doc_new(QGA_MSG_MAX, QGA_MAX_NODES).
  *
  * Thread safety: none of these objects is shared; one framer / doc / agent per thread.
  */
@@ -32,11 +29,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "util/json.h"
+#include "util/jsonread.h"
 
 #define QGA_MSG_MAX 65536 /* largest JSON text the framer yields / the parser accepts, bytes */
 #define QGA_REPLY_MAX 65536 /* reply lines are shorter, bytes (a leading 0xFF not counted) */
-#define QGA_MAX_DEPTH 32 /* deepest container nesting accepted by the parser */
-#define QGA_MAX_NODES 1024 /* most values (scalars + containers) in one parsed text */
+#define QGA_MAX_NODES 1024 /* most values (scalars + containers) in one text */
 #define QGA_NAME_MAX 64 /* command names are at most QGA_NAME_MAX - 1 bytes */
 #define QGA_MAX_COMMANDS 32 /* downstream commands one agent can register */
 #define QGA_CLASS_MAX 32 /* error class copied from a reply, with NUL */
@@ -83,67 +80,6 @@ void qga_framer_reset(struct qga_framer *f);
 enum qga_frame_event qga_framer_next(struct qga_framer *f, const char **in, size_t *in_len,
 				     const char **msg, size_t *msg_len);
 
-/* ---- parser ---- */
-
-enum qga_kind {
-	QGA_NULL = 0,
-	QGA_BOOL,
-	QGA_INT, /* exact integer: neg ? -mag : mag, within [INT64_MIN, UINT64_MAX] */
-	QGA_DOUBLE, /* a number with a fraction or exponent, finite */
-	QGA_STR,
-	QGA_ARR,
-	QGA_OBJ,
-};
-
-/* One value; nodes live in a struct qga_doc and stay valid until its next qga_parse(). */
-struct qga_value {
-	const struct qga_value *child; /* QGA_ARR/QGA_OBJ: first element/member */
-	const struct qga_value *next; /* next sibling in the parent container */
-	const char *key; /* member of an object: its name (decoded, NUL-terminated); else NULL */
-	const char *str; /* QGA_STR: decoded UTF-8, NUL-terminated, no NUL inside */
-	uint64_t mag; /* QGA_INT: magnitude */
-	double d; /* QGA_DOUBLE: value */
-	uint32_t len; /* QGA_STR: bytes; QGA_ARR/QGA_OBJ: elements/members */
-	uint32_t key_len; /* bytes of key */
-	uint8_t kind; /* enum qga_kind */
-	bool b; /* QGA_BOOL: value */
-	bool neg; /* QGA_INT: negative (never set for 0) */
-};
-
-/* Parse arena: fixed size (about 130 KiB), no allocation while parsing. */
-struct qga_doc {
-	const char *err; /* after a failed qga_parse(): what was wrong (static text), else NULL */
-	size_t err_off; /* byte offset of the problem in the input */
-	uint32_t nodes_used;
-	size_t strs_used;
-	struct qga_value nodes[QGA_MAX_NODES];
-	char strs[QGA_MSG_MAX + 8]; /* decoded strings; never more than the input length + 1 */
-};
-
-/* Heap-allocated doc (NULL + errno on failure); qga_doc_free() accepts NULL. */
-struct qga_doc *qga_doc_new(void) __attribute__((warn_unused_result));
-void qga_doc_free(struct qga_doc *doc);
-
-/*
- * Parse exactly one JSON text (surrounding whitespace allowed) of len bytes at text into doc; *root is
- * then the top value. Returns 0, -EINVAL (syntax, encoding, duplicate member name), -ERANGE (integer
- * outside int64/uint64, double overflow), -E2BIG (len > QGA_MSG_MAX, deeper than QGA_MAX_DEPTH, more than
- * QGA_MAX_NODES values). doc->err and doc->err_off describe a failure.
- */
-int qga_parse(struct qga_doc *doc, const char *text, size_t len, const struct qga_value **root)
-    __attribute__((warn_unused_result));
-
-/* Accessors; all accept NULL (absent value) and then return NULL / -ENOENT. */
-const struct qga_value *qga_obj_get(const struct qga_value *obj, const char *key);
-/* The integer in v: 0, -ENOENT (v NULL), -EINVAL (not an integer), -ERANGE (does not fit). */
-int qga_get_i64(const struct qga_value *v, int64_t *out) __attribute__((warn_unused_result));
-int qga_get_u64(const struct qga_value *v, uint64_t *out) __attribute__((warn_unused_result));
-/* The string in v, or NULL if v is not a string. */
-const char *qga_get_str(const struct qga_value *v);
-
-/* Write v (recursively) with the JSON writer, e.g. to echo a request id or re-serialise arguments. */
-void qga_write_value(struct json_writer *w, const struct qga_value *v);
-
 /* ---- command arguments (for handlers) ---- */
 
 /*
@@ -152,19 +88,19 @@ void qga_write_value(struct json_writer *w, const struct qga_value *v);
  * else -EINVAL "Parameter 'KEY' is missing". Wrong type or out of range: -EINVAL "Invalid parameter type
  * for 'KEY', expected: integer" (or string, boolean).
  */
-int qga_arg_i64(const struct qga_value *args, const char *key, bool required, int64_t *out,
+int qga_arg_i64(const struct jsonr_value *args, const char *key, bool required, int64_t *out,
 		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_u64(const struct qga_value *args, const char *key, bool required, uint64_t *out,
+int qga_arg_u64(const struct jsonr_value *args, const char *key, bool required, uint64_t *out,
 		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_str(const struct qga_value *args, const char *key, bool required, const char **out,
+int qga_arg_str(const struct jsonr_value *args, const char *key, bool required, const char **out,
 		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_bool(const struct qga_value *args, const char *key, bool required, bool *out, char *err,
-		 size_t err_cap) __attribute__((warn_unused_result));
+int qga_arg_bool(const struct jsonr_value *args, const char *key, bool required, bool *out,
+		 char *err, size_t err_cap) __attribute__((warn_unused_result));
 /*
  * Reject members of args not named in allowed (a NULL-terminated list; NULL list = no members allowed):
  * 0 or -EINVAL "Parameter 'KEY' is unexpected".
  */
-int qga_args_only(const struct qga_value *args, const char *const *allowed, char *err,
+int qga_args_only(const struct jsonr_value *args, const char *const *allowed, char *err,
 		  size_t err_cap) __attribute__((warn_unused_result));
 
 /* ---- agent (guest side) ---- */
@@ -177,7 +113,7 @@ int qga_args_only(const struct qga_value *args, const char *const *allowed, char
  * reply is a GenericError. A handler that writes no value, several values, or something unbalanced gets a
  * GenericError reply too. Handlers run in the thread that calls qga_agent_dispatch/feed.
  */
-typedef int (*qga_handler_fn)(void *ctx, const struct qga_value *args, struct json_writer *w,
+typedef int (*qga_handler_fn)(void *ctx, const struct jsonr_value *args, struct json_writer *w,
 			      char *err);
 
 struct qga_command {
@@ -253,8 +189,8 @@ ssize_t qga_request_sync(char *buf, size_t cap, bool delimited, int64_t sync_id)
 /* A validated reply. ret and id point into the doc passed to qga_reply_parse(). */
 struct qga_reply {
 	bool is_error;
-	const struct qga_value *ret; /* "return" value (any kind); NULL for an error reply */
-	const struct qga_value *id; /* echoed "id", NULL if absent */
+	const struct jsonr_value *ret; /* "return" value (any kind); NULL for an error reply */
+	const struct jsonr_value *id; /* echoed "id", NULL if absent */
 	char err_class[QGA_CLASS_MAX]; /* error: class, 1-31 ASCII letters */
 	char err_desc[QGA_DESC_MAX]; /* error: description, truncated on a UTF-8 boundary, control
 					characters replaced by '?' (safe to log) */
@@ -263,10 +199,10 @@ struct qga_reply {
 /*
  * Parse and validate one reply text (as yielded by the framer; a leading 0xFF is the framer's business) as
  * hostile input: a JSON object with exactly one of "return" (any value) and "error" (an object with exactly
- * "class" and "desc", both strings), optionally "id", nothing else. Returns 0, a qga_parse() error, or
+ * "class" and "desc", both strings), optionally "id", nothing else. Returns 0, a jsonr_parse() error, or
  * -EPROTO (well-formed JSON, wrong shape). r is zeroed first.
  */
-int qga_reply_parse(struct qga_doc *doc, const char *msg, size_t len, struct qga_reply *r)
+int qga_reply_parse(struct jsonr_doc *doc, const char *msg, size_t len, struct qga_reply *r)
     __attribute__((warn_unused_result));
 
 /*

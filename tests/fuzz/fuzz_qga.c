@@ -25,17 +25,17 @@ struct out {
 };
 
 static struct qga_agent *whole, *chunked;
-static struct qga_doc *doc, *doc2;
+static struct jsonr_doc *doc, *doc2;
 static struct qga_framer *hf;
 static struct out out_whole, out_chunked;
 
-static int h_echo(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int h_echo(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
-	qga_write_value(w, args);
+	jsonr_write_value(w, args);
 	return 0;
 }
 
-static int h_fail(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int h_fail(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	const char *s;
 	int rc = qga_arg_str(args, "desc", false, &s, err, QGA_DESC_MAX);
@@ -45,7 +45,7 @@ static int h_fail(void *ctx, const struct qga_value *args, struct json_writer *w
 	return -EIO;
 }
 
-static int h_status(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int h_status(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	static const char *const allowed[] = { "cpu", "verbose", NULL };
 	uint64_t cpu = 0;
@@ -82,8 +82,8 @@ static void init_once(void)
 		return;
 	whole = qga_agent_new("fuzz");
 	chunked = qga_agent_new("fuzz");
-	doc = qga_doc_new();
-	doc2 = qga_doc_new();
+	doc = jsonr_doc_new(QGA_MSG_MAX, QGA_MAX_NODES);
+	doc2 = jsonr_doc_new(QGA_MSG_MAX, QGA_MAX_NODES);
 	hf = malloc(sizeof(*hf));
 	if (!whole || !chunked || !doc || !doc2 || !hf)
 		abort();
@@ -173,7 +173,7 @@ static int emit(void *ctx, const char *reply, size_t len)
 	return 0;
 }
 
-static char *serialise(const struct qga_value *v, size_t *len)
+static char *serialise(const struct jsonr_value *v, size_t *len)
 {
 	struct json_writer w;
 	char *buf = NULL;
@@ -184,7 +184,7 @@ static char *serialise(const struct qga_value *v, size_t *len)
 	if (!f)
 		abort();
 	json_init(&w, f, 0);
-	qga_write_value(&w, v);
+	jsonr_write_value(&w, v);
 	if (json_finish(&w) != 0)
 		abort();
 	fclose(f);
@@ -195,9 +195,9 @@ static char *serialise(const struct qga_value *v, size_t *len)
  * Re-serialise v; the result must parse, and from then on the serialisation is a fixed point (the first
  * round may differ: "-0.0" is written "-0", which reads back as the integer 0).
  */
-static void check_roundtrip(const struct qga_value *v)
+static void check_roundtrip(const struct jsonr_value *v)
 {
-	const struct qga_value *v2;
+	const struct jsonr_value *v2;
 	size_t alen, blen, clen;
 	char *a, *b, *c;
 
@@ -206,10 +206,10 @@ static void check_roundtrip(const struct qga_value *v)
 		free(a);
 		return;
 	}
-	if (qga_parse(doc2, a, alen, &v2) != 0)
+	if (jsonr_parse(doc2, a, alen, &v2) != 0)
 		abort();
 	b = serialise(v2, &blen);
-	if (blen > QGA_MSG_MAX || qga_parse(doc2, b, blen, &v2) != 0)
+	if (blen > QGA_MSG_MAX || jsonr_parse(doc2, b, blen, &v2) != 0)
 		abort();
 	c = serialise(v2, &clen);
 	if (blen != clen || memcmp(b, c, blen) != 0)
@@ -222,7 +222,7 @@ static void check_roundtrip(const struct qga_value *v)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *in = (const char *)data, *msg;
-	const struct qga_value *root;
+	const struct jsonr_value *root;
 	struct qga_reply r;
 	size_t left = size, off, chunk, msg_len;
 	uint64_t x = 0x9e3779b97f4a7c15ULL ^ size;
@@ -265,10 +265,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		if (qga_reply_parse(doc, msg, msg_len, &r) == 0)
 			check_reply(&r);
-		if (qga_parse(doc, msg, msg_len, &root) == 0)
+		if (jsonr_parse(doc, msg, msg_len, &root) == 0)
 			check_roundtrip(root);
 	}
-	if (size <= QGA_MSG_MAX && qga_parse(doc, (const char *)data, size, &root) == 0)
+	if (size <= QGA_MSG_MAX && jsonr_parse(doc, (const char *)data, size, &root) == 0)
 		check_roundtrip(root);
 
 	/* host: the input as request arguments */

@@ -31,7 +31,7 @@ static int fake_emit(void *ctx, const char *reply, size_t len)
 	return write(f->fd, reply, len) == (ssize_t)len ? 0 : -EIO;
 }
 
-static int h_status(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int h_status(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	(void)ctx;
 	(void)args;
@@ -43,7 +43,7 @@ static int h_status(void *ctx, const struct qga_value *args, struct json_writer 
 	return 0;
 }
 
-static int h_start(void *ctx, const struct qga_value *args, struct json_writer *w, char *err)
+static int h_start(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
 {
 	struct fake *f = ctx;
 	FILE *m = fmemopen(f->last_args, sizeof(f->last_args) - 1, "w");
@@ -53,7 +53,7 @@ static int h_start(void *ctx, const struct qga_value *args, struct json_writer *
 	if (m) {
 		json_init(&jw, m, 0);
 		if (args)
-			qga_write_value(&jw, args);
+			jsonr_write_value(&jw, args);
 		else
 			json_null(&jw);
 		fclose(m);
@@ -133,8 +133,8 @@ START_TEST(test_status_roundtrip)
 	ck_assert_int_eq(agentcmd_sync(c), 0);
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
 	ck_assert(!r.is_error);
-	ck_assert_str_eq(qga_get_str(qga_obj_get(r.ret, "state")), "running");
-	ck_assert_int_eq(qga_get_u64(qga_obj_get(r.ret, "published"), &pub), 0);
+	ck_assert_str_eq(jsonr_get_str(jsonr_obj_get(r.ret, "state")), "running");
+	ck_assert_int_eq(jsonr_get_u64(jsonr_obj_get(r.ret, "published"), &pub), 0);
 	ck_assert_uint_eq(pub, 42);
 	/* a second command on the same connection */
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
@@ -231,7 +231,7 @@ START_TEST(test_sync_resent)
 
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
 	ck_assert(!r.is_error);
-	ck_assert_str_eq(qga_get_str(qga_obj_get(r.ret, "state")), "running");
+	ck_assert_str_eq(jsonr_get_str(jsonr_obj_get(r.ret, "state")), "running");
 	agentcmd_conn_free(c);
 	fake_stop(&f, fd);
 }

@@ -276,6 +276,43 @@ START_TEST(test_element)
 }
 END_TEST
 
+/* A plan step's element, built by enable or taken from the domain for its undo, by kind. */
+START_TEST(test_kind_of)
+{
+	enum domsetup_kind k;
+	const char *at;
+	size_t len;
+	char b[DOMSETUP_XML_MAX], el[512];
+
+	ck_assert_int_gt(domsetup_shmem_xml("vnoise-web1", 16, b, sizeof(b)), 0);
+	ck_assert_int_eq(domsetup_kind_of(b, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_SHMEM);
+	ck_assert_int_gt(domsetup_controller_xml(b, sizeof(b)), 0);
+	ck_assert_int_eq(domsetup_kind_of(b, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_CONTROLLER);
+	ck_assert_int_gt(domsetup_channel_xml(b, sizeof(b)), 0);
+	ck_assert_int_eq(domsetup_kind_of(b, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_CHANNEL_EL);
+	ck_assert_int_gt(domsetup_bell_xml(b, sizeof(b)), 0);
+	ck_assert_int_eq(domsetup_kind_of(b, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_BELL_EL);
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_BELL_EL, NULL, &at, &len), 0);
+	snprintf(el, sizeof(el), "%.*s", (int)len, at);
+	ck_assert_int_eq(domsetup_kind_of(el, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_BELL_EL);
+	ck_assert_int_eq(domsetup_element(enabled_xml, DOMSETUP_SHMEM, "vnoise-web1", &at, &len),
+			 0);
+	snprintf(el, sizeof(el), "%.*s", (int)len, at);
+	ck_assert_int_eq(domsetup_kind_of(el, &k), 0);
+	ck_assert_int_eq(k, DOMSETUP_SHMEM);
+	/* a shmem named in text or an attribute is not a shmem element */
+	ck_assert_int_eq(domsetup_kind_of("<disk name='&lt;shmem'>&lt;controller</disk>", &k),
+			 -EINVAL);
+	ck_assert_int_eq(domsetup_kind_of("<shmem", &k), -EINVAL);
+	ck_assert_int_eq(domsetup_kind_of(enabled_xml, &k), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_remove_restores)
 {
 	char out[sizeof(enabled_xml)];
@@ -356,6 +393,7 @@ int main(void)
 	tcase_add_test(td, test_missing_controller);
 	tcase_add_test(td, test_scan_foreign);
 	tcase_add_test(td, test_element);
+	tcase_add_test(td, test_kind_of);
 	tcase_add_test(td, test_truncated);
 	tcase_add_test(tr, test_remove_restores);
 	tcase_add_test(tr, test_remove_any_order);
