@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "channel/shmreader.h"
+#include "channel/shmreader_priv.h"
 #include "channel/shmregion.h"
 
 #define SHMREADER_RETRIES 3 /* extra copies of a slot that changed under the copy */

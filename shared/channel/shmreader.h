@@ -73,10 +73,6 @@ void shmreader_detach(struct shm_reader *rd);
 enum shmreader_state shmreader_check(struct shm_reader *rd);
 
 enum shmreader_state shmreader_state(const struct shm_reader *rd);
-const char *shmreader_state_name(enum shmreader_state s); /* "waiting", "ok", "corrupt" */
-
-/* Why the channel last went CORRUPT (one line), or "" if it never did. Valid until the next call. */
-const char *shmreader_error(const struct shm_reader *rd);
 
 /* Copy of the validated header of the attached epoch. Returns 0 or -ENOTCONN (not OK). */
 int shmreader_header(const struct shm_reader *rd, struct vn_shm_header *out)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "channel/shmreader.h"
+#include "channel/shmreader_priv.h"
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 #include "shm_check.h"
