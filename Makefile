@@ -305,12 +305,13 @@ fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 # make deadcode: the symbols the libraries export that no product binary (make all: not the unit suites) links,
 # checked against tests/deadcode.allow by scripts/deadcode.sh. The products are built again in $(DEADCODE_DIR)
 # with one section per function and object, -O0 (no inlining hides a call) and the linker's garbage
-# collection, so a binary holds exactly the functions and data reachable from its entry points.
+# collection, so a binary holds exactly the functions and data reachable from its entry points (never with
+# sanitizers, whatever SANITIZE says: its objects are built one way only).
 DEADCODE_DIR ?= build-deadcode
 .PHONY: deadcode
 deadcode:
 	$(Q)CFLAGS='-O0 -w -ffunction-sections -fdata-sections' LDFLAGS='-Wl,--gc-sections' \
-		$(MAKE) --no-print-directory BUILD=$(DEADCODE_DIR) all
+		$(MAKE) --no-print-directory BUILD=$(DEADCODE_DIR) SANITIZE= all
 	$(Q)scripts/deadcode.sh $(DEADCODE_DIR) tests/deadcode.allow
 
 deps:
