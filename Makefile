@@ -6,6 +6,7 @@
 #   build/vnoise-host     the host daemon (dynamic: libvirt, libbpf); build/tests/vm/* the VM harness tools
 #   make SANITIZE=address,undefined check    the same in build-san/ with sanitizers
 #   make deb              Debian packages in build-deb/ (debian/)
+#   make deadcode         exported symbols no binary uses, against tests/deadcode.allow (scripts/deadcode.sh)
 #   make format / format-check,  V=1 shows commands
 V ?= 0
 ifeq ($(V),0)
@@ -306,6 +307,18 @@ fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_collect
 	$(Q)$(FUZZ_DIR)/fuzz_collect -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_collect
 
+# make deadcode: the symbols the libraries export that no product binary (make all: not the unit suites) links,
+# checked against tests/deadcode.allow by scripts/deadcode.sh. The products are built again in $(DEADCODE_DIR)
+# with one section per function and object, -O0 (no inlining hides a call) and the linker's garbage
+# collection, so a binary holds exactly the functions and data reachable from its entry points (never with
+# sanitizers, whatever SANITIZE says: its objects are built one way only).
+DEADCODE_DIR ?= build-deadcode
+.PHONY: deadcode
+deadcode:
+	$(Q)CFLAGS='-O0 -w -ffunction-sections -fdata-sections' LDFLAGS='-Wl,--gc-sections' \
+		$(MAKE) --no-print-directory BUILD=$(DEADCODE_DIR) SANITIZE= all
+	$(Q)scripts/deadcode.sh $(DEADCODE_DIR) tests/deadcode.allow
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -322,7 +335,7 @@ format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: clean"
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-deadcode
 
 
 # make install / uninstall (PREFIX, DESTDIR; README "Install"). The units and the udev rule go where systemd

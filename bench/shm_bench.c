@@ -118,7 +118,7 @@ static int region_open(struct region *r, uint32_t slots, uint64_t epoch)
 	size_t need = shmwriter_region_bytes(1, slots);
 
 	r->size = 4096;
-	while (r->size / 2 < need) /* layout v2: the guest area is the lower half */
+	while (r->size / 2 < need) /* the guest area is the lower half */
 		r->size <<= 1;
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED)

@@ -6,21 +6,22 @@
  * protocol/README.md ("Shared-memory channel") is the human spec; shared/channel/ implements both sides (shmwriter,
  * shmreader, shmregion for what they share).
  *
- * Layout v2 (VN_SHM_VERSION 2): the region is split in two halves. The guest area described here is
+ * Layout v3 (VN_SHM_VERSION 3): the region is split in two halves. The guest area described here is
  * [0, region_size / 2); the host area [region_size / 2, region_size) is the dispatch trace log of
  * protocol/dtl.h, written by the host. The clock-sync mailbox lives in the host area (vn_dtl_header.request /
- * .reply); the mbox_host / mbox_guest lines of this header are reserved in v2 (kept for the ABI's shape).
+ * .reply); the mbox_host / mbox_guest lines of this header are reserved since v2 (kept for the ABI's shape).
+ * v3 drops v2's interval-summary area (slots_offset is at header offset 56); a reader refuses any other
+ * version.
  *
  * Guest area (offsets from the start of the region, every area 64-byte aligned, all below region_size / 2):
  *
  *   0                    struct vn_shm_header (512 bytes): identity + geometry (immutable within an epoch),
  *                        guest status, clock-sync mailbox (host part, guest part)
  *   ring_ctl_offset      struct vn_shm_ring[nrings]: per-ring producer counters (head, dropped)
- *   summary_offset       struct vn_shm_summary[VN_SHM_SUMMARIES]: rotating interval summaries
  *   slots_offset         struct vn_shm_slot[nrings][slots_per_ring]: ring r's slots are contiguous
  *
  * Ownership: the guest writes every byte of the guest area except struct vn_shm_mbox_host (offset 192..255),
- * which is the only place of the guest area the host may write (v1 mailbox; reserved in v2). The host treats
+ * which is the only place of the guest area the host may write (v1 mailbox; reserved since v2). The host treats
  * all guest-written bytes as hostile: it copies, then validates.
  *
  * Consistency: every multi-field area that changes after initialisation carries a 32-bit sequence word that
@@ -42,16 +43,14 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shared region is 
 
 #define VN_SHM_MAGIC "VNOISSHM" /* 8 bytes, no NUL */
 #define VN_SHM_MAGIC_LEN 8
-#define VN_SHM_VERSION 2u /* 2: the guest area is the lower half of the region (protocol/dtl.h) */
-#define VN_SHM_HEADER_SIZE 512u /* bytes: sizeof(struct vn_shm_header) in versions 1 and 2 */
+#define VN_SHM_VERSION 3u /* 3: the guest area is the lower half of the region, no summary area */
+#define VN_SHM_HEADER_SIZE 512u /* bytes: sizeof(struct vn_shm_header) in versions 1 to 3 */
 #define VN_SHM_IMMUTABLE_SIZE 128u /* bytes of the header that never change within an epoch */
 #define VN_SHM_ALIGN 64u /* every area offset is a multiple of this */
 #define VN_SHM_MAX_RINGS 256u /* nrings is 1 .. this (one ring per vCPU) */
 #define VN_SHM_MAX_SLOTS (1u << 20) /* slots_per_ring is a power of two, 1 .. this */
-#define VN_SHM_SUMMARIES 3u /* interval N tracked, N-1 filtered, N-2 reported (seed 000) */
 #define VN_SHM_MAX_GUEST_CPUS 8192u /* vn_shm_status.guest_ncpus at most */
-#define VN_SHM_MAX_SPAN_NS \
-	(86400ull * 1000000000ull) /* a record or interval longer than a day is corruption */
+#define VN_SHM_MAX_SPAN_NS (86400ull * 1000000000ull) /* a record longer than a day is corruption */
 
 /*
  * Clock exchanges: the host posts its requests at (or just after) multiples of this period of its own
@@ -132,7 +131,7 @@ _Static_assert(offsetof(struct vn_shm_mbox_guest, cpu) == 32, "vn_shm_mbox_guest
  * Region header, 512 bytes at offset 0. Bytes 0..127 (identity and geometry) are written by the guest while
  * epoch is 0 and never change until the next epoch; a change under the same epoch is corruption.
  * region_size is what the guest believes (its BAR2 size); the host bounds everything by its own mapping:
- * every area lies inside min(mapping, region_size) / 2 (layout v2).
+ * every area lies inside min(mapping, region_size) / 2 (since layout v2).
  */
 struct vn_shm_header {
 	/* identity and geometry: immutable within an epoch */
@@ -146,14 +145,11 @@ struct vn_shm_header {
 	__u32 slot_size; /* bytes, sizeof(struct vn_shm_slot) */
 	__u32 ring_ctl_size; /* bytes per ring counter block, sizeof(struct vn_shm_ring) */
 	__u64 ring_ctl_offset; /* bytes from region start to struct vn_shm_ring[nrings] */
-	__u64 summary_offset; /* bytes from region start to struct vn_shm_summary[summary_count] */
 	__u64 slots_offset; /* bytes from region start to the slots of ring 0 */
-	__u32 summary_count; /* VN_SHM_SUMMARIES */
-	__u32 summary_size; /* bytes, sizeof(struct vn_shm_summary) */
-	__u8 reserved0[48]; /* 0 */
+	__u8 reserved0[64]; /* 0 */
 	/* guest-owned, changes any time */
 	struct vn_shm_status status; /* offset 128 */
-	/* clock-sync mailbox of v1; reserved in v2 (the mailbox is vn_dtl_header.request / .reply) */
+	/* clock-sync mailbox of v1; reserved since v2 (the mailbox is vn_dtl_header.request / .reply) */
 	struct vn_shm_mbox_host mbox_host; /* offset 192: host-written (v1) */
 	struct vn_shm_mbox_guest mbox_guest; /* offset 256: guest-written (v1) */
 	__u8 reserved1[192]; /* 0 */
@@ -168,11 +164,8 @@ _Static_assert(offsetof(struct vn_shm_header, slots_per_ring) == 36, "vn_shm_hea
 _Static_assert(offsetof(struct vn_shm_header, slot_size) == 40, "vn_shm_header is ABI");
 _Static_assert(offsetof(struct vn_shm_header, ring_ctl_size) == 44, "vn_shm_header is ABI");
 _Static_assert(offsetof(struct vn_shm_header, ring_ctl_offset) == 48, "vn_shm_header is ABI");
-_Static_assert(offsetof(struct vn_shm_header, summary_offset) == 56, "vn_shm_header is ABI");
-_Static_assert(offsetof(struct vn_shm_header, slots_offset) == 64, "vn_shm_header is ABI");
-_Static_assert(offsetof(struct vn_shm_header, summary_count) == 72, "vn_shm_header is ABI");
-_Static_assert(offsetof(struct vn_shm_header, summary_size) == 76, "vn_shm_header is ABI");
-_Static_assert(offsetof(struct vn_shm_header, reserved0) == 80, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, slots_offset) == 56, "vn_shm_header is ABI");
+_Static_assert(offsetof(struct vn_shm_header, reserved0) == 64, "vn_shm_header is ABI");
 _Static_assert(offsetof(struct vn_shm_header, status) == VN_SHM_IMMUTABLE_SIZE,
 	       "vn_shm_header is ABI");
 _Static_assert(offsetof(struct vn_shm_header, mbox_host) == 192, "vn_shm_header is ABI");
@@ -230,57 +223,5 @@ _Static_assert(offsetof(struct vn_shm_slot, type) == 4, "vn_shm_slot is ABI");
 _Static_assert(offsetof(struct vn_shm_slot, pad) == 6, "vn_shm_slot is ABI");
 _Static_assert(offsetof(struct vn_shm_slot, payload) == 8, "vn_shm_slot is ABI");
 _Static_assert(sizeof(struct vn_event) == VN_SHM_PAYLOAD_SIZE, "a vn_event fills a slot payload");
-
-/* Phase of an interval summary entry (seed 000's pipeline). */
-enum vn_shm_phase {
-	VN_SHM_PHASE_EMPTY = 0, /* never written */
-	VN_SHM_PHASE_TRACKING = 1, /* interval N: totals still growing, end_ns = last update */
-	VN_SHM_PHASE_FILTERED = 2, /* interval N-1: closed, filter applied (flagged_cpus set) */
-	VN_SHM_PHASE_REPORTED = 3, /* interval N-2: final, published for the host and collectors */
-	VN_SHM_PHASE_MAX = 4,
-};
-
-/*
- * One interval summary, 192 bytes; interval interval_id lives in entry interval_id % VN_SHM_SUMMARIES.
- * Written by the guest only, under seq. Times are guest CLOCK_MONOTONIC ns; *_ns totals are summed over
- * the CPUs of the interval. The silhouette (compute_min/max/avg_ns) is the per-CPU compute time (interval
- * minus that CPU's noise) across the CPUs that contributed.
- */
-struct vn_shm_summary {
-	__u32 seq; /* odd while the guest rewrites this entry, even when stable */
-	__u32 phase; /* enum vn_shm_phase */
-	__u64 interval_id; /* N: 0, 1, 2, ... */
-	__u64 start_ns; /* interval start */
-	__u64 end_ns; /* interval end (exclusive); while TRACKING the last update; >= start_ns */
-	__u32 ncpus; /* CPUs that contributed, <= VN_SHM_MAX_RINGS */
-	__u32 flagged_cpus; /* CPUs the filter kept (noise above its threshold), <= ncpus */
-	__u64 samples; /* noise samples (gaps) in the interval */
-	__u64 events; /* interference events in the interval */
-	__u64 dropped; /* records the guest lost in the interval */
-	__u64 noise_ns; /* total noise (sum of gaps), <= ncpus * (end_ns - start_ns) */
-	__u64 max_single_ns; /* longest single gap, <= end_ns - start_ns */
-	__u64 compute_min_ns; /* silhouette: min <= avg <= max <= end_ns - start_ns */
-	__u64 compute_max_ns;
-	__u64 compute_avg_ns;
-	__u64 class_ns[VN_CLASS_MAX]; /* net noise by enum vn_class; [VN_CLASS_NONE] is 0 */
-	__u8 reserved[24]; /* 0 */
-};
-_Static_assert(sizeof(struct vn_shm_summary) == 192, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, phase) == 4, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, interval_id) == 8, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, start_ns) == 16, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, end_ns) == 24, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, ncpus) == 32, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, flagged_cpus) == 36, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, samples) == 40, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, events) == 48, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, dropped) == 56, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, noise_ns) == 64, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, max_single_ns) == 72, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, compute_min_ns) == 80, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, compute_max_ns) == 88, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, compute_avg_ns) == 96, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, class_ns) == 104, "vn_shm_summary is ABI");
-_Static_assert(offsetof(struct vn_shm_summary, reserved) == 168, "vn_shm_summary is ABI");
 
 #endif

@@ -4,7 +4,7 @@
  * thread against an in-process reader) and the VM test tool (tests/vm/shmscribble, against vnoise-host
  * reading a real domain's region). It produces valid records and, in between, damages everything it can:
  * slot sequence words and payloads (including valid-looking fakes), ring heads (forwards, backwards,
- * absurd), status, summaries and its mailbox part, random bytes anywhere, header fields with adversarial
+ * absurd), status and its mailbox part, random bytes anywhere, header fields with adversarial
  * values, the epoch. Every reinit_every operations it re-initialises cleanly under a new epoch, as a
  * restarted agent would. Test code: include it in one translation unit.
  */
@@ -41,10 +41,8 @@ static inline uint64_t xrand(uint64_t *s)
 
 static inline struct vn_shm_slot *hslot(const struct hostile_ctx *h, uint64_t v)
 {
-	uint64_t so = VN_SHM_HEADER_SIZE + h->nrings * sizeof(struct vn_shm_ring) +
-		      VN_SHM_SUMMARIES * sizeof(struct vn_shm_summary);
+	uint64_t so = VN_SHM_HEADER_SIZE + h->nrings * sizeof(struct vn_shm_ring);
 
-	so = (so + 63) & ~63ull;
 	return (struct vn_shm_slot *)((unsigned char *)h->base + so) +
 	       v % ((uint64_t)h->nrings * h->slots);
 }
@@ -91,11 +89,9 @@ static inline int hostile_step(struct hostile_ctx *h)
 		memset(s->payload.raw, 0, sizeof(s->payload.raw));
 		s->payload.sample.start_ns = v >> 4;
 		s->payload.sample.end_ns = (v >> 4) + (v % 1000);
-	} else if (op < 99900) { /* status, the guest's mailbox part, summaries */
+	} else if (op < 99900) { /* status, the guest's mailbox part */
 		b[128 + v % 64] = (unsigned char)(v >> 24);
 		b[256 + (v >> 8) % 64] = (unsigned char)(v >> 32);
-		b[VN_SHM_HEADER_SIZE + h->nrings * 64 + (v >> 16) % (3 * 192)] =
-		    (unsigned char)(v >> 40);
 	} else if (op < 99950) { /* heads running ahead (the producer's next put moves them back) */
 		c = (struct vn_shm_ring *)(b + VN_SHM_HEADER_SIZE) + (v >> 8) % h->nrings;
 		c->head += 1 + (v >> 20) % 1000;
@@ -128,7 +124,7 @@ static inline int hostile_step(struct hostile_ctx *h)
 			hd->ring_ctl_offset = h->size - 64 * ((v >> 8) % 8);
 			break;
 		case 4:
-			hd->summary_offset = UINT64_MAX - (v % 4096);
+			hd->reserved0[(v >> 8) % sizeof(hd->reserved0)] = (unsigned char)(v >> 32);
 			break;
 		case 5:
 			hd->region_size = 1ull << ((v >> 8) % 64);

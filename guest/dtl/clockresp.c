@@ -272,11 +272,6 @@ uint64_t clockresp_round(struct clockresp *c, uint64_t *now)
 	return pred_wait(c, t, &c->in_window);
 }
 
-bool clockresp_holds(const struct clockresp *c)
-{
-	return c && c->locked;
-}
-
 void clockresp_stats(const struct clockresp *c, struct clockresp_stats *out)
 {
 	*out = c->st;

@@ -60,7 +60,6 @@ void clockresp_free(struct clockresp *c); /* accepts NULL; releases the lock */
  * (one clock read per idle round: under TCG a wake-up and a clock read are what a responder costs).
  */
 uint64_t clockresp_round(struct clockresp *c, uint64_t *now);
-bool clockresp_holds(const struct clockresp *c);
 void clockresp_stats(const struct clockresp *c, struct clockresp_stats *out);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "mpi/appstat.h"
+#include "mpi/appstat_priv.h"
 #include "util/bufout.h"
 
 static const char *const names[VN_APP_MAX] = {

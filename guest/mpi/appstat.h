@@ -40,9 +40,6 @@ static inline int appstat_add(struct appstat *s, uint32_t ev, uint64_t dur_ns, u
 /* "MPI_Barrier", "pthread_mutex_lock", ... ("?" out of range). */
 const char *appstat_name(uint32_t ev);
 
-/* Fold b into a (counts and totals add, extremes combine). */
-void appstat_merge(struct appstat *a, const struct appstat *b);
-
 /*
  * One JSON line (schema vnoise.app/1) for a thread's table into buf: {"schema","pid","tid","rank","comm",
  * "events":[{"event","id","count","total_ns","min_ns","max_ns","avg_ns","last_pc","last_arg"}...]} with only

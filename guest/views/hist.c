@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "views/hist.h"
+#include "views/hist_priv.h"
 
 void hist_init(struct hist *h)
 {

@@ -67,11 +67,9 @@ static inline void hist_add(struct hist *h, uint64_t ns)
 /* Add every value counted in src to dst (src unchanged). */
 void hist_merge(struct hist *dst, const struct hist *src);
 
-/* Number of values; smallest and largest value (exact; 0 when empty); mean (0 when empty). */
+/* Number of values; largest value (exact; 0 when empty). */
 uint64_t hist_count(const struct hist *h);
-uint64_t hist_min(const struct hist *h);
 uint64_t hist_max(const struct hist *h);
-double hist_mean(const struct hist *h);
 
 /*
  * The p-th percentile, p in [0, 100] (clamped), of the values counted: the order statistic of rank
@@ -80,10 +78,6 @@ double hist_mean(const struct hist *h);
  * min and p = 100 gives max exactly. 0 when empty.
  */
 uint64_t hist_percentile(const struct hist *h, double p);
-
-/* Lowest and highest value that share v's bucket (bucket width = upper - lower + 1). */
-uint64_t hist_lowest_equiv(uint64_t v);
-uint64_t hist_highest_equiv(uint64_t v);
 
 /* Start iterating h's non-empty buckets; hist_iter_next() returns false after the last one. */
 void hist_iter_init(struct hist_iter *it, const struct hist *h);

@@ -318,11 +318,6 @@ int view_record_seal(struct view_record *r, const struct view *v, const char *pa
 	return err;
 }
 
-int view_record_close(struct view_record *r, const struct view *v)
-{
-	return view_record_seal(r, v, "", NULL, 0);
-}
-
 void view_record_abort(struct view_record *r)
 {
 	if (!r)

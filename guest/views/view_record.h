@@ -13,7 +13,7 @@
 
 struct view_record;
 
-/* Create path. Returns the recorder, owned by the caller until view_record_close()/_abort(), or NULL + errno. */
+/* Create path. Returns the recorder, owned by the caller until view_record_seal()/_abort(), or NULL + errno. */
 struct view_record *view_record_open(const char *path) __attribute__((warn_unused_result));
 /* Write the META chunk of v (its helper, settings, CPUs and IRQ names). 0 or -errno. */
 int view_record_start(struct view_record *r, const struct view *v)
@@ -40,10 +40,10 @@ uint64_t view_record_dropped(const struct view_record *r);
  */
 void view_record_error_text(const struct view_record *r, int err, const char *path, char *buf,
 			    size_t len);
-/* Write what is kept, the STATS chunk of v and the END chunk, close and free r. 0 or -errno; r freed always. */
-int view_record_close(struct view_record *r, const struct view *v)
-    __attribute__((warn_unused_result));
-/* view_record_close(), and on failure view_record_error_text() for path into why[len] first. */
+/*
+ * Write what is kept, the STATS chunk of v and the END chunk, close and free r. 0 or -errno; r freed always.
+ * On failure view_record_error_text() for path goes into why[len] first (why NULL or len 0: no text).
+ */
 int view_record_seal(struct view_record *r, const struct view *v, const char *path, char *why,
 		     size_t len) __attribute__((warn_unused_result));
 /* Close and free r without END (the file reads as not closed). Accepts NULL. */

@@ -254,11 +254,6 @@ bool session_lost(struct sess *s)
 	return atomic_load(&s->lost) || !s->conn;
 }
 
-void session_mark_lost(struct sess *s)
-{
-	atomic_store(&s->lost, true);
-}
-
 int session_reconnect(struct sess *s)
 {
 	disconnect(s);

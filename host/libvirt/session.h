@@ -48,9 +48,8 @@ void session_close(struct sess *s);
 /* The live connection, or NULL while it is lost. Valid until the next session_reconnect()/session_close(). */
 virConnectPtr session_conn(struct sess *s);
 
-/* True once libvirtd went away (close callback or a failed call noticed by session_mark_lost()). */
+/* True once libvirtd went away (its close callback ran) or there is no connection. */
 bool session_lost(struct sess *s);
-void session_mark_lost(struct sess *s);
 
 /*
  * Try once to connect again (after session_lost()). Returns 0 when connected (callbacks registered again), or

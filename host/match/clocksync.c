@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 #include "match/clocksync.h"
+#include "match/clocksync_priv.h"
 
 #define T63 (1ull << 63)
 

@@ -187,7 +187,4 @@ void clocksync_pace(const struct clocksync *cs, uint64_t now_host_ns, uint64_t g
  * the parameters, counts a reset. */
 void clocksync_reset(struct clocksync *cs);
 
-/* "used", "accepted", ... for logs. */
-const char *clocksync_verdict_name(enum clocksync_verdict v);
-
 #endif

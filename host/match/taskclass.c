@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "dtl.h"
 #include "match/taskclass.h"
+#include "match/taskclass_priv.h"
 
 #define PF_KTHREAD 0x00200000u
 #define KTHREADD_PID 2u

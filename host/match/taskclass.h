@@ -24,13 +24,6 @@
 
 struct taskclass;
 
-struct taskclass_stats {
-	uint64_t lookups; /* taskclass_of() calls for a pid other than 0 */
-	uint64_t reads; /* /proc reads (cache misses, reloads) */
-	uint64_t gone; /* reads that failed (the task had exited): classified from its comm */
-	uint64_t evictions; /* a cached pid replaced by another one */
-};
-
 /* A classifier reading proc_root (NULL: "/proc"; tests pass a directory of fake PID/stat, PID/status).
  * Returns NULL with errno. */
 struct taskclass *taskclass_new(const char *proc_root) __attribute__((warn_unused_result));
@@ -46,7 +39,5 @@ void taskclass_del_domain(struct taskclass *tc, uint32_t dom);
  * vCPUs, at host time now_ns (for the cache's TTL). */
 uint32_t taskclass_of(struct taskclass *tc, uint32_t dom, uint32_t pid, const char *comm,
 		      uint64_t now_ns);
-
-void taskclass_stats(const struct taskclass *tc, struct taskclass_stats *out);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "schedlog/outlog.h"
+#include "schedlog/outlog_priv.h"
 
 #define OL_SORT_BUDGET 64 /* insertion-sort moves per record before falling back to qsort */
 

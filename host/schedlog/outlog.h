@@ -197,11 +197,6 @@ void outlog_advance(struct outlog *ol, uint64_t horizon_ns);
  * outlog_period_stats) and start a new period. The first period starts at the first record applied.
  */
 void outlog_cut(struct outlog *ol, uint64_t end_ns);
-/* Stats of the last closed period / of the open one so far (closed pieces only). NULL for a bad slot. */
-const struct outlog_stats *outlog_period_stats(const struct outlog *ol, uint32_t slot);
-const struct outlog_stats *outlog_current_stats(const struct outlog *ol, uint32_t slot);
-/* Bounds of the last closed period (both 0 before the first outlog_cut). */
-void outlog_period_bounds(const struct outlog *ol, uint64_t *start_ns, uint64_t *end_ns);
 uint64_t outlog_horizon(const struct outlog *ol);
 void outlog_counters(const struct outlog *ol, struct outlog_counters *c);
 

@@ -569,11 +569,6 @@ bool schedlog_kvm_attached(const struct schedlog *d)
 	return d && d->kvm;
 }
 
-bool schedlog_irqs_attached(const struct schedlog *d)
-{
-	return d && d->irqs;
-}
-
 void schedlog_get_stats(struct schedlog *d, struct schedlog_stats *st)
 {
 	struct bpfutil_stats bs;

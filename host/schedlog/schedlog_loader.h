@@ -104,7 +104,6 @@ void schedlog_cut(struct schedlog *d, uint64_t end_ns);
 int schedlog_take_aggs(struct schedlog *d, uint32_t slot, struct schedlog_agg *out, int max);
 
 bool schedlog_kvm_attached(const struct schedlog *d);
-bool schedlog_irqs_attached(const struct schedlog *d);
 /* Counters and per-program BPF run statistics (ns/event = run_time_ns / run_cnt). */
 void schedlog_get_stats(struct schedlog *d, struct schedlog_stats *st);
 

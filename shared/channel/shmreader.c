@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "channel/shmreader.h"
+#include "channel/shmreader_priv.h"
 #include "channel/shmregion.h"
 
 #define SHMREADER_RETRIES 3 /* extra copies of a slot that changed under the copy */
@@ -56,7 +57,6 @@ struct shm_reader {
 	struct vn_shm_header hdr; /* validated copy (OK) */
 	uint32_t nrings, slots, shift, mask;
 	const struct vn_shm_ring *ctl;
-	const struct vn_shm_summary *sum;
 	const struct vn_shm_slot *slot0;
 	struct shmreader_ring_state ring[VN_SHM_MAX_RINGS];
 	struct shmreader_stats st;
@@ -118,7 +118,6 @@ static void try_attach(struct shm_reader *rd, uint64_t e)
 	rd->shift = shmregion_shift(h.slots_per_ring);
 	rd->mask = h.slots_per_ring - 1;
 	rd->ctl = (const struct vn_shm_ring *)(rd->base + h.ring_ctl_offset);
-	rd->sum = (const struct vn_shm_summary *)(rd->base + h.summary_offset);
 	rd->slot0 = (const struct vn_shm_slot *)(rd->base + h.slots_offset);
 	for (r = 0; r < rd->nrings; r++) {
 		struct shmreader_ring_state *rs = &rd->ring[r];
@@ -398,45 +397,4 @@ int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
 	}
 	*out = c;
 	return 0;
-}
-
-int shmreader_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary *out)
-{
-	const struct vn_shm_summary *m;
-	struct vn_shm_summary c;
-
-	if (idx >= VN_SHM_SUMMARIES)
-		return -EINVAL;
-	if (rd->state != SHMREADER_OK)
-		return -ENOTCONN;
-	m = &rd->sum[idx];
-	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
-		return -EAGAIN;
-	if (shmregion_summary_valid(&c, idx) < 0) {
-		sat_add(&rd->st.summary_invalid, 1);
-		return -EBADMSG;
-	}
-	if (c.phase == VN_SHM_PHASE_EMPTY)
-		return -ENODATA;
-	*out = c;
-	return 0;
-}
-
-int shmreader_summary_latest(struct shm_reader *rd, uint32_t min_phase, struct vn_shm_summary *out)
-{
-	struct vn_shm_summary c;
-	uint32_t i;
-	int found = 0;
-
-	if (rd->state != SHMREADER_OK)
-		return -ENOTCONN;
-	for (i = 0; i < VN_SHM_SUMMARIES; i++) {
-		if (shmreader_summary(rd, i, &c) < 0 || c.phase < min_phase)
-			continue;
-		if (!found || c.interval_id > out->interval_id) {
-			*out = c;
-			found = 1;
-		}
-	}
-	return found ? 0 : -ENODATA;
 }

@@ -40,7 +40,6 @@ struct shmreader_stats {
 	uint64_t epochs; /* epochs attached (the first one included) */
 	uint64_t producer_dropped; /* sum of the rings' dropped counters: lost inside the guest */
 	uint64_t status_invalid; /* shmreader_status() reads that found an invalid status */
-	uint64_t summary_invalid; /* shmreader_summary() reads that found an invalid entry */
 };
 
 /* One ring as the reader sees it. */
@@ -74,10 +73,6 @@ void shmreader_detach(struct shm_reader *rd);
 enum shmreader_state shmreader_check(struct shm_reader *rd);
 
 enum shmreader_state shmreader_state(const struct shm_reader *rd);
-const char *shmreader_state_name(enum shmreader_state s); /* "waiting", "ok", "corrupt" */
-
-/* Why the channel last went CORRUPT (one line), or "" if it never did. Valid until the next call. */
-const char *shmreader_error(const struct shm_reader *rd);
 
 /* Copy of the validated header of the attached epoch. Returns 0 or -ENOTCONN (not OK). */
 int shmreader_header(const struct shm_reader *rd, struct vn_shm_header *out)
@@ -107,17 +102,6 @@ int shmreader_ring_info(const struct shm_reader *rd, uint32_t ring, struct shmre
 /* Copy and validate the guest status. Returns 0, -EAGAIN (being written), -EBADMSG (invalid, counted) or
  * -ENOTCONN (not OK). */
 int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
-    __attribute__((warn_unused_result));
-
-/*
- * Copy and validate summary entry idx (< VN_SHM_SUMMARIES). Returns 0, -ENODATA (EMPTY), -EAGAIN (being
- * written), -EBADMSG (invalid, counted), -EINVAL (idx) or -ENOTCONN (not OK).
- */
-int shmreader_summary(struct shm_reader *rd, uint32_t idx, struct vn_shm_summary *out)
-    __attribute__((warn_unused_result));
-
-/* The valid entry with phase >= min_phase and the greatest interval_id. Returns 0, -ENODATA or -ENOTCONN. */
-int shmreader_summary_latest(struct shm_reader *rd, uint32_t min_phase, struct vn_shm_summary *out)
     __attribute__((warn_unused_result));
 
 #endif

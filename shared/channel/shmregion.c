@@ -51,7 +51,7 @@ int shmregion_areas_valid(const struct shmregion_area *a, int n, uint64_t limit,
 int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, char *why,
 			   size_t why_len)
 {
-	struct shmregion_area a[4];
+	struct shmregion_area a[3];
 	uint64_t limit;
 
 	if (memcmp(h->magic, VN_SHM_MAGIC, VN_SHM_MAGIC_LEN))
@@ -75,27 +75,19 @@ int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, ch
 	if (h->ring_ctl_size != sizeof(struct vn_shm_ring))
 		BAD("ring_ctl_size %u (expected %zu)", h->ring_ctl_size,
 		    sizeof(struct vn_shm_ring));
-	if (h->summary_count != VN_SHM_SUMMARIES)
-		BAD("summary_count %u (expected %u)", h->summary_count, VN_SHM_SUMMARIES);
-	if (h->summary_size != sizeof(struct vn_shm_summary))
-		BAD("summary_size %u (expected %zu)", h->summary_size,
-		    sizeof(struct vn_shm_summary));
 	if (!shmregion_all_zero(h->reserved0, sizeof(h->reserved0)) ||
 	    !shmregion_all_zero(h->reserved1, sizeof(h->reserved1)))
 		BAD("reserved header bytes are not 0");
 
-	/* layout v2: the guest area is the lower half (the upper half is the host's, protocol/dtl.h) */
+	/* the guest area is the lower half (the upper half is the host's, protocol/dtl.h) */
 	limit = (mapped_size < h->region_size ? mapped_size : h->region_size) / 2;
 	a[0] = (struct shmregion_area){ "header", 0, VN_SHM_HEADER_SIZE };
 	a[1] = (struct shmregion_area){ "ring counters", h->ring_ctl_offset,
 					(uint64_t)h->nrings * sizeof(struct vn_shm_ring) };
-	a[2] =
-	    (struct shmregion_area){ "summaries", h->summary_offset,
-				     (uint64_t)VN_SHM_SUMMARIES * sizeof(struct vn_shm_summary) };
-	a[3] = (struct shmregion_area){ "slots", h->slots_offset,
+	a[2] = (struct shmregion_area){ "slots", h->slots_offset,
 					(uint64_t)h->nrings * h->slots_per_ring *
 					    sizeof(struct vn_shm_slot) };
-	return shmregion_areas_valid(a, 4, limit, why, why_len);
+	return shmregion_areas_valid(a, 3, limit, why, why_len);
 }
 
 int shmregion_record_valid(const struct vn_shm_slot *s)
@@ -134,40 +126,6 @@ int shmregion_record_valid(const struct vn_shm_slot *s)
 	default:
 		return -EBADMSG;
 	}
-}
-
-int shmregion_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
-{
-	uint64_t span, cap, sum = 0;
-	int c;
-
-	if (s->phase >= VN_SHM_PHASE_MAX)
-		return -EBADMSG;
-	if (s->phase == VN_SHM_PHASE_EMPTY)
-		return 0;
-	if (idx >= VN_SHM_SUMMARIES || s->interval_id % VN_SHM_SUMMARIES != idx)
-		return -EBADMSG;
-	if (s->end_ns < s->start_ns || s->end_ns - s->start_ns > VN_SHM_MAX_SPAN_NS)
-		return -EBADMSG;
-	span = s->end_ns - s->start_ns;
-	if (s->ncpus > VN_SHM_MAX_RINGS || s->flagged_cpus > s->ncpus)
-		return -EBADMSG;
-	cap = span * s->ncpus; /* < 2^47 * 2^8: no overflow */
-	if (s->noise_ns > cap || s->max_single_ns > span)
-		return -EBADMSG;
-	if (s->compute_min_ns > s->compute_avg_ns || s->compute_avg_ns > s->compute_max_ns ||
-	    s->compute_max_ns > span)
-		return -EBADMSG;
-	if (s->class_ns[VN_CLASS_NONE])
-		return -EBADMSG;
-	for (c = 0; c < VN_CLASS_MAX; c++) {
-		if (s->class_ns[c] > cap)
-			return -EBADMSG;
-		sum += s->class_ns[c];
-	}
-	if (sum > cap || !shmregion_all_zero(s->reserved, sizeof(s->reserved)))
-		return -EBADMSG;
-	return 0;
 }
 
 int shmregion_status_valid(const struct vn_shm_status *s)

@@ -85,7 +85,7 @@ int shmregion_areas_valid(const struct shmregion_area *a, int n, uint64_t limit,
 			  size_t why_len) __attribute__((warn_unused_result));
 
 /*
- * Check a header copy against the host's mapping size: magic, version (VN_SHM_VERSION: layout v2), sizes,
+ * Check a header copy against the host's mapping size: magic, version (VN_SHM_VERSION), sizes,
  * geometry ranges, power-of-two counts, 64-byte aligned areas inside the guest area min(mapped_size,
  * region_size) / 2 that overlap neither each other nor the header, reserved bytes zero, epoch non-zero.
  * Returns 0 or -EBADMSG with a one-line reason in why.
@@ -96,10 +96,6 @@ int shmregion_header_valid(const struct vn_shm_header *h, size_t mapped_size, ch
 /* Check a slot copy's record (type, padding, times ordered, spans and lengths sane, classes known, comm
  * terminated). Returns 0 or -EBADMSG. The seq word is not looked at. */
 int shmregion_record_valid(const struct vn_shm_slot *s) __attribute__((warn_unused_result));
-
-/* Check a summary copy that sits in entry idx. Returns 0 or -EBADMSG (EMPTY is valid). */
-int shmregion_summary_valid(const struct vn_shm_summary *s, uint32_t idx)
-    __attribute__((warn_unused_result));
 
 /* Check a guest status copy (state and CPU count in range, padding and reserved bytes zero, heartbeat not
  * before the agent's start). Returns 0 or -EBADMSG. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shmwriter: the guest producer of the shared-memory channel (protocol/shm.h). See shmwriter.h for the
- * contracts and shmregion.h for the memory ordering. Layout v2: everything it writes lies in the lower half
+ * contracts and shmregion.h for the memory ordering. Everything it writes lies in the lower half
  * of the region; the upper half (protocol/dtl.h) belongs to the host. A record's slot goes odd (lap * 2 + 1)
  * before any payload byte and even (lap * 2 + 2) after the last; the ring's head is stored after the slot is
  * complete.
@@ -12,9 +12,9 @@
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 
-/* The region's layout: header, ring counters, summaries, then the slots of ring 0, 1, ... */
+/* The region's layout: header, ring counters, then the slots of ring 0, 1, ... */
 struct layout {
-	uint64_t ctl, sum, slots, end; /* offsets (bytes) and the end of the layout */
+	uint64_t ctl, slots, end; /* offsets (bytes) and the end of the layout */
 };
 
 static int layout_compute(uint32_t nrings, uint32_t slots_per_ring, struct layout *l)
@@ -23,8 +23,7 @@ static int layout_compute(uint32_t nrings, uint32_t slots_per_ring, struct layou
 	    slots_per_ring > VN_SHM_MAX_SLOTS || !shmregion_pow2(slots_per_ring))
 		return -EINVAL;
 	l->ctl = VN_SHM_HEADER_SIZE;
-	l->sum = l->ctl + (uint64_t)nrings * sizeof(struct vn_shm_ring);
-	l->slots = l->sum + (uint64_t)VN_SHM_SUMMARIES * sizeof(struct vn_shm_summary);
+	l->slots = l->ctl + (uint64_t)nrings * sizeof(struct vn_shm_ring);
 	l->end = l->slots + (uint64_t)nrings * slots_per_ring * sizeof(struct vn_shm_slot);
 	return 0;
 }
@@ -45,7 +44,7 @@ uint32_t shmwriter_fit_slots(size_t size, uint32_t nrings)
 	for (s = VN_SHM_MAX_SLOTS; s; s >>= 1) {
 		size_t need = shmwriter_region_bytes(nrings, s);
 
-		if (need && need <= size / 2) /* layout v2: the guest area is the lower half */
+		if (need && need <= size / 2) /* the guest area is the lower half */
 			return s;
 	}
 	return 0;
@@ -67,9 +66,8 @@ struct shm_writer {
 	uint32_t nrings, slots, shift, mask;
 	struct vn_shm_header *hdr;
 	struct vn_shm_ring *ctl;
-	struct vn_shm_summary *sum;
 	struct vn_shm_slot *slot0;
-	uint32_t status_seq, mbox_seq, sum_seq[VN_SHM_SUMMARIES]; /* even: last value stored */
+	uint32_t status_seq; /* even: the last value stored */
 };
 
 uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback)
@@ -99,7 +97,7 @@ struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint
 		err = EINVAL;
 		goto out;
 	}
-	if (l.end > size / 2) { /* layout v2: never touch the upper half (the host's DTL) */
+	if (l.end > size / 2) { /* never touch the upper half (the host's DTL) */
 		err = ENOSPC;
 		goto out;
 	}
@@ -117,7 +115,6 @@ struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint
 	w->mask = slots_per_ring - 1;
 	w->hdr = h;
 	w->ctl = (struct vn_shm_ring *)(b + l.ctl);
-	w->sum = (struct vn_shm_summary *)(b + l.sum);
 	w->slot0 = (struct vn_shm_slot *)(b + l.slots);
 
 	/* Unpublish first: a reader that sees epoch 0 stops trusting the old layout. */
@@ -136,10 +133,7 @@ struct shm_writer *shmwriter_init(void *base, size_t size, uint32_t nrings, uint
 	h->slot_size = sizeof(struct vn_shm_slot);
 	h->ring_ctl_size = sizeof(struct vn_shm_ring);
 	h->ring_ctl_offset = l.ctl;
-	h->summary_offset = l.sum;
 	h->slots_offset = l.slots;
-	h->summary_count = VN_SHM_SUMMARIES;
-	h->summary_size = sizeof(struct vn_shm_summary);
 	SHM_STORE_REL(&h->epoch, epoch);
 out:
 	if (err)
@@ -227,21 +221,4 @@ void shmwriter_set_status(struct shm_writer *w, const struct vn_shm_status *st)
 	d->heartbeat_ns = st->heartbeat_ns;
 	memset(d->reserved, 0, sizeof(d->reserved));
 	shmregion_seq_end(&d->seq, &w->status_seq);
-}
-
-int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
-{
-	uint32_t idx = (uint32_t)(s->interval_id % VN_SHM_SUMMARIES);
-	struct vn_shm_summary *d = &w->sum[idx];
-	struct vn_shm_summary c = *s;
-
-	c.seq = 0;
-	memset(c.reserved, 0, sizeof(c.reserved));
-	if (c.phase == VN_SHM_PHASE_EMPTY || shmregion_summary_valid(&c, idx) < 0)
-		return -EINVAL; /* the host would reject it */
-	shmregion_seq_begin(&d->seq, &w->sum_seq[idx]);
-	memcpy((unsigned char *)d + sizeof(d->seq), (const unsigned char *)&c + sizeof(c.seq),
-	       sizeof(*d) - sizeof(d->seq));
-	shmregion_seq_end(&d->seq, &w->sum_seq[idx]);
-	return 0;
 }

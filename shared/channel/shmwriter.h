@@ -4,7 +4,7 @@
  * libbpf). It lays out a region and publishes records into per-vCPU single-producer rings. The hot path
  * (shmwriter_put) takes no lock, makes no syscall and never waits: when the consumer is slow the producer
  * overwrites the oldest records, and the consumer (shmreader) detects and counts the loss. One thread per ring
- * may call shmwriter_put concurrently with other rings' producers; status, summaries and the mailbox are
+ * may call shmwriter_put concurrently with other rings' producers; status and the mailbox are
  * written by one thread at a time (the agent's control thread).
  */
 #ifndef VNOISE_CHANNEL_SHMWRITER_H
@@ -16,7 +16,7 @@
 
 struct shm_writer;
 
-/* Bytes of guest area the layout needs for nrings x slots_per_ring (layout v2: the region must be at least
+/* Bytes of guest area the layout needs for nrings x slots_per_ring (the region must be at least
  * twice this, the guest area being its lower half); 0 when the geometry is out of range. */
 size_t shmwriter_region_bytes(uint32_t nrings, uint32_t slots_per_ring);
 
@@ -34,8 +34,7 @@ uint64_t shmwriter_next_epoch(const void *base, size_t size, uint64_t fallback);
  * Lay out the guest area of the region [base, base + size) (size the whole region, a power of two, recorded
  * as region_size; base 64-byte aligned) with nrings rings of slots_per_ring slots and publish it under epoch
  * (non-zero, new): epoch is stored 0 first, every byte of the layout except the host's v1 mailbox part is
- * zeroed, the header (VN_SHM_VERSION 2) is written, and epoch is stored last with release ordering. Layout
- * v2: only [base, base + size / 2) is touched; the upper half is the host's (protocol/dtl.h). Returns the
+ * zeroed, the header (VN_SHM_VERSION) is written, and epoch is stored last with release ordering. Only [base, base + size / 2) is touched; the upper half is the host's (protocol/dtl.h). Returns the
  * writer (owned by the caller, shmwriter_free) or NULL with errno (EINVAL: bad geometry, size or epoch;
  * ENOSPC: the layout does not fit in size / 2; ENOMEM).
  */
@@ -79,12 +78,5 @@ uint64_t shmwriter_head(const struct shm_writer *w, uint32_t ring);
 
 /* Write the guest status (st->seq is ignored; the writer stamps it). */
 void shmwriter_set_status(struct shm_writer *w, const struct vn_shm_status *st);
-
-/*
- * Write interval summary s (s->seq ignored) into entry s->interval_id % VN_SHM_SUMMARIES. Returns 0, or
- * -EINVAL when s is not a valid non-EMPTY entry (shmregion_summary_valid; reserved bytes are zeroed first).
- */
-int shmwriter_summary_put(struct shm_writer *w, const struct vn_shm_summary *s)
-    __attribute__((warn_unused_result));
 
 #endif

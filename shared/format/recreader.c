@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "util/crc32.h"
 #include "format/recreader.h"
+#include "format/recreader_priv.h"
 
 #define CHDR_SIZE ((uint64_t)sizeof(struct vn_rec_chunk))
 #define SCAN_WINDOW (64u * 1024)

@@ -69,14 +69,7 @@ static inline bool recreader_recoverable(int rc)
 /* One-line reason for the last negative recreader_next() result ("" if none). Valid until the next call. */
 const char *recreader_error(const struct recfile_reader *r);
 
-/* File offset where the next chunk header is expected (after the last delivered or skipped data). */
-uint64_t recreader_offset(const struct recfile_reader *r);
-
-/* Damaged chunks/regions skipped so far; full counters in recreader_stats(). */
-uint64_t recreader_bad_chunks(const struct recfile_reader *r);
+/* Counters of what was read and skipped so far. */
 void recreader_stats(const struct recfile_reader *r, struct recfile_stats *out);
-
-/* created_realtime_ns from the file header (0 if the header was damaged or not read). */
-uint64_t recreader_created_realtime_ns(const struct recfile_reader *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include "util/crc32.h"
 #include "format/recfile.h"
 #include "format/recwriter.h"
+#include "format/recwriter_priv.h"
 
 struct recfile_writer {
 	int fd;

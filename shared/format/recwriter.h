@@ -42,8 +42,7 @@ void recwriter_abort(struct recfile_writer *w);
 uint64_t recwriter_bytes(const struct recfile_writer *w);
 uint64_t recwriter_chunks(const struct recfile_writer *w);
 
-/* The writer's sticky error (-errno, 0 while none), and the chunks refused since (the failed one included). */
-int recwriter_error(const struct recfile_writer *w);
+/* The chunks refused since the writer's sticky error (the failed one included). */
 uint64_t recwriter_lost(const struct recfile_writer *w);
 
 /*

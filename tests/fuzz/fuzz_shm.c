@@ -5,10 +5,10 @@
  *   0  raw: the rest of the input is the region image, mapped to the byte (any overread is an ASan error);
  *   1  scripted: a guest writer lays out a valid region and the input is a program of operations (put
  *      records, poll, damage bytes, set heads, re-initialise under a new epoch, bytes in the reserved v1
- *      mailbox, summaries, status) run against one reader; while no damage was done since the last re-initialisation, every record
+ *      mailbox, status) run against one reader; while no damage was done since the last re-initialisation, every record
  *      delivered must be byte-identical to what was published at its position, in order;
  *   2  near-valid: a valid region full of records, with the input XORed over it.
- * The reader runs attach, check, poll on every ring, status and summaries each round. Nothing
+ * The reader runs attach, check, poll on every ring and status each round. Nothing
  * may crash, overread, leak or deliver a record that fails validation. Build and run:
  *   make build-fuzz/fuzz_shm && build-fuzz/fuzz_shm -max_total_time=60 -max_len=20000
  */
@@ -20,7 +20,8 @@
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 
-#define SCRIPT_SIZE 65536u /* region of the scripted and near-valid modes (v2: lower half) */
+#define SCRIPT_SIZE \
+	65536u /* region of the scripted and near-valid modes (the guest area: its lower half) */
 #define SHADOW 64u /* >= the largest slots_per_ring the script uses */
 
 struct ctx {
@@ -48,7 +49,6 @@ static void deliver(void *arg, uint32_t ring, uint64_t pos, const struct vn_shm_
 /* One round of everything the host does with a region. */
 static void host_round(struct shm_reader *rd, struct ctx *c, uint32_t budget)
 {
-	struct vn_shm_summary sum;
 	struct vn_shm_status st;
 	struct vn_shm_header h;
 	struct shmreader_ring_info ri;
@@ -62,9 +62,6 @@ static void host_round(struct shm_reader *rd, struct ctx *c, uint32_t budget)
 	}
 	(void)!shmreader_poll(rd, VN_SHM_MAX_RINGS, deliver, c, budget); /* out of range */
 	(void)!shmreader_status(rd, &st);
-	for (r = 0; r < VN_SHM_SUMMARIES; r++)
-		(void)!shmreader_summary(rd, r, &sum);
-	(void)!shmreader_summary_latest(rd, VN_SHM_PHASE_REPORTED, &sum);
 	(void)!shmreader_header(rd, &h);
 }
 
@@ -148,7 +145,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 		uint8_t op = fuzz_u8(&in), a = fuzz_u8(&in);
 		uint32_t ring = a % nrings;
 
-		switch (op % 9) {
+		switch (op % 8) {
 		case 0: { /* publish a sample */
 			struct vn_sample sm;
 
@@ -188,7 +185,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			if (!w)
 				goto out;
 			break;
-		case 6: { /* bytes in the v1 clock mailbox (reserved in layout v2) */
+		case 6: { /* bytes in the v1 clock mailbox (reserved since layout v2) */
 			struct vn_shm_header *hd = base;
 
 			fuzz_bytes(&in, &hd->mbox_host, sizeof(hd->mbox_host));
@@ -196,14 +193,7 @@ static void fuzz_script(const uint8_t *data, size_t size)
 			c.oracle = 0;
 			break;
 		}
-		case 7: { /* a summary */
-			struct vn_shm_summary s;
-
-			fuzz_bytes(&in, &s, sizeof(s));
-			(void)!shmwriter_summary_put(w, &s);
-			break;
-		}
-		case 8: { /* status */
+		case 7: { /* status */
 			struct vn_shm_status s;
 
 			fuzz_bytes(&in, &s, sizeof(s));

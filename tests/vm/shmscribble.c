@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	h.nrings = 2;
-	h.slots = shmwriter_fit_slots(h.size, h.nrings); /* layout v2: the lower half */
+	h.slots = shmwriter_fit_slots(h.size, h.nrings); /* the guest area: the lower half */
 	h.slots = h.slots > 1024 ? 1024 : h.slots;
 	h.reinit_every = 2000000;
 	h.put = put_live;

@@ -425,7 +425,7 @@ START_TEST(record_report_round_trip)
 	ck_assert_ptr_nonnull(rec);
 	view_dtl(&v, d, rec, _i);
 	live = capture(view_json_ops.end, &v);
-	ck_assert_int_eq(view_record_close(rec, &v), 0);
+	ck_assert_int_eq(view_record_seal(rec, &v, "", NULL, 0), 0);
 	rep = report_json(path);
 	ck_assert_ptr_nonnull(strstr(rep, "\"dtl\": \"ok\""));
 	a = cpus_part(live);
@@ -509,7 +509,7 @@ START_TEST(record_report_long)
 	ck_assert_uint_eq(hypsplit_process(v.hs, UINT64_MAX), 0);
 	ck_assert_uint_eq(hypsplit_cpu(v.hs, 1)->split, LONG_GAPS);
 	live = capture(view_json_ops.end, &v);
-	ck_assert_int_eq(view_record_close(rec, &v), 0);
+	ck_assert_int_eq(view_record_seal(rec, &v, "", NULL, 0), 0);
 	rep = report_json(path);
 	a = cpus_part(live);
 	b = cpus_part(rep);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mpi/appstat.h"
+#include "mpi/appstat_priv.h"
 
 START_TEST(test_add)
 {

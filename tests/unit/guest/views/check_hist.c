@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "views/hist.h"
+#include "views/hist_priv.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -628,7 +628,7 @@ START_TEST(record_chunks)
 	view_record_event(rec, &e);
 	ck_assert_int_eq(view_record_flush(rec), 0);
 	ck_assert_uint_eq(view_record_dropped(rec), 0);
-	ck_assert_int_eq(view_record_close(rec, &v), 0);
+	ck_assert_int_eq(view_record_seal(rec, &v, "", NULL, 0), 0);
 	rd = recreader_open(path);
 	ck_assert_ptr_nonnull(rd);
 	while (recreader_next(rd, &c) == 1) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "match/clocksync.h"
+#include "match/clocksync_priv.h"
 
 /* ck_assert reports every passed assertion to the runner (a write each): hot loops use this instead */
 #define CHECK(cond, ...)                           \

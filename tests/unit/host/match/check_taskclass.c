@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "dtl.h"
 #include "match/taskclass.h"
+#include "match/taskclass_priv.h"
 
 #define S 1000000000ULL
 

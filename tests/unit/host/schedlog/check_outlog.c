@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "schedlog/outlog.h"
+#include "schedlog/outlog_priv.h"
 
 #define TS_R 0x0 /* TASK_RUNNING */
 #define TS_S 0x1 /* TASK_INTERRUPTIBLE */

@@ -6,7 +6,7 @@
  * exactly (before, during and at the end of an epoch), torn/stale/bogus slots, invalid payloads, every
  * header field corrupted (live under the same epoch and at attach; run under ASan with regions allocated to
  * the byte so any overread is caught), epochs and recovery, bounded work per poll, a reader that writes
- * nothing into the region, summaries and status, and concurrency: a producer thread racing the consumer
+ * nothing into the region, the status, and concurrency: a producer thread racing the consumer
  * (every record delivered is intact and in order, the rest counted as lost) and a hostile thread scribbling
  * over the region while the consumer reads (no crash, damage counted, recovery on a new epoch).
  */
@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "channel/shmreader.h"
+#include "channel/shmreader_priv.h"
 #include "channel/shmregion.h"
 #include "channel/shmwriter.h"
 #include "shm_check.h"
@@ -734,7 +735,7 @@ END_TEST
 
 /* ---- header corruption ---- */
 
-#define NHMUT 35
+#define NHMUT 31
 
 /* Mutations 0-20: the identity, size and geometry fields. */
 static const char *hmut_apply_fields(struct vn_shm_header *h, int k)
@@ -807,7 +808,7 @@ static const char *hmut_apply_fields(struct vn_shm_header *h, int k)
 	return "?";
 }
 
-/* Mutations 21-34: where the areas lie, the summary table, the reserved bytes. */
+/* Mutations 21-30: where the areas lie, the reserved bytes, the layout with a summary area (version 2). */
 static const char *hmut_apply_layout(struct vn_shm_header *h, int k)
 {
 	switch (k) {
@@ -824,35 +825,23 @@ static const char *hmut_apply_layout(struct vn_shm_header *h, int k)
 		h->ring_ctl_offset = h->slots_offset;
 		return "ring counters over the slots";
 	case 25:
-		h->summary_offset = h->ring_ctl_offset;
-		return "summaries over the ring counters";
-	case 26:
-		h->summary_offset = h->region_size;
-		return "summaries past the end";
-	case 27:
-		h->summary_offset = UINT64_MAX & ~63ull;
-		return "summaries at 2^64 - 64";
-	case 28:
 		h->slots_offset = 256;
 		return "slots over the header";
-	case 29:
+	case 26:
 		h->slots_offset = h->region_size - 64;
 		return "slots past the end";
-	case 30:
+	case 27:
 		h->slots_offset = 1ull << 62;
 		return "slots at 2^62";
-	case 31:
-		h->summary_count = 4;
-		return "summary_count 4";
-	case 32:
-		h->summary_count = 0;
-		return "summary_count 0";
-	case 33:
-		h->summary_size = 191;
-		return "summary_size 191";
-	case 34:
+	case 28:
 		h->reserved0[5] = 1;
-		return "reserved0";
+		return "reserved0[5]";
+	case 29:
+		h->reserved0[63] = 1;
+		return "reserved0[63]";
+	case 30:
+		h->version = 2;
+		return "version 2"; /* layout v2 (a summary area before the slots): not this build's */
 	}
 	return "?";
 }
@@ -865,7 +854,7 @@ static const char *hmut_apply(struct vn_shm_header *h, int k)
 
 static int hmut_still_valid(int k)
 {
-	return k == 9 || k == 17; /* nrings + 1 makes the ring counters overlap the summaries */
+	return k == 9 || k == 17; /* nrings + 1 makes the ring counters overlap the slots */
 }
 
 /* A live change under the same epoch: CORRUPT at once, counted once, and a new epoch recovers. */
@@ -1186,12 +1175,11 @@ START_TEST(test_bounded_skips)
 }
 END_TEST
 
-/* The host's reader writes no byte of the region (layout v2: its clock mailbox is in the DTL's host area). */
+/* The host's reader writes no byte of the region (its clock mailbox is in the DTL's host area). */
 START_TEST(test_reader_writes_nothing)
 {
 	struct fix f;
 	unsigned char *before = malloc(RSIZE);
-	struct vn_shm_summary sum;
 
 	fix_open(&f, RSIZE, 2, 64, 7);
 	for (uint64_t t = 0; t < 10; t++)
@@ -1199,7 +1187,6 @@ START_TEST(test_reader_writes_nothing)
 	memcpy(before, f.base, RSIZE);
 	ck_assert_int_eq(drain(f.rd, 0), 10);
 	ck_assert_int_eq(shmreader_status(f.rd, &(struct vn_shm_status){ 0 }), 0);
-	(void)!shmreader_summary_latest(f.rd, VN_SHM_PHASE_EMPTY, &sum);
 	ck_assert_int_eq(shmreader_check(f.rd), SHMREADER_OK);
 	ck_assert_msg(!memcmp(f.base, before, RSIZE), "the reader wrote into the region");
 	free(before);
@@ -1207,143 +1194,7 @@ START_TEST(test_reader_writes_nothing)
 }
 END_TEST
 
-/* ---- summaries and status ---- */
-
-static struct vn_shm_summary mk_summary(uint64_t id, uint32_t phase)
-{
-	struct vn_shm_summary s;
-
-	memset(&s, 0, sizeof(s));
-	s.phase = phase;
-	s.interval_id = id;
-	s.start_ns = 1000000000ull * id;
-	s.end_ns = s.start_ns + 1000000000ull;
-	s.ncpus = 2;
-	s.flagged_cpus = 1;
-	s.samples = 10 + id;
-	s.events = 20;
-	s.noise_ns = 5000;
-	s.max_single_ns = 900;
-	s.compute_min_ns = 999990000;
-	s.compute_avg_ns = 999995000;
-	s.compute_max_ns = 1000000000;
-	s.class_ns[VN_CLASS_IRQ] = 3000;
-	s.class_ns[VN_CLASS_THREAD] = 2000;
-	return s;
-}
-
-START_TEST(test_summary_pipeline)
-{
-	struct fix f;
-	struct vn_shm_summary s, out;
-	uint64_t n;
-
-	fix_open(&f, RSIZE, 1, 8, 7);
-	ck_assert_int_eq(shmreader_summary(f.rd, 0, &out), -ENODATA);
-	ck_assert_int_eq(shmreader_summary(f.rd, 3, &out), -EINVAL);
-	ck_assert_int_eq(shmreader_summary_latest(f.rd, VN_SHM_PHASE_REPORTED, &out), -ENODATA);
-	/* interval N tracked, N-1 filtered, N-2 reported */
-	for (n = 0; n < 6; n++) {
-		s = mk_summary(n, VN_SHM_PHASE_TRACKING);
-		ck_assert_int_eq(shmwriter_summary_put(f.w, &s), 0);
-		if (n >= 1) {
-			s = mk_summary(n - 1, VN_SHM_PHASE_FILTERED);
-			ck_assert_int_eq(shmwriter_summary_put(f.w, &s), 0);
-		}
-		if (n >= 2) {
-			s = mk_summary(n - 2, VN_SHM_PHASE_REPORTED);
-			ck_assert_int_eq(shmwriter_summary_put(f.w, &s), 0);
-			ck_assert_int_eq(
-			    shmreader_summary_latest(f.rd, VN_SHM_PHASE_REPORTED, &out), 0);
-			ck_assert_uint_eq(out.interval_id, n - 2);
-			ck_assert_int_eq(memcmp((char *)&out + 4, (char *)&s + 4, sizeof(s) - 4),
-					 0);
-		}
-	}
-	ck_assert_int_eq(shmreader_summary(f.rd, 5 % 3, &out), 0);
-	ck_assert_uint_eq(out.interval_id, 5);
-	ck_assert_uint_eq(out.phase, VN_SHM_PHASE_TRACKING);
-	ck_assert_int_eq(shmreader_summary_latest(f.rd, VN_SHM_PHASE_TRACKING, &out), 0);
-	ck_assert_uint_eq(out.interval_id, 5);
-	/* torn */
-	((struct vn_shm_summary *)((char *)f.base + H(f.base)->summary_offset))[1].seq++;
-	ck_assert_int_eq(shmreader_summary(f.rd, 1, &out), -EAGAIN);
-	ck_assert_uint_eq(stats(f.rd).summary_invalid, 0);
-	fix_close(&f);
-}
-END_TEST
-
-#define NSMUT 14
-
-static void smut_apply(struct vn_shm_summary *s, int k)
-{
-	switch (k) {
-	case 0:
-		s->phase = VN_SHM_PHASE_MAX;
-		break;
-	case 1:
-		s->interval_id += 1; /* lands in the wrong entry */
-		break;
-	case 2:
-		s->end_ns = s->start_ns - 1;
-		break;
-	case 3:
-		s->end_ns = s->start_ns + VN_SHM_MAX_SPAN_NS + 1;
-		break;
-	case 4:
-		s->ncpus = VN_SHM_MAX_RINGS + 1;
-		break;
-	case 5:
-		s->flagged_cpus = s->ncpus + 1;
-		break;
-	case 6:
-		s->noise_ns = 2 * (s->end_ns - s->start_ns) + 1;
-		break;
-	case 7:
-		s->max_single_ns = s->end_ns - s->start_ns + 1;
-		break;
-	case 8:
-		s->compute_min_ns = s->compute_avg_ns + 1;
-		break;
-	case 9:
-		s->compute_max_ns = s->end_ns - s->start_ns + 1;
-		break;
-	case 10:
-		s->class_ns[VN_CLASS_NONE] = 1;
-		break;
-	case 11:
-		s->class_ns[VN_CLASS_STEAL] = UINT64_MAX;
-		break;
-	case 12:
-		s->class_ns[1] = s->class_ns[2] = s->class_ns[3] = (s->end_ns - s->start_ns);
-		break;
-	case 13:
-		s->reserved[0] = 1;
-		break;
-	}
-}
-
-START_TEST(test_summary_invalid)
-{
-	int k = _i;
-	struct fix f;
-	struct vn_shm_summary s = mk_summary(4, VN_SHM_PHASE_REPORTED), out;
-	struct vn_shm_summary *live;
-
-	fix_open(&f, RSIZE, 1, 8, 7);
-	ck_assert_int_eq(shmregion_summary_valid(&s, 1), 0);
-	ck_assert_int_eq(shmwriter_summary_put(f.w, &s), 0);
-	live = (struct vn_shm_summary *)((char *)f.base + H(f.base)->summary_offset) + 1;
-	smut_apply(live, k);
-	ck_assert_int_eq(shmreader_summary(f.rd, 1, &out), -EBADMSG);
-	ck_assert_uint_eq(stats(f.rd).summary_invalid, 1);
-	ck_assert_int_eq(shmreader_summary_latest(f.rd, VN_SHM_PHASE_EMPTY, &out), -ENODATA);
-	smut_apply(&s, k);
-	if (k != 1 && k != 13) /* another entry's id; the writer zeroes reserved bytes itself */
-		ck_assert_int_eq(shmwriter_summary_put(f.w, &s), -EINVAL);
-	fix_close(&f);
-}
-END_TEST
+/* ---- status ---- */
 
 START_TEST(test_status)
 {
@@ -1525,13 +1376,12 @@ static void valid_cb(void *ctx, uint32_t ring, uint64_t pos, const struct vn_shm
 
 START_TEST(test_hostile_scribbler)
 {
-	const size_t size = 256 * 1024; /* layout v2: HNR x HSL in the lower half */
+	const size_t size = 256 * 1024; /* HNR x HSL in the lower half */
 	void *base = region_new(size);
 	struct shm_reader *rd = shmreader_attach(base, size);
 	struct hostile_ctx h = { 0 };
 	struct valid_ctx v = { 0 };
 	struct shmreader_stats s0, s1;
-	struct vn_shm_summary sum;
 	struct vn_shm_status st;
 	struct order_ctx o = { 0 };
 	struct shm_writer *w;
@@ -1562,7 +1412,6 @@ START_TEST(test_hostile_scribbler)
 				odd_ret++;
 		}
 		(void)!shmreader_status(rd, &st);
-		(void)!shmreader_summary_latest(rd, VN_SHM_PHASE_EMPTY, &sum);
 		states[shmreader_state(rd)]++;
 		loops++;
 	}
@@ -1715,9 +1564,7 @@ static Suite *shmreader_suite(void)
 	tcase_add_test(tc, test_reader_writes_nothing);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("summary_status");
-	tcase_add_test(tc, test_summary_pipeline);
-	tcase_add_loop_test(tc, test_summary_invalid, 0, NSMUT);
+	tc = tcase_create("status");
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);
 

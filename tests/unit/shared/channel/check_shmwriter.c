@@ -16,8 +16,8 @@
 
 START_TEST(test_layout_sizes)
 {
-	ck_assert_uint_eq(shmwriter_region_bytes(1, 1), 512 + 64 + 3 * 192 + 64);
-	ck_assert_uint_eq(shmwriter_region_bytes(2, 64), 512 + 2 * 64 + 3 * 192 + 2 * 64 * 64);
+	ck_assert_uint_eq(shmwriter_region_bytes(1, 1), 512 + 64 + 64);
+	ck_assert_uint_eq(shmwriter_region_bytes(2, 64), 512 + 2 * 64 + 2 * 64 * 64);
 	ck_assert_uint_eq(shmwriter_region_bytes(0, 64), 0);
 	ck_assert_uint_eq(shmwriter_region_bytes(257, 64), 0);
 	ck_assert_uint_eq(shmwriter_region_bytes(1, 0), 0);
@@ -25,7 +25,7 @@ START_TEST(test_layout_sizes)
 	ck_assert_uint_eq(shmwriter_region_bytes(1, VN_SHM_MAX_SLOTS * 2), 0);
 	ck_assert_uint_ne(shmwriter_region_bytes(VN_SHM_MAX_RINGS, VN_SHM_MAX_SLOTS), 0);
 	/* fit: the largest power of two that fits */
-	/* layout v2: the guest area is the lower half of the region */
+	/* the guest area is the lower half of the region */
 	ck_assert_uint_eq(shmwriter_fit_slots(64 * 1024, 2), 128);
 	ck_assert_uint_le(shmwriter_region_bytes(4, shmwriter_fit_slots(1 << 20, 4)), 1 << 19);
 	ck_assert_uint_gt(shmwriter_region_bytes(4, 2 * shmwriter_fit_slots(1 << 20, 4)), 1 << 19);
@@ -45,7 +45,7 @@ START_TEST(test_init_header)
 
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(memcmp(h->magic, "VNOISSHM", 8), 0);
-	ck_assert_uint_eq(h->version, 2);
+	ck_assert_uint_eq(h->version, 3);
 	ck_assert_uint_eq(h->header_size, 512);
 	ck_assert_uint_eq(h->region_size, RSIZE);
 	ck_assert_uint_eq(h->epoch, 7);
@@ -54,10 +54,8 @@ START_TEST(test_init_header)
 	ck_assert_uint_eq(h->slot_size, 64);
 	ck_assert_uint_eq(h->ring_ctl_size, 64);
 	ck_assert_uint_eq(h->ring_ctl_offset, 512);
-	ck_assert_uint_eq(h->summary_offset, 512 + 2 * 64);
-	ck_assert_uint_eq(h->slots_offset, 512 + 2 * 64 + 3 * 192);
-	ck_assert_uint_eq(h->summary_count, 3);
-	ck_assert_uint_eq(h->summary_size, 192);
+	ck_assert_uint_eq(h->slots_offset, 512 + 2 * 64);
+	ck_assert_uint_eq(end, 512 + 2 * 64 + 2 * 64 * 64);
 	for (i = 128; i < 512; i++)
 		ck_assert_uint_eq(((unsigned char *)base)[i], 0);
 	for (i = 512; i < end; i++)
@@ -116,16 +114,16 @@ START_TEST(test_init_keeps_host_mailbox)
 		ck_assert_uint_eq(b[i], 0xab); /* the host's bytes: never written by the guest */
 	for (i = 256; i < shmwriter_region_bytes(1, 8); i++)
 		ck_assert_uint_eq(b[i], 0);
-	for (i = 80; i < 128; i++)
+	for (i = 64; i < 128; i++) /* reserved0 */
 		ck_assert_uint_eq(b[i], 0);
 	for (i = RSIZE / 2; i < RSIZE; i++)
-		ck_assert_uint_eq(b[i], 0xab); /* layout v2: the upper half is the host's DTL */
+		ck_assert_uint_eq(b[i], 0xab); /* the upper half is the host's DTL */
 	shmwriter_free(w);
 	free(base);
 }
 END_TEST
 
-/* Layout v2: the guest area is the lower half; a layout reaching into the upper half is refused. */
+/* The guest area is the lower half; a layout reaching into the upper half is refused. */
 START_TEST(test_v2_lower_half)
 {
 	void *base = region_new(RSIZE);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "util/crc32.h"
 #include "format/recreader.h"
+#include "format/recreader_priv.h"
 #include "format/recwriter.h"
 
 #define MAX_CHUNKS 16

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include "format/recreader.h"
 #include "format/recwriter.h"
+#include "format/recwriter_priv.h"
 #include "cli/exitcode.h"
 
 static char tmpdir[64];
