@@ -21,4 +21,13 @@ void hostlist_text(FILE *f, const struct vmap_dom *const *doms, int n);
 int hostlist_json(FILE *f, const char *uri, const struct vmap_dom *const *doms, int n)
     __attribute__((warn_unused_result));
 
+struct live;
+struct host_params;
+
+/* `list` as a sink of the live engine: once the domains are mapped, their list on stdout as text, or with
+ * p->json as vnoise.list/1 (p->uri, default qemu:///system); the run ends there. Returns 0 or -ENOMEM,
+ * -ENOSPC. */
+int hostlist_sink_add(struct live *lv, const struct host_params *p)
+    __attribute__((warn_unused_result));
+
 #endif

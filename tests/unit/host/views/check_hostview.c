@@ -29,7 +29,7 @@
 #define T0 (1000 * S)
 
 static struct hostagg *A;
-static struct hostview_info IN;
+static struct hostinfo IN;
 static uint32_t SELF; /* this process plays vnoise-host: its pid is in IN.self_tids */
 
 /* 15-character names, the longest a comm has */
@@ -642,7 +642,7 @@ END_TEST
 START_TEST(test_dtl_json)
 {
 	const struct hostview_ops *ops[] = { &hostview_json_ops, &matchview_json_ops };
-	struct hostview_dtl d[2] = {
+	struct hostinfo_dtl d[2] = {
 		{ .name = "other-vm", .state = "v1-agent", .detail = "class" },
 		{ .name = "vm-realistic",
 		  .state = "on",
@@ -734,8 +734,8 @@ END_TEST
 
 START_TEST(test_self_tids)
 {
-	uint32_t tids[HOSTVIEW_MAX_SELF];
-	int n = hostview_self_tids(tids, HOSTVIEW_MAX_SELF);
+	uint32_t tids[HOSTINFO_MAX_SELF];
+	int n = hostinfo_self_tids(tids, HOSTINFO_MAX_SELF);
 	bool main_seen = false;
 
 	ck_assert_int_ge(n, 1);

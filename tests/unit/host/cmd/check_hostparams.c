@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dtl.h"
-#include "engine/hostparams.h"
+#include "cmd/hostparams.h"
 
 #define MS 1000000ULL
 #define S 1000000000ULL
