@@ -2,7 +2,7 @@
 /*
  * hostlist: the output of `vnoise-host list` — each mapped domain's QEMU pid, vCPU, emulator and I/O thread
  * ids, shared-memory and tap devices — as text lines or as the JSON document "vnoise.list/1". Pure printers
- * over vmap's domain maps (libvirt is not called).
+ * over vmap's domain maps (libvirt is not called), and `list` as a sink of the live engine.
  */
 #ifndef VNOISE_HOST_VIEWS_HOSTLIST_H
 #define VNOISE_HOST_VIEWS_HOSTLIST_H

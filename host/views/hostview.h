@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostview: vnoise-host's views over one hostagg engine — the ops that every view implements, the walk that
- * shows one (hostview_show), and the host views: the text table (summary and top refresh) and the JSON
- * document "vnoise.host/1" (README.md documents the schema). Data goes to the given stream; the views never
- * change the engine. Text views fit HOSTVIEW_WIDTH columns (lists wrap onto their own lines) unless --wide.
+ * shows one (hostview_show), the host views: the text table (summary and top refresh) and the JSON document
+ * "vnoise.host/1" (README.md documents the schema), and a view as a sink of the live engine. Data goes to the
+ * given stream; the views never change the engine. Text views fit HOSTVIEW_WIDTH columns (lists wrap onto
+ * their own lines) unless --wide.
  */
 #ifndef VNOISE_HOST_VIEWS_HOSTVIEW_H
 #define VNOISE_HOST_VIEWS_HOSTVIEW_H
