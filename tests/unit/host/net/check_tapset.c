@@ -3,8 +3,9 @@
  * Unit tests for host/net/tapset, the captures on every tap of a domain, on devices that do not exist (no
  * root needed): a domain without taps cuts nothing; each listed tap gives one record per period, FAILED while
  * its capture is not open, with the period's span and the domain index, and no flows; taps past
- * TAPSET_MAX_TAPS are not captured; a poll before the retry time does not reopen; a lost record is counted
- * the caller refused is lost, the others still come. The live capture itself is tested by check_tapflow and flows_vm.sh.
+ * TAPSET_MAX_TAPS are not captured; a poll before the retry time does not reopen; a record the caller
+ * refuses is lost, the others still come. The live capture itself is tested by check_tapflow and
+ * flows_vm.sh.
  */
 #include <check.h>
 #include <errno.h>
