@@ -1304,6 +1304,19 @@ static bool bells_arm(struct live *mo, uint64_t t, bool arm, struct pollfd *pfd,
 	return ok;
 }
 
+/* The first sink that waits in the engine's place: 1 for q, 0; -ENOTTY when none does. */
+static int sinks_wait(struct live *mo, uint64_t wake, struct pollfd *pfd, int n)
+{
+	for (int k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->wait) {
+			int rc = mo->sinks[k].ops->wait(mo->sinks[k].ctx, wake, pfd, n);
+
+			if (rc != -ENOTTY)
+				return rc;
+		}
+	return -ENOTTY;
+}
+
 /*
  * Sleep until wake or until a bell of pfd rings (a sink that waits, top's screen: or a key). Returns 1 for q, 0 at wake or a ring
  * (*rang), -1 for a signal.
@@ -1311,21 +1324,14 @@ static bool bells_arm(struct live *mo, uint64_t t, bool arm, struct pollfd *pfd,
 static int wait_until(struct live *mo, uint64_t wake, struct pollfd *pfd, const int *dom, int n,
 		      bool *rang)
 {
-	bool waited = false;
-	int rc = 0;
+	int rc = sinks_wait(mo, wake, pfd, n);
+	bool waited = rc != -ENOTTY; /* a sink (top's screen) waited */
 
 	*rang = false;
-	for (int k = 0; k < mo->nsinks && !waited; k++)
-		if (mo->sinks[k].ops->wait) {
-			rc = mo->sinks[k].ops->wait(mo->sinks[k].ctx, wake, pfd, n);
-			if (rc == 1)
-				return 1; /* q */
-			waited = rc != -ENOTTY;
-			rc = 0;
-		}
-	if (waited) {
-		/* the sink waited */
-	} else if (n) {
+	if (rc == 1)
+		return 1; /* q */
+	rc = 0;
+	if (!waited && n) {
 		uint64_t now = now_ns();
 		struct timespec ts = { 0, 0 };
 
@@ -1337,7 +1343,7 @@ static int wait_until(struct live *mo, uint64_t wake, struct pollfd *pfd, const 
 			pfd[k].revents = 0;
 		if (ppoll(pfd, (nfds_t)n, &ts, NULL) < 0)
 			rc = -1;
-	} else if (!sleep_until(wake)) {
+	} else if (!waited && !sleep_until(wake)) {
 		return -1;
 	}
 	for (int k = 0; k < n; k++)
