@@ -173,15 +173,15 @@ int main(int argc, char **argv)
 	main0 = clk(CLOCK_THREAD_CPUTIME_ID);
 	proc0 = clk(CLOCK_PROCESS_CPUTIME_ID);
 	for (uint32_t i = 0; i < iters; i++, t += S) {
-		struct hostview_info in = { .source = "live",
-					    .start_ns = t,
-					    .end_ns = t + S,
-					    .period_ns = S,
-					    .dispatch = "bpf",
-					    .irqs = 1,
-					    .kvm = 1,
-					    .top_n = 5,
-					    .self_cpu_ns = i * MS };
+		struct hostinfo in = { .source = "live",
+				       .start_ns = t,
+				       .end_ns = t + S,
+				       .period_ns = S,
+				       .dispatch = "bpf",
+				       .irqs = 1,
+				       .kvm = 1,
+				       .top_n = 5,
+				       .self_cpu_ns = i * MS };
 		uint64_t t0;
 
 		build_period(a, ndom, nvcpu, t, i);

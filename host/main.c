@@ -6,10 +6,10 @@
 #include "collect/collect.h"
 #include "collect/query.h"
 #include "cli/exitcode.h"
-#include "engine/hostparams.h"
+#include "cmd/hostparams.h"
 #include "views/hostrec.h"
 #include "util/log.h"
-#include "engine/live.h"
+#include "cmd/livecmd.h"
 #include "setup/setupcmd.h"
 
 /* top, record, report and list: one parser (hostparams), the live loop or the record reader. */
@@ -31,7 +31,7 @@ static int run_host(int argc, char **argv)
 	log_set_verbosity(p.quiet ? -1 : p.verbose);
 	if (p.cmd == HCMD_REPORT)
 		return hostrec_report(&p);
-	return live_run(&p);
+	return livecmd_run(&p);
 }
 
 static const struct cliopt_cmd commands[] = {

@@ -3,11 +3,11 @@
  * live: the live engine of vnoise-host (see live.h). One main thread does everything but libvirt's
  * event loop: every tick (50 ms) it drains the dispatch log and handles lifecycle events and reconnection;
  * with --guest it also reads the channels and matches every GUEST_TICK_NS in between (those ticks do nothing
- * else); every period it reads the counters and emits one vn_host_period per vCPU.
+ * else); every period it reads the counters, emits one vn_host_period per vCPU and hands the period to the
+ * sinks.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,22 +21,17 @@
 #include "schedlog/schedlog_loader.h"
 #include "cli/exitcode.h"
 #include "engine/hostagg.h"
-#include "views/hostlist.h"
-#include "views/hostrec.h"
-#include "views/hostview.h"
-#include "views/hosttui.h"
-#include "export/hostmetrics.h"
-#include "export/remotewrite.h"
+#include "engine/hostbind.h"
 #include "util/progress.h"
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
 #include "match/taskclass.h"
 #include "dtl.h"
+#include "record.h"
 #include "procfs/procstat.h"
-#include "format/recwriter.h"
 #include "libvirt/session.h"
-#include "net/tapflow.h"
+#include "net/tapset.h"
 #include "libvirt/vmap.h"
 #include "util/bufout.h"
 #include "util/monotime.h"
@@ -56,21 +51,11 @@
 #define BACKOFF_MIN_NS 250000000ULL
 #define BACKOFF_MAX_NS 5000000000ULL
 #define MAX_SLOTS SCHEDLOG_MAX_SLOTS
-#define MON_MAX_TAPS 8 /* tap devices captured per domain (--flows) */
-#define TAP_RETRY_NS 2000000000ULL /* a tap whose capture failed is opened again this often */
 
 /* Per vCPU, what the dispatch log added during the current period. */
 struct pacc {
 	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
 	uint32_t cpu;
-};
-
-/* --flows: the capture on one tap device of a domain. */
-struct mtap {
-	char name[VN_HOST_COMM_LEN]; /* from the live XML */
-	struct tapflow *tf; /* NULL: not open (failed; retried every TAP_RETRY_NS) */
-	uint64_t retry_ns;
-	bool warned; /* the failure was logged once */
 };
 
 struct mdom {
@@ -86,8 +71,7 @@ struct mdom {
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
 	bool gone_in_period; /* stopped during the current period */
 	struct guestchan *gc; /* the domain's channel: DTL, clock, --guest matching (NULL: none) */
-	struct mtap taps[MON_MAX_TAPS]; /* --flows */
-	int ntaps;
+	struct tapset *taps; /* --flows: the captures on its tap devices (NULL: none) */
 };
 
 struct vec {
@@ -95,13 +79,19 @@ struct vec {
 	size_t n, cap, esz;
 };
 
-struct mon {
+/* A sink: its ops and their context (owned). */
+struct sink {
+	const struct live_sink_ops *ops;
+	void *ctx;
+};
+
+struct live {
 	const struct host_params *p;
 	struct sess *s;
 	struct schedlog *dl;
 	struct hostagg *total, *cur;
-	const struct hostview_ops *view; /* chosen once: top's refreshes and record's summary */
-	struct recfile_writer *w;
+	struct sink sinks[LIVE_MAX_SINKS];
+	int nsinks;
 	struct mdom dom[VN_HOST_MAX_DOMAINS];
 	struct {
 		int dom;
@@ -116,18 +106,14 @@ struct mon {
 	uint64_t rounds; /* ticks run (the monitor's wake-ups) */
 	uint64_t backoff_ns, next_retry_ns;
 	bool lost_logged;
-	int wrerr; /* first record-file error */
 	uint64_t drops_seen;
 	char prog_names[SCHEDLOG_MAX_PROGS][BPFUTIL_NAME_LEN];
 	uint64_t prog_cnt[SCHEDLOG_MAX_PROGS], prog_ns[SCHEDLOG_MAX_PROGS];
 	char domtext[16384];
-	struct hostview_dtl
+	struct hostinfo_dtl
 	    dtl[VN_HOST_MAX_DOMAINS]; /* the views' copy of the channels' DTL figures */
-	struct hosttui *tui; /* top's interactive screen (NULL: line output) */
-	struct hostmetrics *metrics; /* serve --metrics or --remote-write (NULL: neither) */
-	struct remotewrite *rw; /* serve --remote-write */
 	struct progress *prog; /* record -d on a terminal */
-	uint64_t period_ns; /* --period, or what the screen's keys chose */
+	uint64_t period_ns; /* --period, or what a sink asked for (the screen's keys) */
 };
 
 static volatile sig_atomic_t g_stop;
@@ -154,23 +140,19 @@ static int vec_push(struct vec *v, const void *e)
 	return 0;
 }
 
-static void rec_chunk(struct mon *mo, uint16_t type, const void *pl, size_t len)
+/* A record chunk to the sinks that take them (nothing empty). */
+static void emit_chunk(struct live *mo, uint16_t type, const void *pl, size_t len)
 {
-	int rc;
-
-	if (!mo->w || !len)
+	if (!len)
 		return;
-	/* after an error the writer refuses at once, and counts what it refused (said at the end) */
-	rc = recwriter_chunk(mo->w, type, pl, (uint32_t)len);
-	if (rc && !mo->wrerr) {
-		mo->wrerr = rc;
-		log_err("%s: %s: recording stops here", mo->p->output, strerror(-rc));
-	}
+	for (int k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->chunk)
+			mo->sinks[k].ops->chunk(mo->sinks[k].ctx, type, pl, len);
 }
 
 /* ---- slots: dispatch slot <-> (domain, vCPU) ---- */
 
-static int slot_alloc(struct mon *mo, int dom, uint32_t vcpu)
+static int slot_alloc(struct live *mo, int dom, uint32_t vcpu)
 {
 	int i;
 
@@ -187,7 +169,7 @@ static int slot_alloc(struct mon *mo, int dom, uint32_t vcpu)
 
 static void on_out(void *ctx, const struct outlog_out *o)
 {
-	struct mon *mo = ctx;
+	struct live *mo = ctx;
 	struct vn_host_out r = { 0 };
 	struct pacc *a;
 	uint64_t len;
@@ -224,7 +206,7 @@ static void on_out(void *ctx, const struct outlog_out *o)
 
 static void on_run(void *ctx, const struct outlog_run *o)
 {
-	struct mon *mo = ctx;
+	struct live *mo = ctx;
 	struct vn_host_run r = { 0 };
 
 	if (o->slot >= MAX_SLOTS || mo->slots[o->slot].dom < 0)
@@ -249,7 +231,7 @@ static void on_run(void *ctx, const struct outlog_run *o)
 
 /* ---- domains ---- */
 
-static int dom_find(struct mon *mo, const char *uuid)
+static int dom_find(struct live *mo, const char *uuid)
 {
 	int i;
 
@@ -259,7 +241,7 @@ static int dom_find(struct mon *mo, const char *uuid)
 	return -1;
 }
 
-static int dom_new(struct mon *mo, const char *uuid, const char *name)
+static int dom_new(struct live *mo, const char *uuid, const char *name)
 {
 	int i;
 
@@ -277,170 +259,67 @@ static int dom_new(struct mon *mo, const char *uuid, const char *name)
 	return -1;
 }
 
-static void dom_binding(struct mon *mo, int i, const char *event, uint64_t t)
+static void dom_binding(struct live *mo, int i, const char *event, uint64_t t)
 {
 	struct mdom *d = &mo->dom[i];
-	int n = hostrec_domain_text(mo->domtext, sizeof(mo->domtext), (uint32_t)i, &d->m, event, t);
+	int n = hostbind_text(mo->domtext, sizeof(mo->domtext), (uint32_t)i, &d->m, event, t);
 
 	if (n < 0) {
 		log_warn("domain %s: binding text too long", d->m.name);
 		return;
 	}
-	if (hostrec_domain_apply(mo->total, mo->domtext, (size_t)n) ||
-	    hostrec_domain_apply(mo->cur, mo->domtext, (size_t)n))
+	if (hostbind_apply(mo->total, mo->domtext, (size_t)n) ||
+	    hostbind_apply(mo->cur, mo->domtext, (size_t)n))
 		log_warn("domain %s: cannot bind it in the views", d->m.name);
-	rec_chunk(mo, VN_CHUNK_HOST_DOMAIN, mo->domtext, (size_t)n);
+	emit_chunk(mo, VN_CHUNK_HOST_DOMAIN, mo->domtext, (size_t)n);
 }
 
-static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out);
-static void name_irq(struct mon *mo, uint32_t irq);
+static void read_counters(struct live *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out);
+static void name_irq(struct live *mo, uint32_t irq);
 
-/* ---- --flows: captures on the domains' tap devices ---- */
+/* ---- --flows: the domains' captures (net/tapset) ---- */
 
-/* Open (again) the capture of tap k of domain d; a failure is logged once per tap and retried later. */
-static void tap_open(struct mdom *d, struct mtap *k, uint64_t t)
+static int take_flow(void *ctx, const struct vn_host_flow *f)
 {
-	char why[320];
+	struct live *mo = ctx;
 
-	k->tf = tapflow_open(k->name, why, sizeof(why));
-	if (k->tf) {
-		if (k->warned)
-			log_info("domain %s: capturing on tap %s again", d->m.name, k->name);
-		else
-			log_info("domain %s: capturing on tap %s", d->m.name, k->name);
-		k->warned = false;
-		return;
-	}
-	k->retry_ns = t + TAP_RETRY_NS;
-	if (!k->warned)
-		log_warn("domain %s: no flows from tap %s: %s (retrying)", d->m.name, k->name, why);
-	k->warned = true;
+	return vec_push(&mo->flows, f);
 }
 
-/* The taps of the domain's live XML ("vnet0,vnet3"), opened. */
-static void taps_open(struct mdom *d, uint64_t t)
+static int take_tap(void *ctx, const struct vn_host_tap *t)
 {
-	char list[sizeof(d->m.taps)], *tok, *save = NULL;
+	struct live *mo = ctx;
 
-	snprintf(list, sizeof(list), "%s", d->m.taps);
-	d->ntaps = 0;
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct mtap *k;
+	return vec_push(&mo->tapstats, t);
+}
 
-		if (d->ntaps == MON_MAX_TAPS) {
-			log_warn("domain %s: more than %d taps: %s and later ones not captured",
-				 d->m.name, MON_MAX_TAPS, tok);
-			break;
-		}
-		k = &d->taps[d->ntaps++];
-		memset(k, 0, sizeof(*k));
-		snprintf(k->name, sizeof(k->name), "%.*s", (int)sizeof(k->name) - 1, tok);
-		tap_open(d, k, t);
-	}
-	if (!d->ntaps)
-		log_warn("domain %s has no tap device: no flows", d->m.name);
+/* The period [start, t) of domain i's captures into the period's flow and tap records. */
+static void taps_cut(struct live *mo, int i, uint64_t start, uint64_t t)
+{
+	const struct tapset_out out = { .flow = take_flow, .tap = take_tap, .ctx = mo };
+
+	tapset_cut(mo->dom[i].taps, (uint32_t)i, start, t, &out);
 }
 
 static void taps_close(struct mdom *d)
 {
-	for (int k = 0; k < d->ntaps; k++)
-		tapflow_close(d->taps[k].tf);
-	d->ntaps = 0;
+	tapset_close(d->taps);
+	d->taps = NULL;
 }
 
-/* Every tick: read what the captures hold (frames stamped before t count in the current period); reopen
- * failed ones of running domains. */
-static void taps_poll(struct mon *mo, uint64_t t)
+/* Every tick: the captures of every domain read up to t, failed ones of running domains reopened. */
+static void taps_poll(struct live *mo, uint64_t t)
 {
-	char why[320];
-
-	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		struct mdom *d = &mo->dom[i];
-
-		for (int k = 0; k < d->ntaps; k++) {
-			struct mtap *m = &d->taps[k];
-
-			if (m->tf && !tapflow_failed(m->tf) &&
-			    tapflow_poll(m->tf, t, why, sizeof(why)) < 0) {
-				/* a tap that went away: its domain is stopping (the lifecycle event
-				 * may come a little later); anything else is a failure */
-				if (!if_nametoindex(m->name)) {
-					log_debug("domain %s: tap %s went away", d->m.name,
-						  m->name);
-				} else if (d->running) {
-					log_warn(
-					    "domain %s: capture on tap %s failed: %s (retrying)",
-					    d->m.name, m->name, why);
-					m->warned = true;
-				}
-			} else if (!m->tf && d->running && t >= m->retry_ns) {
-				tap_open(d, m, t);
-			}
-		}
-	}
-}
-
-/* End the period [start, t) of domain i's captures: their flows and totals into the period's records. A
- * capture that failed is closed after its counts are taken (reopened by taps_poll). */
-static void taps_cut(struct mon *mo, int i, uint64_t start, uint64_t t)
-{
-	struct mdom *d = &mo->dom[i];
-
-	for (int k = 0; k < d->ntaps; k++) {
-		struct mtap *m = &d->taps[k];
-		struct vn_host_tap ts = { .start_ns = start, .end_ns = t, .dom = (uint32_t)i };
-		uint64_t drops[VN_HOST_FLOW_NDIR];
-		const struct tapflow_tab *tab;
-		uint32_t r;
-
-		memcpy(ts.tap, m->name, sizeof(ts.tap));
-		if (!m->tf) {
-			ts.state = VN_HOST_TAP_FAILED;
-			if (vec_push(&mo->tapstats, &ts))
-				log_warn("out of memory: a tap record was lost");
-			continue;
-		}
-		tab = tapflow_cut(m->tf, t, drops);
-		/* the device went away (the domain stopped): the capture ended, it did not fail */
-		ts.state = tapflow_failed(m->tf) && if_nametoindex(m->name) ? VN_HOST_TAP_FAILED
-									    : VN_HOST_TAP_OK;
-		for (unsigned dir = 0; dir < VN_HOST_FLOW_NDIR; dir++) {
-			ts.packets[dir] = tab->packets[dir];
-			ts.bytes[dir] = tab->bytes[dir];
-			ts.dropped[dir] = drops[dir];
-			ts.overflow[dir] = tab->other[dir].packets;
-		}
-		ts.truncated = tab->truncated;
-		ts.flows = tab->n;
-		for (r = 0; r < tab->n + VN_HOST_FLOW_NDIR; r++) {
-			struct vn_host_flow f = r < tab->n ? tab->flow[r] : tab->other[r - tab->n];
-
-			if (!f.packets)
-				continue;
-			f.start_ns = start;
-			f.end_ns = t;
-			f.dom = (uint32_t)i;
-			memcpy(f.tap, m->name, sizeof(f.tap));
-			if (vec_push(&mo->flows, &f)) {
-				log_warn("out of memory: flow records were lost");
-				break;
-			}
-		}
-		if (vec_push(&mo->tapstats, &ts))
-			log_warn("out of memory: a tap record was lost");
-		if (tapflow_failed(m->tf)) {
-			tapflow_close(m->tf);
-			m->tf = NULL;
-			m->retry_ns = t + TAP_RETRY_NS;
-		}
-	}
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].taps)
+			tapset_poll(mo->dom[i].taps, mo->dom[i].running, t);
 }
 
 /*
  * Map the domain's channel: its dispatch trace log is published whether or not --guest reads the guest side
  * (a domain without one is shown from the host side only; without --guest that is only a debug line).
  */
-static void chan_open(struct mon *mo, struct mdom *d, uint32_t i)
+static void chan_open(struct live *mo, struct mdom *d, uint32_t i)
 {
 	struct guestchan_opts o = { .match = mo->p->guest,
 				    .dispatch = mo->dl != NULL,
@@ -477,14 +356,14 @@ static void chan_open(struct mon *mo, struct mdom *d, uint32_t i)
 
 /* Map a running domain and start monitoring it. Returns 0, or -errno (-ENOENT: threads not there yet). */
 
-static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event)
+static int dom_attach(struct live *mo, int i, virDomainPtr dom, const char *event)
 {
 	struct mdom *d = &mo->dom[i];
 	char msg[256];
 	uint32_t v;
 	int rc;
 
-	if (d->ntaps) {
+	if (d->taps) {
 		/* the taps of an earlier run of the domain that stopped in this period: its last
 		 * counts, then closed (the new run may have other tap names) */
 		uint64_t t = now_ns();
@@ -529,12 +408,15 @@ static int dom_attach(struct mon *mo, int i, virDomainPtr dom, const char *event
 			 d->m.name);
 	if (mo->p->cmd != HCMD_LIST)
 		chan_open(mo, d, (uint32_t)i);
-	if (mo->p->flows && mo->p->cmd != HCMD_LIST)
-		taps_open(d, d->map_ns);
+	if (mo->p->flows && mo->p->cmd != HCMD_LIST) {
+		d->taps = tapset_open(d->m.name, d->m.taps, d->map_ns);
+		if (!d->taps)
+			log_warn("domain %s: out of memory: no flows", d->m.name);
+	}
 	return 0;
 }
 
-static void dom_detach(struct mon *mo, int i, const char *event)
+static void dom_detach(struct live *mo, int i, const char *event)
 {
 	struct mdom *d = &mo->dom[i];
 	uint32_t v;
@@ -553,7 +435,7 @@ static void dom_detach(struct mon *mo, int i, const char *event)
 }
 
 /* Whether a domain of that name is to be monitored. */
-static bool wanted(const struct mon *mo, const char *name)
+static bool wanted(const struct live *mo, const char *name)
 {
 	int i;
 
@@ -565,7 +447,7 @@ static bool wanted(const struct mon *mo, const char *name)
 	return false;
 }
 
-static void dom_start_by_ptr(struct mon *mo, virDomainPtr dom, const char *event)
+static void dom_start_by_ptr(struct live *mo, virDomainPtr dom, const char *event)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	const char *name = virDomainGetName(dom);
@@ -588,7 +470,7 @@ static void dom_start_by_ptr(struct mon *mo, virDomainPtr dom, const char *event
 }
 
 /* Retry domains whose threads were not there yet (QEMU names them as it creates them). */
-static void retry_pending(struct mon *mo)
+static void retry_pending(struct live *mo)
 {
 	virConnectPtr c = session_conn(mo->s);
 	int i;
@@ -617,7 +499,7 @@ static void retry_pending(struct mon *mo)
 }
 
 /* Attach every wanted running domain not yet monitored (start, and after a reconnect). */
-static int scan_domains(struct mon *mo, const char *event)
+static int scan_domains(struct live *mo, const char *event)
 {
 	virConnectPtr c = session_conn(mo->s);
 	virDomainPtr *doms = NULL;
@@ -672,7 +554,7 @@ static int scan_domains(struct mon *mo, const char *event)
 	return 0;
 }
 
-static void handle_events(struct mon *mo)
+static void handle_events(struct live *mo)
 {
 	struct session_event ev[32];
 	virConnectPtr c;
@@ -702,7 +584,7 @@ static void handle_events(struct mon *mo)
 	}
 }
 
-static void handle_connection(struct mon *mo, uint64_t t)
+static void handle_connection(struct live *mo, uint64_t t)
 {
 	if (!session_lost(mo->s))
 		return;
@@ -732,7 +614,7 @@ static void handle_connection(struct mon *mo, uint64_t t)
  * Counters of the domains idx[0..n-1] into out[k] (VN_HOST_MAX_VCPUS entries each): schedstat per vCPU, then
  * one libvirt call for all of them.
  */
-static void read_counters(struct mon *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out)
+static void read_counters(struct live *mo, const int *idx, int n, struct vmap_vcpu_ctr *const *out)
 {
 	const char *uuids[VN_HOST_MAX_DOMAINS];
 	uint32_t nvcpus[VN_HOST_MAX_DOMAINS];
@@ -764,21 +646,21 @@ static uint64_t delta(uint64_t now, uint64_t *base)
 }
 
 /* A record-array chunk of the period: into both engines (the one chunk table of hostagg) and the file. */
-static void take_records(struct mon *mo, uint16_t type, const void *recs, size_t len)
+static void take_records(struct live *mo, uint16_t type, const void *recs, size_t len)
 {
 	(void)hostagg_feed_chunk(mo->total, type, recs, len);
 	(void)hostagg_feed_chunk(mo->cur, type, recs, len);
-	rec_chunk(mo, type, recs, len);
+	emit_chunk(mo, type, recs, len);
 }
 
-static void take_vec(struct mon *mo, uint16_t type, const struct vec *v)
+static void take_vec(struct live *mo, uint16_t type, const struct vec *v)
 {
 	take_records(mo, type, v->p, v->n * v->esz);
 }
 
 /* --guest: each channel's records of the period, into both engines and the file; the channels of domains
  * that stopped are closed. */
-static void guest_period(struct mon *mo, uint64_t t)
+static void guest_period(struct live *mo, uint64_t t)
 {
 	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
 	static struct vn_host_msrc src[8192];
@@ -807,7 +689,7 @@ static void guest_period(struct mon *mo, uint64_t t)
 }
 
 /* The dispatch log up to t and the channels' matching of it, before the period's counters are cut. */
-static void drain_sources(struct mon *mo, uint64_t t)
+static void drain_sources(struct live *mo, uint64_t t)
 {
 	if (mo->dl) {
 		if (schedlog_poll(mo->dl, t) < 0)
@@ -821,7 +703,7 @@ static void drain_sources(struct mon *mo, uint64_t t)
 }
 
 /* Every running domain's counters into its now[] (the others' are zeroed). */
-static void read_period_counters(struct mon *mo)
+static void read_period_counters(struct live *mo)
 {
 	struct vmap_vcpu_ctr *outs[VN_HOST_MAX_DOMAINS];
 	int idx[VN_HOST_MAX_DOMAINS], nrun = 0;
@@ -864,7 +746,7 @@ static void counter_deltas(const struct vmap_vcpu_ctr *now, struct vmap_vcpu_ctr
 }
 
 /* The dispatch log's IRQ / softirq / vector / exit aggregates of a vCPU's period, into mo->aggs. */
-static void take_aggs(struct mon *mo, struct mdom *d, int slot, const struct vn_host_period *pr)
+static void take_aggs(struct live *mo, struct mdom *d, int slot, const struct vn_host_period *pr)
 {
 	struct schedlog_agg ag[64];
 	int na = schedlog_take_aggs(mo->dl, (uint32_t)slot, ag, 64);
@@ -892,7 +774,7 @@ static void take_aggs(struct mon *mo, struct mdom *d, int slot, const struct vn_
 }
 
 /* The period record of vCPU v of domain i, ending at t; its dispatch-log sums start again. */
-static void vcpu_period(struct mon *mo, int i, uint32_t v, uint64_t t, struct vn_host_period *pr)
+static void vcpu_period(struct live *mo, int i, uint32_t v, uint64_t t, struct vn_host_period *pr)
 {
 	struct mdom *d = &mo->dom[i];
 	struct pacc *a = &d->acc[v];
@@ -922,7 +804,7 @@ static void vcpu_period(struct mon *mo, int i, uint32_t v, uint64_t t, struct vn
 }
 
 /* Domain i's period: a record per mapped vCPU into periods, its captures' flows; a stopped one is done. */
-static void domain_period(struct mon *mo, int i, uint64_t t, struct vec *periods)
+static void domain_period(struct live *mo, int i, uint64_t t, struct vec *periods)
 {
 	struct mdom *d = &mo->dom[i];
 
@@ -940,7 +822,7 @@ static void domain_period(struct mon *mo, int i, uint64_t t, struct vec *periods
 	if (d->gc && mo->dl)
 		guestchan_host_period(
 		    d->gc, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns, t);
-	if (d->ntaps) {
+	if (d->taps) {
 		taps_cut(mo, i, mo->period_start_ns > d->map_ns ? mo->period_start_ns : d->map_ns,
 			 t);
 		if (!d->running)
@@ -953,7 +835,7 @@ static void domain_period(struct mon *mo, int i, uint64_t t, struct vec *periods
 
 /* Name the host IRQs of the period's aggregates seen for the first time (before the records go out, so
  * that a file names them before it uses them). */
-static void name_new_irqs(struct mon *mo)
+static void name_new_irqs(struct live *mo)
 {
 	for (size_t k = 0; k < mo->aggs.n; k++) {
 		const struct vn_host_agg *g = (const struct vn_host_agg *)mo->aggs.p + k;
@@ -965,7 +847,7 @@ static void name_new_irqs(struct mon *mo)
 
 /* End the period [period_start_ns, t): cut every source, build the period's records, feed the engines and
  * the file, start the next period. */
-static void end_period(struct mon *mo, uint64_t t)
+static void end_period(struct live *mo, uint64_t t)
 {
 	struct vec periods = { .esz = sizeof(struct vn_host_period) };
 
@@ -987,7 +869,7 @@ static void end_period(struct mon *mo, uint64_t t)
 }
 
 /* Name a host IRQ seen for the first time: in both engines and, as irq.<n>=<name>, in the file. */
-static void name_irq(struct mon *mo, uint32_t irq)
+static void name_irq(struct live *mo, uint32_t irq)
 {
 	const char *n;
 	char buf[64];
@@ -1001,11 +883,11 @@ static void name_irq(struct mon *mo, uint32_t irq)
 	(void)hostagg_set_irq_name(mo->cur, irq, n);
 	len = snprintf(buf, sizeof(buf), "irq.%u=%.40s\n", irq, n);
 	if (len > 0 && (size_t)len < sizeof(buf))
-		rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)len);
+		emit_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)len);
 }
 
 /* The DTL publisher of every domain with a channel, for the views' "dtl" keys. */
-static void fill_dtl(struct mon *mo, struct hostview_info *in)
+static void fill_dtl(struct live *mo, struct hostinfo *in)
 {
 	static const char *const states[] = { [GUESTCHAN_DTL_ON] = "on",
 					      [GUESTCHAN_DTL_V1] = "v1-agent",
@@ -1014,7 +896,7 @@ static void fill_dtl(struct mon *mo, struct hostview_info *in)
 	int n = 0;
 
 	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		struct hostview_dtl *x = &mo->dtl[n];
+		struct hostinfo_dtl *x = &mo->dtl[n];
 		struct guestchan_dtl g;
 
 		if (!mo->dom[i].gc)
@@ -1045,7 +927,7 @@ static void fill_dtl(struct mon *mo, struct hostview_info *in)
 	in->ndtl = n;
 }
 
-static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, uint64_t end)
+static void fill_info(struct live *mo, struct hostinfo *in, uint64_t start, uint64_t end)
 {
 	memset(in, 0, sizeof(*in));
 	in->source = "live";
@@ -1058,7 +940,7 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 	in->top_n = mo->p->top_n;
 	in->flows_top = mo->p->flows_top;
 	in->wide = mo->p->wide;
-	in->nself = hostview_self_tids(in->self_tids, HOSTVIEW_MAX_SELF);
+	in->nself = hostinfo_self_tids(in->self_tids, HOSTINFO_MAX_SELF);
 	in->events_dropped = session_events_dropped(mo->s);
 	in->reconnects = session_reconnects(mo->s);
 	fill_dtl(mo, in);
@@ -1094,7 +976,7 @@ static void fill_info(struct mon *mo, struct hostview_info *in, uint64_t start, 
 
 /* The STATS and END text: the run's loss and overhead counters, and vnoise-host's own thread ids
  * (self_tids=1,2,3: the views of the file label them). Returns its length or -ENOSPC. */
-static int stats_text(const struct hostview_info *in, uint64_t t, char *buf, size_t len)
+static int stats_text(const struct hostinfo *in, uint64_t t, char *buf, size_t len)
 {
 	struct bufout o = { .buf = buf, .len = len };
 
@@ -1122,9 +1004,9 @@ static int stats_text(const struct hostview_info *in, uint64_t t, char *buf, siz
 	return bufout_result(&o);
 }
 
-static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
+static void write_stats(struct live *mo, uint16_t type, uint64_t t)
 {
-	struct hostview_info in;
+	struct hostinfo in;
 	char buf[1536 + VN_HOST_MAX_DOMAINS * 360];
 	int n;
 
@@ -1134,62 +1016,33 @@ static void write_stats(struct mon *mo, uint16_t type, uint64_t t)
 		log_warn("statistics text too long: not recorded");
 		n = snprintf(buf, sizeof(buf), "end_ns=%" PRIu64 "\n", t);
 	}
-	if (type == VN_CHUNK_END) {
-		if (mo->w) {
-			int rc;
-
-			if (mo->wrerr) /* the END chunk is refused too */
-				log_warn(
-				    "%s: %" PRIu64 " chunks (periods, statistics, the end marker) "
-				    "were not recorded after the error; the summary covers the "
-				    "whole run",
-				    mo->p->output, recwriter_lost(mo->w) + 1);
-			rc = recwriter_close(mo->w, buf);
-			mo->w = NULL;
-			if (rc && !mo->wrerr) {
-				mo->wrerr = rc;
-				log_err("%s: %s while closing it", mo->p->output, strerror(-rc));
-			}
-		}
-		return;
-	}
-	rec_chunk(mo, type, buf, (size_t)n);
+	emit_chunk(mo, type, buf, (size_t)n);
 }
 
-/*
- * The end of the period [start, t) for the period's consumers: top's screen or its lines (a text view
- * redraws the terminal unless --batch), serve's exporter and JSON lines.
- */
-static void show_period(struct mon *mo, uint64_t start, uint64_t t)
+/* The end of the period [start, t) for the sinks that show periods (the facts are gathered only for them). */
+static void show_period(struct live *mo, uint64_t start, uint64_t t)
 {
-	const struct host_params *p = mo->p;
-	struct hostview_info in;
+	struct hostinfo in;
+	int k;
 
-	if (p->cmd != HCMD_TOP && p->cmd != HCMD_SERVE)
+	for (k = 0; k < mo->nsinks && !mo->sinks[k].ops->period; k++)
+		;
+	if (k == mo->nsinks)
 		return;
 	fill_info(mo, &in, start, t);
-	if (mo->metrics)
-		hostmetrics_period(mo->metrics, mo->cur, &in);
-	if (mo->tui) {
-		hosttui_period(mo->tui, mo->cur, &in);
-		return;
-	}
-	if (p->cmd == HCMD_SERVE && !p->json)
-		return;
-	if (!mo->view->json && !p->batch && isatty(STDOUT_FILENO))
-		fputs("\033[H\033[2J", stdout);
-	if (hostview_show(mo->view, stdout, mo->cur, &in))
-		log_warn("cannot write to stdout");
+	for (k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->period)
+			mo->sinks[k].ops->period(mo->sinks[k].ctx, mo->cur, &in);
 }
 
-static void write_meta(struct mon *mo)
+/* The run's META text (the first chunk of a record file) into buf; returns its length. */
+static size_t meta_text(const struct live *mo, char *buf, size_t len)
 {
 	struct utsname u;
-	char buf[1024];
 	int n;
 
 	uname(&u);
-	n = snprintf(buf, sizeof(buf),
+	n = snprintf(buf, len,
 		     "tool=vnoise-host\nversion=%s\nformat=vnoise.host-record/1\nself_pid=%d\n"
 		     "start_ns=%" PRIu64 "\nperiod_ns=%" PRIu64
 		     "\ndispatch=%s\nirqs=%d\nkvm=%d\nhostname=%s\nkernel=%s\n"
@@ -1198,30 +1051,10 @@ static void write_meta(struct mon *mo)
 		     mo->dl ? "bpf" : "off", mo->dl && !mo->p->no_irqs,
 		     mo->dl && schedlog_kvm_attached(mo->dl), u.nodename, u.release,
 		     mo->p->uri ? mo->p->uri : "qemu:///system");
-	rec_chunk(mo, VN_CHUNK_HOST_META, buf, (size_t)n);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-/* `list`: the mapping of every selected running domain, as text or vnoise.list/1. Returns the exit code. */
-static int list_domains(struct mon *mo)
-{
-	const struct vmap_dom *doms[VN_HOST_MAX_DOMAINS];
-	int i, n = 0;
-
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-		if (mo->dom[i].used && mo->dom[i].running)
-			doms[n++] = &mo->dom[i].m;
-	if (!mo->p->json) {
-		hostlist_text(stdout, doms, n);
-		return fflush(stdout) ? EXIT_FAIL : EXIT_OK;
-	}
-	if (hostlist_json(stdout, mo->p->uri ? mo->p->uri : "qemu:///system", doms, n)) {
-		log_err("cannot write the list");
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
-}
-
-static int check_domains(struct mon *mo)
+static int check_domains(struct live *mo)
 {
 	virConnectPtr c = session_conn(mo->s);
 	int i;
@@ -1248,16 +1081,14 @@ static int check_domains(struct mon *mo)
 	return EXIT_OK;
 }
 
-/* The monitor's state with nothing open yet; NULL if out of memory. */
-static struct mon *mon_new(const struct host_params *p)
+struct live *live_new(const struct host_params *p)
 {
-	struct mon *mo = calloc(1, sizeof(*mo));
+	struct live *mo = calloc(1, sizeof(*mo));
 
 	if (!mo)
 		return NULL;
 	mo->p = p;
 	mo->period_ns = p->period_ns;
-	mo->view = hostview_pick(p->guest, p->json);
 	mo->outs.esz = sizeof(struct vn_host_out);
 	mo->runs.esz = sizeof(struct vn_host_run);
 	mo->aggs.esz = sizeof(struct vn_host_agg);
@@ -1268,14 +1099,26 @@ static struct mon *mon_new(const struct host_params *p)
 	return mo;
 }
 
-static void mon_free(struct mon *mo)
+int live_add_sink(struct live *lv, const struct live_sink_ops *ops, void *ctx)
 {
-	hosttui_close(mo->tui); /* the terminal first: messages below must be readable */
+	if (lv->nsinks == LIVE_MAX_SINKS) {
+		if (ops->close)
+			ops->close(ctx);
+		return -ENOSPC;
+	}
+	lv->sinks[lv->nsinks++] = (struct sink){ .ops = ops, .ctx = ctx };
+	return 0;
+}
+
+void live_free(struct live *mo)
+{
+	if (!mo)
+		return;
+	/* the screen first (added last): messages below must be readable */
+	for (int k = mo->nsinks - 1; k >= 0; k--)
+		if (mo->sinks[k].ops->close)
+			mo->sinks[k].ops->close(mo->sinks[k].ctx);
 	progress_end(mo->prog);
-	hostmetrics_stop(mo->metrics); /* before the sender it pushes to */
-	remotewrite_stop(mo->rw, 5000000000ull);
-	if (mo->w)
-		recwriter_abort(mo->w);
 	schedlog_close(mo->dl);
 	session_close(mo->s);
 	hostagg_free(mo->total);
@@ -1306,7 +1149,7 @@ static void catch_signals(void)
 }
 
 /* Connect to libvirt. Returns EXIT_OK or the exit code of the failure (logged). */
-static int open_session(struct mon *mo)
+static int open_session(struct live *mo)
 {
 	const char *uri = mo->p->uri ? mo->p->uri : "qemu:///system";
 	enum session_fail why;
@@ -1328,7 +1171,7 @@ static int open_session(struct mon *mo)
 }
 
 /* Start host tracing (the dispatch log). Returns EXIT_OK or the exit code of the failure (logged). */
-static int open_dispatch(struct mon *mo)
+static int open_dispatch(struct live *mo)
 {
 	struct schedlog_opts o = { .want_irqs = !mo->p->no_irqs, .want_kvm = true };
 	char msg[512];
@@ -1347,9 +1190,22 @@ static int open_dispatch(struct mon *mo)
 	return EXIT_OK;
 }
 
-/* Everything a run needs, in order: libvirt, the named domains, the engines, host tracing, the record
- * file, then the running domains mapped. Returns EXIT_OK or the exit code of the failure (logged). */
-static int live_setup(struct mon *mo)
+/* The sinks' open, with the run's META text; the first failure ends it. Returns EXIT_OK or its exit code. */
+static int open_sinks(struct live *mo)
+{
+	char meta[1024];
+	size_t n = meta_text(mo, meta, sizeof(meta));
+	int ret = EXIT_OK;
+
+	for (int k = 0; k < mo->nsinks && !ret; k++)
+		if (mo->sinks[k].ops->open)
+			ret = mo->sinks[k].ops->open(mo->sinks[k].ctx, meta, n);
+	return ret;
+}
+
+/* Everything a run needs, in order: libvirt, the named domains, the engines, host tracing, the sinks (the
+ * record file), then the running domains mapped. Returns EXIT_OK or the exit code of the failure (logged). */
+static int live_setup(struct live *mo)
 {
 	const struct host_params *p = mo->p;
 	int ret;
@@ -1375,19 +1231,10 @@ static int live_setup(struct mon *mo)
 		if (ret)
 			return ret;
 	}
-	if (p->output) {
-		mo->w = recwriter_open(p->output);
-		if (!mo->w) {
-			int err = errno;
-
-			log_err("cannot create %s: %s", p->output, strerror(err));
-			return recwriter_exit_code(-err);
-		}
-	}
 	mo->start_ns = mo->period_start_ns = now_ns();
-	write_meta(mo);
-	if (mo->wrerr) /* said by rec_chunk() */
-		return recwriter_exit_code(mo->wrerr);
+	ret = open_sinks(mo);
+	if (ret)
+		return ret;
 	if (scan_domains(mo, "mapped")) {
 		log_err("cannot list domains: %s", session_last_error());
 		return EXIT_FAIL;
@@ -1409,7 +1256,7 @@ static bool sleep_until(uint64_t wake)
  * that is not full (--guest, between the TICK_NS grid points) only reads the dispatch log and the channels:
  * what the latency needs; libvirt's events and the captures wait for the next grid point as without --guest.
  */
-static void tick(struct mon *mo, uint64_t t, bool full)
+static void tick(struct live *mo, uint64_t t, bool full)
 {
 	int i;
 
@@ -1436,7 +1283,7 @@ static void tick(struct mon *mo, uint64_t t, bool full)
  * every channel is idle or has its bell armed (guestchan_bell_arm). The armed bells' fds go into pfd (their
  * domains in dom), *n of them. arm false: the bells are only read out (the short round).
  */
-static bool bells_arm(struct mon *mo, uint64_t t, bool arm, struct pollfd *pfd, int *dom, int *n)
+static bool bells_arm(struct live *mo, uint64_t t, bool arm, struct pollfd *pfd, int *dom, int *n)
 {
 	bool ok = arm;
 
@@ -1457,20 +1304,34 @@ static bool bells_arm(struct mon *mo, uint64_t t, bool arm, struct pollfd *pfd, 
 	return ok;
 }
 
+/* The first sink that waits in the engine's place: 1 for q, 0; -ENOTTY when none does. */
+static int sinks_wait(struct live *mo, uint64_t wake, struct pollfd *pfd, int n)
+{
+	for (int k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->wait) {
+			int rc = mo->sinks[k].ops->wait(mo->sinks[k].ctx, wake, pfd, n);
+
+			if (rc != -ENOTTY)
+				return rc;
+		}
+	return -ENOTTY;
+}
+
 /*
- * Sleep until wake or until a bell of pfd rings (top: or a key). Returns 1 for q, 0 at wake or a ring
+ * Sleep until wake or until a bell of pfd rings (a sink that waits, top's screen: or a key). Returns 1 for q, 0 at wake or a ring
  * (*rang), -1 for a signal.
  */
-static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const int *dom, int n,
+static int wait_until(struct live *mo, uint64_t wake, struct pollfd *pfd, const int *dom, int n,
 		      bool *rang)
 {
-	int rc = 0;
+	int rc = sinks_wait(mo, wake, pfd, n);
+	bool waited = rc != -ENOTTY; /* a sink (top's screen) waited */
 
 	*rang = false;
-	if (mo->tui) {
-		if (hosttui_wait(mo->tui, wake, pfd, n))
-			return 1; /* q */
-	} else if (n) {
+	if (rc == 1)
+		return 1; /* q */
+	rc = 0;
+	if (!waited && n) {
 		uint64_t now = now_ns();
 		struct timespec ts = { 0, 0 };
 
@@ -1482,7 +1343,7 @@ static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const i
 			pfd[k].revents = 0;
 		if (ppoll(pfd, (nfds_t)n, &ts, NULL) < 0)
 			rc = -1;
-	} else if (!sleep_until(wake)) {
+	} else if (!waited && !sleep_until(wake)) {
 		return -1;
 	}
 	for (int k = 0; k < n; k++)
@@ -1495,6 +1356,20 @@ static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const i
 	return 0;
 }
 
+/* The period a sink asks for (top's keys), from the next period on. */
+static void next_period_ns(struct live *mo)
+{
+	for (int k = 0; k < mo->nsinks; k++) {
+		uint64_t ns;
+
+		if (!mo->sinks[k].ops->period_ns)
+			continue;
+		ns = mo->sinks[k].ops->period_ns(mo->sinks[k].ctx);
+		if (ns)
+			mo->period_ns = ns;
+	}
+}
+
 /*
  * Tick until a signal or the end of --duration; a period ends on its grid (records, stats, top's view). With
  * --guest the channels are read every GUEST_TICK_NS, or, while every agent rings its bell, on the TICK_NS grid
@@ -1502,7 +1377,7 @@ static int wait_until(struct mon *mo, uint64_t wake, struct pollfd *pfd, const i
  * short round once the rings come faster than one per BELL_HOT_NS: a guest with gaps all the time costs what
  * polling costs, one wake-up per short round).
  */
-static void run_loop(struct mon *mo)
+static void run_loop(struct live *mo)
 {
 	const struct host_params *p = mo->p;
 	uint64_t end_ns = p->duration_ns ? mo->start_ns + p->duration_ns : 0;
@@ -1559,8 +1434,7 @@ static void run_loop(struct mon *mo)
 			show_period(mo, last_show, t);
 			hostagg_reset(mo->cur);
 			last_show = t;
-			if (mo->tui)
-				mo->period_ns = hosttui_period_ns(mo->tui);
+			next_period_ns(mo);
 			while (next_period <= t)
 				next_period += mo->period_ns;
 		}
@@ -1569,80 +1443,64 @@ static void run_loop(struct mon *mo)
 	}
 }
 
-/* The last (partial) period, the file closed with its END chunk, record's summary. Returns the exit code. */
-static int finish_run(struct mon *mo)
+/* The last (partial) period, the END chunk, the sinks' end (record's summary). Returns the exit code. */
+static int finish_run(struct live *mo)
 {
 	uint64_t t = now_ns();
-	struct hostview_info in;
+	struct hostinfo in;
+	int ret = EXIT_OK;
 
-	hosttui_close(mo->tui); /* the summary and the warnings below go to the normal screen */
-	mo->tui = NULL;
+	/* the summary and the warnings below go to the normal screen */
+	for (int k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->stop)
+			mo->sinks[k].ops->stop(mo->sinks[k].ctx);
 	progress_end(mo->prog);
 	mo->prog = NULL;
 	if (t > mo->period_start_ns + 1000000ULL)
 		end_period(mo, t);
 	fill_info(mo, &in, mo->start_ns, t);
 	write_stats(mo, VN_CHUNK_END, t);
-	/* the summary is data (-q silences messages only, as in vnoise-guest) */
-	if (mo->p->cmd == HCMD_RECORD && hostview_show(mo->view, stdout, mo->total, &in))
-		log_warn("cannot write to stdout");
+	for (int k = 0; k < mo->nsinks; k++)
+		if (mo->sinks[k].ops->end) {
+			int rc = mo->sinks[k].ops->end(mo->sinks[k].ctx, mo->total, &in);
+
+			if (!ret)
+				ret = rc;
+		}
 	if (in.schedlog_drops)
 		log_warn("%" PRIu64 " dispatch records were lost (ring full)", in.schedlog_drops);
-	return mo->wrerr ? recwriter_exit_code(mo->wrerr) : EXIT_OK;
+	return ret;
 }
 
-/* The run's outputs besides the file: serve's exporter, top's screen, record's progress line. */
-static int start_outputs(struct mon *mo)
+/* The sinks' start, over the domains mapped; the first failure ends the run. Returns EXIT_OK or its exit
+ * code. */
+static int start_sinks(struct live *mo)
 {
-	const struct host_params *p = mo->p;
-	char err[256];
+	const struct vmap_dom *doms[VN_HOST_MAX_DOMAINS];
+	int i, n = 0, ret = EXIT_OK;
 
-	if (p->metrics || p->remote_write) {
-		mo->metrics = hostmetrics_start(p->metrics, err, sizeof(err));
-		if (!mo->metrics) {
-			log_err("--metrics %s: %s", p->metrics ? p->metrics : "-", err);
-			return EXIT_CANNOT;
-		}
-		if (p->metrics)
-			log_info("serving /metrics on port %u", hostmetrics_port(mo->metrics));
-	}
-	if (p->remote_write) {
-		struct remotewrite_cfg cfg = { .url = p->remote_write };
-
-		mo->rw = remotewrite_start(&cfg, err, sizeof(err));
-		if (!mo->rw) {
-			log_err("--remote-write %s: %s", p->remote_write, err);
-			return errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
-		}
-		hostmetrics_set_remotewrite(mo->metrics, mo->rw);
-	}
-	if (hosttui_wanted(p)) {
-		mo->tui = hosttui_open(p, err, sizeof(err));
-		if (!mo->tui)
-			log_warn("no interactive screen (%s): line output", err);
-	}
-	if (p->cmd == HCMD_RECORD)
-		mo->prog = progress_start("record", p->duration_ns, p->quiet);
-	return EXIT_OK;
+	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].used && mo->dom[i].running)
+			doms[n++] = &mo->dom[i].m;
+	for (int k = 0; k < mo->nsinks && !ret; k++)
+		if (mo->sinks[k].ops->start)
+			ret = mo->sinks[k].ops->start(mo->sinks[k].ctx, doms, n);
+	return ret;
 }
 
-int live_run(const struct host_params *p)
+int live_run(struct live *mo)
 {
-	struct mon *mo = mon_new(p);
 	int ret;
 
-	if (!mo) {
-		log_err("out of memory");
-		return EXIT_FAIL;
-	}
 	catch_signals();
 	ret = live_setup(mo);
-	if (!ret && p->cmd == HCMD_LIST) {
-		ret = list_domains(mo);
-	} else if (!ret && !(ret = start_outputs(mo))) {
+	if (!ret)
+		ret = start_sinks(mo);
+	if (!ret && mo->p->cmd != HCMD_LIST) {
+		if (mo->p->cmd == HCMD_RECORD)
+			mo->prog = progress_start("record", mo->p->duration_ns, mo->p->quiet);
 		run_loop(mo);
 		ret = finish_run(mo);
 	}
-	mon_free(mo);
 	return ret;
 }

@@ -340,8 +340,7 @@ static void take_domain(struct hostmetrics *m, const struct hostagg *a, uint32_t
 			take_vcpu(m, di, a, &x->vcpus[j], &d->vcpus[j], now);
 }
 
-static void take_info(struct hostmetrics *m, const struct hostagg *a,
-		      const struct hostview_info *in)
+static void take_info(struct hostmetrics *m, const struct hostagg *a, const struct hostinfo *in)
 {
 	snprintf(m->dispatch, sizeof(m->dispatch), "%s", in->dispatch ? in->dispatch : "off");
 	m->irqs = in->irqs;
@@ -739,8 +738,7 @@ static void publish(struct hostmetrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur,
-			const struct hostview_info *in)
+void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur, const struct hostinfo *in)
 {
 	uint64_t t0;
 

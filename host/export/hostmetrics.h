@@ -28,7 +28,7 @@ struct hostmetrics *hostmetrics_start(const char *spec, char *err, size_t errlen
 
 /* A period ended: add cur (that period's aggregate) into the counters; in holds the run's facts. */
 void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur,
-			const struct hostview_info *in);
+			const struct hostinfo *in);
 
 struct remotewrite;
 /* serve --remote-write: push each period's text to rw (not owned; stop m before rw). */

@@ -94,7 +94,7 @@ const char *matchview_source_name(const struct hostagg *a, const struct hostagg_
 	return merge_source_name(&ms, NULL, NULL, buf, len);
 }
 
-bool matchview_is_vnoise(const struct hostview_info *in, const struct hostagg_msrc *s)
+bool matchview_is_vnoise(const struct hostinfo *in, const struct hostagg_msrc *s)
 {
 	if (s->kind == VN_HOST_MSRC_HOST)
 		return s->cls == VN_HOST_HCLASS_PREEMPT && hostview_is_self(in, s->id);
@@ -343,7 +343,7 @@ static void json_guest_net(struct json_writer *w, const struct hostagg_domain *d
 
 static void text_head(struct hostview_ctx *c)
 {
-	const struct hostview_info *in = c->in;
+	const struct hostinfo *in = c->in;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
 	struct hostview_list l;
 	char label[96];

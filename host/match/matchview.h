@@ -26,7 +26,7 @@ const char *matchview_source_name(const struct hostagg *a, const struct hostagg_
 				  const struct hostagg_msrc *s, char *buf, size_t len);
 
 /* Is s one of vnoise's own threads: vnoise-host's (in->self_tids) or the guest's vnoise-* threads? */
-bool matchview_is_vnoise(const struct hostview_info *in, const struct hostagg_msrc *s);
+bool matchview_is_vnoise(const struct hostinfo *in, const struct hostagg_msrc *s);
 
 /* A clock offset in readable units into buf ("-12.345 ms", "+2 d 03:04:05.678"); returns buf. */
 const char *matchview_offset_text(int64_t ns, char *buf, size_t len);

@@ -302,7 +302,7 @@ struct hh_axis {
 	size_t nbins;
 };
 
-static void axis_of(const struct hosthtml *h, const struct hostview_info *in, struct hh_axis *ax)
+static void axis_of(const struct hosthtml *h, const struct hostinfo *in, struct hh_axis *ax)
 {
 	uint64_t t1 = 0, slots;
 	uint32_t d, j;
@@ -486,8 +486,7 @@ static int write_clock(FILE *f, const struct hosthtml *h, const struct hostagg *
 }
 
 /* The top preemptors of every vCPU (host view), summed by task. */
-static int top_preempt(const struct hostagg *a, const struct hostview_info *in,
-		       struct htmlplot_top *t)
+static int top_preempt(const struct hostagg *a, const struct hostinfo *in, struct htmlplot_top *t)
 {
 	const struct hostagg_preempt *pr[HOSTAGG_MAX_PREEMPT + 1];
 	char name[64];
@@ -513,7 +512,7 @@ static int top_preempt(const struct hostagg *a, const struct hostview_info *in,
 }
 
 /* The combined view's sources of one kind over every vCPU, summed by name. */
-static int top_msrc(const struct hostagg *a, const struct hostview_info *in, uint8_t kind,
+static int top_msrc(const struct hostagg *a, const struct hostinfo *in, uint8_t kind,
 		    struct htmlplot_top *t)
 {
 	const struct hostagg_msrc *s[HOSTAGG_MAX_MSRC];
@@ -549,8 +548,7 @@ static void write_top(FILE *f, struct htmlplot_top *t, const char *title, int to
 	htmlplot_bars(f, title, "ns", bars, n);
 }
 
-static int write_sources(FILE *f, const struct hostagg *a, const struct hostview_info *in,
-			 bool guest)
+static int write_sources(FILE *f, const struct hostagg *a, const struct hostinfo *in, bool guest)
 {
 	struct htmlplot_top t = { 0 };
 	int rc;
@@ -579,7 +577,7 @@ static void fact(struct htmlplot_fact *f, size_t *n, const char *label, const ch
 
 /* The run's facts: version, host, span, period, domains and vCPUs, tracing, drops, partial file. */
 static void write_facts(FILE *f, const struct hosthtml *h, const struct hostagg *a,
-			const struct hostview_info *in, const char *partial)
+			const struct hostinfo *in, const char *partial)
 {
 	char span[32], per[32], doms[512], trace[96], drops[160], host[224], nv[16];
 	struct htmlplot_fact facts[10];
@@ -645,7 +643,7 @@ static void write_hist(FILE *f, const struct hosthtml *h)
 }
 
 static int write_page(FILE *f, const struct hosthtml *h, const struct hostagg *a,
-		      const struct hostview_info *in, bool guest, const char *partial)
+		      const struct hostinfo *in, bool guest, const char *partial)
 {
 	struct hh_axis ax;
 	int rc;
@@ -673,9 +671,8 @@ static int write_page(FILE *f, const struct hosthtml *h, const struct hostagg *a
 	return rc;
 }
 
-int hosthtml_write(const struct hosthtml *h, const struct hostagg *a,
-		   const struct hostview_info *in, bool guest, const char *partial,
-		   const char *path)
+int hosthtml_write(const struct hosthtml *h, const struct hostagg *a, const struct hostinfo *in,
+		   bool guest, const char *partial, const char *path)
 {
 	char tmp[PATH_MAX];
 	FILE *f = htmlplot_open(path, tmp, sizeof(tmp));

@@ -41,8 +41,8 @@ int hosthtml_chunk(struct hosthtml *h, uint16_t type, const void *payload, size_
  * Write the page of engine a (the whole file fed) and run facts in to path atomically; guest: the combined
  * view; partial: why the file was not read whole (NULL: it was). 0 or -errno (nothing left at path then).
  */
-int hosthtml_write(const struct hosthtml *h, const struct hostagg *a,
-		   const struct hostview_info *in, bool guest, const char *partial,
-		   const char *path) __attribute__((warn_unused_result));
+int hosthtml_write(const struct hosthtml *h, const struct hostagg *a, const struct hostinfo *in,
+		   bool guest, const char *partial, const char *path)
+    __attribute__((warn_unused_result));
 
 #endif

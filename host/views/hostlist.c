@@ -2,10 +2,15 @@
 /*
  * hostlist: text and JSON output of `vnoise-host list` (see hostlist.h).
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include "cli/exitcode.h"
+#include "engine/live.h"
 #include "views/hostlist.h"
 #include "util/json.h"
+#include "util/log.h"
 #include "util/version.h"
 
 void hostlist_text(FILE *f, const struct vmap_dom *const *doms, int n)
@@ -101,4 +106,43 @@ int hostlist_json(FILE *f, const char *uri, const struct vmap_dom *const *doms, 
 	json_arr_end(&w);
 	json_obj_end(&w);
 	return json_finish(&w);
+}
+
+/* ---- `list` as a sink of the live engine ---- */
+
+struct listsink {
+	const char *uri;
+	bool json;
+};
+
+static int list_sink_start(void *ctx, const struct vmap_dom *const *doms, int n)
+{
+	struct listsink *l = ctx;
+
+	if (!l->json) {
+		hostlist_text(stdout, doms, n);
+		return fflush(stdout) ? EXIT_FAIL : EXIT_OK;
+	}
+	if (hostlist_json(stdout, l->uri, doms, n)) {
+		log_err("cannot write the list");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static const struct live_sink_ops list_sink_ops = {
+	.name = "list",
+	.start = list_sink_start,
+	.close = free,
+};
+
+int hostlist_sink_add(struct live *lv, const struct host_params *p)
+{
+	struct listsink *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->uri = p->uri ? p->uri : "qemu:///system";
+	l->json = p->json;
+	return live_add_sink(lv, &list_sink_ops, l);
 }

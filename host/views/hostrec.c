@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hostrec: record-file text chunks of vnoise-host and the `report` command (see hostrec.h).
+ * hostrec: vnoise-host's record-file writer (a live sink) and the `report` command (see hostrec.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,92 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/exitcode.h"
+#include "engine/live.h"
+#include "format/recwriter.h"
 #include "format/htmlplot.h"
 #include "views/hosthtml.h"
 #include "views/hostrec.h"
+#include "engine/hostbind.h"
 #include "util/log.h"
 #include "util/parse.h"
-
-int hostrec_domain_text(char *buf, size_t cap, uint32_t dom, const struct vmap_dom *m,
-			const char *event, uint64_t t_ns)
-{
-	size_t o = 0;
-	uint32_t i;
-	int n;
-
-#define PUT(...)                                             \
-	do {                                                 \
-		n = snprintf(buf + o, cap - o, __VA_ARGS__); \
-		if (n < 0 || (size_t)n >= cap - o)           \
-			return -ENOSPC;                      \
-		o += (size_t)n;                              \
-	} while (0)
-	PUT("dom=%u\nevent=%s\nt_ns=%" PRIu64
-	    "\nname=%s\nuuid=%s\nvirt=%s\nqemu_pid=%d\nnvcpus=%u\n",
-	    dom, event, t_ns, m->name, m->uuid, m->virt, (int)m->qemu_pid, m->nvcpus);
-	PUT("emulator_tid=%u\ntid_source=%s\nshmem=%s\nshmem_size=%" PRIu64 "\ntaps=%s\n",
-	    m->emulator_tid, m->tid_source ? m->tid_source : "", m->shmem, m->shmem_size, m->taps);
-	PUT("iothreads=");
-	for (i = 0; i < m->niothreads; i++)
-		PUT("%s%u", i ? "," : "", m->iothreads[i]);
-	PUT("\n");
-	for (i = 0; i < m->nvcpus; i++)
-		PUT("vcpu.%u.tid=%u\n", i, m->tids[i]);
-#undef PUT
-	return (int)o;
-}
-
-static bool kv_str(const void *pl, size_t len, const char *key, char *out, size_t cap)
-{
-	const char *v;
-	size_t vl;
-
-	if (!recfile_kv_get(pl, len, key, &v, &vl) || vl >= cap)
-		return false;
-	memcpy(out, v, vl);
-	out[vl] = 0;
-	return true;
-}
-
-static bool kv_u64(const void *pl, size_t len, const char *key, uint64_t *out)
-{
-	char buf[32];
-
-	return kv_str(pl, len, key, buf, sizeof(buf)) && !parse_u64(buf, out);
-}
-
-int hostrec_domain_apply(struct hostagg *a, const void *payload, size_t len)
-{
-	char name[HOSTAGG_NAME_LEN], uuid[40], virt[8], event[16];
-	uint64_t dom, pid = 0, nv, tid;
-	uint32_t i;
-	int rc;
-
-	if (!kv_u64(payload, len, "dom", &dom) || dom >= VN_HOST_MAX_DOMAINS ||
-	    !kv_u64(payload, len, "nvcpus", &nv) || nv > VN_HOST_MAX_VCPUS ||
-	    !kv_str(payload, len, "event", event, sizeof(event)))
-		return -EINVAL;
-	if (!kv_str(payload, len, "name", name, sizeof(name)))
-		name[0] = 0;
-	if (!kv_str(payload, len, "uuid", uuid, sizeof(uuid)))
-		uuid[0] = 0;
-	if (!kv_str(payload, len, "virt", virt, sizeof(virt)))
-		virt[0] = 0;
-	if (!kv_u64(payload, len, "qemu_pid", &pid) || pid > UINT32_MAX)
-		pid = 0;
-	rc = hostagg_domain(a, (uint32_t)dom, name, uuid, virt, (uint32_t)pid, (uint32_t)nv, event);
-	if (rc)
-		return rc;
-	for (i = 0; i < nv; i++) {
-		char key[32];
-
-		snprintf(key, sizeof(key), "vcpu.%u.tid", i);
-		if (kv_u64(payload, len, key, &tid) && tid && tid <= UINT32_MAX &&
-		    hostagg_vcpu_tid(a, (uint32_t)dom, i, (uint32_t)tid))
-			return -EINVAL;
-	}
-	return 0;
-}
 
 /* irq.<n>=<name> lines of a HOST_META chunk. */
 static void apply_irq_names(struct hostagg *a, const void *payload, size_t len)
@@ -120,8 +42,8 @@ static void apply_irq_names(struct hostagg *a, const void *payload, size_t len)
 struct replay {
 	const char *path;
 	struct hostagg *a;
-	struct hostview_info in;
-	struct hostview_dtl dtl[VN_HOST_MAX_DOMAINS]; /* in.dtl: the last STATS chunk's */
+	struct hostinfo in;
+	struct hostinfo_dtl dtl[VN_HOST_MAX_DOMAINS]; /* in.dtl: the last STATS chunk's */
 	struct hosthtml *html; /* --html: the page's collector, fed every chunk (NULL without) */
 	uint64_t html_dropped; /* records the page had no room for */
 	uint64_t bad; /* malformed host chunks */
@@ -137,18 +59,19 @@ static void take_meta(struct replay *rp, const struct recfile_chunk *ch)
 	uint64_t v;
 
 	rp->host_file = true;
-	if (kv_u64(ch->payload, ch->len, "period_ns", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "period_ns", &v))
 		rp->in.period_ns = v;
-	if (kv_str(ch->payload, ch->len, "dispatch", mode, sizeof(mode)))
+	if (hostbind_kv_str(ch->payload, ch->len, "dispatch", mode, sizeof(mode)))
 		rp->in.dispatch = strcmp(mode, "bpf") ? "off" : "bpf";
-	if (kv_u64(ch->payload, ch->len, "irqs", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "irqs", &v))
 		rp->in.irqs = v != 0;
-	if (kv_u64(ch->payload, ch->len, "kvm", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "kvm", &v))
 		rp->in.kvm = v != 0;
-	if (kv_u64(ch->payload, ch->len, "start_ns", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "start_ns", &v))
 		rp->in.start_ns = rp->in.end_ns = v;
 	/* its main thread until a STATS chunk lists them all */
-	if (kv_u64(ch->payload, ch->len, "self_pid", &v) && v && v <= UINT32_MAX && !rp->in.nself) {
+	if (hostbind_kv_u64(ch->payload, ch->len, "self_pid", &v) && v && v <= UINT32_MAX &&
+	    !rp->in.nself) {
 		rp->in.self_tids[0] = (uint32_t)v;
 		rp->in.nself = 1;
 	}
@@ -158,13 +81,13 @@ static void take_meta(struct replay *rp, const struct recfile_chunk *ch)
 /* self_tids=1,2,3 (STATS, END): the recording vnoise-host's threads, labelled "(vnoise)" by the views. */
 static void take_self_tids(struct replay *rp, const struct recfile_chunk *ch)
 {
-	char list[HOSTVIEW_MAX_SELF * 11 + 1], *tok, *save = NULL;
+	char list[HOSTINFO_MAX_SELF * 11 + 1], *tok, *save = NULL;
 	uint64_t v;
 
-	if (!kv_str(ch->payload, ch->len, "self_tids", list, sizeof(list)))
+	if (!hostbind_kv_str(ch->payload, ch->len, "self_tids", list, sizeof(list)))
 		return;
 	rp->in.nself = 0;
-	for (tok = strtok_r(list, ",", &save); tok && rp->in.nself < HOSTVIEW_MAX_SELF;
+	for (tok = strtok_r(list, ",", &save); tok && rp->in.nself < HOSTINFO_MAX_SELF;
 	     tok = strtok_r(NULL, ",", &save))
 		if (!parse_u64(tok, &v) && v && v <= UINT32_MAX)
 			rp->in.self_tids[rp->in.nself++] = (uint32_t)v;
@@ -181,7 +104,7 @@ static bool kv_line(const char *val, size_t len, char *line, size_t cap)
 }
 
 /* One "dtl.K=STATE DETAIL PUBLISHED DROPPED NAME" value into x; false if malformed. */
-static bool parse_dtl(const char *val, size_t len, struct hostview_dtl *x)
+static bool parse_dtl(const char *val, size_t len, struct hostinfo_dtl *x)
 {
 	static const char *const states[] = { "on", "v1-agent", "other-publisher", "failed" };
 	char line[256], state[24], detail[8];
@@ -218,7 +141,7 @@ static bool parse_bell(struct replay *rp, const char *val, size_t len)
 	    !line[name_at])
 		return false;
 	for (int i = 0; i < rp->in.ndtl; i++) {
-		struct hostview_dtl *x = &rp->dtl[i];
+		struct hostinfo_dtl *x = &rp->dtl[i];
 
 		if (strcmp(x->name, line + name_at))
 			continue;
@@ -264,21 +187,22 @@ static void take_stats(struct replay *rp, const struct recfile_chunk *ch)
 	take_self_tids(rp, ch);
 	take_dtl(rp, ch);
 	/* the time of the chunk: a file without periods (no domain) or cut short still ends there */
-	if (kv_u64(ch->payload, ch->len, "end_ns", &v) && v > rp->in.end_ns && v >= rp->in.start_ns)
+	if (hostbind_kv_u64(ch->payload, ch->len, "end_ns", &v) && v > rp->in.end_ns &&
+	    v >= rp->in.start_ns)
 		rp->in.end_ns = v;
-	if (kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "dispatch_dropped", &v))
 		rp->in.schedlog_drops = v;
-	if (kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "dispatch_anomalies", &v))
 		rp->in.schedlog_anomalies = v;
-	if (kv_u64(ch->payload, ch->len, "events_dropped", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "events_dropped", &v))
 		rp->in.events_dropped = v;
-	if (kv_u64(ch->payload, ch->len, "reconnects", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "reconnects", &v))
 		rp->in.reconnects = (uint32_t)v;
-	if (kv_u64(ch->payload, ch->len, "rounds", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "rounds", &v))
 		rp->in.rounds = v;
-	if (kv_u64(ch->payload, ch->len, "bpf_events", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "bpf_events", &v))
 		rp->in.bpf_events = v;
-	if (kv_u64(ch->payload, ch->len, "bpf_run_ns", &v))
+	if (hostbind_kv_u64(ch->payload, ch->len, "bpf_run_ns", &v))
 		rp->in.bpf_run_ns = v;
 }
 
@@ -304,7 +228,7 @@ static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
 		take_meta(rp, ch);
 		break;
 	case VN_CHUNK_HOST_DOMAIN:
-		if (hostrec_domain_apply(rp->a, ch->payload, ch->len))
+		if (hostbind_apply(rp->a, ch->payload, ch->len))
 			rp->bad++;
 		break;
 	case VN_CHUNK_STATS:
@@ -445,4 +369,105 @@ out:
 	hosthtml_free(rp.html);
 	hostagg_free(rp.a);
 	return ret;
+}
+
+/* ---- record -o FILE: the writer, a sink of the live engine ---- */
+
+struct recsink {
+	const char *path;
+	struct recfile_writer *w;
+	int err; /* the first write error */
+};
+
+/* One chunk; after an error the writer refuses at once, and counts what it refused (said at the end). */
+static void rec_chunk(struct recsink *r, uint16_t type, const void *pl, size_t len)
+{
+	int rc;
+
+	if (!r->w)
+		return;
+	rc = recwriter_chunk(r->w, type, pl, (uint32_t)len);
+	if (rc && !r->err) {
+		r->err = rc;
+		log_err("%s: %s: recording stops here", r->path, strerror(-rc));
+	}
+}
+
+static int rec_open(void *ctx, const char *meta, size_t len)
+{
+	struct recsink *r = ctx;
+
+	r->w = recwriter_open(r->path);
+	if (!r->w) {
+		int err = errno;
+
+		log_err("cannot create %s: %s", r->path, strerror(err));
+		return recwriter_exit_code(-err);
+	}
+	rec_chunk(r, VN_CHUNK_HOST_META, meta, len);
+	return r->err ? recwriter_exit_code(r->err) : EXIT_OK;
+}
+
+/* The END chunk closes the file. */
+static void rec_end_chunk(struct recsink *r, const char *end_text)
+{
+	int rc;
+
+	if (!r->w)
+		return;
+	if (r->err) /* the END chunk is refused too */
+		log_warn("%s: %" PRIu64
+			 " chunks (periods, statistics, the end marker) were not recorded "
+			 "after the error; the summary covers the whole run",
+			 r->path, recwriter_lost(r->w) + 1);
+	rc = recwriter_close(r->w, end_text);
+	r->w = NULL;
+	if (rc && !r->err) {
+		r->err = rc;
+		log_err("%s: %s while closing it", r->path, strerror(-rc));
+	}
+}
+
+static void rec_sink_chunk(void *ctx, uint16_t type, const void *payload, size_t len)
+{
+	if (type == VN_CHUNK_END)
+		rec_end_chunk(ctx, payload);
+	else
+		rec_chunk(ctx, type, payload, len);
+}
+
+static int rec_sink_end(void *ctx, const struct hostagg *total, const struct hostinfo *in)
+{
+	struct recsink *r = ctx;
+
+	(void)total;
+	(void)in;
+	return r->err ? recwriter_exit_code(r->err) : EXIT_OK;
+}
+
+static void rec_sink_close(void *ctx)
+{
+	struct recsink *r = ctx;
+
+	if (r->w)
+		recwriter_abort(r->w);
+	free(r);
+}
+
+static const struct live_sink_ops rec_sink_ops = {
+	.name = "record",
+	.open = rec_open,
+	.chunk = rec_sink_chunk,
+	.end = rec_sink_end,
+	.close = rec_sink_close,
+};
+
+int hostrec_sink_add(struct live *lv, const char *path)
+{
+	struct recsink *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->path = path;
+	return live_add_sink(lv, &rec_sink_ops, r);
 }

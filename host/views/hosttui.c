@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/monotime.h"
+#include "engine/live.h"
 #include "views/hosttui.h"
 #include "views/hosttui_model.h"
 
@@ -597,7 +598,7 @@ static void draw(struct hosttui *t)
 /* ---- periods ---- */
 
 /* The header's figures of the period that ended: host CPU from /proc/stat, vnoise's cost, losses. */
-static void head_update(struct hosttui *t, const struct hostview_info *in)
+static void head_update(struct hosttui *t, const struct hostinfo *in)
 {
 	struct tui_head *h = &t->head;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
@@ -632,7 +633,7 @@ static void head_update(struct hosttui *t, const struct hostview_info *in)
 	h->end_ns = in->end_ns;
 }
 
-void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostview_info *in)
+void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostinfo *in)
 {
 	if (!t)
 		return;
@@ -939,4 +940,94 @@ int hosttui_wait(struct hosttui *t, uint64_t wake, struct pollfd *extra, int n)
 			if (extra[k].revents)
 				return 0;
 	}
+}
+
+/* ---- the screen as a sink of the live engine ---- */
+
+struct tuisink {
+	const struct host_params *p;
+	struct hosttui *tui; /* NULL: not open (yet, or the terminal could not), or closed */
+	void *lines; /* the line output when the screen could not open (hostview_sink_ops) */
+	bool fallback;
+};
+
+static int tui_sink_start(void *ctx, const struct vmap_dom *const *doms, int n)
+{
+	struct tuisink *s = ctx;
+	char err[256];
+
+	(void)doms;
+	(void)n;
+	s->tui = hosttui_open(s->p, err, sizeof(err));
+	if (!s->tui) {
+		log_warn("no interactive screen (%s): line output", err);
+		s->fallback = true;
+	}
+	return 0;
+}
+
+static void tui_sink_period(void *ctx, const struct hostagg *cur, const struct hostinfo *in)
+{
+	struct tuisink *s = ctx;
+
+	if (s->tui)
+		hosttui_period(s->tui, cur, in);
+	else if (s->fallback)
+		hostview_sink_ops.period(s->lines, cur, in);
+}
+
+static int tui_sink_wait(void *ctx, uint64_t wake, struct pollfd *extra, int n)
+{
+	struct tuisink *s = ctx;
+
+	return s->tui ? hosttui_wait(s->tui, wake, extra, n) : -ENOTTY;
+}
+
+static uint64_t tui_sink_period_ns(void *ctx)
+{
+	struct tuisink *s = ctx;
+
+	return s->tui ? hosttui_period_ns(s->tui) : 0;
+}
+
+static void tui_sink_stop(void *ctx)
+{
+	struct tuisink *s = ctx;
+
+	hosttui_close(s->tui);
+	s->tui = NULL;
+}
+
+static void tui_sink_close(void *ctx)
+{
+	struct tuisink *s = ctx;
+
+	hosttui_close(s->tui);
+	free(s->lines);
+	free(s);
+}
+
+static const struct live_sink_ops tui_sink_ops = {
+	.name = "screen",
+	.start = tui_sink_start,
+	.period = tui_sink_period,
+	.wait = tui_sink_wait,
+	.period_ns = tui_sink_period_ns,
+	.stop = tui_sink_stop,
+	.close = tui_sink_close,
+};
+
+int hosttui_sink_add(struct live *lv, const struct host_params *p)
+{
+	struct tuisink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->p = p;
+	s->lines = hostview_sink_new(p, HOSTVIEW_SINK_PERIODS);
+	if (!s->lines) {
+		free(s);
+		return -ENOMEM;
+	}
+	return live_add_sink(lv, &tui_sink_ops, s);
 }

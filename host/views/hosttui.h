@@ -5,10 +5,11 @@
  * filter, a sparkline of the last HOSTTUI_HISTORY periods per row, a header with the host's CPU, vnoise's
  * own cost and drops, and a detail pane for the selected vCPU. Keys are listed by `h` (docs/CLI.md).
  *
- * The live engine (host/engine/live.c) owns the loop: it calls hosttui_period at each period's end with that
- * period's aggregate, and hosttui_wait instead of sleeping, so keys and resizes are handled between ticks.
- * The terminal is restored by hosttui_close, which the engine calls on every exit path (q, SIGINT, SIGTERM,
- * errors); hosttui_open also registers it with atexit for the paths that exit() directly.
+ * The screen is a sink of the live engine (hosttui_sink_add), which owns the loop: the sink opens the screen
+ * once the domains are mapped, shows each period's aggregate (hosttui_period) and waits in the engine's place
+ * (hosttui_wait), so keys and resizes are handled between ticks. The terminal is restored by hosttui_close,
+ * which the sink calls when the loop ends and on every exit path (q, SIGINT, SIGTERM, errors); hosttui_open
+ * also registers it with atexit for the paths that exit() directly.
  */
 #ifndef VNOISE_HOST_VIEWS_HOSTTUI_H
 #define VNOISE_HOST_VIEWS_HOSTTUI_H
@@ -18,8 +19,10 @@
 #include <poll.h>
 #include <stdint.h>
 #include "engine/hostagg.h"
-#include "engine/hostparams.h"
+#include "cmd/hostparams.h"
 #include "views/hostview.h"
+
+struct live;
 
 #define HOSTTUI_MAX_EXTRA ((int)VN_HOST_MAX_DOMAINS) /* fds hosttui_wait also waits on */
 
@@ -36,7 +39,7 @@ struct hosttui *hosttui_open(const struct host_params *p, char *err, size_t errl
 
 /* A period ended: cur is that period's aggregate (reset by the engine afterwards), in the run's facts
  * (in->start_ns..end_ns is the period). Keeps what the history and the detail pane need, and redraws. */
-void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostview_info *in);
+void hosttui_period(struct hosttui *t, const struct hostagg *cur, const struct hostinfo *in);
 
 /* Wait until wake (CLOCK_MONOTONIC ns), handling keys and SIGWINCH meanwhile (redraws at once), or until one
  * of the n fds of extra is ready (their revents set; the engine's bells). Returns 1 when the user quit (q),
@@ -46,6 +49,11 @@ int hosttui_wait(struct hosttui *t, uint64_t wake, struct pollfd *extra, int n);
 /* The period the user chose with the keys (ns; the --period given until then). The engine applies it from
  * the next period. */
 uint64_t hosttui_period_ns(const struct hosttui *t);
+
+/* Add top's screen (for hosttui_wanted(p)) to live engine lv; a terminal that curses cannot use gets the line
+ * output of hostview_sink_ops instead (said once). Returns 0 or -ENOMEM, -ENOSPC. */
+int hosttui_sink_add(struct live *lv, const struct host_params *p)
+    __attribute__((warn_unused_result));
 
 /* Leave the screen: the terminal back as it was (normal screen, cooked mode, cursor). Accepts NULL; safe
  * to call twice. */

@@ -463,7 +463,7 @@ static void detail_msrc(struct hosttui_item *items, int *n, const struct hostagg
 
 static void vcpu_detail(struct hosttui_detail *det, const struct hostagg *a,
 			const struct hostagg_domain *d, const struct hostagg_vcpu *v,
-			const struct hostview_info *in, uint64_t span)
+			const struct hostinfo *in, uint64_t span)
 {
 	const struct hostagg_preempt *pre[HOSTTUI_DETAIL_N];
 	const struct hostagg_aggent *ex[HOSTTUI_DETAIL_N];
@@ -518,7 +518,7 @@ static void preempt_label(char *buf, size_t len, const struct hostagg_preempt *e
 /* One vCPU's columns over the period. */
 static void vcpu_fill(struct hosttui_row *r, const struct hostagg *a,
 		      const struct hostagg_domain *d, const struct hostagg_vcpu *v,
-		      const struct hostview_info *in, uint64_t span)
+		      const struct hostinfo *in, uint64_t span)
 {
 	const struct hostagg_preempt *top[1];
 
@@ -617,7 +617,7 @@ static void hist_push(struct hosttui_row *r)
 }
 
 int hosttui_model_update(struct hosttui_model *m, const struct hostagg *cur,
-			 const struct hostview_info *in)
+			 const struct hostinfo *in)
 {
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
 	int err = 0;

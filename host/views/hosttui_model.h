@@ -104,7 +104,7 @@ void hosttui_model_free(struct hosttui_model *m);
  * (rows that could not be created are missing from this period).
  */
 int hosttui_model_update(struct hosttui_model *m, const struct hostagg *cur,
-			 const struct hostview_info *in) __attribute__((warn_unused_result));
+			 const struct hostinfo *in) __attribute__((warn_unused_result));
 
 /* A deep copy of src into dst (dst freed first): the frozen screen of a pause. Returns 0 or -ENOMEM. */
 int hosttui_model_copy(struct hosttui_model *dst, const struct hosttui_model *src)

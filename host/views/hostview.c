@@ -3,15 +3,16 @@
  * hostview: text and JSON views of vnoise-host's engine (see hostview.h).
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "views/hostview.h"
+#include "engine/live.h"
 #include "util/json.h"
-#include "util/parse.h"
+#include "util/log.h"
 #include "util/version.h"
 #include "attrib/merge.h"
 #include "net/tapflow.h"
@@ -76,9 +77,9 @@ void hostview_list_end(struct hostview_list *l, const char *empty)
 	fputc('\n', l->f);
 }
 
-bool hostview_is_self(const struct hostview_info *in, uint32_t tid)
+bool hostview_is_self(const struct hostinfo *in, uint32_t tid)
 {
-	for (int i = 0; i < in->nself && i < HOSTVIEW_MAX_SELF; i++)
+	for (int i = 0; i < in->nself && i < HOSTINFO_MAX_SELF; i++)
 		if (tid && in->self_tids[i] == tid)
 			return true;
 	return false;
@@ -87,24 +88,6 @@ bool hostview_is_self(const struct hostview_info *in, uint32_t tid)
 bool hostview_is_vnoise_comm(const char *comm)
 {
 	return !strncmp(comm, "vnoise-", 7);
-}
-
-int hostview_self_tids(uint32_t *tids, int max)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!dir)
-		return 0;
-	while (n < max && (e = readdir(dir)) != NULL) {
-		uint64_t v;
-
-		if (!parse_u64(e->d_name, &v) && v && v <= UINT32_MAX)
-			tids[n++] = (uint32_t)v;
-	}
-	closedir(dir);
-	return n;
 }
 
 const char *hostview_agg_kind(uint16_t kind)
@@ -155,14 +138,14 @@ void hostview_agg_name(const struct hostagg *a, const struct hostagg_aggent *e, 
 	}
 }
 
-static uint64_t vcpu_span(const struct hostagg_vcpu *v, const struct hostview_info *in)
+static uint64_t vcpu_span(const struct hostagg_vcpu *v, const struct hostinfo *in)
 {
 	if (v->periods && v->last_ns > v->first_ns)
 		return v->last_ns - v->first_ns;
 	return in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
 }
 
-static const char *exits_note(const struct hostagg_domain *d, const struct hostview_info *in)
+static const char *exits_note(const struct hostagg_domain *d, const struct hostinfo *in)
 {
 	if (!strcmp(d->virt, "qemu"))
 		return "TCG domain: no VM exits (QEMU emulates the CPU in its vCPU threads)";
@@ -178,7 +161,7 @@ static bool has_flows(const struct hostagg_domain *d)
 }
 
 /* How many flows a direction lists: --flows-top, clamped to [1, HV_MAX_LIST]. */
-static uint32_t flows_top(const struct hostview_info *in)
+static uint32_t flows_top(const struct hostinfo *in)
 {
 	if (in->flows_top < 1)
 		return 1;
@@ -186,7 +169,7 @@ static uint32_t flows_top(const struct hostview_info *in)
 }
 
 /* Text views: the wrap width of a showing's lists (0 with --wide). */
-static int text_width(const struct hostview_info *in)
+static int text_width(const struct hostinfo *in)
 {
 	return in->wide ? 0 : HOSTVIEW_WIDTH;
 }
@@ -250,7 +233,7 @@ static void text_flows(FILE *f, const struct hostagg_domain *d, unsigned dir, ui
 			(unsigned long long)n->other[dir].packets);
 }
 
-void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostview_info *in)
+void hostview_flows_text(FILE *f, const struct hostagg_domain *d, const struct hostinfo *in)
 {
 	if (!has_flows(d))
 		return;
@@ -315,10 +298,10 @@ static void json_capture(struct json_writer *w, const struct hostagg_net *n)
 }
 
 void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
-		       const struct hostview_info *in)
+		       const struct hostinfo *in)
 {
 	for (int i = 0; i < in->ndtl; i++) {
-		const struct hostview_dtl *x = &in->dtl[i];
+		const struct hostinfo_dtl *x = &in->dtl[i];
 
 		if (strcmp(x->name, d->name))
 			continue;
@@ -342,7 +325,7 @@ void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
 }
 
 void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
-			 const struct hostview_info *in)
+			 const struct hostinfo *in)
 {
 	const struct vn_host_flow *fl[HV_MAX_LIST];
 
@@ -366,7 +349,7 @@ void hostview_flows_json(struct json_writer *w, const struct hostagg_domain *d,
 
 static void text_head(struct hostview_ctx *c)
 {
-	const struct hostview_info *in = c->in;
+	const struct hostinfo *in = c->in;
 	uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
 	struct hostview_list l;
 	char label[96];
@@ -541,7 +524,7 @@ static void json_aggs(struct json_writer *w, const struct hostagg *a, const stru
 	}
 }
 
-void hostview_json_head(struct json_writer *w, const char *schema, const struct hostview_info *in)
+void hostview_json_head(struct json_writer *w, const char *schema, const struct hostinfo *in)
 {
 	json_obj_begin(w);
 	json_kv_str(w, "schema", schema);
@@ -554,7 +537,7 @@ void hostview_json_head(struct json_writer *w, const char *schema, const struct 
 }
 
 /* "dispatch": the host tracing's mode, losses and BPF program statistics. */
-static void json_dispatch(struct json_writer *w, const struct hostview_info *in)
+static void json_dispatch(struct json_writer *w, const struct hostinfo *in)
 {
 	json_key(w, "dispatch");
 	json_obj_begin(w);
@@ -593,7 +576,7 @@ static void json_head(struct hostview_ctx *c)
 }
 
 static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v, int top,
-			    const struct hostview_info *in)
+			    const struct hostinfo *in)
 {
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
 	uint32_t n = hostagg_preempt_sorted(v, pre, (uint32_t)top);
@@ -694,7 +677,7 @@ const struct hostview_ops *hostview_pick(bool guest, bool json)
 }
 
 int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg *a,
-		  const struct hostview_info *in)
+		  const struct hostinfo *in)
 {
 	struct json_writer w;
 	struct hostview_ctx c = {
@@ -728,4 +711,60 @@ int hostview_show(const struct hostview_ops *ops, FILE *f, const struct hostagg 
 		fprintf(f, "no domain monitored\n");
 	fflush(f);
 	return 0;
+}
+
+/* ---- the view as a sink of the live engine ---- */
+
+struct viewsink {
+	const struct hostview_ops *view;
+	unsigned flags; /* HOSTVIEW_SINK_* */
+	bool clear; /* a text view on a terminal without --batch: each showing redraws it */
+};
+
+void *hostview_sink_new(const struct host_params *p, unsigned flags)
+{
+	struct viewsink *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->view = hostview_pick(p->guest, p->json);
+	v->flags = flags;
+	v->clear = !v->view->json && !p->batch && isatty(STDOUT_FILENO);
+	return v;
+}
+
+static void view_sink_period(void *ctx, const struct hostagg *cur, const struct hostinfo *in)
+{
+	struct viewsink *v = ctx;
+
+	if (!(v->flags & HOSTVIEW_SINK_PERIODS))
+		return;
+	if (v->clear)
+		fputs("\033[H\033[2J", stdout);
+	if (hostview_show(v->view, stdout, cur, in))
+		log_warn("cannot write to stdout");
+}
+
+/* The summary is data (-q silences messages only, as in vnoise-guest). */
+static int view_sink_end(void *ctx, const struct hostagg *total, const struct hostinfo *in)
+{
+	struct viewsink *v = ctx;
+
+	if ((v->flags & HOSTVIEW_SINK_SUMMARY) && hostview_show(v->view, stdout, total, in))
+		log_warn("cannot write to stdout");
+	return 0;
+}
+
+const struct live_sink_ops hostview_sink_ops = {
+	.name = "view",
+	.period = view_sink_period,
+	.end = view_sink_end,
+	.close = free,
+};
+
+int hostview_sink_add(struct live *lv, const struct host_params *p, unsigned flags)
+{
+	void *v = hostview_sink_new(p, flags);
+
+	return v ? live_add_sink(lv, &hostview_sink_ops, v) : -ENOMEM;
 }

@@ -128,19 +128,19 @@ static void agg(struct hostagg *a, uint32_t dom, uint16_t kind, uint32_t id, uin
 	ck_assert_int_eq(hostagg_agg(a, &g), 0);
 }
 
-static struct hostview_info info(uint64_t t)
+static struct hostinfo info(uint64_t t)
 {
-	struct hostview_info in = { .source = "live",
-				    .start_ns = t,
-				    .end_ns = t + S,
-				    .period_ns = S,
-				    .dispatch = "bpf",
-				    .irqs = 1,
-				    .kvm = 1,
-				    .self_cpu_ns = t / 100,
-				    .bpf_events = t / 1000,
-				    .bpf_run_ns = t / 10000,
-				    .schedlog_drops = 3 };
+	struct hostinfo in = { .source = "live",
+			       .start_ns = t,
+			       .end_ns = t + S,
+			       .period_ns = S,
+			       .dispatch = "bpf",
+			       .irqs = 1,
+			       .kvm = 1,
+			       .self_cpu_ns = t / 100,
+			       .bpf_events = t / 1000,
+			       .bpf_run_ns = t / 10000,
+			       .schedlog_drops = 3 };
 
 	return in;
 }
@@ -148,7 +148,7 @@ static struct hostview_info info(uint64_t t)
 /* One period of domain 0 (two vCPUs): vCPU 0 preempted by a hog and a kworker, exits, host IRQs. */
 static void feed_one(struct hostmetrics *m, struct hostagg *a, uint64_t t)
 {
-	struct hostview_info in = info(t);
+	struct hostinfo in = info(t);
 
 	hostagg_reset(a);
 	period(a, 0, 0, t, 100 * MS, 200 * MS, 50 * MS);
@@ -301,7 +301,7 @@ START_TEST(test_monotonic_restart)
 		if (k < 3) {
 			feed_one(m, a, (10 + k) * S);
 		} else {
-			struct hostview_info in = info((10 + k) * S);
+			struct hostinfo in = info((10 + k) * S);
 
 			hostagg_reset(a);
 			period(a, 5, 0, (10 + k) * S, 1 * MS, 2 * MS, 0);
@@ -343,7 +343,7 @@ START_TEST(test_top_causes_other)
 {
 	struct hostagg *a = hostagg_new();
 	struct hostmetrics *m = new_m();
-	struct hostview_info in = info(10 * S);
+	struct hostinfo in = info(10 * S);
 	const char *t;
 	char comm[16], series[256];
 	double other;
@@ -396,7 +396,7 @@ START_TEST(test_aggs_bounded)
 {
 	struct hostagg *a = hostagg_new();
 	struct hostmetrics *m = new_m();
-	struct hostview_info in = info(10 * S);
+	struct hostinfo in = info(10 * S);
 	const char *t;
 
 	bind_dom(a, 0, "d1", "u-1");
@@ -429,7 +429,7 @@ START_TEST(test_hostile_names)
 {
 	struct hostagg *a = hostagg_new();
 	struct hostmetrics *m = new_m();
-	struct hostview_info in = info(10 * S);
+	struct hostinfo in = info(10 * S);
 	const char *t;
 
 	ck_assert_int_eq(hostagg_domain(a, 0, "ev\"il\n} 1\\x\xff", "u\"1", "kvm", 1, 1, "started"),
@@ -468,7 +468,7 @@ START_TEST(test_guest_split)
 {
 	struct hostagg *a = hostagg_new();
 	struct hostmetrics *m = new_m();
-	struct hostview_info in = info(10 * S);
+	struct hostinfo in = info(10 * S);
 	struct vn_host_match mt = { .start_ns = 10 * S,
 				    .end_ns = 11 * S,
 				    .dom = 0,
@@ -525,7 +525,7 @@ START_TEST(test_domain_eviction)
 
 	for (uint32_t k = 0; k < 5; k++) {
 		struct hostagg *a = hostagg_new();
-		struct hostview_info in = info((10 + k) * S);
+		struct hostinfo in = info((10 + k) * S);
 
 		for (uint32_t i = 0; i < VN_HOST_MAX_DOMAINS; i++) {
 			char name[32];

@@ -107,12 +107,12 @@ static struct hostagg *engine(void)
 	return a;
 }
 
-static const struct hostview_info info = { .source = "x<y>.rec",
-					   .start_ns = 10 * S,
-					   .end_ns = 20 * S,
-					   .period_ns = S,
-					   .dispatch = "bpf",
-					   .top_n = 5 };
+static const struct hostinfo info = { .source = "x<y>.rec",
+				      .start_ns = 10 * S,
+				      .end_ns = 20 * S,
+				      .period_ns = S,
+				      .dispatch = "bpf",
+				      .top_n = 5 };
 
 START_TEST(host_page)
 {

@@ -25,7 +25,7 @@ static const char *const UA = "6f1c0b6e-0000-4000-8000-00000000000a";
 static const char *const UB = "6f1c0b6e-0000-4000-8000-00000000000b";
 
 static struct hostagg *A;
-static struct hostview_info IN;
+static struct hostinfo IN;
 static struct hosttui_model M;
 
 static void vcpu_period(uint32_t dom, uint32_t v, uint64_t start, uint64_t out_r_ns)

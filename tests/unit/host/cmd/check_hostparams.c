@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for host/engine/hostparams, the command line of vnoise-host (top, record, report, list, serve): defaults,
+ * Unit tests for host/cmd/hostparams, the command line of vnoise-host (top, record, report, list, serve): defaults,
  * every option in its long and short form, time units (a time needs one: a bare non-zero --period or
  * --duration, seconds before, is rejected with a hint), the repeatable --domain and its limit, the
  * per-command rules (record needs -o, -o only for record, report FILE and the options that do not apply to
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dtl.h"
-#include "engine/hostparams.h"
+#include "cmd/hostparams.h"
 
 #define MS 1000000ULL
 #define S 1000000000ULL

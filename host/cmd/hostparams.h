@@ -5,8 +5,8 @@
  * in ns and take a unit ("500ms", "2s", "1m"); a time without one is in microseconds, and for one release a
  * bare non-zero --period or --duration (seconds before) is rejected with a hint.
  */
-#ifndef VNOISE_HOST_ENGINE_HOSTPARAMS_H
-#define VNOISE_HOST_ENGINE_HOSTPARAMS_H
+#ifndef VNOISE_HOST_CMD_HOSTPARAMS_H
+#define VNOISE_HOST_CMD_HOSTPARAMS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include "dtl.h"
 #include "cli/cliopt.h"
-#include "engine/hostparams.h"
+#include "cmd/hostparams.h"
 #include "export/remotewrite.h"
 #include "util/parse.h"
 
