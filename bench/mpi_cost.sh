@@ -13,7 +13,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${VNOISE_BUILD:-build}
 N=${1:-200000}
-PL=$PWD/$BUILD/libvnoise-preload.so
+case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+PL=$BUILD/libvnoise-preload.so
 ML=$BUILD/tests/tools/mpiloop
 VG=$BUILD/vnoise-guest
 MPIRUN="mpirun --oversubscribe --allow-run-as-root --bind-to core"

@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${VNOISE_BUILD:-build}
 N=${1:-5000000}
-PL=$PWD/$BUILD/libvnoise-preload.so
+case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+PL=$BUILD/libvnoise-preload.so
 PT=$BUILD/tests/tools/ptload
 echo "# preload_cost: $N lock/unlock pairs, best of 3 (reproduce: make && bench/preload_cost.sh $N)"
 [ -f "$PL" ] && [ -x "$PT" ] || {

@@ -132,7 +132,8 @@ check_cmd() {
 			return 1
 		}
 	elif [ "$3" != '^$' ] && ! grep -qE -- "$3" <<<"$out"; then
-		echo "'$cmd' (run as '$run') prints no line matching /$3/: $(head -4 <<<"$out" | tr '\n' ' ')"
+		echo "'$cmd' (run as '$run') prints no line matching /$3/; it printed:"
+		sed 's/^/    /' <<<"$out" | head -40
 		return 1
 	fi
 	return 0
