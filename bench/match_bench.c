@@ -256,8 +256,8 @@ static void report(struct match *m, uint64_t target, double t, uint64_t chunks, 
 		match_counters(m, v, &cn);
 		for (c = 0; c < VN_CLASS_MAX; c++)
 			guest += st->guest_ns[c];
-		sum = guest + st->host_ns[VN_HOST_HCLASS_PREEMPT] +
-		      st->host_ns[VN_HOST_HCLASS_WAIT] + st->residual_ns;
+		sum = guest + st->host_ns[VN_HCLASS_HOST_PREEMPT] +
+		      st->host_ns[VN_HCLASS_HOST_WAIT] + st->residual_ns;
 		gaps += st->gaps;
 		printf("  vcpu%u: %llu gaps, %.1f ms noise in %.1f ms runtime: guest %.1f%%, "
 		       "host_preempt "
@@ -266,8 +266,8 @@ static void report(struct match *m, uint64_t target, double t, uint64_t chunks, 
 		       "%llu, clamped %llu\n",
 		       v, (unsigned long long)st->gaps, (double)st->gap_ns / 1e6,
 		       (double)st->runtime_ns / 1e6, pct(guest, st->gap_ns),
-		       pct(st->host_ns[VN_HOST_HCLASS_PREEMPT], st->gap_ns),
-		       pct(st->host_ns[VN_HOST_HCLASS_WAIT], st->gap_ns),
+		       pct(st->host_ns[VN_HCLASS_HOST_PREEMPT], st->gap_ns),
+		       pct(st->host_ns[VN_HCLASS_HOST_WAIT], st->gap_ns),
 		       pct(st->residual_ns, st->gap_ns),
 		       sum == st->gap_ns ? "parts add up" : "PARTS DO NOT ADD UP", st->nsrc,
 		       (unsigned long long)cn.late, (unsigned long long)cn.dropped,

@@ -159,14 +159,6 @@ enum vn_pipe_out {
 #define VN_PIPE_F_HYP \
 	4u /* the records' hyp_ns count as noise (set on vnoise-guest's own copy only) */
 
-/* hyp_ns[] indices: the hypervisor classes of guest/dtl (enum dtl_hclass). */
-enum vn_pipe_hyp {
-	VN_PIPE_HYP_PREEMPT = 0, /* "host_preempt": a host task ran in the vCPU's place */
-	VN_PIPE_HYP_WAIT = 1, /* "host_wait": the vCPU was out, nothing ran for it */
-	VN_PIPE_HYP_VMEXIT = 2, /* "vmexit": from the host's per-period aggregates, apportioned */
-	VN_PIPE_HYP_IRQ = 3, /* "host_irq": idem */
-	VN_PIPE_HYP_MAX = 4,
-};
 /* vn_pipe_hdr.dtl: the state of the dispatch trace log as the report line names it */
 enum vn_pipe_dtl {
 	VN_PIPE_DTL_ABSENT = 0,
@@ -196,7 +188,7 @@ struct vn_pipe_iv {
 	__u64 delay_ns; /* filter: compute time minus the fastest rank's */
 	/* issue 16: written by vnoise-guest from the DTL (zero without one) */
 	__u64 hyp_ns
-	    [VN_PIPE_HYP_MAX]; /* hypervisor noise on the rank's CPU in the interval, by class */
+	    [VN_HCLASS_MAX]; /* hypervisor noise on the rank's CPU in the interval, by enum vn_hclass */
 	__u64 hyp_cause_ns; /* the largest host cause (host_preempt) ... */
 	__u32 hyp_cause; /* ... its DTL cause word */
 	__u8 hyp_cause_cls; /* ... its enum vn_dtl_class; 0: none */
@@ -207,6 +199,9 @@ struct vn_pipe_iv {
 	char hyp_name[VN_PIPE_HYP_NAME_LEN]; /* dtl_cause_name: "host-user-task[:comm[pid]]" */
 };
 _Static_assert(sizeof(struct vn_pipe_iv) == 256, "vn_pipe_iv is ABI");
+_Static_assert(__builtin_offsetof(struct vn_pipe_iv, hyp_ns) == 144 &&
+		   sizeof(((struct vn_pipe_iv *)0)->hyp_ns) == 4 * 8,
+	       "vn_pipe_iv.hyp_ns[] is ABI: enum vn_hclass 0..3");
 
 struct vn_pipe_slot {
 	__u64 ticket; /* (interval + 1) << 16 | ranks that closed it so far (compare-and-swap) */

@@ -110,25 +110,22 @@ enum vn_report_src {
 	VN_REPORT_SRC_SOFTIRQ = 3, /* class SOFTIRQ: softirq vector < VN_REPORT_SOFTIRQ_MAX */
 	VN_REPORT_SRC_HCALL = 4, /* class HCALL: enum vn_hcall */
 	VN_REPORT_SRC_HOST =
-	    5, /* version 2, class HOST_PREEMPT: src_id = enum vn_dtl_class (1..4), name =
+	    5, /* version 2, class host_preempt (8): src_id = enum vn_dtl_class (1..4), name =
 				   the host cause's key (its comm when the host publishes task detail) */
 	VN_REPORT_SRC_MAX = 6,
 };
 
 /*
- * vn_report_rec.cls beyond enum vn_class (version 2): hypervisor noise of a rank from the guest's dispatch
- * trace log (guest/dtl, protocol/dtl.h), in the order of enum vn_pipe_hyp (protocol/app.h).
+ * vn_report_rec.cls beyond enum vn_class (version 2): the hypervisor noise of a rank from the guest's
+ * dispatch trace log (guest/dtl, protocol/dtl.h), one class of enum vn_hclass (protocol/noise.h) encoded as
+ * VN_REPORT_CLS_HYP_BASE + the class: 8 host_preempt, 9 host_wait, 10 vmexit, 11 host_irq
+ * (datagram_cls_of_hclass() and datagram_hclass_of_cls() in shared/format/datagram map them).
  */
-enum vn_report_hcls {
-	VN_REPORT_CLS_HOST_PREEMPT = 8, /* a host task ran in the vCPU's place */
-	VN_REPORT_CLS_HOST_WAIT = 9, /* the vCPU was out, nothing ran for it */
-	VN_REPORT_CLS_VMEXIT = 10, /* VM exits (host aggregates, apportioned) */
-	VN_REPORT_CLS_HOST_IRQ = 11, /* host interrupts (idem) */
-	VN_REPORT_CLS_MAX = 12,
-};
-#define VN_REPORT_CLS_HYP_BASE VN_REPORT_CLS_HOST_PREEMPT
-_Static_assert((int)VN_REPORT_CLS_HYP_BASE == (int)VN_CLASS_MAX,
-	       "hypervisor classes follow enum vn_class");
+#define VN_REPORT_CLS_HYP_BASE 8
+#define VN_REPORT_CLS_MAX (VN_REPORT_CLS_HYP_BASE + VN_HCLASS_MAX)
+_Static_assert(VN_REPORT_CLS_HYP_BASE == VN_CLASS_MAX, "hypervisor classes follow enum vn_class");
+_Static_assert(VN_REPORT_CLS_MAX == 12,
+	       "vn_report_rec.cls is ABI: 8..11 are the hypervisor classes");
 #define VN_REPORT_SOFTIRQ_MAX 10 /* HI = 0 .. RCU = 9 */
 #define VN_REPORT_NAME_LEN 16
 
@@ -144,7 +141,7 @@ struct vn_report_rec {
 	__u32 id; /* rank or CPU, by kind */
 	__u32 src_id; /* by src_kind; 0 for NONE */
 	__u8 kind; /* enum vn_report_rec_kind */
-	__u8 cls; /* enum vn_class, or enum vn_report_hcls (version 2) */
+	__u8 cls; /* enum vn_class, or VN_REPORT_CLS_HYP_BASE + enum vn_hclass (version 2) */
 	__u8 src_kind; /* enum vn_report_src */
 	__u8 verdict; /* RANK: enum vn_pipe_verdict (protocol/app.h) of the rank; CPU: 0 */
 	char name[VN_REPORT_NAME_LEN]; /* source name, NUL-padded; 16 bytes without NUL allowed */

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "noise.h"
 
 /* Chunk types of host record files (the guest's are 1..5 in record.h). */
 enum vn_host_chunk_type {
@@ -136,19 +137,6 @@ struct vn_host_agg {
 };
 _Static_assert(sizeof(struct vn_host_agg) == 56, "vn_host_agg is ABI");
 
-/* Classes of vn_host_match.host_ns[] and of vn_host_msrc.cls with kind VN_HOST_MSRC_HOST (host/match/match.h). */
-enum vn_host_hclass {
-	VN_HOST_HCLASS_PREEMPT =
-	    0, /* another host task ran on the pCPU the vCPU left: source = pid, comm */
-	VN_HOST_HCLASS_WAIT =
-	    1, /* the vCPU thread was out and no host task ran for it: source = state char */
-	VN_HOST_HCLASS_VMEXIT =
-	    2, /* VM exits (per-period aggregate, apportioned): source = exit reason */
-	VN_HOST_HCLASS_IRQ =
-	    3, /* host IRQs while the vCPU ran (aggregate, apportioned): source = id */
-	VN_HOST_HCLASS_MAX = 4,
-};
-
 /*
  * One vCPU over one period of the combined (guest + host) view: the guest gaps that were matched in the
  * period, split into guest classes net of hypervisor time, hypervisor classes and the residual; and the same
@@ -166,7 +154,7 @@ struct vn_host_match {
 	__u64 runtime_ns; /* guest sampler runtime */
 	__u64 guest_ns
 	    [8]; /* by enum vn_class (net of host out-time); NONE, STEAL, UNEXPLAINED are 0 */
-	__u64 host_ns[VN_HOST_HCLASS_MAX]; /* by enum vn_host_hclass */
+	__u64 host_ns[VN_HCLASS_MAX]; /* by enum vn_hclass (protocol/noise.h) */
 	__u64 residual_ns; /* "hw": neither side explains it */
 	__u64 reduced_ns; /* guest event time that was host out-time, moved to its host cause */
 	__u64 big_gaps; /* gaps >= 1 ms */
@@ -187,8 +175,10 @@ struct vn_host_match {
 enum vn_host_msrc_kind {
 	VN_HOST_MSRC_GUEST =
 	    0, /* combined view, guest class (cls: enum vn_class; id, comm as in vn_event) */
-	VN_HOST_MSRC_HOST =
-	    1, /* combined view, hypervisor class (cls: enum vn_host_hclass; id, comm: see there) */
+	/* combined view, hypervisor class (cls: enum vn_hclass); id: the pid of the host task
+	 * (HOST_PREEMPT), the thread's state char (HOST_WAIT), the exit reason (VMEXIT), the IRQ's id
+	 * (HOST_IRQ); comm: the task's comm or the source's name */
+	VN_HOST_MSRC_HOST = 1,
 	VN_HOST_MSRC_GONLY = 2, /* guest-only view (cls: enum vn_class) */
 };
 
@@ -198,7 +188,7 @@ struct vn_host_msrc {
 	__u32 dom;
 	__u32 vcpu;
 	__u8 kind; /* enum vn_host_msrc_kind */
-	__u8 cls;
+	__u8 cls; /* by kind: enum vn_class or enum vn_hclass */
 	__u16 pad; /* 0 */
 	__u32 id;
 	char comm[VN_HOST_COMM_LEN]; /* NUL-padded */
@@ -246,6 +236,8 @@ struct vn_host_chan {
 _Static_assert(sizeof(struct vn_host_match) == 312, "vn_host_match is ABI");
 _Static_assert(offsetof(struct vn_host_match, guest_ns) == 56, "vn_host_match is ABI");
 _Static_assert(offsetof(struct vn_host_match, host_ns) == 120, "vn_host_match is ABI");
+_Static_assert(sizeof(((struct vn_host_match *)0)->host_ns) == 4 * 8,
+	       "vn_host_match.host_ns[] is ABI: enum vn_hclass 0..3");
 _Static_assert(offsetof(struct vn_host_match, gonly_ns) == 232, "vn_host_match is ABI");
 _Static_assert(sizeof(struct vn_host_msrc) == 64, "vn_host_msrc is ABI");
 _Static_assert(offsetof(struct vn_host_msrc, comm) == 24, "vn_host_msrc is ABI");

@@ -28,6 +28,28 @@ enum vn_class {
 };
 
 /*
+ * Hypervisor classes: what the host says a vCPU was doing when it was not running guest code. The split
+ * of a gap takes them out of the time the guest cannot explain (STEAL, UNEXPLAINED); what no host cause
+ * explains either is the residual hw. Every wire and file that carries them keeps these values: the
+ * host's HOST_MATCH/MSRC records (protocol/host.h), the MPI journal's hyp_ns[] (protocol/app.h), the
+ * record file's DTL spans (protocol/record.h) and the report datagram's cls, offset by
+ * VN_REPORT_CLS_HYP_BASE (protocol/cluster.h). Names: shared/attrib/classes.
+ */
+enum vn_hclass {
+	VN_HCLASS_HOST_PREEMPT = 0, /* "host_preempt": another host task ran in the vCPU's place */
+	VN_HCLASS_HOST_WAIT = 1, /* "host_wait": the vCPU thread was out and nothing ran for it */
+	VN_HCLASS_VMEXIT = 2, /* "vmexit": VM exits (per-period aggregates, apportioned) */
+	VN_HCLASS_HOST_IRQ = 3, /* "host_irq": host IRQs while the vCPU ran (idem) */
+	VN_HCLASS_MAX = 4, /* the classes; arrays by class on a wire have this many entries */
+};
+/* The residual of a split ("hw"): the index after the classes in arrays that also carry it. */
+#define VN_HCLASS_HW VN_HCLASS_MAX
+#define VN_HCLASS_PARTS (VN_HCLASS_MAX + 1) /* the classes and hw */
+_Static_assert(VN_HCLASS_HOST_PREEMPT == 0 && VN_HCLASS_HOST_WAIT == 1 && VN_HCLASS_VMEXIT == 2 &&
+		   VN_HCLASS_HOST_IRQ == 3 && VN_HCLASS_MAX == 4,
+	       "enum vn_hclass is ABI");
+
+/*
  * Event ids by class:
  *  IRQ:     device interrupt number (irq_handler_entry), or VN_VEC_BASE + enum vn_vec for x86 vector
  *           handlers (irq_vectors tracepoints), which irq_handler_entry does not show.

@@ -76,7 +76,7 @@ struct vn_rec_dtl_span {
 	__u16 cpu;
 	__u8 kind; /* enum vn_dtl_kind */
 	__u8 cls; /* enum vn_dtl_class */
-	__u8 hclass; /* 0 host_preempt, 1 host_wait */
+	__u8 hclass; /* enum vn_hclass: 0 host_preempt, 1 host_wait */
 	__u8 flags; /* VN_DTL_F_* */
 	__u8 pad[6]; /* 0 */
 };

@@ -284,14 +284,6 @@ const char *dtl_cause_key(const struct dtl *d, uint32_t cause, uint32_t cls, cha
 	return buf;
 }
 
-const char *dtl_hclass_name(int hc)
-{
-	static const char *const n[DTL_HC_MAX] = { "host_preempt", "host_wait", "vmexit",
-						   "host_irq" };
-
-	return hc >= 0 && hc < DTL_HC_MAX ? n[hc] : "?";
-}
-
 const char *dtl_state_name(enum dtl_state s)
 {
 	static const char *const n[] = { "absent", "waiting", "ok", "stale" };
@@ -344,14 +336,14 @@ static void add_overlap(void *ctx, const struct dtl_span *s, uint64_t ov_start, 
 {
 	uint64_t *out = ctx;
 
-	if (s->hclass < DTL_HC_MAX)
+	if (s->hclass < VN_HCLASS_MAX)
 		out[s->hclass] += ov_end - ov_start;
 }
 
 void dtl_overlap_ns(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    uint64_t out[DTL_HC_MAX])
+		    uint64_t out[VN_HCLASS_MAX])
 {
-	memset(out, 0, DTL_HC_MAX * sizeof(out[0]));
+	memset(out, 0, VN_HCLASS_MAX * sizeof(out[0]));
 	dtl_overlap(d, cpu, start_ns, end_ns, add_overlap, out);
 }
 
@@ -466,7 +458,7 @@ int dtl_add_span(struct dtl *d, uint32_t cpu, const struct dtl_span *s)
 	if (!d || !s || cpu >= d->ncpus)
 		return -EINVAL;
 	sp = *s;
-	sp.hclass = sp.cls == VN_DTL_CLASS_IDLE ? DTL_HC_WAIT : DTL_HC_PREEMPT;
+	sp.hclass = sp.cls == VN_DTL_CLASS_IDLE ? VN_HCLASS_HOST_WAIT : VN_HCLASS_HOST_PREEMPT;
 	return store_add(d, &d->cpu[cpu], &sp);
 }
 
@@ -529,7 +521,8 @@ static void on_entry(void *ctx, uint32_t vcpu, const struct vn_dtl_entry *e)
 			      .cause = e->cause,
 			      .kind = e->kind,
 			      .cls = e->cls,
-			      .hclass = e->cls == VN_DTL_CLASS_IDLE ? DTL_HC_WAIT : DTL_HC_PREEMPT,
+			      .hclass = e->cls == VN_DTL_CLASS_IDLE ? VN_HCLASS_HOST_WAIT
+								    : VN_HCLASS_HOST_PREEMPT,
 			      .flags = (uint8_t)(e->flags & VN_DTL_F_MASK) };
 
 	if (vcpu >= d->ncpus || store_add(d, &d->cpu[vcpu], &s)) {

@@ -10,10 +10,11 @@
  * No DTL (no ivshmem device, no host publisher, an old host, a host that stopped): everything still works;
  * dtl_state() says which, and views print "dtl":"absent" (or "waiting"/"stale").
  *
- * Hypervisor classes the views report (protocol/README.md, "Dispatch trace log"): host_preempt (an entry
- * whose cause class is not idle: a host task ran in the vCPU's place, by cause), host_wait (an entry of class
- * idle: the vCPU was out and nothing ran for it), vmexit and host_irq (from the per-period aggregates,
- * apportioned by the view to time nothing else explains); what then stays unexplained is hw.
+ * Hypervisor classes the views report (enum vn_hclass, protocol/noise.h; protocol/README.md, "Dispatch
+ * trace log"): host_preempt (an entry whose cause class is not idle: a host task ran in the vCPU's place, by
+ * cause), host_wait (an entry of class idle: the vCPU was out and nothing ran for it), vmexit and host_irq
+ * (from the per-period aggregates, apportioned by the view to time nothing else explains); what then stays
+ * unexplained is hw.
  *
  * Threads: dtl_poll and the queries from one thread (the view's); the responder is internal.
  */
@@ -23,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "noise.h"
 /* protocol/dtl.h: a bare "dtl.h" here would name this very file (quotes search its folder first). */
 #include "channel/dtlregion.h"
 
@@ -35,14 +37,6 @@ enum dtl_state {
 	DTL_STALE = 3, /* host stopped (heartbeat older than DTL_STALE_NS) or mapping stale */
 };
 #define DTL_STALE_NS 5000000000ull
-
-enum dtl_hclass {
-	DTL_HC_PREEMPT = 0, /* "host_preempt" */
-	DTL_HC_WAIT = 1, /* "host_wait" */
-	DTL_HC_VMEXIT = 2, /* "vmexit" */
-	DTL_HC_IRQ = 3, /* "host_irq" */
-	DTL_HC_MAX = 4,
-};
 
 struct dtl_params {
 	const char *sysfs; /* NULL: /sys (guestdev) */
@@ -63,7 +57,7 @@ struct dtl_span {
 	uint32_t cause; /* the entry's cause word (name it with dtl_cause_name) */
 	uint8_t kind; /* enum vn_dtl_kind */
 	uint8_t cls; /* enum vn_dtl_class */
-	uint8_t hclass; /* enum dtl_hclass: DTL_HC_PREEMPT or DTL_HC_WAIT */
+	uint8_t hclass; /* enum vn_hclass: VN_HCLASS_HOST_PREEMPT or VN_HCLASS_HOST_WAIT */
 	uint8_t flags; /* VN_DTL_F_* */
 };
 
@@ -118,9 +112,9 @@ typedef void (*dtl_overlap_fn)(void *ctx, const struct dtl_span *s, uint64_t ov_
 			       uint64_t ov_end);
 size_t dtl_overlap(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 		   dtl_overlap_fn fn, void *ctx);
-/* Overlap time of cpu's spans with [start_ns, end_ns), per enum dtl_hclass (PREEMPT and WAIT only). */
+/* Overlap time of cpu's spans with [start_ns, end_ns), per enum vn_hclass (HOST_PREEMPT and HOST_WAIT only). */
 void dtl_overlap_ns(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    uint64_t out[DTL_HC_MAX]);
+		    uint64_t out[VN_HCLASS_MAX]);
 /* Aggregates of cpu over [start_ns, end_ns). 0 or -ENODATA. */
 int dtl_aggs(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 	     struct dtl_aggsum *out);
@@ -132,7 +126,6 @@ const char *dtl_cause_name(const struct dtl *d, uint32_t cause, uint32_t cls, ch
 /* A short key for per-cause tables: the comm with detail task, else the class name (e.g. "hog" or
  * "host-user-task"). */
 const char *dtl_cause_key(const struct dtl *d, uint32_t cause, uint32_t cls, char *buf, size_t len);
-const char *dtl_hclass_name(int hc); /* "host_preempt", "host_wait", "vmexit", "host_irq" */
 
 void dtl_stats(const struct dtl *d, struct dtl_stats *out);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "measure/hypsplit.h"
+#include "attrib/classes.h"
 
 #define GAP_PARTS \
 	16 /* distinct causes kept per gap; more are folded into the last of their class */
@@ -55,24 +56,6 @@ struct gapwork {
 	size_t n;
 	uint64_t tot[2]; /* PREEMPT, WAIT: sums of the parts */
 };
-
-static const char *const hc_names[DTL_HC_MAX + 1] = { "host_preempt", "host_wait", "vmexit",
-						      "host_irq", "hw" };
-
-static const char *const cause_classes[VN_DTL_CLASS_MAX] = {
-	"none",		  "vcpu-of-another-domain", "host-kernel-thread",
-	"host-user-task", "qemu-emulator",	    "idle"
-};
-
-const char *hypsplit_cause_class_name(int cls)
-{
-	return cls >= 0 && cls < VN_DTL_CLASS_MAX ? cause_classes[cls] : "?";
-}
-
-const char *hypsplit_class_name(int hc)
-{
-	return hc >= 0 && hc <= DTL_HC_MAX ? hc_names[hc] : "?";
-}
 
 struct hypsplit *hypsplit_new(struct dtl *d, uint64_t wait_ns)
 {
@@ -256,7 +239,8 @@ static int src_add(struct hypsplit_cpu *c, uint8_t hclass, const char *name, uin
 static void on_span(void *ctx, const struct dtl_span *s, uint64_t ov_start, uint64_t ov_end)
 {
 	struct gapwork *w = ctx;
-	uint8_t hc = s->hclass == DTL_HC_WAIT ? DTL_HC_WAIT : DTL_HC_PREEMPT;
+	uint8_t hc =
+	    s->hclass == VN_HCLASS_HOST_WAIT ? VN_HCLASS_HOST_WAIT : VN_HCLASS_HOST_PREEMPT;
 	size_t i;
 
 	if (ov_end <= ov_start)
@@ -366,7 +350,7 @@ static int take_aggs(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a, uin
 				snprintf(name, sizeof(name), "exit:%u", a->exit[k].reason);
 			else
 				snprintf(name, sizeof(name), "exit:other");
-			if (src_add(c, DTL_HC_VMEXIT, name, v[k], &s))
+			if (src_add(c, VN_HCLASS_VMEXIT, name, v[k], &s))
 				return -ENOMEM;
 			if (s) {
 				s->isa = a->isa;
@@ -374,12 +358,12 @@ static int take_aggs(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a, uin
 			}
 		}
 	}
-	if (src_add(c, DTL_HC_IRQ, "host_irq", irq, NULL))
+	if (src_add(c, VN_HCLASS_HOST_IRQ, classes_hyp_name(VN_HCLASS_HOST_IRQ), irq, NULL))
 		return -ENOMEM;
-	c->hyp_ns[DTL_HC_VMEXIT] += vm;
-	c->hyp_count[DTL_HC_VMEXIT] += vm > 0;
-	c->hyp_ns[DTL_HC_IRQ] += irq;
-	c->hyp_count[DTL_HC_IRQ] += irq > 0;
+	c->hyp_ns[VN_HCLASS_VMEXIT] += vm;
+	c->hyp_count[VN_HCLASS_VMEXIT] += vm > 0;
+	c->hyp_ns[VN_HCLASS_HOST_IRQ] += irq;
+	c->hyp_count[VN_HCLASS_HOST_IRQ] += irq > 0;
 	return 0;
 }
 
@@ -387,15 +371,15 @@ int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_
 		   uint64_t steal_ns, uint64_t unexpl_ns, const struct vn_rec_dtl_gap *agg)
 {
 	struct gapwork w = { .hs = hs, .cpu = cpu };
-	uint64_t taken = 0, from_steal, left, before[DTL_HC_MAX + 1], parts[DTL_HC_MAX + 1];
+	uint64_t taken = 0, from_steal, left, before[VN_HCLASS_PARTS], parts[VN_HCLASS_PARTS];
 	int k;
 
 	w.c = cpu_get(hs, cpu);
 	if (!w.c)
 		return cpu >= HYPSPLIT_MAX_CPUS ? 0 : -ENOMEM;
-	for (k = 0; k < DTL_HC_MAX; k++)
+	for (k = 0; k < VN_HCLASS_MAX; k++)
 		before[k] = w.c->hyp_ns[k];
-	before[DTL_HC_MAX] = w.c->hw_ns;
+	before[VN_HCLASS_HW] = w.c->hw_ns;
 	if (hs->d)
 		dtl_overlap(hs->d, cpu, start_ns, end_ns, on_span, &w);
 	if (take_spans(&w, steal_ns + unexpl_ns, &taken))
@@ -410,9 +394,9 @@ int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_
 	w.c->from_unexpl_ns += unexpl_ns;
 	w.c->unexpl_gaps += unexpl_ns > 0;
 	w.c->split++;
-	for (k = 0; k < DTL_HC_MAX; k++)
+	for (k = 0; k < VN_HCLASS_MAX; k++)
 		parts[k] = w.c->hyp_ns[k] - before[k];
-	parts[DTL_HC_MAX] = w.c->hw_ns - before[DTL_HC_MAX];
+	parts[VN_HCLASS_HW] = w.c->hw_ns - before[VN_HCLASS_HW];
 	if (hs->part_fn)
 		hs->part_fn(hs->pctx, cpu, parts);
 	return 0;

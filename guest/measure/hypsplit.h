@@ -38,7 +38,7 @@
 
 /* One hypervisor source of a CPU: a host cause (host_preempt/host_wait), an exit reason, or host IRQs. */
 struct hypsplit_source {
-	uint8_t hclass; /* enum dtl_hclass */
+	uint8_t hclass; /* enum vn_hclass */
 	uint8_t cls; /* enum vn_dtl_class of a cause (host_preempt/host_wait), else 0 */
 	uint16_t isa; /* vmexit: 1 VMX, 2 SVM, 0 unknown */
 	uint32_t reason; /* vmexit: the exit reason or HYPSPLIT_REASON_OTHER */
@@ -51,7 +51,8 @@ struct hypsplit_source {
 
 /* A CPU's split so far. The view subtracts from_*_ns from steal/unexplained and adds hyp_ns[] and hw_ns. */
 struct hypsplit_cpu {
-	uint64_t hyp_ns[DTL_HC_MAX], hyp_count[DTL_HC_MAX]; /* count: gaps holding that class */
+	uint64_t hyp_ns[VN_HCLASS_MAX],
+	    hyp_count[VN_HCLASS_MAX]; /* count: gaps holding that class */
 	uint64_t hw_ns, hw_count;
 	uint64_t in_guest_ns,
 	    in_guest_count; /* host span time left inside guest events; gaps with any */
@@ -67,8 +68,8 @@ struct hypsplit_cpu {
 typedef void (*hypsplit_span_fn)(void *ctx, uint32_t cpu, const struct dtl_span *s,
 				 const char *cause_name);
 typedef void (*hypsplit_rgap_fn)(void *ctx, const struct vn_rec_dtl_gap *g);
-/* One split gap's parts: parts[enum dtl_hclass] and parts[DTL_HC_MAX] = hw (the view's histograms). */
-typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1]);
+/* One split gap's parts: parts[enum vn_hclass] and parts[VN_HCLASS_HW] (the view's histograms). */
+typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS]);
 
 struct hypsplit;
 
@@ -105,9 +106,5 @@ uint64_t hypsplit_late(const struct hypsplit *hs);
 int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 		   uint64_t steal_ns, uint64_t unexpl_ns, const struct vn_rec_dtl_gap *agg)
     __attribute__((warn_unused_result));
-/* "host_preempt", "host_wait", "vmexit", "host_irq"; 4: "hw". */
-const char *hypsplit_class_name(int hc);
-/* A cause class (enum vn_dtl_class): "vcpu-of-another-domain", ..., "idle". */
-const char *hypsplit_cause_class_name(int cls);
 
 #endif

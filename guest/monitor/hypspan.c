@@ -119,7 +119,7 @@ static void hs_overlap(void *ctx, const struct dtl_span *ds, uint64_t ov_start, 
 	struct hs_ctx *c = ctx;
 	uint64_t ns = ov_end > ov_start ? ov_end - ov_start : 0;
 
-	if (!ns || ds->hclass >= DTL_HC_MAX)
+	if (!ns || ds->hclass >= VN_HCLASS_MAX)
 		return;
 	c->t->ns[ds->hclass] += ns;
 	if (c->running)
@@ -195,7 +195,7 @@ static const struct hypspan_cause *hs_find(const struct hypspan_tot *t,
 void hypspan_diff(const struct hypspan_tot *a, const struct hypspan_tot *b, struct hypspan_tot *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < DTL_HC_MAX; k++)
+	for (int k = 0; k < VN_HCLASS_MAX; k++)
 		out->ns[k] = hs_sub(b->ns[k], a->ns[k]);
 	out->running_ns = hs_sub(b->running_ns, a->running_ns);
 	out->runnable_ns = hs_sub(b->runnable_ns, a->runnable_ns);

@@ -23,7 +23,7 @@
 struct hypspan_cause {
 	uint32_t cause; /* the DTL cause word (dtl_cause_name) */
 	uint8_t cls; /* enum vn_dtl_class */
-	uint8_t hclass; /* enum dtl_hclass */
+	uint8_t hclass; /* enum vn_hclass */
 	uint16_t pad;
 	uint32_t
 	    seq; /* which entry of the slot this is (a slot evicted and reused gets a new seq) */
@@ -33,7 +33,7 @@ struct hypspan_cause {
 
 /* A target's hypervisor time (cumulative; take differences with hypspan_diff). */
 struct hypspan_tot {
-	uint64_t ns[DTL_HC_MAX]; /* by enum dtl_hclass: PREEMPT and WAIT */
+	uint64_t ns[VN_HCLASS_MAX]; /* by enum vn_hclass: HOST_PREEMPT and HOST_WAIT */
 	uint64_t running_ns; /* of that, while the target ran */
 	uint64_t runnable_ns; /* ... while it was runnable and waited for the CPU */
 	uint64_t other_ns; /* causes evicted from the table (the smallest gives way to a new one) */

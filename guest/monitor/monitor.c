@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "attrib/classes.h"
 #include "cli/cliopt.h"
 #include "util/log.h"
 #include "measure/measure.h"
@@ -84,7 +85,7 @@ const char *monitor_cause_name(const struct vn_tgt_cause *c, char *buf, size_t l
 		snprintf(buf, len, "softirq:%s", merge_softirq_name(c->id));
 		break;
 	default:
-		snprintf(buf, len, "%s", merge_class_name(c->cls));
+		snprintf(buf, len, "%s", classes_guest_name(c->cls));
 	}
 	return buf;
 }
@@ -196,8 +197,12 @@ static void json_hyp(struct json_writer *w, const struct mon_run *r, const struc
 
 	json_key(w, "hypervisor");
 	json_obj_begin(w);
-	json_kv_u64(w, "host_preempt_ns", h->ns[DTL_HC_PREEMPT]);
-	json_kv_u64(w, "host_wait_ns", h->ns[DTL_HC_WAIT]);
+	for (int c = VN_HCLASS_HOST_PREEMPT; c <= VN_HCLASS_HOST_WAIT; c++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "%s_ns", classes_hyp_name(c));
+		json_kv_u64(w, key, h->ns[c]);
+	}
 	json_kv_u64(w, "running_ns", h->running_ns);
 	json_kv_u64(w, "runnable_ns", h->runnable_ns);
 	json_key(w, "causes");
@@ -205,7 +210,7 @@ static void json_hyp(struct json_writer *w, const struct mon_run *r, const struc
 	for (int k = 0; k < n; k++) {
 		json_obj_begin(w);
 		json_kv_str(w, "cause", hn[k].name);
-		json_kv_str(w, "class", dtl_hclass_name(hn[k].hclass));
+		json_kv_str(w, "class", classes_hyp_name(hn[k].hclass));
 		json_kv_u64(w, "ns", hn[k].ns);
 		json_obj_end(w);
 	}
@@ -237,19 +242,19 @@ static void json_target(struct json_writer *w, const struct mon_target *t, const
 	json_key(w, "noise_ns");
 	json_obj_begin(w);
 	for (int c = 1; c < VN_CLASS_MAX - 1; c++)
-		json_kv_u64(w, merge_class_name(c), b->ns[c] - a->ns[c]);
+		json_kv_u64(w, classes_guest_name(c), b->ns[c] - a->ns[c]);
 	json_obj_end(w);
 	json_key(w, "count");
 	json_obj_begin(w);
 	for (int c = 1; c < VN_CLASS_MAX - 1; c++)
-		json_kv_u64(w, merge_class_name(c), b->count[c] - a->count[c]);
+		json_kv_u64(w, classes_guest_name(c), b->count[c] - a->count[c]);
 	json_obj_end(w);
 	json_key(w, "causes");
 	json_arr_begin(w);
 	for (int k = 0; k < n; k++) {
 		json_obj_begin(w);
 		json_kv_str(w, "source", monitor_cause_name(&cs[k], nm, sizeof(nm)));
-		json_kv_str(w, "class", merge_class_name(cs[k].cls));
+		json_kv_str(w, "class", classes_guest_name(cs[k].cls));
 		json_kv_u64(w, "ns", cs[k].ns);
 		if (cause_is_self(&cs[k]))
 			json_kv_bool(w, "vnoise", 1);
@@ -341,7 +346,7 @@ static void table_hyp_causes(const struct mon_run *r, const struct hypspan_tot *
 
 	for (int k = 0; k < n; k++)
 		printf("    host  %10.1f us  %s (%s)\n", hn[k].ns / 1e3, hn[k].name,
-		       dtl_hclass_name(hn[k].hclass));
+		       classes_hyp_name(hn[k].hclass));
 	if (h->other_ns)
 		printf("    host  %10.1f us  other\n", h->other_ns / 1e3);
 }
@@ -364,8 +369,8 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 	if (h) /* narrower cells: the HYP column keeps the row within 80 columns */
 		printf("%7.1f %6.2f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", run / 1e6,
 		       pct, thr, irq, sirq, nmi, steal,
-		       (h->ns[DTL_HC_PREEMPT] + h->ns[DTL_HC_WAIT]) / 1e3, t->name, t->comm,
-		       t->gone ? " exited" : "");
+		       (h->ns[VN_HCLASS_HOST_PREEMPT] + h->ns[VN_HCLASS_HOST_WAIT]) / 1e3, t->name,
+		       t->comm, t->gone ? " exited" : "");
 	else
 		printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6, pct,
 		       thr, irq, sirq, nmi, steal, t->name, t->comm, t->gone ? " exited" : "");

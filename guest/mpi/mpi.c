@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "attrib/classes.h"
 #include "cli/cliopt.h"
 #include "mpi/pipeline.h"
 #include "cluster/node_send.h"
@@ -105,7 +106,7 @@ static int parse_classes(const char *s, uint32_t *mask)
 		int c, found = 0;
 
 		for (c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++) {
-			if (!strcmp(tok, merge_class_name(c))) {
+			if (!strcmp(tok, classes_guest_name(c))) {
 				*mask |= 1u << c;
 				found = 1;
 			}

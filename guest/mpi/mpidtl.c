@@ -18,7 +18,7 @@ struct cause_acc {
 };
 
 struct overlap_acc {
-	uint64_t ns[DTL_HC_MAX];
+	uint64_t ns[VN_HCLASS_MAX];
 	struct cause_acc c[MPIDTL_CAUSES];
 	unsigned nc;
 };
@@ -47,10 +47,11 @@ static void on_overlap(void *ctx, const struct dtl_span *s, uint64_t ov_start, u
 {
 	struct overlap_acc *a = ctx;
 	uint64_t ns = ov_end > ov_start ? ov_end - ov_start : 0;
-	unsigned hc = s->hclass == DTL_HC_WAIT ? DTL_HC_WAIT : DTL_HC_PREEMPT;
+	unsigned hc =
+	    s->hclass == VN_HCLASS_HOST_WAIT ? VN_HCLASS_HOST_WAIT : VN_HCLASS_HOST_PREEMPT;
 
 	a->ns[hc] += ns;
-	if (hc == DTL_HC_PREEMPT && ns)
+	if (hc == VN_HCLASS_HOST_PREEMPT && ns)
 		add_cause(a, s, ns);
 }
 
@@ -90,15 +91,16 @@ uint64_t mpidtl_attribute(const struct dtl *d, struct vn_pipe_iv *r)
 		return 0;
 	comp = r->end_ns - r->start_ns;
 	dtl_overlap(d, r->cpu, r->start_ns, r->end_ns, on_overlap, &a);
-	r->hyp_ns[VN_PIPE_HYP_PREEMPT] = cap(a.ns[DTL_HC_PREEMPT], comp);
-	r->hyp_ns[VN_PIPE_HYP_WAIT] = cap(a.ns[DTL_HC_WAIT], comp - r->hyp_ns[VN_PIPE_HYP_PREEMPT]);
-	used = r->hyp_ns[VN_PIPE_HYP_PREEMPT] + r->hyp_ns[VN_PIPE_HYP_WAIT];
+	r->hyp_ns[VN_HCLASS_HOST_PREEMPT] = cap(a.ns[VN_HCLASS_HOST_PREEMPT], comp);
+	r->hyp_ns[VN_HCLASS_HOST_WAIT] =
+	    cap(a.ns[VN_HCLASS_HOST_WAIT], comp - r->hyp_ns[VN_HCLASS_HOST_PREEMPT]);
+	used = r->hyp_ns[VN_HCLASS_HOST_PREEMPT] + r->hyp_ns[VN_HCLASS_HOST_WAIT];
 	used += cap(guest_noise(r), comp - used);
 	room = comp - used;
 	memset(&ag, 0, sizeof(ag));
 	if (!dtl_aggs(d, r->cpu, r->start_ns, r->end_ns, &ag)) {
-		r->hyp_ns[VN_PIPE_HYP_VMEXIT] = cap(ag.exit_ns, room);
-		r->hyp_ns[VN_PIPE_HYP_IRQ] = cap(ag.irq_ns, room - r->hyp_ns[VN_PIPE_HYP_VMEXIT]);
+		r->hyp_ns[VN_HCLASS_VMEXIT] = cap(ag.exit_ns, room);
+		r->hyp_ns[VN_HCLASS_HOST_IRQ] = cap(ag.irq_ns, room - r->hyp_ns[VN_HCLASS_VMEXIT]);
 	}
 	for (unsigned i = 1; i < a.nc; i++)
 		if (a.c[i].ns > a.c[best].ns)
@@ -114,7 +116,7 @@ uint64_t mpidtl_attribute(const struct dtl *d, struct vn_pipe_iv *r)
 		for (size_t i = 0; i < sizeof(r->hyp_key) && key[i]; i++)
 			r->hyp_key[i] = key[i];
 	}
-	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
+	for (int c = 0; c < VN_HCLASS_MAX; c++)
 		total += r->hyp_ns[c];
 	return total;
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "attrib/classes.h"
 #include "mpi/appstat.h"
 #include "mpi/pipeline.h"
 #include "format/datagram.h"
@@ -67,7 +68,7 @@ static uint64_t hyp_total(const struct vn_pipe_iv *r)
 {
 	uint64_t sum = 0;
 
-	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
+	for (int c = 0; c < VN_HCLASS_MAX; c++)
 		sum = sat_add(sum, r->hyp_ns[c]);
 	return sum;
 }
@@ -86,7 +87,7 @@ static void noise_split(const struct vn_pipe *p, const struct vn_pipe_iv *r, int
 	/* most intervals have no noise at all: one pass of ORs instead of the rules */
 	for (int c = 0; c < VN_CLASS_MAX; c++)
 		any |= r->noise_ns[c];
-	for (int c = 0; hyp && c < VN_PIPE_HYP_MAX; c++)
+	for (int c = 0; hyp && c < VN_HCLASS_MAX; c++)
 		any |= r->hyp_ns[c];
 	if (!any) {
 		*guest = *hv = 0;
@@ -101,7 +102,7 @@ static void noise_split(const struct vn_pipe *p, const struct vn_pipe_iv *r, int
 		if (!masked || ((p->h.class_mask & (1u << c)) && ns >= p->h.min_noise_ns))
 			g = sat_add(g, ns);
 	}
-	for (int c = 0; hyp && c < VN_PIPE_HYP_MAX; c++)
+	for (int c = 0; hyp && c < VN_HCLASS_MAX; c++)
 		if (!masked || r->hyp_ns[c] >= p->h.min_noise_ns)
 			hm = sat_add(hm, r->hyp_ns[c]);
 	*guest = g;
@@ -459,8 +460,6 @@ const char *pipeline_verdict_name(unsigned v)
 static const uint8_t json_classes[] = { VN_CLASS_NMI,	 VN_CLASS_IRQ,	 VN_CLASS_SOFTIRQ,
 					VN_CLASS_THREAD, VN_CLASS_HCALL, VN_CLASS_STEAL };
 
-static const char *const hyp_names[VN_PIPE_HYP_MAX] = { "host_preempt", "host_wait", "vmexit",
-							"host_irq" };
 static const char *const dtl_names[] = { "absent", "waiting", "ok", "stale", "off", "late" };
 
 const char *pipeline_dtl_name(unsigned s)
@@ -477,8 +476,8 @@ static void put_hyp_cause(struct bufout *o, const struct vn_pipe_iv *r)
 	memcpy(name, r->hyp_name, VN_PIPE_HYP_NAME_LEN);
 	name[VN_PIPE_HYP_NAME_LEN] = 0;
 	cl = strcspn(name, ":");
-	bufout_put(
-	    o, "{\"class\":\"host_preempt\",\"id\":%" PRIu32 ",\"comm\":", (uint32_t)r->hyp_cause);
+	bufout_put(o, "{\"class\":\"%s\",\"id\":%" PRIu32 ",\"comm\":",
+		   classes_hyp_name(VN_HCLASS_HOST_PREEMPT), (uint32_t)r->hyp_cause);
 	bufout_str(o, r->hyp_key, sizeof(r->hyp_key));
 	bufout_put(o, ",\"name\":");
 	bufout_str(o, name, sizeof(name));
@@ -492,8 +491,8 @@ static void put_hyp_cause(struct bufout *o, const struct vn_pipe_iv *r)
 static void put_hyp(struct bufout *o, const struct vn_pipe_iv *r)
 {
 	bufout_put(o, ",\"hypervisor_ns\":{");
-	for (int c = 0; c < VN_PIPE_HYP_MAX; c++)
-		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", hyp_names[c],
+	for (int c = 0; c < VN_HCLASS_MAX; c++)
+		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", classes_hyp_name(c),
 			   (uint64_t)r->hyp_ns[c]);
 	bufout_put(o, "},\"guest_verdict\":\"%s\"", pipeline_verdict_name(r->gverdict));
 }
@@ -509,7 +508,8 @@ static void put_rank(struct bufout *o, const struct vn_pipe *p, const struct vn_
 		   (uint64_t)(r->end_ns - r->start_ns), (uint64_t)r->delay_ns,
 		   pipeline_verdict_name(r->verdict));
 	for (size_t c = 0; c < sizeof(json_classes); c++)
-		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "", merge_class_name(json_classes[c]),
+		bufout_put(o, "%s\"%s\":%" PRIu64, c ? "," : "",
+			   classes_guest_name(json_classes[c]),
 			   (uint64_t)r->noise_ns[json_classes[c]]);
 	bufout_put(o, "}");
 	if (use_hyp(p))
@@ -528,9 +528,8 @@ static void put_rank(struct bufout *o, const struct vn_pipe *p, const struct vn_
 		bufout_put(o, "null}");
 		return;
 	}
-	bufout_put(o,
-		   "{\"class\":\"%s\",\"id\":%" PRIu32 ",\"comm\":", merge_class_name(r->cause_cls),
-		   (uint32_t)r->cause_id);
+	bufout_put(o, "{\"class\":\"%s\",\"id\":%" PRIu32 ",\"comm\":",
+		   classes_guest_name(r->cause_cls), (uint32_t)r->cause_id);
 	bufout_str(o, r->cause_comm, sizeof(r->cause_comm));
 	bufout_put(o, ",\"ns\":%" PRIu64 "}}", (uint64_t)r->cause_ns);
 }
@@ -586,14 +585,15 @@ int pipeline_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len)
 
 /*
  * A record's noise in a report class: a guest class (steal net of the hypervisor total in the DTL view), or
- * one of the hypervisor classes of datagram version 2 (VN_REPORT_CLS_HOST_PREEMPT...), 0 without a DTL.
+ * one of the hypervisor classes of datagram version 2 (datagram_hclass_of_cls()), 0 without a DTL.
  */
 static uint64_t rec_class_ns(const struct vn_pipe *p, const struct vn_pipe_iv *r, int c)
 {
+	int hc = datagram_hclass_of_cls((unsigned)c);
 	uint64_t h;
 
-	if (c >= VN_REPORT_CLS_HYP_BASE)
-		return use_hyp(p) ? r->hyp_ns[c - VN_REPORT_CLS_HYP_BASE] : 0;
+	if (hc >= 0)
+		return use_hyp(p) ? r->hyp_ns[hc] : 0;
 	if (c != VN_CLASS_STEAL || !use_hyp(p))
 		return r->noise_ns[c];
 	h = hyp_total(r);
@@ -609,7 +609,7 @@ static void hyp_cause_rec(const struct vn_pipe_iv *r, unsigned i, struct vn_repo
 	y->id = i;
 	y->src_id = r->hyp_cause_cls;
 	y->kind = VN_REPORT_REC_RANK;
-	y->cls = VN_REPORT_CLS_HOST_PREEMPT;
+	y->cls = datagram_cls_of_hclass(VN_HCLASS_HOST_PREEMPT);
 	y->src_kind = VN_REPORT_SRC_HOST;
 	/* NUL-padded as the datagram wants: stop at the first NUL */
 	for (size_t b = 0; b < sizeof(y->name) && b < sizeof(r->hyp_key) && r->hyp_key[b]; b++)

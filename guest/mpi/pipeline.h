@@ -68,7 +68,7 @@ int pipeline_json(const struct vn_pipe *p, uint64_t n, char *buf, size_t len);
  * Interval n as report records (protocol/cluster.h) for a collector: per rank with a record, a summary (class
  * NONE: noise of the classes in h.class_mask, compute time, verdict), one record per class with noise, and
  * with detail the rank's largest cause when a datagram can name it (thread, IRQ, softirq). In the DTL view
- * (VN_PIPE_F_HYP) also one record per hypervisor class with noise (VN_REPORT_CLS_HOST_*, datagram version 2;
+ * (VN_PIPE_F_HYP) also one record per hypervisor class with noise (VN_REPORT_CLS_HYP_BASE + enum vn_hclass, datagram version 2;
  * steal counts net of them) and, with detail, the largest host cause when it is the one to name
  * (VN_REPORT_SRC_HOST). *start_ns and *end_ns get the earliest start and latest end of the ranks
  * (CLOCK_MONOTONIC). Returns the number of records, or -ENOENT (the slot does not hold n filtered), -ENOSPC

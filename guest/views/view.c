@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attrib/classes.h"
 #include "views/view.h"
 
 const int view_shown[] = { VN_CLASS_NMI,   VN_CLASS_IRQ,   VN_CLASS_SOFTIRQ,	VN_CLASS_THREAD,
@@ -54,7 +55,7 @@ void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN
 			hist_add(&v->hist[i].cls[c], class_ns[c]);
 }
 
-void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1])
+void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS])
 {
 	struct view *v = ctx;
 	int i, k;
@@ -63,7 +64,7 @@ void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1])
 		;
 	if (i == v->ncpus || !v->hist)
 		return;
-	for (k = 0; k < VIEW_NHYP; k++)
+	for (k = 0; k < VN_HCLASS_PARTS; k++)
 		if (parts[k])
 			hist_add(&v->hist[i].hyp[k], parts[k]);
 }
@@ -88,12 +89,12 @@ static void row_hyp(const struct view *v, int idx, struct view_row *r)
 	    h->unexpl_gaps < r->class_count[VN_CLASS_UNEXPLAINED]
 		? h->unexpl_gaps
 		: r->class_count[VN_CLASS_UNEXPLAINED];
-	for (k = 0; k < DTL_HC_MAX; k++) {
+	for (k = 0; k < VN_HCLASS_MAX; k++) {
 		r->hyp_ns[k] = h->hyp_ns[k];
 		r->hyp_count[k] = h->hyp_count[k];
 	}
-	r->hyp_ns[DTL_HC_MAX] = h->hw_ns;
-	r->hyp_count[DTL_HC_MAX] = h->hw_count;
+	r->hyp_ns[VN_HCLASS_HW] = h->hw_ns;
+	r->hyp_count[VN_HCLASS_HW] = h->hw_count;
 	r->hyp_in_guest_ns = h->in_guest_ns;
 }
 
@@ -275,7 +276,7 @@ static void table_classes(FILE *f, const struct view *v, const struct view_row *
 	      f);
 	fprintf(f, "%4s", "CPU");
 	for (k = 0; k < VIEW_NSHOWN; k++) {
-		snprintf(lab, sizeof(lab), "%s%s", merge_class_label(view_shown[k]),
+		snprintf(lab, sizeof(lab), "%s%s", classes_guest_label(view_shown[k]),
 			 times ? "(us)" : "");
 		w[k] = strlen(lab) > 9 ? (int)strlen(lab) : 9;
 		fprintf(f, " %*s", w[k], lab);
@@ -293,9 +294,6 @@ static void table_classes(FILE *f, const struct view *v, const struct view_row *
 	}
 }
 
-static const char *const hyp_labels[VIEW_NHYP] = { "HOSTPRE", "HOSTWAIT", "VMEXIT", "HOSTIRQ",
-						   "HW" };
-
 /* With a DTL: the hypervisor time (us) and count of each CPU, a table of its own (80 columns). */
 static void table_hyp(FILE *f, const struct view *v, const struct view_row *rows)
 {
@@ -304,14 +302,14 @@ static void table_hyp(FILE *f, const struct view *v, const struct view_row *rows
 
 	fputs("hypervisor time by class (us, out of STEAL and UNEXPL; HW: no host cause):\n", f);
 	fprintf(f, "%4s", "CPU");
-	for (k = 0; k < VIEW_NHYP; k++) {
-		snprintf(lab, sizeof(lab), "%s(us)", hyp_labels[k]);
+	for (k = 0; k < VN_HCLASS_PARTS; k++) {
+		snprintf(lab, sizeof(lab), "%s(us)", classes_hyp_label(k));
 		fprintf(f, " %12s", lab);
 	}
 	fputc('\n', f);
 	for (i = 0; i < v->ncpus; i++) {
 		fprintf(f, "%4d", v->cpus[i]);
-		for (k = 0; k < VIEW_NHYP; k++)
+		for (k = 0; k < VN_HCLASS_PARTS; k++)
 			fprintf(f, " %12.1f", rows[i].hyp_ns[k] / 1e3);
 		fputc('\n', f);
 	}
@@ -331,11 +329,11 @@ static void table_wide(FILE *f, const struct view *v, const struct view_row *row
 
 	table_head(f);
 	for (k = 0; k < VIEW_NSHOWN; k++) {
-		snprintf(lab, sizeof(lab), "%s(n/us)", merge_class_label(view_shown[k]));
+		snprintf(lab, sizeof(lab), "%s(n/us)", classes_guest_label(view_shown[k]));
 		fprintf(f, " %15s", lab);
 	}
-	for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++) {
-		snprintf(lab, sizeof(lab), "%s(n/us)", hyp_labels[k]);
+	for (k = 0; view_has_dtl(v) && k < VN_HCLASS_PARTS; k++) {
+		snprintf(lab, sizeof(lab), "%s(n/us)", classes_hyp_label(k));
 		fprintf(f, " %15s", lab);
 	}
 	fputc('\n', f);
@@ -347,7 +345,7 @@ static void table_wide(FILE *f, const struct view *v, const struct view_row *row
 				 rows[i].class_ns[view_shown[k]] / 1e3);
 			fprintf(f, " %15s", cell);
 		}
-		for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++) {
+		for (k = 0; view_has_dtl(v) && k < VN_HCLASS_PARTS; k++) {
 			snprintf(cell, sizeof(cell), "%llu/%.1f",
 				 (unsigned long long)rows[i].hyp_count[k], rows[i].hyp_ns[k] / 1e3);
 			fprintf(f, " %15s", cell);
@@ -430,7 +428,7 @@ static void proc_sources(FILE *f, const struct view *v, int i, int top)
 	fprintf(f, "  %10s %-8s %s\n", "COUNT", "CLASS", "SOURCE");
 	for (j = 0; j < p->nsrc && j < top; j++)
 		fprintf(f, "  %10llu %-8s %s\n", (unsigned long long)p->src[j].count,
-			merge_class_name(p->src[j].cls), p->src[j].name);
+			classes_guest_name(p->src[j].cls), p->src[j].name);
 }
 
 void view_sources(FILE *f, const struct view *v)
@@ -473,8 +471,7 @@ void view_hyp_sources(FILE *f, const struct view *v)
 		for (k = 0; k < n; k++)
 			fprintf(f, "  %8llu %11.1f %9.1f  %-12s %s\n",
 				(unsigned long long)src[k].count, src[k].total_ns / 1e3,
-				src[k].max_ns / 1e3, hypsplit_class_name(src[k].hclass),
-				src[k].name);
+				src[k].max_ns / 1e3, classes_hyp_name(src[k].hclass), src[k].name);
 	}
 }
 

@@ -18,12 +18,11 @@
 #include "measure/params.h"
 #include "measure/hypsplit.h"
 
-#define VIEW_NHYP (DTL_HC_MAX + 1) /* the hypervisor classes and hw (index DTL_HC_MAX) */
-
 struct view_cpu_hist {
 	struct hist all; /* every noise sample */
 	struct hist cls[VN_CLASS_MAX]; /* per sample, its time of that class (when > 0) */
-	struct hist hyp[VIEW_NHYP]; /* with a DTL: per split sample, its hypervisor time by class */
+	struct hist
+	    hyp[VN_HCLASS_PARTS]; /* with a DTL: per split sample, its hypervisor time by class */
 };
 
 /* Counters-only fallback (kernel_helper "proc"): per-CPU counts between start and end. */
@@ -46,12 +45,12 @@ struct view_proc {
 /*
  * Per-CPU totals as shown: the merge totals with the proc fallback's adjustments and, with a DTL, the
  * hypervisor split (view_row()): steal and unexplained less what the DTL explained, which is in hyp_ns[]
- * (enum dtl_hclass, then hw). The shown classes and hyp_ns[] add up to noise_ns.
+ * (enum vn_hclass, then hw at VN_HCLASS_HW). The shown classes and hyp_ns[] add up to noise_ns.
  */
 struct view_row {
 	uint64_t runtime_ns, noise_ns, max_single_ns, samples;
 	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
-	uint64_t hyp_ns[VIEW_NHYP], hyp_count[VIEW_NHYP];
+	uint64_t hyp_ns[VN_HCLASS_PARTS], hyp_count[VN_HCLASS_PARTS];
 	uint64_t
 	    hyp_in_guest_ns; /* host time the DTL showed inside guest events (left in their classes) */
 	double available_pct;
@@ -129,7 +128,7 @@ const struct view_ops *view_pick(const struct measure_params *p);
  * callback; ctx is the struct view). */
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
 /* Fold a split gap's hypervisor parts into the histograms (hypsplit's part callback; ctx is the view). */
-void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[DTL_HC_MAX + 1]);
+void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS]);
 /* Whether the run had a DTL (its split is shown: "dtl" is not "absent"). */
 int view_has_dtl(const struct view *v);
 /* The row of CPU index idx; returns whether the CPU got any record. */

@@ -5,6 +5,7 @@
  * dispatch trace log a second table of each split sample's time by hypervisor class (STEAL and UNEXPL hold
  * the time before the split there). The columns fit 80 columns; --wide gives the wider ones of before.
  */
+#include "attrib/classes.h"
 #include "views/view_text.h"
 
 static const double pct[] = { 50, 90, 99, 99.9, 99.99 };
@@ -19,7 +20,7 @@ static struct hist_cols cols_of(const struct view *v)
 	return v->wide ? (struct hist_cols){ 22, 10, 8 } : (struct hist_cols){ 19, 8, 6 };
 }
 
-#define HIST_MAXCOLS (VIEW_NSHOWN > VIEW_NHYP ? VIEW_NSHOWN : VIEW_NHYP)
+#define HIST_MAXCOLS (VIEW_NSHOWN > VN_HCLASS_PARTS ? VIEW_NSHOWN : VN_HCLASS_PARTS)
 
 /* One table: an optional ALL column and n class columns. */
 struct hist_table {
@@ -152,8 +153,6 @@ static void table(FILE *f, const struct hist_cols *w, const struct hist_table *t
 	summary(f, w, t);
 }
 
-static const char *const hyp_labels[VIEW_NHYP] = { "HPRE", "HWAIT", "VMEXIT", "HIRQ", "HW" };
-
 static void view_hist_end(FILE *f, const struct view *v)
 {
 	struct hist_cols w = cols_of(v);
@@ -165,7 +164,7 @@ static void view_hist_end(FILE *f, const struct view *v)
 		t = (struct hist_table){ .all = &v->hist[i].all, .n = VIEW_NSHOWN };
 		for (k = 0; k < VIEW_NSHOWN; k++) {
 			t.cls[k] = &v->hist[i].cls[view_shown[k]];
-			t.lab[k] = merge_class_label(view_shown[k]);
+			t.lab[k] = classes_guest_label(view_shown[k]);
 		}
 		fprintf(f,
 			"# CPU %d: noise sample durations; per class, its time in a sample (us)\n",
@@ -173,10 +172,10 @@ static void view_hist_end(FILE *f, const struct view *v)
 		table(f, &w, &t);
 		if (!view_has_dtl(v))
 			continue;
-		t = (struct hist_table){ .n = VIEW_NHYP };
-		for (k = 0; k < VIEW_NHYP; k++) {
+		t = (struct hist_table){ .n = VN_HCLASS_PARTS };
+		for (k = 0; k < VN_HCLASS_PARTS; k++) {
 			t.cls[k] = &v->hist[i].hyp[k];
-			t.lab[k] = hyp_labels[k];
+			t.lab[k] = classes_hyp_abbrev(k);
 		}
 		fprintf(f, "# CPU %d: per hypervisor class (host DTL), its time in a sample (us)\n",
 			v->cpus[i]);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attrib/classes.h"
 #include "format/htmlplot.h"
 #include "views/view_html.h"
 
@@ -203,7 +204,7 @@ static int write_timeline(FILE *f, const struct view_html *h, const struct view 
 			y[(size_t)k * h->nbins + b] = 100.0 * bin_at(h, idx, b)[k] / cover;
 	}
 	for (k = 0; k < VIEW_NSHOWN; k++) {
-		s[k].name = merge_class_label(view_shown[k]);
+		s[k].name = classes_guest_label(view_shown[k]);
 		s[k].color = class_colors[k];
 		s[k].y = y + (size_t)k * h->nbins;
 	}
@@ -259,7 +260,7 @@ static int write_sources(FILE *f, const struct view *v)
 		}
 		n = view_has_dtl(v) ? hypsplit_top(v->hs, v->cpus[i], hsrc, 64) : 0;
 		for (k = 0; !rc && k < n; k++) {
-			snprintf(name, sizeof(name), "%s %s", hypsplit_class_name(hsrc[k].hclass),
+			snprintf(name, sizeof(name), "%s %s", classes_hyp_name(hsrc[k].hclass),
 				 hsrc[k].name);
 			rc = htmlplot_top_add(&ht, name, (double)hsrc[k].total_ns, hsrc[k].count,
 					      (double)hsrc[k].max_ns);
@@ -291,7 +292,7 @@ static int write_proc_sources(FILE *f, const struct view *v)
 	for (i = 0; !rc && i < v->ncpus; i++)
 		for (j = 0; !rc && v->proc[i].valid && j < v->proc[i].nsrc; j++) {
 			snprintf(name, sizeof(name), "%s:%s",
-				 merge_class_name(v->proc[i].src[j].cls), v->proc[i].src[j].name);
+				 classes_guest_name(v->proc[i].src[j].cls), v->proc[i].src[j].name);
 			rc = htmlplot_top_add(&t, name, (double)v->proc[i].src[j].count, 0, 0);
 		}
 	htmlplot_top_sort(&t);

@@ -7,6 +7,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "attrib/classes.h"
+#include "channel/dtlregion.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/version.h"
@@ -35,16 +37,16 @@ static void settings(struct json_writer *w, const struct view *v)
 
 /* One member per shown class: its time (ns) or its count; with a DTL also the hypervisor classes and hw. */
 static void by_class(struct json_writer *w, const struct view *v, const char *key,
-		     const uint64_t val[VN_CLASS_MAX], const uint64_t hyp[VIEW_NHYP])
+		     const uint64_t val[VN_CLASS_MAX], const uint64_t hyp[VN_HCLASS_PARTS])
 {
 	int k;
 
 	json_key(w, key);
 	json_obj_begin(w);
 	for (k = 0; k < VIEW_NSHOWN; k++)
-		json_kv_u64(w, merge_class_name(view_shown[k]), val[view_shown[k]]);
-	for (k = 0; view_has_dtl(v) && k < VIEW_NHYP; k++)
-		json_kv_u64(w, hypsplit_class_name(k), hyp[k]);
+		json_kv_u64(w, classes_guest_name(view_shown[k]), val[view_shown[k]]);
+	for (k = 0; view_has_dtl(v) && k < VN_HCLASS_PARTS; k++)
+		json_kv_u64(w, classes_hyp_name(k), hyp[k]);
 	json_obj_end(w);
 }
 
@@ -56,8 +58,8 @@ static void hypervisor(struct json_writer *w, const struct view_row *r)
 
 	json_key(w, "hypervisor");
 	json_obj_begin(w);
-	for (k = 0; k < VIEW_NHYP; k++) {
-		snprintf(key, sizeof(key), "%s_ns", hypsplit_class_name(k));
+	for (k = 0; k < VN_HCLASS_PARTS; k++) {
+		snprintf(key, sizeof(key), "%s_ns", classes_hyp_name(k));
 		json_kv_u64(w, key, r->hyp_ns[k]);
 	}
 	json_kv_u64(w, "in_guest_ns",
@@ -75,16 +77,16 @@ static void hyp_source(struct json_writer *w, const struct hypsplit_source *s)
 
 	json_obj_begin(w);
 	json_kv_str(w, "kind", "hypervisor");
-	json_kv_str(w, "class", hypsplit_class_name(s->hclass));
+	json_kv_str(w, "class", classes_hyp_name(s->hclass));
 	json_kv_str(w, "name", s->name);
-	if (s->hclass == DTL_HC_PREEMPT || s->hclass == DTL_HC_WAIT) {
-		json_kv_str(w, "cause_class", hypsplit_cause_class_name(s->cls));
+	if (s->hclass == VN_HCLASS_HOST_PREEMPT || s->hclass == VN_HCLASS_HOST_WAIT) {
+		json_kv_str(w, "cause_class", dtlregion_class_name(s->cls));
 		if (colon && br && br > colon && sscanf(br, "[%lu]", &pid) == 1) {
 			snprintf(buf, sizeof(buf), "%.*s", (int)(br - colon - 1), colon + 1);
 			json_kv_str(w, "comm", buf);
 			json_kv_u64(w, "pid", pid);
 		}
-	} else if (s->hclass == DTL_HC_VMEXIT) {
+	} else if (s->hclass == VN_HCLASS_VMEXIT) {
 		if (s->reason != HYPSPLIT_REASON_OTHER)
 			json_kv_u64(w, "reason", s->reason);
 		json_kv_u64(w, "isa", s->isa);
@@ -102,7 +104,7 @@ static void proc_sources(struct json_writer *w, const struct view_proc *p, int t
 
 	for (k = 0; k < p->nsrc && k < top; k++) {
 		json_obj_begin(w);
-		json_kv_str(w, "class", merge_class_name(p->src[k].cls));
+		json_kv_str(w, "class", classes_guest_name(p->src[k].cls));
 		json_kv_str(w, "name", p->src[k].name);
 		json_kv_u64(w, "count", p->src[k].count);
 		json_obj_end(w);
@@ -115,7 +117,7 @@ static void source(struct json_writer *w, const struct view *v, const struct mer
 	char name[96];
 
 	json_obj_begin(w);
-	json_kv_str(w, "class", merge_class_name(s->cls));
+	json_kv_str(w, "class", classes_guest_name(s->cls));
 	if (s->cls == VN_CLASS_THREAD) {
 		snprintf(name, sizeof(name), "%.*s", VN_COMM_LEN, s->comm);
 		json_kv_str(w, "name", name);

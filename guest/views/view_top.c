@@ -28,7 +28,7 @@ static void row_since(struct view_row *d, const struct view_row *b, const struct
 		d->class_ns[c] = SINCE(b->class_ns[c], a->class_ns[c]);
 		d->class_count[c] = SINCE(b->class_count[c], a->class_count[c]);
 	}
-	for (c = 0; c < VIEW_NHYP; c++) {
+	for (c = 0; c < VN_HCLASS_PARTS; c++) {
 		d->hyp_ns[c] = SINCE(b->hyp_ns[c], a->hyp_ns[c]);
 		d->hyp_count[c] = SINCE(b->hyp_count[c], a->hyp_count[c]);
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "collect/clusteragg.h"
 #include "attrib/merge.h"
+#include "attrib/classes.h"
 #include "util/parse.h"
 #include "export/promfmt.h"
 #include "util/json.h"
@@ -965,7 +966,7 @@ static int emit_node_classes(struct prom_ctx *c, const struct prom_family *fam)
 		const struct node *n = node_labels(c, i);
 
 		for (int k = 1; k < VN_CLASS_MAX; k++) {
-			c->l[2] = (struct promfmt_label){ "class", merge_class_name(k), 16 };
+			c->l[2] = (struct promfmt_label){ "class", classes_guest_name(k), 16 };
 			promfmt_sample(c->o, fam->name, c->l, 3, n->class_ns[k] / 1e9);
 		}
 	}
@@ -1291,7 +1292,7 @@ static void json_node_counts(struct json_writer *w, const struct node *n)
 	json_key(w, "class_ns");
 	json_obj_begin(w);
 	for (int c = 1; c < VN_CLASS_MAX; c++)
-		json_kv_u64(w, merge_class_name(c), n->class_ns[c]);
+		json_kv_u64(w, classes_guest_name(c), n->class_ns[c]);
 	json_obj_end(w);
 	json_kv_u64(w, "hypervisor_total_ns", node_hyp_ns(n));
 	json_key(w, "hypervisor_ns");

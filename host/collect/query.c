@@ -273,9 +273,14 @@ int query_parse(int argc, char **argv, uint64_t now_ns, struct query_opts *o, ch
 
 /* ---- the queries ---- */
 
-static const char *const class_cols[] = { "nmi",       "irq",	 "softirq",	"thread",
-					  "hcall",     "steal",	 "unexplained", "host_preempt",
-					  "host_wait", "vmexit", "host_irq" };
+/* The class columns the queries select, in the order of the record classes 1 .. VN_REPORT_CLS_MAX - 1 (the
+ * store's <name>_ns columns); named as the datagram names the class, but hypercall as the schema spells it. */
+#define CLASS_COLS (VN_REPORT_CLS_MAX - 1)
+
+static const char *class_col(int c)
+{
+	return c + 1 == VN_CLASS_HCALL ? "hcall" : datagram_class_name((unsigned)c + 1);
+}
 
 static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, const struct query_opts *o)
 {
@@ -435,8 +440,8 @@ static void timeline_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int js
 	json_kv_u64(w, "parts", (uint64_t)sqlite3_column_int(q, 8));
 	json_key(w, "class_ns");
 	json_obj_begin(w);
-	for (int c = 0; c < 11; c++)
-		json_kv_u64(w, class_cols[c], (uint64_t)sqlite3_column_int64(q, 9 + c));
+	for (int c = 0; c < CLASS_COLS; c++)
+		json_kv_u64(w, class_col(c), (uint64_t)sqlite3_column_int64(q, 9 + c));
 	json_obj_end(w);
 	json_obj_end(w);
 }
@@ -508,17 +513,17 @@ static int64_t causes_classes(sqlite3 *db, const struct query_opts *o, uint64_t 
 		json_kv_u64(w, "compute_ns", (uint64_t)sqlite3_column_int64(q, 3));
 		json_key(w, "class_ns");
 		json_obj_begin(w);
-		for (int c = 0; c < 11; c++)
-			json_kv_u64(w, class_cols[c], (uint64_t)sqlite3_column_int64(q, 4 + c));
+		for (int c = 0; c < CLASS_COLS; c++)
+			json_kv_u64(w, class_col(c), (uint64_t)sqlite3_column_int64(q, 4 + c));
 		json_obj_end(w);
 	} else {
 		fprintf(
 		    f,
 		    "%" PRId64 " intervals of %" PRId64 " nodes, noise %.3f ms; by class (ms):", n,
 		    (int64_t)sqlite3_column_int64(q, 1), (double)sqlite3_column_int64(q, 2) / 1e6);
-		for (int c = 0; c < 11; c++)
+		for (int c = 0; c < CLASS_COLS; c++)
 			if (sqlite3_column_int64(q, 4 + c))
-				fprintf(f, " %s %.3f", class_cols[c],
+				fprintf(f, " %s %.3f", class_col(c),
 					(double)sqlite3_column_int64(q, 4 + c) / 1e6);
 		fprintf(f, "\n%-12s %10s %-16s %12s %10s %6s\n", "class", "id", "name", "noise_ms",
 			"count", "nodes");

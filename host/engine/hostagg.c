@@ -279,7 +279,7 @@ int hostagg_match(struct hostagg *a, const struct vn_host_match *m)
 		t->guest_ns[i] += m->guest_ns[i];
 		t->gonly_ns[i] += m->gonly_ns[i];
 	}
-	for (i = 0; i < VN_HOST_HCLASS_MAX; i++)
+	for (i = 0; i < VN_HCLASS_MAX; i++)
 		t->host_ns[i] += m->host_ns[i];
 	t->residual_ns += m->residual_ns;
 	t->reduced_ns += m->reduced_ns;

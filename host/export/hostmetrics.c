@@ -20,6 +20,7 @@
 #include "export/httpd.h"
 #include "export/promfmt.h"
 #include "attrib/merge.h"
+#include "attrib/classes.h"
 #include "channel/dtlregion.h"
 #include "match/match.h"
 #include "match/taskclass.h"
@@ -60,7 +61,7 @@ struct hm_vcpu {
 	struct hm_cause cause[HOSTMETRICS_TOP_CAUSES];
 	uint64_t other_ns[HM_NCLS], other_count[HM_NCLS];
 	struct hm_table exits, irqs;
-	uint64_t gaps, gap_ns, guest_ns[VN_CLASS_MAX], host_ns[VN_HOST_HCLASS_MAX], residual_ns;
+	uint64_t gaps, gap_ns, guest_ns[VN_CLASS_MAX], host_ns[VN_HCLASS_MAX], residual_ns;
 };
 
 struct hm_domain {
@@ -224,7 +225,7 @@ static void take_match(struct hm_vcpu *hv, const struct hostagg_match *mt)
 	hv->gap_ns += mt->sum.gap_ns;
 	for (int k = 0; k < (int)VN_CLASS_MAX; k++)
 		hv->guest_ns[k] += mt->sum.guest_ns[k];
-	for (int k = 0; k < (int)VN_HOST_HCLASS_MAX; k++)
+	for (int k = 0; k < (int)VN_HCLASS_MAX; k++)
 		hv->host_ns[k] += mt->sum.host_ns[k];
 	hv->residual_ns += mt->sum.residual_ns;
 }
@@ -540,12 +541,12 @@ static void vcpu_noise(struct hm_render *r, const struct hm_family *f, const str
 	r->l[3] = (struct promfmt_label){ "origin", "guest", SIZE_MAX };
 	for (size_t k = 0; k < sizeof(guest_cls) / sizeof(guest_cls[0]); k++) {
 		r->l[4] =
-		    (struct promfmt_label){ "class", merge_class_name(guest_cls[k]), SIZE_MAX };
+		    (struct promfmt_label){ "class", classes_guest_name(guest_cls[k]), SIZE_MAX };
 		put(r, f, 5, v->guest_ns[guest_cls[k]], true);
 	}
 	r->l[3] = (struct promfmt_label){ "origin", "hypervisor", SIZE_MAX };
-	for (int k = 0; k < (int)VN_HOST_HCLASS_MAX; k++) {
-		r->l[4] = (struct promfmt_label){ "class", match_hclass_name(k), SIZE_MAX };
+	for (int k = 0; k < (int)VN_HCLASS_MAX; k++) {
+		r->l[4] = (struct promfmt_label){ "class", classes_hyp_name(k), SIZE_MAX };
 		put(r, f, 5, v->host_ns[k], true);
 	}
 	r->l[3] = (struct promfmt_label){ "origin", "hw", SIZE_MAX };

@@ -165,7 +165,7 @@ static void on_gonly_gap(void *ctx, int cpu, uint64_t dur_ns, const uint64_t cla
 /* A matched gap: live latency (gap end -> matched), for gaps that ended after the epoch was attached. */
 static void on_matched_gap(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			   const uint64_t guest_ns[VN_CLASS_MAX],
-			   const uint64_t host_ns[VN_HOST_HCLASS_MAX], uint64_t residual_ns)
+			   const uint64_t host_ns[VN_HCLASS_MAX], uint64_t residual_ns)
 {
 	struct guestchan *gc = ctx;
 	struct gvcpu *v;
@@ -387,7 +387,7 @@ void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, 
 void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
 			uint32_t id, uint64_t count, uint64_t total_ns)
 {
-	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HOST_HCLASS_VMEXIT : VN_HOST_HCLASS_IRQ;
+	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HCLASS_VMEXIT : VN_HCLASS_HOST_IRQ;
 
 	if (gc->m)
 		(void)match_add_agg(gc->m, vcpu, h,
@@ -1098,7 +1098,7 @@ static void match_totals(const struct match_stats *p, struct vn_host_match *o)
 	o->runtime_ns = p->runtime_ns;
 	for (k = 0; k < VN_CLASS_MAX && k < 8; k++)
 		o->guest_ns[k] = p->guest_ns[k];
-	for (k = 0; k < VN_HOST_HCLASS_MAX; k++)
+	for (k = 0; k < VN_HCLASS_MAX; k++)
 		o->host_ns[k] = p->host_ns[k];
 	o->residual_ns = p->residual_ns;
 	o->reduced_ns = p->reduced_ns;

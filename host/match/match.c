@@ -102,9 +102,6 @@ struct match {
 	size_t npart, scap;
 };
 
-static const char *const hclass_names[VN_HOST_HCLASS_MAX] = { "host_preempt", "host_wait", "vmexit",
-							      "host_irq" };
-
 static inline uint64_t min64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -603,10 +600,10 @@ static size_t host_part(struct match *m, struct mvcpu *v, const struct span *g)
 			if (r->idle)
 				continue;
 			cov += rb - ra;
-			part_add(m, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, r->pid, r->comm, rb - ra);
+			part_add(m, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, r->pid, r->comm, rb - ra);
 		}
 		if (b - a > cov)
-			part_add(m, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, (uint8_t)o->state, no_comm,
+			part_add(m, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, (uint8_t)o->state, no_comm,
 				 b - a - cov);
 	}
 	return nhs;
@@ -690,7 +687,7 @@ static void guest_scale(struct match *m, unsigned __int128 sum, uint64_t room)
 struct gapres {
 	uint64_t dur, host, residual, reduced, lat, unc;
 	uint64_t guest_ns[VN_CLASS_MAX];
-	uint64_t host_ns[VN_HOST_HCLASS_MAX];
+	uint64_t host_ns[VN_HCLASS_MAX];
 };
 
 static void mset_gap(struct mset *s, const struct match *m, const struct gapres *r)
@@ -704,7 +701,7 @@ static void mset_gap(struct mset *s, const struct match *m, const struct gapres 
 	st->max_gap_ns = max64(st->max_gap_ns, r->dur);
 	for (c = 0; c < VN_CLASS_MAX; c++)
 		st->guest_ns[c] += r->guest_ns[c];
-	for (c = 0; c < VN_HOST_HCLASS_MAX; c++)
+	for (c = 0; c < VN_HCLASS_MAX; c++)
 		st->host_ns[c] += r->host_ns[c];
 	st->residual_ns += r->residual;
 	st->reduced_ns += r->reduced;
@@ -847,7 +844,7 @@ int match_add_agg(struct match *m, uint32_t vcpu, uint8_t hcls, uint32_t id, con
 
 	if (!v)
 		return -EINVAL;
-	if (hcls != VN_HOST_HCLASS_VMEXIT && hcls != VN_HOST_HCLASS_IRQ) {
+	if (hcls != VN_HCLASS_VMEXIT && hcls != VN_HCLASS_HOST_IRQ) {
 		v->cnt.bad++;
 		return -EINVAL;
 	}
@@ -927,9 +924,4 @@ uint64_t match_gaps_waiting(const struct match *m)
 uint32_t match_nvcpus(const struct match *m)
 {
 	return m->nvcpus;
-}
-
-const char *match_hclass_name(int hcls)
-{
-	return hcls >= 0 && hcls < VN_HOST_HCLASS_MAX ? hclass_names[hcls] : "?";
 }

@@ -37,13 +37,13 @@
 #define MATCH_MAX_SOURCES 256 /* per vCPU and stats set; further sources fold into "other" */
 #define MATCH_QUEUE_CAP (1u << 20) /* records queued per vCPU and stream at most */
 
-/* Hypervisor classes: enum vn_host_hclass (protocol/host.h), the same values in records and in memory. */
+/* Hypervisor classes: enum vn_hclass (protocol/noise.h), the same values in records and in memory. */
 
 /* Source kinds in struct match_source.kind. */
 enum match_kind {
 	MATCH_K_GUEST = 0, /* cls = enum vn_class, id/comm as in struct vn_event */
 	MATCH_K_HOST =
-	    1, /* cls = enum vn_host_hclass; id = pid (PREEMPT), state char (WAIT), reason (VMEXIT),
+	    1, /* cls = enum vn_hclass; id = pid (PREEMPT), state char (WAIT), reason (VMEXIT),
 			     caller-chosen id (IRQ); comm = task comm or the caller's name */
 	MATCH_K_OTHER = 2, /* folded sources (table full) */
 };
@@ -67,7 +67,7 @@ struct match_stats {
 	uint64_t runtime_ns; /* sum of sampler windows (host time) */
 	uint64_t guest_ns[VN_CLASS_MAX]; /* guest classes, net of host time ([NONE], [STEAL],
 					    [UNEXPLAINED] stay 0) */
-	uint64_t host_ns[VN_HOST_HCLASS_MAX]; /* hypervisor classes */
+	uint64_t host_ns[VN_HCLASS_MAX]; /* hypervisor classes */
 	uint64_t residual_ns; /* hw: neither side explains it */
 	uint64_t reduced_ns; /* guest event time removed because host out-time overlapped it */
 	uint64_t big_gaps; /* gaps >= big_ns */
@@ -122,8 +122,8 @@ int match_add_run(struct match *m, uint32_t vcpu, uint64_t start_ns, uint64_t en
 		  const char *comm, int idle);
 
 /*
- * A per-period aggregate with no timestamps (VM exits, host IRQs while the vCPU ran): hcls is VN_HOST_HCLASS_VMEXIT
- * or VN_HOST_HCLASS_IRQ, id and name (copied, up to VN_COMM_LEN - 1 bytes) name the source. Such time made the guest
+ * A per-period aggregate with no timestamps (VM exits, host IRQs while the vCPU ran): hcls is VN_HCLASS_VMEXIT
+ * or VN_HCLASS_HOST_IRQ, id and name (copied, up to VN_COMM_LEN - 1 bytes) name the source. Such time made the guest
  * see gaps the dispatch log cannot place, so min(total_ns, residual not yet claimed) moves from the vCPU's
  * residual to this source, in both stats sets; the rest is counted nowhere (it fell below the guest's
  * threshold). Call it after match_process() has matched the period's gaps. Returns 0 or -EINVAL.
@@ -145,7 +145,7 @@ int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_hori
  */
 typedef void (*match_gap_fn)(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			     const uint64_t guest_ns[VN_CLASS_MAX],
-			     const uint64_t host_ns[VN_HOST_HCLASS_MAX], uint64_t residual_ns);
+			     const uint64_t host_ns[VN_HCLASS_MAX], uint64_t residual_ns);
 void match_set_gap_cb(struct match *m, match_gap_fn fn, void *ctx);
 
 /* Stats of vcpu: total (whole run) or current (since the last match_period_reset); sources sorted. NULL for a
@@ -168,8 +168,5 @@ void match_counters(const struct match *m, uint32_t vcpu, struct match_counters 
 uint64_t match_gaps_waiting(const struct match *m);
 /* Highest vCPU number that got a record + 1 (0 when none). */
 uint32_t match_nvcpus(const struct match *m);
-
-/* "host_preempt", "host_wait", "vmexit", "host_irq". */
-const char *match_hclass_name(int hcls);
 
 #endif

@@ -3,6 +3,7 @@
  * matchview: text and JSON views of the combined guest + host picture (see matchview.h).
  */
 #include <string.h>
+#include "attrib/classes.h"
 #include "util/json.h"
 #include "attrib/merge.h"
 #include "match/matchview.h"
@@ -11,8 +12,6 @@
 #define BIG_GAP_NS 1000000ULL
 #define LL(x) ((unsigned long long)(x))
 
-static const char *const hclass_names[VN_HOST_HCLASS_MAX] = { "host_preempt", "host_wait", "vmexit",
-							      "host_irq" };
 static const char *const chan_states[] = { "absent", "waiting", "ok", "corrupt" };
 static const char *const agent_states[] = { "init", "running", "paused", "stopped" };
 
@@ -38,7 +37,7 @@ static void agg_source_name(const struct hostagg *a, const struct hostagg_vcpu *
 	uint32_t kind = s->id >> 24, id = s->id & 0xffffffu;
 	const char *n;
 
-	if (s->cls == VN_HOST_HCLASS_VMEXIT) {
+	if (s->cls == VN_HCLASS_VMEXIT) {
 		n = hostagg_exit_name(exit_isa(v, s->id), s->id);
 		if (n)
 			snprintf(buf, len, "%s:%s", h, n);
@@ -71,13 +70,13 @@ const char *matchview_source_name(const struct hostagg *a, const struct hostagg_
 	struct merge_source ms = { .cls = s->cls, .id = s->id };
 
 	if (s->kind == VN_HOST_MSRC_HOST) {
-		const char *h = s->cls < VN_HOST_HCLASS_MAX ? hclass_names[s->cls] : "host?";
+		const char *h = s->cls < VN_HCLASS_MAX ? classes_hyp_name(s->cls) : "host?";
 
 		switch (s->cls) {
-		case VN_HOST_HCLASS_PREEMPT:
+		case VN_HCLASS_HOST_PREEMPT:
 			snprintf(buf, len, "%s:%s[%u]", h, s->comm, s->id);
 			break;
-		case VN_HOST_HCLASS_WAIT:
+		case VN_HCLASS_HOST_WAIT:
 			snprintf(buf, len, "%s:%c", h,
 				 s->id >= 32 && s->id < 127 ? (char)s->id : '?');
 			break;
@@ -97,7 +96,7 @@ const char *matchview_source_name(const struct hostagg *a, const struct hostagg_
 bool matchview_is_vnoise(const struct hostinfo *in, const struct hostagg_msrc *s)
 {
 	if (s->kind == VN_HOST_MSRC_HOST)
-		return s->cls == VN_HOST_HCLASS_PREEMPT && hostview_is_self(in, s->id);
+		return s->cls == VN_HCLASS_HOST_PREEMPT && hostview_is_self(in, s->id);
 	return s->cls == VN_CLASS_THREAD && hostview_is_vnoise_comm(s->comm);
 }
 
@@ -375,13 +374,13 @@ static void text_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 	const struct hostagg_match *m = &v->match;
 	uint64_t vs = span_of(m);
 
-	fprintf(
-	    c->f, ROW_VALS, j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
-	    pct(sum8(m->sum.guest_ns, 8), vs), pct(sum8(m->sum.host_ns, VN_HOST_HCLASS_MAX), vs),
-	    pct(m->sum.residual_ns, vs), LL(m->sum.big_gaps), LL(m->sum.big_matched),
-	    m->sum.latency_gaps ? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
-				: 0.0,
-	    (double)m->sum.latency_max_ns / 1e6);
+	fprintf(c->f, ROW_VALS, j, LL(m->sum.gaps), pct(m->sum.gap_ns, vs),
+		pct(sum8(m->sum.guest_ns, 8), vs), pct(sum8(m->sum.host_ns, VN_HCLASS_MAX), vs),
+		pct(m->sum.residual_ns, vs), LL(m->sum.big_gaps), LL(m->sum.big_matched),
+		m->sum.latency_gaps
+		    ? (double)m->sum.latency_sum_ns / 1e6 / (double)m->sum.latency_gaps
+		    : 0.0,
+		(double)m->sum.latency_max_ns / 1e6);
 	text_sources(c, v, VN_HOST_MSRC_HOST, "        hypervisor:", vs);
 	text_sources(c, v, VN_HOST_MSRC_GUEST, "        guest:", vs);
 	fprintf(c->f,
@@ -429,8 +428,8 @@ static void json_source(struct hostview_ctx *c, const struct hostagg_vcpu *v,
 	json_kv_str(w, "source", matchview_source_name(c->a, v, x, name, sizeof(name)));
 	json_kv_str(w, "kind", host ? "hypervisor" : "guest");
 	json_kv_str(w, "class",
-		    host ? (x->cls < VN_HOST_HCLASS_MAX ? hclass_names[x->cls] : "?")
-			 : merge_class_name(x->cls));
+		    host ? (x->cls < VN_HCLASS_MAX ? classes_hyp_name(x->cls) : "?")
+			 : classes_guest_name(x->cls));
 	json_kv_u64(w, "id", x->id);
 	json_kv_str(w, "comm", x->comm);
 	json_kv_u64(w, "total_ns", x->total_ns);
@@ -457,7 +456,7 @@ static void json_guest_classes(struct json_writer *w, const __u64 *ns, bool all)
 	for (int c = 1; c < VN_CLASS_MAX; c++) {
 		if (!all && (c == VN_CLASS_STEAL || c == VN_CLASS_UNEXPLAINED))
 			continue;
-		json_kv_u64(w, merge_class_name(c), ns[c]);
+		json_kv_u64(w, classes_guest_name(c), ns[c]);
 	}
 	json_obj_end(w);
 }
@@ -517,8 +516,8 @@ static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 	json_guest_classes(w, s->guest_ns, false);
 	json_key(w, "hypervisor");
 	json_obj_begin(w);
-	for (int h = 0; h < VN_HOST_HCLASS_MAX; h++)
-		json_kv_u64(w, hclass_names[h], s->host_ns[h]);
+	for (int h = 0; h < VN_HCLASS_MAX; h++)
+		json_kv_u64(w, classes_hyp_name(h), s->host_ns[h]);
 	json_obj_end(w);
 	json_kv_u64(w, "residual_ns", s->residual_ns);
 	json_kv_u64(w, "reduced_ns", s->reduced_ns);

@@ -19,7 +19,7 @@
 struct hh_point {
 	uint64_t start_ns, end_ns;
 	uint64_t out_r_ns, irq_ns, exit_ns; /* HOST_PERIOD, HOST_AGG */
-	uint64_t runtime_ns, guest_ns, host_ns[VN_HOST_HCLASS_MAX], residual_ns; /* HOST_MATCH */
+	uint64_t runtime_ns, guest_ns, host_ns[VN_HCLASS_MAX], residual_ns; /* HOST_MATCH */
 };
 
 struct hh_vcpu {
@@ -164,7 +164,7 @@ static int take_match(struct hosthtml *h, const struct vn_host_match *m)
 	p->runtime_ns += m->runtime_ns;
 	for (k = 0; k < 8; k++)
 		p->guest_ns += m->guest_ns[k];
-	for (k = 0; k < (int)VN_HOST_HCLASS_MAX; k++)
+	for (k = 0; k < (int)VN_HCLASS_MAX; k++)
 		p->host_ns[k] += m->host_ns[k];
 	p->residual_ns += m->residual_ns;
 	return 0;
@@ -367,7 +367,7 @@ static uint64_t point_part(const struct hh_point *p, bool guest, int k, uint64_t
 	*base = p->runtime_ns ? p->runtime_ns : p->end_ns - p->start_ns;
 	if (k == 0)
 		return p->guest_ns;
-	return k <= (int)VN_HOST_HCLASS_MAX ? p->host_ns[k - 1] : p->residual_ns;
+	return k <= (int)VN_HCLASS_MAX ? p->host_ns[k - 1] : p->residual_ns;
 }
 
 /* One vCPU's timeline: its series summed into the axis' bins, as % of their base. */

@@ -540,7 +540,7 @@ static void vcpu_fill(struct hosttui_row *r, const struct hostagg *a,
 		uint64_t ms = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : span;
 
 		r->val[HOSTTUI_COL_GUEST] = pct(sum_u64(s->guest_ns, 8), ms);
-		r->val[HOSTTUI_COL_HYP] = pct(sum_u64(s->host_ns, VN_HOST_HCLASS_MAX), ms);
+		r->val[HOSTTUI_COL_HYP] = pct(sum_u64(s->host_ns, VN_HCLASS_MAX), ms);
 		r->val[HOSTTUI_COL_HW] = pct(s->residual_ns, ms);
 	}
 	if (r->det)

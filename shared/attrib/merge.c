@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attrib/classes.h"
 #include "attrib/merge.h"
 
 struct mev {
@@ -41,11 +42,6 @@ struct merge {
 	void *ctx;
 };
 
-static const char *const class_names[VN_CLASS_MAX] = {
-	"none", "nmi", "irq", "softirq", "thread", "hypercall", "steal", "unexplained"
-};
-static const char *const class_labels[VN_CLASS_MAX] = { "-",	  "NMI",   "IRQ",   "SIRQ",
-							"THREAD", "HCALL", "STEAL", "UNEXPL" };
 static const char *const vec_names[VN_VEC_MAX] = {
 	"local_timer",	    "reschedule",    "call_function", "call_function_single", "irq_work",
 	"x86_platform_ipi", "spurious_apic", "error_apic",    "thermal_apic"
@@ -60,16 +56,6 @@ static const char *const hcall_names[VN_HCALL_MAX] = { "kvm_send_ipi_mask",
 						       "kvm_sched_yield",
 						       "kvm_smp_send_call_func_ipi",
 						       "kvm_wait" };
-
-const char *merge_class_name(int cls)
-{
-	return cls >= 0 && cls < VN_CLASS_MAX ? class_names[cls] : "?";
-}
-
-const char *merge_class_label(int cls)
-{
-	return cls >= 0 && cls < VN_CLASS_MAX ? class_labels[cls] : "?";
-}
 
 const char *merge_vector_name(uint32_t vec)
 {
@@ -110,7 +96,7 @@ const char *merge_source_name(const struct merge_source *s, merge_irq_name_fn fn
 		snprintf(buf, len, "hypercall:%s", merge_hcall_name(s->id));
 		break;
 	default:
-		snprintf(buf, len, "%s", merge_class_name(s->cls));
+		snprintf(buf, len, "%s", classes_guest_name(s->cls));
 		break;
 	}
 	return buf;

@@ -76,8 +76,6 @@ size_t merge_top_sources(const struct merge *m, int cpu, struct merge_source *ou
 typedef const char *(*merge_irq_name_fn)(void *ctx, uint32_t irq);
 const char *merge_source_name(const struct merge_source *s, merge_irq_name_fn fn, void *ctx,
 			      char *buf, size_t len);
-const char *merge_class_name(int cls); /* "nmi", "irq", "softirq", ... (JSON keys) */
-const char *merge_class_label(int cls); /* "NMI", "IRQ", "SIRQ", ... (column heads) */
 const char *merge_vector_name(uint32_t vec); /* VN_VEC_* -> "local_timer"... */
 const char *merge_softirq_name(uint32_t vec);
 const char *merge_hcall_name(uint32_t id);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "app.h"
 #include "dtl.h"
+#include "attrib/classes.h"
 #include "util/sha256.h"
 #include "format/datagram.h"
 
@@ -136,9 +137,11 @@ static bool name_empty(const char *name)
 
 /* Which source kind each class allows besides NONE. */
 static const uint8_t class_src[VN_REPORT_CLS_MAX] = {
-	[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,	   [VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
-	[VN_CLASS_SOFTIRQ] = VN_REPORT_SRC_SOFTIRQ,	   [VN_CLASS_HCALL] = VN_REPORT_SRC_HCALL,
-	[VN_REPORT_CLS_HOST_PREEMPT] = VN_REPORT_SRC_HOST,
+	[VN_CLASS_THREAD] = VN_REPORT_SRC_THREAD,
+	[VN_CLASS_IRQ] = VN_REPORT_SRC_IRQ,
+	[VN_CLASS_SOFTIRQ] = VN_REPORT_SRC_SOFTIRQ,
+	[VN_CLASS_HCALL] = VN_REPORT_SRC_HCALL,
+	[VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT] = VN_REPORT_SRC_HOST,
 };
 
 bool datagram_rec_ok(const struct vn_report_rec *r)
@@ -227,14 +230,32 @@ int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ct
 	return 0;
 }
 
+/* The wire values of the hypervisor classes (protocol/README.md, "Version 2"). */
+_Static_assert(VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT == 8 &&
+		   VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_WAIT == 9 &&
+		   VN_REPORT_CLS_HYP_BASE + VN_HCLASS_VMEXIT == 10 &&
+		   VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_IRQ == 11,
+	       "vn_report_rec.cls of the hypervisor classes is ABI");
+
+uint8_t datagram_cls_of_hclass(enum vn_hclass hc)
+{
+	return (uint8_t)(VN_REPORT_CLS_HYP_BASE + hc);
+}
+
+int datagram_hclass_of_cls(unsigned cls)
+{
+	return cls >= VN_REPORT_CLS_HYP_BASE && cls < VN_REPORT_CLS_MAX
+		   ? (int)(cls - VN_REPORT_CLS_HYP_BASE)
+		   : -1;
+}
+
 const char *datagram_class_name(unsigned cls)
 {
-	static const char *const names[VN_REPORT_CLS_MAX] = {
-		"none",	 "nmi",		"irq",		"softirq",   "thread", "hypercall",
-		"steal", "unexplained", "host_preempt", "host_wait", "vmexit", "host_irq",
-	};
+	int hc = datagram_hclass_of_cls(cls);
 
-	return cls < VN_REPORT_CLS_MAX ? names[cls] : "?";
+	if (hc >= 0)
+		return classes_hyp_name(hc);
+	return cls < VN_CLASS_MAX ? classes_guest_name((int)cls) : "?";
 }
 
 const char *datagram_err_name(int err)

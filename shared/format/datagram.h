@@ -118,9 +118,15 @@ int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ct
  * datagram also may not carry a hypervisor class or the HOST source). */
 bool datagram_rec_ok(const struct vn_report_rec *r);
 
-/* A record class by name: the guest classes as merge_class_name() names them, then "host_preempt",
- * "host_wait", "vmexit", "host_irq" (version 2); "?" out of range. */
+/* A record class by name: the guest classes as classes_guest_name() names them, then the hypervisor
+ * classes as classes_hyp_name() does: "host_preempt", "host_wait", "vmexit", "host_irq" (version 2); "?" out
+ * of range. */
 const char *datagram_class_name(unsigned cls);
+/* The record class (vn_report_rec.cls, version 2) of hypervisor class hc (< VN_HCLASS_MAX):
+ * VN_REPORT_CLS_HYP_BASE + hc, 8 host_preempt .. 11 host_irq. */
+uint8_t datagram_cls_of_hclass(enum vn_hclass hc);
+/* The hypervisor class (enum vn_hclass) record class cls encodes; -1 for a guest class or out of range. */
+int datagram_hclass_of_cls(unsigned cls);
 
 /*
  * Short stable name of a datagram_parse() result, for counters and metric labels: "ok", "not-report",

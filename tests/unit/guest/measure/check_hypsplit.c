@@ -24,7 +24,7 @@ static struct dtl_span span(uint64_t a, uint64_t b, uint8_t cls, uint32_t cause)
 	struct dtl_span s = { .start_ns = a, .end_ns = b, .cause = cause, .cls = cls };
 
 	s.kind = VN_DTL_KIND_PREEMPTED;
-	s.hclass = cls == VN_DTL_CLASS_IDLE ? DTL_HC_WAIT : DTL_HC_PREEMPT;
+	s.hclass = cls == VN_DTL_CLASS_IDLE ? VN_HCLASS_HOST_WAIT : VN_HCLASS_HOST_PREEMPT;
 	return s;
 }
 
@@ -68,7 +68,7 @@ static void assert_exact(const struct hypsplit_cpu *c)
 	uint32_t i;
 	int k;
 
-	for (k = 0; k < DTL_HC_MAX; k++)
+	for (k = 0; k < VN_HCLASS_MAX; k++)
 		sum += c->hyp_ns[k];
 	for (i = 0; i < c->nsrc; i++)
 		srcsum += c->src[i].total_ns;
@@ -91,10 +91,10 @@ START_TEST(exact_sums)
 	ck_assert_int_eq(hypsplit_split(hs, 2, 2000, 12000, 1500, 6000, &agg), 0);
 	c = hypsplit_cpu(hs, 2);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_PREEMPT], 2000); /* hog 1000 + other vCPU 1000 */
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_WAIT], 1000);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT], 1000);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_IRQ], 500);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT], 2000); /* hog 1000 + other vCPU 1000 */
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_WAIT], 1000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT], 1000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_IRQ], 500);
 	ck_assert_uint_eq(c->hw_ns, 3000);
 	ck_assert_uint_eq(c->from_steal_ns, 1500); /* host intervals out of steal first */
 	ck_assert_uint_eq(c->from_unexpl_ns, 6000); /* none is left unexplained: the rest is hw */
@@ -107,8 +107,8 @@ START_TEST(exact_sums)
 	ck_assert_uint_eq(src_ns(c, "host_irq"), 500);
 	s = find_src(c, "host-user-task:hog[1234]");
 	ck_assert_uint_eq(s->cls, VN_DTL_CLASS_HOST_USER);
-	ck_assert_uint_eq(s->hclass, DTL_HC_PREEMPT);
-	ck_assert_uint_eq(find_src(c, "idle")->hclass, DTL_HC_WAIT);
+	ck_assert_uint_eq(s->hclass, VN_HCLASS_HOST_PREEMPT);
+	ck_assert_uint_eq(find_src(c, "idle")->hclass, VN_HCLASS_HOST_WAIT);
 	ck_assert_uint_eq(find_src(c, "exit:30")->reason, 30);
 	ck_assert_uint_eq(c->in_guest_ns, 0); /* all 3000 of host time fit in steal + unexplained */
 	assert_exact(c);
@@ -133,26 +133,27 @@ START_TEST(caps)
 	/* 4000 of host_preempt over a gap holding 1000 of unexplained: scaled 3:1, nothing else */
 	ck_assert_int_eq(hypsplit_split(hs, 1, 0, 4000, 0, 1000, &agg), 0);
 	c = hypsplit_cpu(hs, 1);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_PREEMPT], 1000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT], 1000);
 	ck_assert_uint_eq(src_ns(c, "host-user-task"), 750);
 	ck_assert_uint_eq(src_ns(c, "host-kernel-thread"), 250);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT] + c->hyp_ns[DTL_HC_IRQ] + c->hw_ns, 0);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT] + c->hyp_ns[VN_HCLASS_HOST_IRQ] + c->hw_ns,
+			  0);
 	/* the other 3000 of host time lay inside the gap's guest events: left there, counted */
 	ck_assert_uint_eq(c->in_guest_ns, 3000);
 	ck_assert_uint_eq(c->in_guest_count, 1);
 	assert_exact(c);
 	/* steal only: host_wait takes it; aggregates never take steal */
 	ck_assert_int_eq(hypsplit_split(hs, 1, 4000, 6000, 700, 0, &agg), 0);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_WAIT], 700);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_WAIT], 700);
 	ck_assert_uint_eq(c->from_steal_ns, 700);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT], 0);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT], 0);
 	ck_assert_uint_eq(c->in_guest_ns,
 			  3000 + 1300); /* the idle span's 2000 in the gap, less 700 */
 	ck_assert_uint_eq(c->in_guest_count, 2);
 	/* no host interval: aggregates capped to unexplained, vmexit first */
 	ck_assert_int_eq(hypsplit_split(hs, 1, 20000, 26000, 300, 6000, &agg), 0);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_VMEXIT], 5000);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_IRQ], 1000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT], 5000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_IRQ], 1000);
 	ck_assert_uint_eq(c->from_steal_ns, 700); /* this gap's steal stays steal */
 	ck_assert_uint_eq(c->hw_ns, 0);
 	ck_assert_uint_eq(c->in_guest_count, 2); /* aggregates are never counted in guest events */
@@ -205,7 +206,7 @@ START_TEST(late_horizon)
 	ck_assert_uint_eq(hypsplit_process(hs, 7500), 2);
 	c = hypsplit_cpu(hs, 2);
 	ck_assert_uint_eq(c->split, 1);
-	ck_assert_uint_eq(c->hyp_ns[DTL_HC_PREEMPT] + c->hyp_ns[DTL_HC_WAIT], 2000);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT] + c->hyp_ns[VN_HCLASS_HOST_WAIT], 2000);
 	/* the horizon at the second's end is not enough (clock error margin) */
 	dtl_set_horizon(d, 7000 + HYPSPLIT_MARGIN_NS - 1);
 	ck_assert_uint_eq(hypsplit_process(hs, 7500), 2);
@@ -306,14 +307,14 @@ START_TEST(view_sums)
 	view_row(&v, 0, &r);
 	for (k = 0; k < VIEW_NSHOWN; k++)
 		sum += r.class_ns[view_shown[k]];
-	for (k = 0; k < VIEW_NHYP; k++)
+	for (k = 0; k < VN_HCLASS_PARTS; k++)
 		sum += r.hyp_ns[k];
 	ck_assert_uint_eq(r.noise_ns, 10000);
 	ck_assert_uint_eq(sum, r.noise_ns);
 	ck_assert_uint_eq(r.class_ns[VN_CLASS_THREAD], 4000);
 	ck_assert_uint_eq(r.class_ns[VN_CLASS_UNEXPLAINED], 0);
-	ck_assert_uint_eq(r.hyp_ns[DTL_HC_PREEMPT], 4000);
-	ck_assert_uint_eq(r.hyp_ns[DTL_HC_MAX], 2000); /* hw */
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_PREEMPT], 4000);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HW], 2000); /* hw */
 	json = capture(view_json_ops.end, &v);
 	ck_assert_ptr_nonnull(strstr(json, "\"dtl\": \"ok\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"host_preempt\": 4000"));
@@ -335,10 +336,10 @@ START_TEST(view_sums)
 	text = capture(view_hist_ops.end, &v);
 	ck_assert_ptr_nonnull(strstr(text, "per hypervisor class"));
 	ck_assert_ptr_nonnull(strstr(text, "HPRE"));
-	ck_assert_uint_eq(hist_count(&v.hist[0].hyp[DTL_HC_PREEMPT]), 1);
-	ck_assert_uint_eq(hist_max(&v.hist[0].hyp[DTL_HC_PREEMPT]), 4000);
-	ck_assert_uint_eq(hist_max(&v.hist[0].hyp[DTL_HC_MAX]), 2000);
-	ck_assert_uint_eq(hist_count(&v.hist[0].hyp[DTL_HC_WAIT]), 0);
+	ck_assert_uint_eq(hist_count(&v.hist[0].hyp[VN_HCLASS_HOST_PREEMPT]), 1);
+	ck_assert_uint_eq(hist_max(&v.hist[0].hyp[VN_HCLASS_HOST_PREEMPT]), 4000);
+	ck_assert_uint_eq(hist_max(&v.hist[0].hyp[VN_HCLASS_HW]), 2000);
+	ck_assert_uint_eq(hist_count(&v.hist[0].hyp[VN_HCLASS_HOST_WAIT]), 0);
 	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		ck_assert_msg(strlen(line) <= 80, "over 80 columns: %s", line);
 	free(json);

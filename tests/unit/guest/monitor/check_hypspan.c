@@ -62,26 +62,26 @@ START_TEST(test_crossing)
 	hypspan_add(h, 2, 0, 1, 150, 550);
 	ck_assert_uint_eq(hypspan_process(h, d, 560), 1);
 	t = hypspan_tot(h, 2);
-	ck_assert_uint_eq(t->ns[DTL_HC_PREEMPT], 100);
-	ck_assert_uint_eq(t->ns[DTL_HC_WAIT], 100);
+	ck_assert_uint_eq(t->ns[VN_HCLASS_HOST_PREEMPT], 100);
+	ck_assert_uint_eq(t->ns[VN_HCLASS_HOST_WAIT], 100);
 	ck_assert_uint_eq(t->running_ns, 200);
 	ck_assert_uint_eq(t->runnable_ns, 0);
-	ck_assert_uint_eq(cause_ns(t, HOG, DTL_HC_PREEMPT), 100);
-	ck_assert_uint_eq(cause_ns(t, 0, DTL_HC_WAIT), 100);
+	ck_assert_uint_eq(cause_ns(t, HOG, VN_HCLASS_HOST_PREEMPT), 100);
+	ck_assert_uint_eq(cause_ns(t, 0, VN_HCLASS_HOST_WAIT), 100);
 	ck_assert_str_eq(dtl_cause_name(d, HOG, VN_DTL_CLASS_HOST_USER, nm, sizeof(nm)),
 			 "host-user-task:hog[123]");
 	/* the same time on CPU 1 sees CPU 1's interval only; other targets untouched */
 	hypspan_add(h, 1, 1, 1, 150, 550);
 	hypspan_process(h, d, 560);
-	ck_assert_uint_eq(hypspan_tot(h, 1)->ns[DTL_HC_PREEMPT], 400);
-	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[DTL_HC_PREEMPT], 0);
+	ck_assert_uint_eq(hypspan_tot(h, 1)->ns[VN_HCLASS_HOST_PREEMPT], 400);
+	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[VN_HCLASS_HOST_PREEMPT], 0);
 	/* a span between host intervals gets nothing; one inside an interval gets all of itself */
 	hypspan_add(h, 3, 0, 1, 200, 300);
 	hypspan_add(h, 3, 0, 1, 710, 720);
 	hypspan_process(h, d, 800);
 	t = hypspan_tot(h, 3);
-	ck_assert_uint_eq(t->ns[DTL_HC_PREEMPT] + t->ns[DTL_HC_WAIT], 10);
-	ck_assert_uint_eq(cause_ns(t, KT, DTL_HC_PREEMPT), 10);
+	ck_assert_uint_eq(t->ns[VN_HCLASS_HOST_PREEMPT] + t->ns[VN_HCLASS_HOST_WAIT], 10);
+	ck_assert_uint_eq(cause_ns(t, KT, VN_HCLASS_HOST_PREEMPT), 10);
 	hypspan_stats(h, &st);
 	ck_assert_uint_eq(st.spans, 4);
 	ck_assert_uint_eq(st.done, 4);
@@ -104,9 +104,9 @@ START_TEST(test_runnable)
 	t = hypspan_tot(h, 0);
 	ck_assert_uint_eq(t->running_ns, 100);
 	ck_assert_uint_eq(t->runnable_ns, 200);
-	ck_assert_uint_eq(t->ns[DTL_HC_PREEMPT], 200);
-	ck_assert_uint_eq(t->ns[DTL_HC_WAIT], 100);
-	ck_assert_uint_eq(cause_ns(t, HOG, DTL_HC_PREEMPT), 200);
+	ck_assert_uint_eq(t->ns[VN_HCLASS_HOST_PREEMPT], 200);
+	ck_assert_uint_eq(t->ns[VN_HCLASS_HOST_WAIT], 100);
+	ck_assert_uint_eq(cause_ns(t, HOG, VN_HCLASS_HOST_PREEMPT), 200);
 	hypspan_free(h);
 	dtl_close(d);
 }
@@ -121,7 +121,7 @@ START_TEST(test_horizon)
 	hypspan_add(h, 0, 0, 1, 100, 250); /* before the horizon */
 	hypspan_add(h, 0, 0, 1, 250, 550); /* after it: waits */
 	ck_assert_uint_eq(hypspan_process(h, d, 600), 1);
-	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[DTL_HC_PREEMPT], 100);
+	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[VN_HCLASS_HOST_PREEMPT], 100);
 	ck_assert_uint_eq(hypspan_pending_end(h), 550);
 	/* still within late_ns of its end: pending, nothing counted */
 	ck_assert_uint_eq(hypspan_process(h, d, 1500), 0);
@@ -131,8 +131,8 @@ START_TEST(test_horizon)
 	/* the horizon moves: intersected exactly */
 	dtl_set_horizon(d, 600);
 	ck_assert_uint_eq(hypspan_process(h, d, 1500), 1);
-	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[DTL_HC_PREEMPT], 150);
-	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[DTL_HC_WAIT], 100);
+	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[VN_HCLASS_HOST_PREEMPT], 150);
+	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[VN_HCLASS_HOST_WAIT], 100);
 	/* a span the horizon never reaches becomes late after late_ns, with its length */
 	hypspan_add(h, 0, 0, 1, 600, 900);
 	hypspan_process(h, d, 1900);
@@ -143,7 +143,7 @@ START_TEST(test_horizon)
 	ck_assert_uint_eq(st.pending, 0);
 	ck_assert_uint_eq(st.late, 1);
 	ck_assert_uint_eq(st.late_ns, 300);
-	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[DTL_HC_PREEMPT], 150); /* never guessed */
+	ck_assert_uint_eq(hypspan_tot(h, 0)->ns[VN_HCLASS_HOST_PREEMPT], 150); /* never guessed */
 	/* no DTL at all (horizon 0): pending, then late; finish makes the rest late */
 	hypspan_add(h, 0, 0, 1, 2000, 2100);
 	hypspan_add(h, 0, 0, 1, 2100, 2200);
@@ -181,7 +181,7 @@ START_TEST(test_bounds)
 	hypspan_add(h, 1, 0, 1, 100, 200);
 	dtl_set_horizon(d, 3000);
 	ck_assert_uint_eq(hypspan_process(h, d, 3000), 3);
-	ck_assert_uint_eq(hypspan_tot(h, 1)->ns[DTL_HC_PREEMPT], 200);
+	ck_assert_uint_eq(hypspan_tot(h, 1)->ns[VN_HCLASS_HOST_PREEMPT], 200);
 	/* bad spans: target out of range, empty or reversed */
 	hypspan_add(h, 2, 0, 1, 100, 200);
 	hypspan_add(h, 0, 0, 1, 200, 200);
@@ -237,8 +237,10 @@ START_TEST(test_causes)
 	ck_assert_uint_eq(diff.cause[3].cause, 0x10001u);
 	ck_assert_uint_eq(diff.cause[3].ns, 10);
 	ck_assert_uint_eq(diff.other_ns, 0);
-	ck_assert_uint_eq(diff.ns[DTL_HC_PREEMPT], t->ns[DTL_HC_PREEMPT] - a.ns[DTL_HC_PREEMPT]);
-	ck_assert_uint_eq(diff.ns[DTL_HC_PREEMPT], 10 + (10 + N - 1) + (10 + N) + (10 + N + 1));
+	ck_assert_uint_eq(diff.ns[VN_HCLASS_HOST_PREEMPT],
+			  t->ns[VN_HCLASS_HOST_PREEMPT] - a.ns[VN_HCLASS_HOST_PREEMPT]);
+	ck_assert_uint_eq(diff.ns[VN_HCLASS_HOST_PREEMPT],
+			  10 + (10 + N - 1) + (10 + N) + (10 + N + 1));
 	/* from the start: every cause's total, the evicted ones in other */
 	memset(&a, 0, sizeof(a));
 	hypspan_diff(&a, t, &diff);

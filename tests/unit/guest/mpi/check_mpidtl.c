@@ -53,9 +53,9 @@ START_TEST(test_overlap)
 	span(d, 0, 195 * MS, 230 * MS, hog, VN_DTL_CLASS_HOST_USER); /* 5 ms inside: hog 20 */
 	span(d, 1, 150 * MS, 180 * MS, kw, VN_DTL_CLASS_HOST_KTHREAD); /* another CPU */
 	ck_assert_uint_eq(mpidtl_attribute(d, &r), 33 * MS);
-	ck_assert_uint_eq(r.hyp_ns[VN_PIPE_HYP_PREEMPT], 30 * MS);
-	ck_assert_uint_eq(r.hyp_ns[VN_PIPE_HYP_WAIT], 3 * MS);
-	ck_assert_uint_eq(r.hyp_ns[VN_PIPE_HYP_VMEXIT], 0);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_PREEMPT], 30 * MS);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_WAIT], 3 * MS);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_VMEXIT], 0);
 	ck_assert_uint_eq(r.hyp_cause, hog);
 	ck_assert_uint_eq(r.hyp_cause_cls, VN_DTL_CLASS_HOST_USER);
 	ck_assert_uint_eq(r.hyp_cause_ns, 20 * MS);

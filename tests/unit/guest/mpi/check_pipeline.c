@@ -706,8 +706,8 @@ static struct vn_pipe *hyp_pipe(int hyp)
 	r->cause_id = 77;
 	r->cause_ns = 50;
 	memcpy(r->cause_comm, "inj", 4);
-	r->hyp_ns[VN_PIPE_HYP_PREEMPT] = 500;
-	r->hyp_ns[VN_PIPE_HYP_VMEXIT] = 20;
+	r->hyp_ns[VN_HCLASS_HOST_PREEMPT] = 500;
+	r->hyp_ns[VN_HCLASS_VMEXIT] = 20;
 	r->hyp_cause = 0x10003;
 	r->hyp_cause_cls = 3; /* VN_DTL_CLASS_HOST_USER */
 	r->hyp_cause_ns = 500;
@@ -838,17 +838,18 @@ START_TEST(test_hyp_records)
 					  570); /* thread 50 + hyp 520, steal explained */
 		if (rec[i].cls == VN_CLASS_STEAL)
 			steal = (int)rec[i].noise_ns;
-		if (rec[i].cls == VN_REPORT_CLS_HOST_PREEMPT &&
+		if (rec[i].cls == VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT &&
 		    rec[i].src_kind == VN_REPORT_SRC_NONE) {
 			ck_assert_uint_eq(rec[i].noise_ns, 500);
 			seen_pre++;
 		}
-		if (rec[i].cls == VN_REPORT_CLS_VMEXIT) {
+		if (rec[i].cls == VN_REPORT_CLS_HYP_BASE + VN_HCLASS_VMEXIT) {
 			ck_assert_uint_eq(rec[i].noise_ns, 20);
 			seen_exit++;
 		}
 		if (rec[i].src_kind == VN_REPORT_SRC_HOST) {
-			ck_assert_uint_eq(rec[i].cls, VN_REPORT_CLS_HOST_PREEMPT);
+			ck_assert_uint_eq(rec[i].cls,
+					  VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT);
 			ck_assert_uint_eq(rec[i].src_id, 3);
 			ck_assert_str_eq(rec[i].name, "hog");
 			ck_assert_uint_eq(rec[i].noise_ns, 500);
@@ -891,7 +892,7 @@ START_TEST(test_journal)
 	ck_assert_uint_eq(s->r[1].end_ns - s->r[1].start_ns, 1500);
 	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NONE); /* to be judged again */
 	/* the private copy filters like the shared pipe, with the hypervisor's share added */
-	s->r[1].hyp_ns[VN_PIPE_HYP_PREEMPT] = 450;
+	s->r[1].hyp_ns[VN_HCLASS_HOST_PREEMPT] = 450;
 	ck_assert_int_eq(pipeline_filter(priv, 5), 1);
 	ck_assert_uint_eq(s->r[1].verdict, VN_VERDICT_NOISE);
 	/* guest-only, without a PMU, the time the host took looks like more work on the CPU */

@@ -712,16 +712,16 @@ static void send_hyp_iv(struct node *n, uint64_t iv)
 		{ .noise_ns = 300,
 		  .count = 1,
 		  .kind = VN_REPORT_REC_RANK,
-		  .cls = VN_REPORT_CLS_HOST_PREEMPT },
+		  .cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT },
 		{ .noise_ns = 50,
 		  .count = 1,
 		  .kind = VN_REPORT_REC_RANK,
-		  .cls = VN_REPORT_CLS_HOST_WAIT },
+		  .cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_WAIT },
 		{ .noise_ns = 300,
 		  .count = 1,
 		  .src_id = 3,
 		  .kind = VN_REPORT_REC_RANK,
-		  .cls = VN_REPORT_CLS_HOST_PREEMPT,
+		  .cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT,
 		  .src_kind = VN_REPORT_SRC_HOST,
 		  .name = "hog" },
 	};
@@ -745,7 +745,7 @@ START_TEST(test_hypervisor_versions)
 				   .seq = 100 };
 	struct vn_report_rec hr = { .noise_ns = 5,
 				    .kind = VN_REPORT_REC_RANK,
-				    .cls = VN_REPORT_CLS_VMEXIT };
+				    .cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_VMEXIT };
 	struct sockaddr_in addr = node_addr(1);
 	char *p, *js;
 	int len;
@@ -788,14 +788,15 @@ START_TEST(test_hypervisor_versions)
 				     .src_kind = VN_REPORT_SRC_HOST,
 				     .src_id = 3 };
 	ck_assert(!datagram_rec_ok(&hr));
-	hr.cls = VN_REPORT_CLS_HOST_PREEMPT;
+	hr.cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_PREEMPT;
 	ck_assert(datagram_rec_ok(&hr));
 	hr.src_id = 5; /* idle is host_wait, never a host_preempt cause */
 	ck_assert(!datagram_rec_ok(&hr));
 	hr.src_id = 3;
 	hr.cls = VN_REPORT_CLS_MAX;
 	ck_assert(!datagram_rec_ok(&hr));
-	ck_assert_str_eq(datagram_class_name(VN_REPORT_CLS_HOST_IRQ), "host_irq");
+	ck_assert_str_eq(datagram_class_name(VN_REPORT_CLS_HYP_BASE + VN_HCLASS_HOST_IRQ),
+			 "host_irq");
 	ck_assert_str_eq(datagram_class_name(VN_CLASS_STEAL), "steal");
 	ck_assert_str_eq(datagram_class_name(99), "?");
 

@@ -159,7 +159,9 @@ static void add(struct store *s, uint64_t job, uint64_t node, uint64_t iv, uint6
 				   .start_realtime_ns = 1000 + iv * 100,
 				   .end_realtime_ns = 1000 + iv * 100 + 50 };
 	struct vn_report_rec r = { .noise_ns = node, .compute_ns = compute, .kind = 1 };
-	struct vn_report_rec h = { .noise_ns = 7, .kind = 1, .cls = VN_REPORT_CLS_VMEXIT };
+	struct vn_report_rec h = { .noise_ns = 7,
+				   .kind = 1,
+				   .cls = VN_REPORT_CLS_HYP_BASE + VN_HCLASS_VMEXIT };
 	struct datagram_view v;
 	int len;
 

@@ -785,7 +785,7 @@ START_TEST(test_match_sums)
 				    .dom = 0,
 				    .vcpu = 1,
 				    .kind = VN_HOST_MSRC_HOST,
-				    .cls = VN_HOST_HCLASS_PREEMPT,
+				    .cls = VN_HCLASS_HOST_PREEMPT,
 				    .id = 42,
 				    .comm = "vnhog42" };
 	struct vn_host_chan ch = { .start_ns = 1 * S,
@@ -802,7 +802,7 @@ START_TEST(test_match_sums)
 	m.gaps = 10;
 	m.gap_ns = 5 * MS;
 	m.max_gap_ns = 2 * MS;
-	m.host_ns[VN_HOST_HCLASS_PREEMPT] = 3 * MS;
+	m.host_ns[VN_HCLASS_HOST_PREEMPT] = 3 * MS;
 	m.guest_ns[VN_CLASS_THREAD] = 1 * MS;
 	m.residual_ns = 1 * MS;
 	m.latency_max_ns = 7 * MS;
@@ -823,7 +823,7 @@ START_TEST(test_match_sums)
 	ck_assert_uint_eq(v->match.sum.max_gap_ns, 2 * MS);
 	ck_assert_uint_eq(v->match.sum.latency_max_ns, 9 * MS);
 	ck_assert_uint_eq(v->match.sum.latency_gaps, 20);
-	ck_assert_uint_eq(v->match.sum.host_ns[VN_HOST_HCLASS_PREEMPT], 6 * MS);
+	ck_assert_uint_eq(v->match.sum.host_ns[VN_HCLASS_HOST_PREEMPT], 6 * MS);
 	ck_assert_uint_eq(v->match.sum.gonly_ns[VN_CLASS_UNEXPLAINED], 8 * MS);
 	ck_assert_uint_eq(v->match.sum.start_ns, 1 * S);
 	ck_assert_uint_eq(v->match.sum.end_ns, 3 * S);

@@ -483,7 +483,7 @@ START_TEST(test_guest_split)
 	const char *t;
 
 	mt.guest_ns[VN_CLASS_IRQ] = 3 * MS;
-	mt.host_ns[VN_HOST_HCLASS_PREEMPT] = 6 * MS;
+	mt.host_ns[VN_HCLASS_HOST_PREEMPT] = 6 * MS;
 	mt.residual_ns = 1 * MS;
 	bind_dom(a, 0, "d1", "u-1");
 	period(a, 0, 0, 10 * S, 0, 0, 0);

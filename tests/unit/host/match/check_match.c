@@ -26,7 +26,7 @@ struct gaprec {
 	uint32_t vcpu;
 	uint64_t start, end, residual;
 	uint64_t guest[VN_CLASS_MAX];
-	uint64_t host[VN_HOST_HCLASS_MAX];
+	uint64_t host[VN_HCLASS_MAX];
 };
 
 struct gaplog {
@@ -35,8 +35,8 @@ struct gaplog {
 };
 
 static void gap_cb(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
-		   const uint64_t guest_ns[VN_CLASS_MAX],
-		   const uint64_t host_ns[VN_HOST_HCLASS_MAX], uint64_t residual_ns)
+		   const uint64_t guest_ns[VN_CLASS_MAX], const uint64_t host_ns[VN_HCLASS_MAX],
+		   uint64_t residual_ns)
 {
 	struct gaplog *log = ctx;
 	struct gaprec *r;
@@ -53,14 +53,14 @@ static void gap_cb(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 	memcpy(r->host, host_ns, sizeof(r->host));
 	for (c = 0; c < VN_CLASS_MAX; c++)
 		sum += guest_ns[c];
-	for (c = 0; c < VN_HOST_HCLASS_MAX; c++)
+	for (c = 0; c < VN_HCLASS_MAX; c++)
 		sum += host_ns[c];
 	ck_assert_uint_eq(sum, end_ns - start_ns); /* parts add up, always */
 	ck_assert_uint_eq(guest_ns[VN_CLASS_NONE], 0);
 	ck_assert_uint_eq(guest_ns[VN_CLASS_STEAL], 0);
 	ck_assert_uint_eq(guest_ns[VN_CLASS_UNEXPLAINED], 0);
-	ck_assert_uint_eq(host_ns[VN_HOST_HCLASS_VMEXIT], 0);
-	ck_assert_uint_eq(host_ns[VN_HOST_HCLASS_IRQ], 0);
+	ck_assert_uint_eq(host_ns[VN_HCLASS_VMEXIT], 0);
+	ck_assert_uint_eq(host_ns[VN_HCLASS_HOST_IRQ], 0);
 }
 
 static struct match *new_matcher(struct gaplog **log)
@@ -164,7 +164,7 @@ static const struct match_stats *stats_ok(const struct match_stats *st)
 	ck_assert_ptr_nonnull(st);
 	for (c = 0; c < VN_CLASS_MAX; c++)
 		cls += st->guest_ns[c];
-	for (c = 0; c < VN_HOST_HCLASS_MAX; c++)
+	for (c = 0; c < VN_HCLASS_MAX; c++)
 		cls += st->host_ns[c];
 	sum += cls;
 	ck_assert_uint_eq(sum, st->gap_ns);
@@ -220,14 +220,14 @@ START_TEST(test_host_preempt)
 	ck_assert_uint_eq(log->g[0].vcpu, 0);
 	ck_assert_uint_eq(log->g[0].start, 0);
 	ck_assert_uint_eq(log->g[0].end, 10 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_PREEMPT], 5 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 0);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_PREEMPT], 5 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 0);
 	ck_assert_uint_eq(log->g[0].residual, 5 * MS);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->gaps, 1);
 	ck_assert_uint_eq(st->gap_ns, 10 * MS);
 	ck_assert_uint_eq(st->max_gap_ns, 10 * MS);
-	ck_assert_uint_eq(st->host_ns[VN_HOST_HCLASS_PREEMPT], 5 * MS);
+	ck_assert_uint_eq(st->host_ns[VN_HCLASS_HOST_PREEMPT], 5 * MS);
 	ck_assert_uint_eq(st->residual_ns, 5 * MS);
 	ck_assert_uint_eq(st->reduced_ns, 0);
 	ck_assert_uint_eq(st->big_gaps, 1);
@@ -237,8 +237,8 @@ START_TEST(test_host_preempt)
 	ck_assert_uint_eq(st->latency_sum_ns, 2 * MS);
 	ck_assert_uint_eq(st->nsrc, 1);
 	ck_assert_uint_eq(st->src[0].kind, MATCH_K_HOST);
-	ck_assert_uint_eq(st->src[0].cls, VN_HOST_HCLASS_PREEMPT);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 42, "vnhog42", 5 * MS, 1, 5 * MS);
+	ck_assert_uint_eq(st->src[0].cls, VN_HCLASS_HOST_PREEMPT);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 42, "vnhog42", 5 * MS, 1, 5 * MS);
 	c = counters(m, 0);
 	ck_assert_uint_eq(c.gaps_in, 1);
 	ck_assert_uint_eq(c.outs_in, 1);
@@ -260,12 +260,12 @@ START_TEST(test_blocked_idle)
 	out(m, 0, 1 * MS, 5 * MS, 'S');
 	run(m, 0, 1 * MS, 5 * MS, 0, "swapper/3", 1);
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 4 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_PREEMPT], 0);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 4 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_PREEMPT], 0);
 	ck_assert_uint_eq(log->g[0].residual, 6 * MS);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->nsrc, 1);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'S', "", 4 * MS, 1, 4 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'S', "", 4 * MS, 1, 4 * MS);
 	ck_assert_uint_eq(st->big_matched, 0); /* 4 of 10 ms */
 	ck_assert_uint_eq(st->latency_max_ns, 0);
 	match_free(m);
@@ -286,15 +286,15 @@ START_TEST(test_partial_runs)
 	run(m, 0, 4 * MS, 5 * MS, 0, "swapper", 1);
 	run(m, 0, 6 * MS, 7 * MS, 43, "kworker", 0);
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_PREEMPT], 3 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 5 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_PREEMPT], 3 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 5 * MS);
 	ck_assert_uint_eq(log->g[0].residual, 2 * MS);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->nsrc, 3);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'R', "", 5 * MS, 1, 5 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 42, "hog", 2 * MS, 1, 2 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 43, "kworker", 1 * MS, 1, 1 * MS);
-	ck_assert_uint_eq(st->src[0].cls, VN_HOST_HCLASS_WAIT); /* sorted, largest first */
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'R', "", 5 * MS, 1, 5 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 42, "hog", 2 * MS, 1, 2 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 43, "kworker", 1 * MS, 1, 1 * MS);
+	ck_assert_uint_eq(st->src[0].cls, VN_HCLASS_HOST_WAIT); /* sorted, largest first */
 	ck_assert_uint_eq(st->src[1].id, 42);
 	ck_assert_uint_eq(st->src[2].id, 43);
 	ck_assert_uint_eq(st->big_matched, 1);
@@ -320,15 +320,15 @@ START_TEST(test_clipping)
 	run(m, 0, 6500 * US, 7 * MS, 52, "c",
 	    0); /* overlaps b's run (bad data): not counted twice */
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_PREEMPT], 4 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 2 * MS); /* 3..4 'S', 5..6 'R' */
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_PREEMPT], 4 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 2 * MS); /* 3..4 'S', 5..6 'R' */
 	ck_assert_uint_eq(log->g[0].residual, 2 * MS);
 	st = total(m, 0);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 50, "a", 1 * MS, 1, 1 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 51, "b", 3 * MS, 1, 3 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'S', "", 1 * MS, 1, 1 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'R', "", 1 * MS, 1, 1 * MS);
-	ck_assert_ptr_null(find_src(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 52));
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 50, "a", 1 * MS, 1, 1 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 51, "b", 3 * MS, 1, 3 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'S', "", 1 * MS, 1, 1 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'R', "", 1 * MS, 1, 1 * MS);
+	ck_assert_ptr_null(find_src(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 52));
 	match_free(m);
 	free(log);
 }
@@ -346,14 +346,14 @@ START_TEST(test_guest_thread_net)
 	ev(m, 0, mkev(VN_CLASS_THREAD, 1234, 1 * MS, 4 * MS, VN_CLASS_NONE, 0, 0, "inj"));
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
 	ck_assert_uint_eq(log->g[0].guest[VN_CLASS_THREAD], 1 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_PREEMPT], 5 * MS);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_PREEMPT], 5 * MS);
 	ck_assert_uint_eq(log->g[0].residual, 4 * MS);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->guest_ns[VN_CLASS_THREAD], 1 * MS);
 	ck_assert_uint_eq(st->reduced_ns, 2 * MS);
 	ck_assert_uint_eq(st->residual_ns, 4 * MS);
 	src_is(st, MATCH_K_GUEST, VN_CLASS_THREAD, 1234, "inj", 1 * MS, 1, 1 * MS);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 42, "vnhog42", 5 * MS, 1, 5 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 42, "vnhog42", 5 * MS, 1, 5 * MS);
 	ck_assert_uint_eq(counters(m, 0).events_in, 1);
 	ck_assert_uint_eq(st->big_matched, 1);
 	ck_assert_uint_eq(st->big_guest, 0);
@@ -399,14 +399,14 @@ START_TEST(test_nested)
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
 	ck_assert_uint_eq(log->g[0].guest[VN_CLASS_IRQ], 500 * US);
 	ck_assert_uint_eq(log->g[0].guest[VN_CLASS_THREAD], 3 * MS);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 1500 * US);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 1500 * US);
 	ck_assert_uint_eq(log->g[0].residual, 5 * MS);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->reduced_ns,
 			  1500 * US); /* top level only: the irq's 0.5 ms not twice */
 	src_is(st, MATCH_K_GUEST, VN_CLASS_THREAD, 7, "kworker/1", 3 * MS, 1, 3 * MS);
 	src_is(st, MATCH_K_GUEST, VN_CLASS_IRQ, 30, "", 500 * US, 1, 500 * US);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'R', "", 1500 * US, 1, 1500 * US);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'R', "", 1500 * US, 1, 1500 * US);
 	match_free(m);
 	free(log);
 }
@@ -494,7 +494,7 @@ START_TEST(test_clamped)
 	ev(m, 0, mkev(VN_CLASS_THREAD, 1, 0, 6 * US, VN_CLASS_NONE, 0, 0, "a")); /* 4 own */
 	ev(m, 0, mkev(VN_CLASS_IRQ, 2, 2 * US, 8 * US, VN_CLASS_NONE, 0, 0, NULL)); /* 6 own */
 	ck_assert_int_eq(match_process(m, 8 * US, 8 * US, 8 * US), 1);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 2 * US);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 2 * US);
 	ck_assert_uint_eq(log->g[0].guest[VN_CLASS_THREAD] + log->g[0].guest[VN_CLASS_IRQ], 6 * US);
 	ck_assert_uint_eq(log->g[0].guest[VN_CLASS_IRQ], 3600); /* 6 * 6 / 10 */
 	ck_assert_uint_eq(log->g[0].residual, 0);
@@ -547,7 +547,7 @@ START_TEST(test_hostile_huge)
 	ck_assert_int_eq(match_process(m, top, top, top), 1);
 	ck_assert_uint_eq(log->n, 1);
 	ck_assert_uint_eq(
-	    log->g[0].host[VN_HOST_HCLASS_PREEMPT] + log->g[0].host[VN_HOST_HCLASS_WAIT], top - 10);
+	    log->g[0].host[VN_HCLASS_HOST_PREEMPT] + log->g[0].host[VN_HCLASS_HOST_WAIT], top - 10);
 	ck_assert_uint_eq(counters(m, 0).clamped, 1);
 	ck_assert_uint_eq(total(m, 0)->gaps, 1);
 	match_free(m);
@@ -653,7 +653,7 @@ START_TEST(test_retention)
 	gap(m, 0, 20 * US, 24 * US, 0);
 	ck_assert_int_eq(match_process(m, 30 * US, 30 * US, 0), 1);
 	ck_assert_uint_eq(log->g[1].guest[VN_CLASS_THREAD], 3 * US);
-	ck_assert_uint_eq(log->g[1].host[VN_HOST_HCLASS_WAIT], 1 * US);
+	ck_assert_uint_eq(log->g[1].host[VN_HCLASS_HOST_WAIT], 1 * US);
 	ck_assert_uint_eq(counters(m, 0).queued, 1); /* the thread ends at 25 */
 	ck_assert_uint_eq(total(m, 0)->runtime_ns, 10 * US);
 	match_free(m);
@@ -682,8 +682,8 @@ START_TEST(test_retention_long)
 	ck_assert_int_eq(n, 5000);
 	ck_assert_uint_eq(log->n, 5000);
 	/* the gaps from 5 us on lie inside the long out: each is all host time */
-	ck_assert_uint_eq(log->g[4999].host[VN_HOST_HCLASS_PREEMPT] +
-			      log->g[4999].host[VN_HOST_HCLASS_WAIT],
+	ck_assert_uint_eq(log->g[4999].host[VN_HCLASS_HOST_PREEMPT] +
+			      log->g[4999].host[VN_HCLASS_HOST_WAIT],
 			  4 * US);
 	ck_assert_uint_eq(total(m, 0)->residual_ns,
 			  3 * US); /* gap 0 before the long out: 0..2, 3..4 us */
@@ -714,14 +714,14 @@ START_TEST(test_bad)
 	ck_assert_int_eq(match_add_event(m, 1, &e), -EINVAL);
 	e = mkev(VN_CLASS_IRQ, 1, 0, 5, 200, 0, 0, NULL);
 	ck_assert_int_eq(match_add_event(m, 1, &e), -EINVAL);
-	ck_assert_int_eq(match_add_agg(m, 1, VN_HOST_HCLASS_PREEMPT, 1, "x", 5), -EINVAL);
+	ck_assert_int_eq(match_add_agg(m, 1, VN_HCLASS_HOST_PREEMPT, 1, "x", 5), -EINVAL);
 	c = counters(m, 1);
 	ck_assert_uint_eq(c.bad, 10);
 	ck_assert_uint_eq(c.queued, 0);
 	/* out-of-range vCPU: refused, counted apart */
 	ck_assert_int_eq(sample(m, MATCH_MAX_VCPUS, VN_SAMPLE_GAP, 0, 5, 0), -EINVAL);
 	ck_assert_int_eq(match_add_out(m, UINT32_MAX, 0, 5, 'R'), -EINVAL);
-	ck_assert_int_eq(match_add_agg(m, MATCH_MAX_VCPUS, VN_HOST_HCLASS_IRQ, 1, "x", 5), -EINVAL);
+	ck_assert_int_eq(match_add_agg(m, MATCH_MAX_VCPUS, VN_HCLASS_HOST_IRQ, 1, "x", 5), -EINVAL);
 	ck_assert_uint_eq(counters(m, MATCH_MAX_VCPUS).bad, 3);
 	ck_assert_uint_eq(match_nvcpus(m), 2);
 	ck_assert_ptr_null(match_stats_total(m, 0));
@@ -746,7 +746,7 @@ START_TEST(test_queue_cap)
 	ck_assert_uint_eq(counters(m, 0).queued, MATCH_QUEUE_CAP);
 	gap(m, 0, 0, 100, 0); /* other streams still have room */
 	ck_assert_int_eq(match_process(m, 100, 100, 0), 1);
-	ck_assert_uint_eq(match_stats_total(m, 0)->host_ns[VN_HOST_HCLASS_WAIT], 50);
+	ck_assert_uint_eq(match_stats_total(m, 0)->host_ns[VN_HCLASS_HOST_WAIT], 50);
 	ck_assert_uint_eq(counters(m, 0).queued, MATCH_QUEUE_CAP - 10);
 	ck_assert_int_eq(match_add_out(m, 0, i * 10, i * 10 + 5, 'R'), 0);
 	match_free(m);
@@ -776,7 +776,7 @@ START_TEST(test_unmeasured_vcpu)
 	ck_assert_int_eq(match_add_out(m, 1, 21 * S, 21 * S + 100, 'R'), 0);
 	gap(m, 1, 21 * S, 21 * S + 1000, 0);
 	ck_assert_int_eq(match_process(m, 22 * S, 22 * S, 0), 1);
-	ck_assert_uint_eq(match_stats_total(m, 1)->host_ns[VN_HOST_HCLASS_WAIT], 100);
+	ck_assert_uint_eq(match_stats_total(m, 1)->host_ns[VN_HCLASS_HOST_WAIT], 100);
 	match_free(m);
 }
 END_TEST
@@ -796,9 +796,9 @@ START_TEST(test_vcpus)
 	ck_assert_uint_eq(counters(m, 2).gaps_in, 0);
 	ck_assert_int_eq(match_process(m, 10 * US, 10 * US, 0), 2);
 	ck_assert_uint_eq(log->g[0].vcpu, 1);
-	ck_assert_uint_eq(log->g[0].host[VN_HOST_HCLASS_WAIT], 1 * US);
+	ck_assert_uint_eq(log->g[0].host[VN_HCLASS_HOST_WAIT], 1 * US);
 	ck_assert_uint_eq(log->g[1].vcpu, 3);
-	ck_assert_uint_eq(log->g[1].host[VN_HOST_HCLASS_WAIT], 1 * US);
+	ck_assert_uint_eq(log->g[1].host[VN_HCLASS_HOST_WAIT], 1 * US);
 	ck_assert_uint_eq(log->g[1].residual, 9 * US);
 	match_free(m);
 	free(log);
@@ -815,31 +815,23 @@ START_TEST(test_agg)
 
 	ref_gap(m);
 	ck_assert_int_eq(match_process(m, 10 * MS, 10 * MS, 10 * MS), 1);
-	ck_assert_int_eq(match_add_agg(m, 0, VN_HOST_HCLASS_VMEXIT, 48, "EPT_VIOLATION", 3 * MS),
-			 0);
+	ck_assert_int_eq(match_add_agg(m, 0, VN_HCLASS_VMEXIT, 48, "EPT_VIOLATION", 3 * MS), 0);
 	ck_assert_int_eq(
-	    match_add_agg(m, 0, VN_HOST_HCLASS_IRQ, 7, "nvme0q3_and_a_long_name", 4 * MS), 0);
-	ck_assert_int_eq(match_add_agg(m, 0, VN_HOST_HCLASS_IRQ, 8, "eth0", 1 * MS),
+	    match_add_agg(m, 0, VN_HCLASS_HOST_IRQ, 7, "nvme0q3_and_a_long_name", 4 * MS), 0);
+	ck_assert_int_eq(match_add_agg(m, 0, VN_HCLASS_HOST_IRQ, 8, "eth0", 1 * MS),
 			 0); /* nothing left */
 	for (k = 0; k < 2; k++) {
 		st = k ? period(m, 0) : total(m, 0);
-		ck_assert_uint_eq(st->host_ns[VN_HOST_HCLASS_VMEXIT], 3 * MS);
-		ck_assert_uint_eq(st->host_ns[VN_HOST_HCLASS_IRQ], 2 * MS);
+		ck_assert_uint_eq(st->host_ns[VN_HCLASS_VMEXIT], 3 * MS);
+		ck_assert_uint_eq(st->host_ns[VN_HCLASS_HOST_IRQ], 2 * MS);
 		ck_assert_uint_eq(st->residual_ns, 0);
 		ck_assert_uint_eq(st->nsrc, 3);
-		src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_VMEXIT, 48, "EPT_VIOLATION", 3 * MS, 1,
-		       3 * MS);
-		src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_IRQ, 7, "nvme0q3_and_a_l", 2 * MS, 1,
+		src_is(st, MATCH_K_HOST, VN_HCLASS_VMEXIT, 48, "EPT_VIOLATION", 3 * MS, 1, 3 * MS);
+		src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_IRQ, 7, "nvme0q3_and_a_l", 2 * MS, 1,
 		       2 * MS);
-		ck_assert_ptr_null(find_src(st, MATCH_K_HOST, VN_HOST_HCLASS_IRQ, 8));
+		ck_assert_ptr_null(find_src(st, MATCH_K_HOST, VN_HCLASS_HOST_IRQ, 8));
 	}
 	ck_assert_uint_eq(counters(m, 0).aggs_in, 3);
-	ck_assert_str_eq(match_hclass_name(VN_HOST_HCLASS_PREEMPT), "host_preempt");
-	ck_assert_str_eq(match_hclass_name(VN_HOST_HCLASS_WAIT), "host_wait");
-	ck_assert_str_eq(match_hclass_name(VN_HOST_HCLASS_VMEXIT), "vmexit");
-	ck_assert_str_eq(match_hclass_name(VN_HOST_HCLASS_IRQ), "host_irq");
-	ck_assert_str_eq(match_hclass_name(VN_HOST_HCLASS_MAX), "?");
-	ck_assert_str_eq(match_hclass_name(-1), "?");
 	match_free(m);
 }
 END_TEST
@@ -869,7 +861,7 @@ START_TEST(test_period)
 	ck_assert_uint_eq(st->latency_sum_ns, 500 * US);
 	ck_assert_uint_eq(st->uncertainty_max_ns, 20 * US);
 	ck_assert_uint_eq(st->big_gaps, 0);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'R', "", 100 * US, 1, 100 * US);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'R', "", 100 * US, 1, 100 * US);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->gaps, 2);
 	ck_assert_uint_eq(st->gap_ns, 1500 * US);
@@ -880,11 +872,11 @@ START_TEST(test_period)
 	ck_assert_uint_eq(st->big_gaps, 1);
 	ck_assert_uint_eq(st->big_matched, 1);
 	ck_assert_uint_eq(st->big_explained, 1);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_WAIT, 'R', "", 1100 * US, 2, 1 * MS);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_WAIT, 'R', "", 1100 * US, 2, 1 * MS);
 	/* an aggregate after the reset takes only from the new period's residual */
-	ck_assert_int_eq(match_add_agg(m, 0, VN_HOST_HCLASS_VMEXIT, 1, "HLT", 1 * MS), 0);
-	ck_assert_uint_eq(period(m, 0)->host_ns[VN_HOST_HCLASS_VMEXIT], 400 * US);
-	ck_assert_uint_eq(total(m, 0)->host_ns[VN_HOST_HCLASS_VMEXIT], 400 * US);
+	ck_assert_int_eq(match_add_agg(m, 0, VN_HCLASS_VMEXIT, 1, "HLT", 1 * MS), 0);
+	ck_assert_uint_eq(period(m, 0)->host_ns[VN_HCLASS_VMEXIT], 400 * US);
+	ck_assert_uint_eq(total(m, 0)->host_ns[VN_HCLASS_VMEXIT], 400 * US);
 	match_free(m);
 }
 END_TEST
@@ -916,7 +908,7 @@ START_TEST(test_sources_full)
 	ck_assert_int_eq(match_process(m, UINT64_MAX, UINT64_MAX, 0), (int)n + 1);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->nsrc, MATCH_MAX_SOURCES);
-	ck_assert_uint_eq(st->host_ns[VN_HOST_HCLASS_PREEMPT], want);
+	ck_assert_uint_eq(st->host_ns[VN_HCLASS_HOST_PREEMPT], want);
 	ck_assert_uint_gt(st->other.total_ns, 0);
 	ck_assert_uint_eq(st->other.count, n + 1 - MATCH_MAX_SOURCES);
 	ck_assert_str_eq(st->other.comm, "other");
@@ -930,7 +922,7 @@ START_TEST(test_sources_full)
 	ck_assert_int_eq(match_process(m, UINT64_MAX, UINT64_MAX, 0), 1);
 	st = total(m, 0);
 	ck_assert_uint_eq(st->nsrc, MATCH_MAX_SOURCES);
-	src_is(st, MATCH_K_HOST, VN_HOST_HCLASS_PREEMPT, 1000, "task0", 1000 + 100, 2, 1000);
+	src_is(st, MATCH_K_HOST, VN_HCLASS_HOST_PREEMPT, 1000, "task0", 1000 + 100, 2, 1000);
 	match_free(m);
 }
 END_TEST
@@ -1105,7 +1097,7 @@ START_TEST(test_random)
 	struct world w = { 0 };
 	struct gaplog *log;
 	struct match *m = new_matcher(&log);
-	uint64_t sumg[2][VN_CLASS_MAX] = { { 0 } }, sumh[2][VN_HOST_HCLASS_MAX] = { { 0 } };
+	uint64_t sumg[2][VN_CLASS_MAX] = { { 0 } }, sumh[2][VN_HCLASS_MAX] = { { 0 } };
 	uint64_t sumr[2] = { 0 }, sumd[2] = { 0 }, ngap[2] = { 0 }, horizon, end = 0;
 	/* the last runs are long: the queues wrap, compact and grow many times over */
 	size_t i, f = 0, ngaps = _i < 18 ? 150 : 1500;
@@ -1133,15 +1125,15 @@ START_TEST(test_random)
 		uint64_t host, pre, guest;
 
 		reference(&w, gr, &host, &pre, &guest);
-		ck_assert_uint_eq(gr->host[VN_HOST_HCLASS_PREEMPT] + gr->host[VN_HOST_HCLASS_WAIT],
+		ck_assert_uint_eq(gr->host[VN_HCLASS_HOST_PREEMPT] + gr->host[VN_HCLASS_HOST_WAIT],
 				  host);
-		ck_assert_uint_eq(gr->host[VN_HOST_HCLASS_PREEMPT], pre);
+		ck_assert_uint_eq(gr->host[VN_HCLASS_HOST_PREEMPT], pre);
 		for (c = 0; c < VN_CLASS_MAX; c++)
 			guest -= gr->guest[c];
 		ck_assert_uint_eq(guest, 0);
 		for (c = 0; c < VN_CLASS_MAX; c++)
 			sumg[gr->vcpu][c] += gr->guest[c];
-		for (c = 0; c < VN_HOST_HCLASS_MAX; c++)
+		for (c = 0; c < VN_HCLASS_MAX; c++)
 			sumh[gr->vcpu][c] += gr->host[c];
 		sumr[gr->vcpu] += gr->residual;
 		sumd[gr->vcpu] += gr->end - gr->start;
@@ -1159,7 +1151,7 @@ START_TEST(test_random)
 		ck_assert_uint_eq(st->residual_ns, sumr[v]);
 		for (c = 0; c < VN_CLASS_MAX; c++)
 			ck_assert_uint_eq(st->guest_ns[c], sumg[v][c]);
-		for (c = 0; c < VN_HOST_HCLASS_MAX; c++)
+		for (c = 0; c < VN_HCLASS_MAX; c++)
 			ck_assert_uint_eq(st->host_ns[c], sumh[v][c]);
 		ck_assert_uint_eq(cn.late + cn.bad + cn.dropped + cn.clamped, 0);
 		period(m, v);
@@ -1212,7 +1204,7 @@ START_TEST(test_guest_reset)
 	ck_assert_int_eq(match_process(m, 100 * MS, 100 * MS, 100 * MS), 1);
 	ck_assert_uint_eq(log->n, 3);
 	ck_assert_uint_eq(
-	    log->g[2].host[VN_HOST_HCLASS_PREEMPT] + log->g[2].host[VN_HOST_HCLASS_WAIT], 5 * MS);
+	    log->g[2].host[VN_HCLASS_HOST_PREEMPT] + log->g[2].host[VN_HCLASS_HOST_WAIT], 5 * MS);
 	ck_assert_uint_eq(total(m, 0)->gaps, 3);
 	ck_assert_uint_eq(counters(m, 0).late, 0);
 	match_free(m);

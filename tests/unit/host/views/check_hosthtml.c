@@ -186,7 +186,7 @@ START_TEST(combined_page)
 					  .clock_uncertainty_ns = k ? 5000 * (uint64_t)k : ~0ull };
 
 		m.guest_ns[VN_CLASS_THREAD] = 20 * MS;
-		m.host_ns[VN_HOST_HCLASS_PREEMPT] = 70 * MS;
+		m.host_ns[VN_HCLASS_HOST_PREEMPT] = 70 * MS;
 		period(a, h, 0, 0, k, 70 * MS);
 		feed(a, h, VN_CHUNK_HOST_MATCH, &m, sizeof(m));
 		feed(a, h, VN_CHUNK_HOST_CHAN, &c, sizeof(c));

@@ -196,7 +196,7 @@ START_TEST(guest_columns)
 	feed(T0, false);
 	mt.gaps = 10;
 	mt.guest_ns[3] = 20 * MS;
-	mt.host_ns[VN_HOST_HCLASS_PREEMPT] = 300 * MS;
+	mt.host_ns[VN_HCLASS_HOST_PREEMPT] = 300 * MS;
 	mt.residual_ns = 10 * MS;
 	ck_assert_int_eq(hostagg_match(A, &mt), 0);
 	ck_assert_int_eq(hosttui_model_update(&M, A, &IN), 0);

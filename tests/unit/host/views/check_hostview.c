@@ -148,17 +148,17 @@ static void feed_match(uint32_t v, uint64_t start)
 		.latency_gaps = 1000,
 	};
 	struct vn_host_msrc s[] = {
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_PREEMPT, 1234567, comms[0],
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_PREEMPT, 1234567, comms[0],
 		     90 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_PREEMPT, SELF, "vnoise-host",
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_PREEMPT, SELF, "vnoise-host",
 		     80 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_PREEMPT, 1234569, comms[3],
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_PREEMPT, 1234569, comms[3],
 		     70 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_IRQ, 3u << 24 | 0, NULL, 6 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_IRQ, 1u << 24 | 50, NULL, 5 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_IRQ, 2u << 24 | 3, NULL, 4 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_VMEXIT, 1, NULL, 3 * MS),
-		msrc(v, start, VN_HOST_MSRC_HOST, VN_HOST_HCLASS_WAIT, 'S', NULL, 2 * MS),
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_IRQ, 3u << 24 | 0, NULL, 6 * MS),
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_IRQ, 1u << 24 | 50, NULL, 5 * MS),
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_IRQ, 2u << 24 | 3, NULL, 4 * MS),
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_VMEXIT, 1, NULL, 3 * MS),
+		msrc(v, start, VN_HOST_MSRC_HOST, VN_HCLASS_HOST_WAIT, 'S', NULL, 2 * MS),
 		msrc(v, start, VN_HOST_MSRC_GUEST, VN_CLASS_THREAD, 4321, "vnoise-guest", 20 * MS),
 		msrc(v, start, VN_HOST_MSRC_GUEST, VN_CLASS_THREAD, 1234, "kworker/0:1H-kb",
 		     19 * MS),
@@ -176,8 +176,8 @@ static void feed_match(uint32_t v, uint64_t start)
 
 	m.guest_ns[VN_CLASS_THREAD] = 100 * MS;
 	m.guest_ns[VN_CLASS_IRQ] = 30 * MS;
-	m.host_ns[VN_HOST_HCLASS_PREEMPT] = 150 * MS;
-	m.host_ns[VN_HOST_HCLASS_IRQ] = 10 * MS;
+	m.host_ns[VN_HCLASS_HOST_PREEMPT] = 150 * MS;
+	m.host_ns[VN_HCLASS_HOST_IRQ] = 10 * MS;
 	m.gonly_ns[VN_CLASS_UNEXPLAINED] = 200 * MS;
 	feed(VN_CHUNK_HOST_MATCH, &m, sizeof(m));
 	feed(VN_CHUNK_HOST_MSRC, s, sizeof(s));

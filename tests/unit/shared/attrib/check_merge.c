@@ -1183,22 +1183,8 @@ START_TEST(test_source_names)
 }
 END_TEST
 
-START_TEST(test_class_names)
+START_TEST(test_id_names)
 {
-	ck_assert_str_eq(merge_class_name(VN_CLASS_NONE), "none");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_NMI), "nmi");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_IRQ), "irq");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_SOFTIRQ), "softirq");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_THREAD), "thread");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_HCALL), "hypercall");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_STEAL), "steal");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_UNEXPLAINED), "unexplained");
-	ck_assert_str_eq(merge_class_name(VN_CLASS_MAX), "?");
-	ck_assert_str_eq(merge_class_name(-1), "?");
-	ck_assert_str_eq(merge_class_label(VN_CLASS_NMI), "NMI");
-	ck_assert_str_eq(merge_class_label(VN_CLASS_SOFTIRQ), "SIRQ");
-	ck_assert_str_eq(merge_class_label(VN_CLASS_UNEXPLAINED), "UNEXPL");
-	ck_assert_str_eq(merge_class_label(99), "?");
 	ck_assert_str_eq(merge_vector_name(VN_VEC_IRQ_WORK), "irq_work");
 	ck_assert_str_eq(merge_vector_name(VN_VEC_X86_PLATFORM_IPI), "x86_platform_ipi");
 	ck_assert_str_eq(merge_vector_name(1000), "vector?");
@@ -1484,7 +1470,7 @@ static Suite *merge_suite(void)
 
 	tc = tcase_create("names");
 	tcase_add_test(tc, test_source_names);
-	tcase_add_test(tc, test_class_names);
+	tcase_add_test(tc, test_id_names);
 	tcase_add_test(tc, test_top_sources);
 	tcase_add_test(tc, test_many_sources);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classes: one table of the attribution model's classes (see classes.h for the contract): the guest classes
+ * by enum vn_class, then the hypervisor classes by enum vn_hclass and the residual hw. Lookups are a linear
+ * scan of one part of the table (13 rows).
+ */
+#include <errno.h>
+#include <string.h>
+#include "attrib/classes.h"
+
+struct row {
+	const char *name; /* JSON key, metric label, datagram/store class name */
+	const char *label; /* column head */
+	const char *abbrev; /* narrow column head */
+};
+
+#define HYP0 VN_CLASS_MAX /* the first hypervisor row */
+#define ROWS (VN_CLASS_MAX + VN_HCLASS_PARTS)
+
+static const struct row rows[ROWS] = {
+	[VN_CLASS_NONE] = { "none", "-", "-" },
+	[VN_CLASS_NMI] = { "nmi", "NMI", "NMI" },
+	[VN_CLASS_IRQ] = { "irq", "IRQ", "IRQ" },
+	[VN_CLASS_SOFTIRQ] = { "softirq", "SIRQ", "SIRQ" },
+	[VN_CLASS_THREAD] = { "thread", "THREAD", "THREAD" },
+	[VN_CLASS_HCALL] = { "hypercall", "HCALL", "HCALL" },
+	[VN_CLASS_STEAL] = { "steal", "STEAL", "STEAL" },
+	[VN_CLASS_UNEXPLAINED] = { "unexplained", "UNEXPL", "UNEXPL" },
+	[HYP0 + VN_HCLASS_HOST_PREEMPT] = { "host_preempt", "HOSTPRE", "HPRE" },
+	[HYP0 + VN_HCLASS_HOST_WAIT] = { "host_wait", "HOSTWAIT", "HWAIT" },
+	[HYP0 + VN_HCLASS_VMEXIT] = { "vmexit", "VMEXIT", "VMEXIT" },
+	[HYP0 + VN_HCLASS_HOST_IRQ] = { "host_irq", "HOSTIRQ", "HIRQ" },
+	[HYP0 + VN_HCLASS_HW] = { "hw", "HW", "HW" },
+};
+
+static const struct row *guest_row(int cls)
+{
+	return cls >= 0 && cls < VN_CLASS_MAX ? &rows[cls] : NULL;
+}
+
+static const struct row *hyp_row(int hc)
+{
+	return hc >= 0 && hc < VN_HCLASS_PARTS ? &rows[HYP0 + hc] : NULL;
+}
+
+/* The index in [lo, hi) of the row named name, minus lo; -ENOENT or -EINVAL. */
+static int find(int lo, int hi, const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (int i = lo; i < hi; i++)
+		if (!strcmp(rows[i].name, name))
+			return i - lo;
+	return -ENOENT;
+}
+
+const char *classes_guest_name(int cls)
+{
+	const struct row *r = guest_row(cls);
+
+	return r ? r->name : "?";
+}
+
+const char *classes_guest_label(int cls)
+{
+	const struct row *r = guest_row(cls);
+
+	return r ? r->label : "?";
+}
+
+int classes_guest_find(const char *name)
+{
+	return find(0, HYP0, name);
+}
+
+const char *classes_hyp_name(int hc)
+{
+	const struct row *r = hyp_row(hc);
+
+	return r ? r->name : "?";
+}
+
+const char *classes_hyp_label(int hc)
+{
+	const struct row *r = hyp_row(hc);
+
+	return r ? r->label : "?";
+}
+
+const char *classes_hyp_abbrev(int hc)
+{
+	const struct row *r = hyp_row(hc);
+
+	return r ? r->abbrev : "?";
+}
+
+int classes_hyp_find(const char *name)
+{
+	return find(HYP0, ROWS, name);
+}
