@@ -103,16 +103,11 @@ static int parse_classes(const char *s, uint32_t *mask)
 	snprintf(buf, sizeof(buf), "%s", s);
 	*mask = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int c, found = 0;
+		int c = classes_guest_find(tok);
 
-		for (c = VN_CLASS_NMI; c <= VN_CLASS_STEAL; c++) {
-			if (!strcmp(tok, classes_guest_name(c))) {
-				*mask |= 1u << c;
-				found = 1;
-			}
-		}
-		if (!found)
+		if (c < VN_CLASS_NMI || c > VN_CLASS_STEAL)
 			return -1;
+		*mask |= 1u << c;
 	}
 	return *mask ? 0 : -1;
 }
@@ -808,7 +803,7 @@ static const struct cliopt opts[] = {
 	  .has_arg = 1,
 	  .arg = "LIST",
 	  .help = "classes that count as noise:\n"
-		  "                         nmi,irq,softirq,thread,hcall,steal (default all)" },
+		  "                         nmi,irq,softirq,thread,hypercall,steal (default all)" },
 	{ .id = OPT_ALL,
 	  .name = "all",
 	  .help = "report every interval, not only those with a delayed\n"
@@ -919,7 +914,7 @@ static int parse_number_opt(struct cliopt_parser *ps, int c, struct mpi_params *
 	case OPT_CLASSES:
 		if (parse_classes(ps->arg, &p->classes))
 			return cliopt_fail(
-			    ps, "--classes: bad list '%s' (nmi,irq,softirq,thread,hcall,steal)",
+			    ps, "--classes: bad list '%s' (nmi,irq,softirq,thread,hypercall,steal)",
 			    ps->arg);
 		return 0;
 	default: /* CLIOPT_NODE_ID */

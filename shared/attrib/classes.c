@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "attrib/classes.h"
+#include "attrib/classes_priv.h"
 
 struct row {
 	const char *name; /* JSON key, metric label, datagram/store class name */

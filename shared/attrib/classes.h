@@ -25,8 +25,5 @@ const char *classes_hyp_name(int hc);
 const char *classes_hyp_label(int hc);
 /* ... -> "HPRE", "HWAIT", "VMEXIT", "HIRQ", "HW" (narrow column heads: the histograms); "?". */
 const char *classes_hyp_abbrev(int hc);
-/* The hypervisor class named name (as classes_hyp_name() spells it): 0..VN_HCLASS_MAX - 1, VN_HCLASS_HW for
- * "hw", or -ENOENT (-EINVAL: name NULL). */
-int classes_hyp_find(const char *name);
 
 #endif

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include "attrib/classes.h"
+#include "attrib/classes_priv.h"
 #include "format/datagram.h"
 #include "app.h"
 #include "cluster.h"
