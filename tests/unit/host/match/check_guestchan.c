@@ -155,7 +155,7 @@ static void on_entry(void *ctx, uint32_t vcpu, const struct vn_dtl_entry *e)
 static void clock_through_mailbox(bool match)
 {
 	struct guestchan *gc = chan(match);
-	struct guestchan_dtl info;
+	struct dtlctl_info info;
 	struct dtl_reader *r;
 	struct vn_dtl_status st;
 	struct vn_dtl_cause c;
@@ -190,7 +190,7 @@ static void clock_through_mailbox(bool match)
 	ck_assert_str_eq(c.comm, "hog");
 	ck_assert_uint_eq(c.pid, 4242);
 	guestchan_dtl_info(gc, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_int_eq(info.state, DTLCTL_ON);
 	ck_assert_uint_eq(info.published, 2);
 	ck_assert_uint_ne(info.epoch, 0);
 	ck_assert_uint_eq(info.detail, VN_DTL_DETAIL_TASK);
@@ -218,7 +218,7 @@ START_TEST(test_no_responder)
 	struct guestchan *gc = chan(false);
 	struct vn_host_match ms[2];
 	struct vn_host_chan ch;
-	struct guestchan_dtl info;
+	struct dtlctl_info info;
 	size_t n = 0;
 	uint64_t t0 = mono(), t;
 
@@ -243,7 +243,7 @@ START_TEST(test_v1_agent_owns_region)
 	struct vn_shm_header *h = base;
 	const struct vn_dtl_header *dh = host_area();
 	struct guestchan *gc;
-	struct guestchan_dtl info;
+	struct dtlctl_info info;
 	uint64_t e1;
 
 	h->version = 1;
@@ -251,7 +251,7 @@ START_TEST(test_v1_agent_owns_region)
 	gc = chan(false);
 	run_rounds(gc, 20 * MS);
 	guestchan_dtl_info(gc, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_V1);
+	ck_assert_int_eq(info.state, DTLCTL_V1);
 	ck_assert_uint_eq(info.epoch, 0);
 	ck_assert_uint_eq(dh->host_epoch, 0); /* the upper half untouched */
 	ck_assert_uint_eq(dh->magic[0], 0);
@@ -259,7 +259,7 @@ START_TEST(test_v1_agent_owns_region)
 	__atomic_store_n(&h->epoch, 0, __ATOMIC_RELEASE);
 	run_rounds(gc, 20 * MS);
 	guestchan_dtl_info(gc, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_int_eq(info.state, DTLCTL_ON);
 	ck_assert_uint_ne(info.epoch, 0);
 	ck_assert_int_eq(memcmp(dh->magic, VN_DTL_MAGIC, VN_DTL_MAGIC_LEN), 0);
 	e1 = dh->host_epoch;
@@ -268,12 +268,12 @@ START_TEST(test_v1_agent_owns_region)
 	__atomic_store_n(&h->epoch, 6, __ATOMIC_RELEASE);
 	run_rounds(gc, 20 * MS);
 	guestchan_dtl_info(gc, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_V1);
+	ck_assert_int_eq(info.state, DTLCTL_V1);
 	h->version = 2;
 	__atomic_store_n(&h->epoch, 7, __ATOMIC_RELEASE);
 	run_rounds(gc, 20 * MS);
 	guestchan_dtl_info(gc, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_int_eq(info.state, DTLCTL_ON);
 	ck_assert_uint_gt(dh->host_epoch, e1);
 	guestchan_close(gc);
 }
@@ -283,7 +283,7 @@ START_TEST(test_one_publisher)
 {
 	const struct vn_dtl_header *dh = host_area();
 	struct guestchan *a = chan(false), *b;
-	struct guestchan_dtl info;
+	struct dtlctl_info info;
 	uint64_t ea;
 
 	run_rounds(a, 20 * MS);
@@ -292,13 +292,13 @@ START_TEST(test_one_publisher)
 	b = chan(false);
 	run_rounds(b, 20 * MS);
 	guestchan_dtl_info(b, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_BUSY);
+	ck_assert_int_eq(info.state, DTLCTL_BUSY);
 	ck_assert_uint_eq(dh->host_epoch, ea);
 	/* the publisher goes away: the other one takes over within a second, in a new epoch */
 	guestchan_close(a);
 	run_rounds(b, 1100 * MS);
 	guestchan_dtl_info(b, &info);
-	ck_assert_int_eq(info.state, GUESTCHAN_DTL_ON);
+	ck_assert_int_eq(info.state, DTLCTL_ON);
 	ck_assert_uint_gt(dh->host_epoch, ea);
 	guestchan_close(b);
 }
@@ -384,9 +384,9 @@ static uint64_t arm_seq(void)
 	return __atomic_load_n(&h->bell.arm_seq, __ATOMIC_ACQUIRE);
 }
 
-static enum guestchan_bell_state bell_state(struct guestchan *gc, uint64_t *rings)
+static enum chanbell_state bell_state(struct guestchan *gc, uint64_t *rings)
 {
-	struct guestchan_bell b;
+	struct chanbell_info b;
 
 	guestchan_bell_info(gc, &b);
 	if (rings)
@@ -416,14 +416,14 @@ START_TEST(test_bell)
 	gc = chan(true);
 	ck_assert_int_eq(pthread_create(&th, NULL, responder, NULL), 0);
 	run_rounds(gc, 1500 * MS); /* attached, clock aligned */
-	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_NONE);
+	ck_assert_int_eq(bell_state(gc, NULL), CHANBELL_NONE);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY); /* no bell */
 	ck_assert_uint_eq(arm_seq(), 0);
 	guestchan_set_bell(gc, path);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY); /* not heard yet */
 	qfd = accept(lfd, NULL, NULL);
 	ck_assert_int_ge(qfd, 0);
-	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_SILENT);
+	ck_assert_int_eq(bell_state(gc, NULL), CHANBELL_SILENT);
 	a = arm_seq();
 	ck_assert_uint_eq(a, 1);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
@@ -432,7 +432,7 @@ START_TEST(test_bell)
 	ck_assert_int_eq(write(qfd, "\a", 1), 1);
 	fd = guestchan_bell_arm(gc, mono(), true);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
+	ck_assert_int_eq(bell_state(gc, &rings), CHANBELL_HEARD);
 	ck_assert_uint_eq(rings, 1);
 	ck_assert_uint_eq(arm_seq(), a + 1);
 	/* a gap the host's horizon has not passed: the short round; once passed, the bell again */
@@ -443,7 +443,7 @@ START_TEST(test_bell)
 	shmwriter_set_horizon(w, 1, g);
 	ck_assert_int_eq(write(qfd, "\a", 1), 1);
 	guestchan_bell_heard(gc, POLLIN, mono());
-	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
+	ck_assert_int_eq(bell_state(gc, &rings), CHANBELL_HEARD);
 	ck_assert_uint_eq(rings, 2);
 	guestchan_tick(gc, mono(), t - 10 * MS);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
@@ -455,21 +455,21 @@ START_TEST(test_bell)
 	memset(flood, 'x', sizeof(flood));
 	ck_assert_int_eq(write(qfd, flood, sizeof(flood)), (int)sizeof(flood));
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), fd);
-	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
+	ck_assert_int_eq(bell_state(gc, &rings), CHANBELL_HEARD);
 	ck_assert_uint_eq(rings, 3);
 	/* the monitor on its short round (rings coming fast): read out, not armed again */
 	a = arm_seq();
 	ck_assert_int_eq(write(qfd, "\a", 1), 1);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), false), GUESTCHAN_BUSY);
 	ck_assert_uint_eq(arm_seq(), a);
-	ck_assert_int_eq(bell_state(gc, &rings), GUESTCHAN_BELL_HEARD);
+	ck_assert_int_eq(bell_state(gc, &rings), CHANBELL_HEARD);
 	ck_assert_uint_eq(rings, 4);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), fd);
 	ck_assert_uint_eq(arm_seq(), a + 1);
 	/* QEMU hangs up: closed, the short round, connected again later */
 	close(qfd);
 	guestchan_bell_heard(gc, POLLIN | POLLHUP, mono());
-	ck_assert_int_eq(bell_state(gc, NULL), GUESTCHAN_BELL_UNCONNECTED);
+	ck_assert_int_eq(bell_state(gc, NULL), CHANBELL_UNCONNECTED);
 	ck_assert_int_eq(guestchan_bell_arm(gc, mono(), true), GUESTCHAN_BUSY);
 	/* an agent that says it is not measuring: nothing to wait for */
 	st.agent_state = VN_SHM_AGENT_PAUSED;
