@@ -229,9 +229,10 @@ $(BUILD)/tests/unit/host/%: tests/unit/host/%.c $(HOST_LIB) $(LIB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost $(XML_CFLAGS) $(LDFLAGS) -o $@ $< $(HOST_LIB) $(LIB) $(CHECK_LIBS) \
 		$(LDLIBS_HOST)
-# The collector's engine is tested with datagrams from the real node end (guest/cluster).
-$(BUILD)/tests/unit/host/collect/check_clusteragg: tests/unit/host/collect/check_clusteragg.c $(HOST_LIB) \
-						   $(GUEST_LIB) $(LIB)
+# The collector's engine (clusteragg, clusterrot, clusterout) is tested with datagrams from the real node end
+# (guest/cluster).
+$(BUILD)/tests/unit/host/collect/check_cluster%: tests/unit/host/collect/check_cluster%.c $(HOST_LIB) \
+						 $(GUEST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(UNIT_CFLAGS) -Ihost -Iguest $(LDFLAGS) -o $@ $< $(HOST_LIB) $(GUEST_LIB) $(LIB) $(CHECK_LIBS) \
@@ -286,7 +287,8 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fu
 FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect
 $(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA :=
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
-$(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/export/promfmt.c
+$(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/collect/clusterrot.c \
+				   host/collect/clusterout.c host/export/promfmt.c
 FUZZ_LIB_SRCS := $(filter-out shared/bpf/%,$(LIB_SRCS)) # the targets load no eBPF: no libbpf
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS) $(GUEST_SRCS) $(HOST_SRCS)
 	$(call msg,FUZZ,$@)

@@ -1,23 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * clusteragg: the cluster collector's engine (issue 7), without sockets or threads so that a live listener, a
- * replayed capture and the unit tests drive the same code. It validates report datagrams (shared/datagram),
- * counts every one it drops by reason, keeps per node the sequence accounting (lost, duplicated, replayed),
- * totals by class and source, a noise timeline and the temporal variation between intervals, and per job the
- * spatial variation between nodes and the slow-node ranking. It also runs round-robin sampling (seed 001):
- * per job it picks the nodes to trace in detail in each slot and sends them SAMPLE commands through a
- * callback, and takes out of the rotation a node whose interval compute time rises while sampled.
+ * clusteragg: the cluster collector's engine, without sockets or threads so that a live listener, a replayed
+ * capture and the unit tests drive the same code. It validates report datagrams (shared/datagram), counts
+ * every one it drops by reason, keeps per node the sequence accounting (lost, duplicated, replayed), totals
+ * by class and source, a noise timeline and the temporal variation between intervals, and per job the
+ * spatial variation between nodes and the slow-node ranking. Two modules work on its state: the rotation of
+ * detailed sampling over the nodes (host/collect/clusterrot, seed 001) and its outputs (host/collect/
+ * clusterout: Prometheus, the text and JSON reports, the status line).
  *
- * Not thread-safe: the caller serialises calls on one struct clusteragg (collect.c holds a mutex).
- * Memory is bounded by cfg.max_nodes; all of it belongs to the store.
+ * Not thread-safe: the caller serialises calls on one struct clusteragg, the rotation's and the outputs'
+ * included (collect.c holds a mutex). Memory is bounded by cfg.max_nodes; all of it belongs to the engine.
  */
 #ifndef VNOISE_HOST_COLLECT_CLUSTERAGG_H
 #define VNOISE_HOST_COLLECT_CLUSTERAGG_H
 
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/socket.h>
-#include "util/bufout.h"
 #include "format/keyfile.h"
 #include "format/datagram.h"
 
@@ -39,6 +37,7 @@ const char *clusteragg_res_name(int res); /* "ok", "not-report", ..., stable (me
 
 struct clusteragg_cfg {
 	const struct keyfile *keys; /* not owned; commands are sealed with keys->keys[0] */
+	/* the rotation (host/collect/clusterrot) */
 	uint64_t slot_ns; /* round-robin slot; 0: no rotation (every node reports counters only) */
 	unsigned sample_nodes; /* nodes sampled per slot and job (>= 1) */
 	unsigned wait_nodes; /* a job's rotation starts once it has this many live nodes (>= 1) */
@@ -47,7 +46,7 @@ struct clusteragg_cfg {
 	    exclude_ratio; /* out of the rotation when sampled compute > (1 + ratio) x unsampled */
 	unsigned exclude_min; /* intervals needed on each side before judging (>= 1) */
 	unsigned max_nodes; /* bound on nodes kept */
-	/* Send a command datagram; 0 or -errno (counted). Called from clusteragg_tick(). */
+	/* Send a command datagram; 0 or -errno (counted). Called from clusterrot_tick(). */
 	int (*send)(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
 		    size_t len);
 	void *send_ctx;
@@ -86,9 +85,6 @@ void clusteragg_free(struct clusteragg *cs); /* NULL ok */
 int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		      const struct sockaddr *src, socklen_t srclen, uint64_t now_ns);
 
-/* Drive the rotation at now_ns (CLOCK_REALTIME): call often (every few ms); cheap when nothing is due. */
-void clusteragg_tick(struct clusteragg *cs, uint64_t now_ns);
-
 /* Counters so far. */
 void clusteragg_stats(const struct clusteragg *cs, struct clusteragg_stats *st);
 
@@ -98,14 +94,6 @@ void clusteragg_stats(const struct clusteragg *cs, struct clusteragg_stats *st);
  */
 void clusteragg_close_all(struct clusteragg *cs);
 
-/* Prometheus exposition of everything (metric names in README.md). 0 or -ENOSPC (o full). */
-int clusteragg_render_prom(const struct clusteragg *cs, struct bufout *o);
-/*
- * The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0) written
- * through the JSON writer (names from nodes and the command line are escaped). Returns 0, or -errno from
- * the JSON writer (a stream error); the text table returns 0 (check ferror(f)).
- */
-int clusteragg_report(const struct clusteragg *cs, FILE *f, int json);
 /* A node as the store snapshots it (read-only view of the engine). */
 struct clusteragg_node_info {
 	uint64_t node_id, job_id, session_id;
@@ -125,8 +113,5 @@ struct clusteragg_job_info {
 /* Node i (0 <= i < stats.nodes) and job j (0 <= j < stats.jobs) into *out; -ENOENT beyond. */
 int clusteragg_node_info(const struct clusteragg *cs, uint32_t i, struct clusteragg_node_info *out);
 int clusteragg_job_info(const struct clusteragg *cs, uint32_t j, struct clusteragg_job_info *out);
-
-/* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
-void clusteragg_status(const struct clusteragg *cs, char *buf, size_t len);
 
 #endif

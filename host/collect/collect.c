@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include "collect/collect.h"
 #include "collect/clusteragg.h"
+#include "collect/clusterout.h"
+#include "collect/clusterrot.h"
 #include "cli/cliopt.h"
 #include "cli/exitcode.h"
 #include "export/httpd.h"
@@ -401,7 +403,7 @@ static int render(void *ctx, struct bufout *o)
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	rc = clusteragg_render_prom(c->cs, o);
+	rc = clusterout_prom(c->cs, o);
 	if (!rc) {
 		promfmt_family(o, "vnoise_collect_socket_drops_total", "counter",
 			       "Datagrams the kernel dropped because the receive buffer was full");
@@ -598,7 +600,7 @@ static void status(struct collector *c)
 	char line[256];
 
 	pthread_mutex_lock(&c->lock);
-	clusteragg_status(c->cs, line, sizeof(line));
+	clusterout_status(c->cs, line, sizeof(line));
 	pthread_mutex_unlock(&c->lock);
 	if (c->db)
 		fprintf(stderr, "%s socket-drops %" PRIu64 " store-failed %" PRIu64 "\n", line,
@@ -929,7 +931,7 @@ static void show_period(struct collector *c, uint64_t t, uint64_t start)
 		return;
 	pthread_mutex_lock(&c->lock);
 	fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
-	clusteragg_report(c->cs, stdout, 0);
+	clusterout_report(c->cs, stdout, 0);
 	pthread_mutex_unlock(&c->lock);
 	fflush(stdout);
 }
@@ -962,7 +964,7 @@ static void run_loop(struct collector *c)
 			next_status += c->o.period_ns;
 		}
 		pthread_mutex_lock(&c->lock);
-		clusteragg_tick(c->cs, now_rt_ns());
+		clusterrot_tick(c->cs, now_rt_ns());
 		pthread_mutex_unlock(&c->lock);
 		if (poll(&pfd, 1, (int)(TICK_NS / 1000000)) > 0)
 			/* drain the queue before sleeping again: one wake-up per burst, not per few datagrams */
@@ -981,7 +983,7 @@ static void final_report(struct collector *c)
 		status(c);
 	if (c->o.period_ns && !c->o.json)
 		fputs("\n--- end\n", stdout);
-	clusteragg_report(c->cs, stdout, c->o.json);
+	clusterout_report(c->cs, stdout, c->o.json);
 	fflush(stdout);
 }
 

@@ -889,35 +889,34 @@ static void name_irq(struct live *mo, uint32_t irq)
 /* The DTL publisher of every domain with a channel, for the views' "dtl" keys. */
 static void fill_dtl(struct live *mo, struct hostinfo *in)
 {
-	static const char *const states[] = { [GUESTCHAN_DTL_ON] = "on",
-					      [GUESTCHAN_DTL_V1] = "v1-agent",
-					      [GUESTCHAN_DTL_BUSY] = "other-publisher",
-					      [GUESTCHAN_DTL_FAILED] = "failed" };
+	static const char *const states[] = { [DTLCTL_ON] = "on",
+					      [DTLCTL_V1] = "v1-agent",
+					      [DTLCTL_BUSY] = "other-publisher",
+					      [DTLCTL_FAILED] = "failed" };
 	int n = 0;
 
 	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		struct hostinfo_dtl *x = &mo->dtl[n];
-		struct guestchan_dtl g;
+		struct dtlctl_info g;
 
 		if (!mo->dom[i].gc)
 			continue;
 		guestchan_dtl_info(mo->dom[i].gc, &g);
 		snprintf(x->name, sizeof(x->name), "%s", mo->dom[i].m.name);
-		x->state = g.state <= GUESTCHAN_DTL_FAILED ? states[g.state] : "?";
+		x->state = g.state <= DTLCTL_FAILED ? states[g.state] : "?";
 		x->detail = g.detail == VN_DTL_DETAIL_TASK ? "task" : "class";
 		x->published = g.published;
 		x->dropped = g.dropped;
 		x->bell = NULL;
 		if (mo->p->guest) {
-			static const char *const bells[] = { [GUESTCHAN_BELL_NONE] = "none",
-							     [GUESTCHAN_BELL_UNCONNECTED] =
-								 "unconnected",
-							     [GUESTCHAN_BELL_SILENT] = "silent",
-							     [GUESTCHAN_BELL_HEARD] = "heard" };
-			struct guestchan_bell b;
+			static const char *const bells[] = { [CHANBELL_NONE] = "none",
+							     [CHANBELL_UNCONNECTED] = "unconnected",
+							     [CHANBELL_SILENT] = "silent",
+							     [CHANBELL_HEARD] = "heard" };
+			struct chanbell_info b;
 
 			guestchan_bell_info(mo->dom[i].gc, &b);
-			x->bell = b.state <= GUESTCHAN_BELL_HEARD ? bells[b.state] : "?";
+			x->bell = b.state <= CHANBELL_HEARD ? bells[b.state] : "?";
 			x->bell_rings = b.rings;
 			x->bell_arms = b.arms;
 		}

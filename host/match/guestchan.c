@@ -2,26 +2,9 @@
 /*
  * guestchan: one domain's guest channel on the host side (see guestchan.h).
  *
- * Clock exchanges: one at a time, on the VN_SHM_CLOCK_GRID_NS grid of host time (the guest responder spins
- * around the predicted arrival), through the DTL mailbox (dtlwriter_request / dtlwriter_reply): whichever
- * guest process holds the responder lock answers. The request goes out and the host watches the mailbox for
- * up to SPIN_NS; after UNANSWERED_SPIN exchanges in a row without an answer (no responder in the guest) it
- * stops watching and only looks again at the next rounds, until an answer comes. Once the model is good
- * (clocksync_pace), requests go out every few grid points and the watch is shorter. A vCPU that
- * shares the watching thread's pCPU cannot answer during the watch (seen on a 2-CPU host: answers came a
- * scheduler slice late), so when the answering vCPU is pinned to one pCPU and this thread may run elsewhere,
- * the thread moves off that pCPU once (logged);
- * an answer that comes later is picked up at the next round (its larger round trip only widens its own
- * error bound, and each 100 ms bucket keeps its best exchange). An exchange unanswered for ABANDON_NS is
- * abandoned and counted.
- *
- * The DTL: published whenever the guest header says epoch 0 or version >= 2 (checked every round: a v1
- * agent that starts takes the region back) and this process holds flock(LOCK_EX) on the region file (one
- * publisher per domain). Each publisher start is a new host epoch.
- *
- * Guest records are converted with the current model; records read before any model exists are dropped and
- * counted (unsynced). The guest horizon is the smallest ring horizon the agent published (records that end
- * before it are all in the ring), converted to host time.
+ * Guest records are converted with the current clock model (host/match/clockxchg); records read before any
+ * model exists are dropped and counted (unsynced). The guest horizon is the smallest ring horizon the agent
+ * published (records that end before it are all in the ring), converted to host time.
  *
  * Faults: a new agent epoch (agent restarted, guest rebooted) resets the clock model and the matcher's guest
  * side; the epoch that ended is logged with its records read, lost and missed (the reader's counters since
@@ -32,21 +15,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include "match/clocksync.h"
-#include "match/dtlpub.h"
+#include "match/clockxchg.h"
 #include "match/guestchan.h"
 #include "util/log.h"
 #include "match/match.h"
@@ -54,9 +30,8 @@
 #include "channel/shmreader.h"
 #include "util/monotime.h"
 
-#define SPIN_NS 300000ULL
-#define SPIN_MIN_NS 100000ULL /* the watch once the model is good: at least this (clocksync_pace) */
-#define UNSYNCED_WAIT_NS 200000000ULL /* ... but not longer than this: then read and count them */
+#define UNSYNCED_WAIT_NS \
+	200000000ULL /* records wait this long for a clock model: then read, counted */
 /*
  * Hostile input bounds: an agent publishes each ring's samples in time order and its events in time order,
  * so a sample ending more than REORDER_NS before the ring's latest sample, or an event before its latest
@@ -67,14 +42,10 @@
  */
 #define REORDER_NS 50000000ULL
 #define PENDING_MAX (1u << 18)
-#define ABANDON_NS 100000000ULL
 #define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
-#define LOCK_RETRY_NS 1000000000ULL /* another publisher: its lock tried again this often */
-#define UNANSWERED_SPIN 3u /* exchanges unanswered in a row after which the host stops watching */
 #define LINK_CHECK_NS 1000000000ULL /* the region file's link count is looked at this often */
-#define REALIGN_LATE_NS 10000000000ULL /* a new epoch's clock not aligned after this: warned */
 #define MONOTONE_MAX_NS \
 	1000000ULL /* a model step up to this keeps samples in order (to_host_sample) */
 #define REFUSED_WARN_NS \
@@ -94,28 +65,15 @@ struct gvcpu {
 struct guestchan {
 	uint32_t dom, nvcpus;
 	char path[300];
-	int fd; /* the region file, flock'ed while we publish */
+	int fd; /* the region file (the DTL publisher's lock is on it) */
 	void *base;
 	size_t size;
 	struct guestchan_opts o;
-	struct dtlpub *pub; /* NULL: not publishing (see dtl_state) */
-	enum guestchan_dtl_state dtl_state;
-	bool dtl_logged; /* the current non-publishing state was logged */
-	uint64_t dtl_published, dtl_dropped,
-	    dtl_aggs; /* of publishers closed before the current one */
-	uint32_t unanswered; /* exchanges in a row without an answer */
-	uint64_t lock_retry_ns; /* DTL_BUSY: when to try the publisher's lock again */
-	uint64_t aligned_ns; /* the current publisher's first VN_DTL_S_CLOCK, once logged */
-	uint64_t pub_ns; /* host time the current publisher started */
+	struct dtlctl *dtl; /* whether and when the DTL is published */
+	struct clockxchg *clk; /* the clock exchange and its model */
+	struct chanbell *bell; /* --guest's doorbell */
 	struct shm_reader *rd; /* --guest only */
 	uint64_t epoch;
-	struct clocksync cs;
-	bool outstanding;
-	uint64_t sent_ns, next_exchange_ns;
-	uint64_t exchanges, abandoned;
-	uint32_t ans_cpu; /* guest CPU of the last answer (VN_SHM_CPU_UNKNOWN) */
-	bool placed; /* keep_off_answerer() ran */
-	uint32_t *tids; /* vCPU host thread ids (0 unknown) */
 	struct match *m;
 	struct merge *mg; /* guest-only view, guest time */
 	uint64_t mg_horizon; /* guest time */
@@ -132,18 +90,9 @@ struct guestchan {
 	uint64_t attach_ns; /* host time the current epoch was attached: older gaps are backlog */
 	/* the reader's counters when the current epoch began */
 	uint64_t ep_records, ep_lost, ep_missed;
-	uint64_t realign_ns; /* an epoch change whose clock alignment is not logged yet */
-	bool realign_late; /* ... and it was said that it is late */
 	uint64_t link_check_ns; /* next look at the region file's link count */
 	bool unlinked; /* the region file was removed (said once) */
 	uint64_t match_now; /* host time of the current match_process() call */
-	/* the bell (protocol/dtl.h struct vn_dtl_bell), --guest only */
-	char bell_path[108]; /* the host socket of org.vnoise.bell.0; "" none */
-	int bell_fd; /* -1: not connected */
-	uint64_t bell_retry_ns; /* next connect attempt */
-	bool bell_heard; /* the agent rang on this connection, this agent epoch: it rings */
-	bool bell_armed; /* armed and not rung since */
-	uint64_t bell_rings, bell_arms, bell_bytes;
 	struct gvcpu *v;
 };
 
@@ -260,7 +209,7 @@ out:
 	return fd;
 }
 
-/* Map the region file read-write; take the publisher's lock if nobody holds it. 0 or -1 (why set). */
+/* Map the region file read-write. 0 or -1 (why set). */
 static int map_region(struct guestchan *gc, char *why, size_t whylen)
 {
 	struct stat st;
@@ -286,14 +235,15 @@ static int map_region(struct guestchan *gc, char *why, size_t whylen)
 		snprintf(why, whylen, "%s: mmap: %s", gc->path, strerror(errno));
 		return -1;
 	}
-	if (flock(gc->fd, LOCK_EX | LOCK_NB))
-		gc->dtl_state = GUESTCHAN_DTL_BUSY;
 	return 0;
 }
 
 struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
 				 const struct guestchan_opts *o, char *why, size_t whylen)
 {
+	struct dtlpub_params pp = {
+		.dom = dom, .nvcpus = nvcpus, .detail = o->detail, .period_ns = o->period_ns
+	};
 	struct guestchan *gc;
 
 	if (!shm_name || !*shm_name || strchr(shm_name, '/') || !nvcpus ||
@@ -306,14 +256,14 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 	if (!gc)
 		goto nomem;
 	gc->fd = -1;
-	gc->bell_fd = -1;
 	gc->dom = dom;
 	gc->nvcpus = nvcpus;
 	gc->o = *o;
+	snprintf(gc->path, sizeof(gc->path), "/dev/shm/%s", shm_name);
 	gc->v = calloc(nvcpus, sizeof(*gc->v));
-	gc->tids = calloc(nvcpus, sizeof(*gc->tids));
-	gc->ans_cpu = VN_SHM_CPU_UNKNOWN;
-	if (!gc->v || !gc->tids || clocksync_init(&gc->cs, NULL))
+	gc->clk = clockxchg_new(gc->path, nvcpus);
+	gc->bell = chanbell_new(gc->path);
+	if (!gc->v || !gc->clk || !gc->bell)
 		goto nomem;
 	if (o->match) {
 		gc->m = match_new(NULL);
@@ -322,9 +272,11 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 		if (!gc->m || new_merge(gc))
 			goto nomem;
 	}
-	snprintf(gc->path, sizeof(gc->path), "/dev/shm/%s", shm_name);
 	if (map_region(gc, why, whylen))
 		goto fail;
+	gc->dtl = dtlctl_new(gc->path, gc->fd, gc->base, gc->size, &pp, o->tc);
+	if (!gc->dtl)
+		goto nomem;
 	if (o->match && !(gc->rd = shmreader_attach(gc->base, gc->size)))
 		goto nomem;
 	return gc;
@@ -341,9 +293,8 @@ void guestchan_close(struct guestchan *gc)
 	if (!gc)
 		return;
 	shmreader_detach(gc->rd);
-	if (gc->bell_fd >= 0)
-		close(gc->bell_fd);
-	dtlpub_free(gc->pub);
+	chanbell_free(gc->bell);
+	dtlctl_free(gc->dtl);
 	if (gc->base)
 		munmap(gc->base, gc->size);
 	if (gc->fd >= 0)
@@ -351,14 +302,13 @@ void guestchan_close(struct guestchan *gc)
 	match_free(gc->m);
 	merge_free(gc->mg);
 	free(gc->v);
-	free(gc->tids);
+	clockxchg_free(gc->clk);
 	free(gc);
 }
 
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n)
 {
-	for (uint32_t i = 0; i < n && i < gc->nvcpus; i++)
-		gc->tids[i] = tids[i];
+	clockxchg_set_tids(gc->clk, tids, n);
 }
 
 uint32_t guestchan_nvcpus(const struct guestchan *gc)
@@ -369,374 +319,84 @@ uint32_t guestchan_nvcpus(const struct guestchan *gc)
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			char state, uint32_t flags)
 {
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+
 	if (gc->m)
 		(void)match_add_out(gc->m, vcpu, start_ns, end_ns, state);
-	if (gc->pub)
-		dtlpub_out(gc->pub, vcpu, start_ns, end_ns, state, flags, &gc->cs);
+	if (pub)
+		dtlpub_out(pub, vcpu, start_ns, end_ns, state, flags, clockxchg_model(gc->clk));
 }
 
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle)
 {
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+
 	if (gc->m)
 		(void)match_add_run(gc->m, vcpu, start_ns, end_ns, pid, comm, idle);
-	if (gc->pub)
-		dtlpub_run(gc->pub, vcpu, start_ns, end_ns, pid, comm, idle);
+	if (pub)
+		dtlpub_run(pub, vcpu, start_ns, end_ns, pid, comm, idle);
 }
 
 void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
 			uint32_t id, uint64_t count, uint64_t total_ns)
 {
 	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HCLASS_VMEXIT : VN_HCLASS_HOST_IRQ;
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
 
 	if (gc->m)
 		(void)match_add_agg(gc->m, vcpu, h,
 				    kind == VN_HOST_AGG_EXIT ? id : (uint32_t)kind << 24 | id, "",
 				    total_ns);
-	if (gc->pub)
-		dtlpub_agg(gc->pub, vcpu, kind, isa, id, count, total_ns);
+	if (pub)
+		dtlpub_agg(pub, vcpu, kind, isa, id, count, total_ns);
 }
 
 void guestchan_host_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns)
 {
-	if (gc->pub)
-		dtlpub_period(gc->pub, start_ns, end_ns, &gc->cs);
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+
+	if (pub)
+		dtlpub_period(pub, start_ns, end_ns, clockxchg_model(gc->clk));
 }
 
-/* ---- the dispatch trace log ---- */
-
-static void dtl_stop(struct guestchan *gc)
+void guestchan_dtl_info(const struct guestchan *gc, struct dtlctl_info *out)
 {
-	struct dtlpub_stats st;
-
-	if (!gc->pub)
-		return;
-	dtlpub_stats(gc->pub, &st);
-	gc->dtl_published += st.w.entries;
-	gc->dtl_dropped += st.w.dropped;
-	gc->dtl_aggs += st.aggs;
-	dtlpub_free(gc->pub);
-	gc->pub = NULL;
-	gc->outstanding = false; /* the request line is gone with the area */
-}
-
-/* Publish when the guest header allows it (epoch 0 or version >= 2), stop when a v1 agent took it; while
- * another vnoise-host publishes, try its lock again every LOCK_RETRY_NS. */
-static void dtl_follow(struct guestchan *gc, uint64_t now)
-{
-	const struct vn_shm_header *h = gc->base;
-	uint64_t ep = __atomic_load_n(&h->epoch, __ATOMIC_ACQUIRE);
-	uint32_t ver = __atomic_load_n(&h->version, __ATOMIC_RELAXED);
-	struct dtlpub_params pp = { .dom = gc->dom,
-				    .nvcpus = gc->nvcpus,
-				    .detail = gc->o.detail,
-				    .period_ns = gc->o.period_ns };
-	char why[256];
-
-	if (gc->dtl_state == GUESTCHAN_DTL_BUSY && now >= gc->lock_retry_ns) {
-		gc->lock_retry_ns = now + LOCK_RETRY_NS;
-		if (!flock(gc->fd, LOCK_EX | LOCK_NB)) {
-			log_info("guest channel %s: publishing the dispatch trace log (the other "
-				 "publisher is gone)",
-				 gc->path);
-			gc->dtl_state = GUESTCHAN_DTL_ON;
-			gc->dtl_logged = false;
-		}
-	}
-	if (gc->dtl_state == GUESTCHAN_DTL_BUSY || gc->dtl_state == GUESTCHAN_DTL_FAILED) {
-		if (!gc->dtl_logged)
-			log_info("guest channel %s: no dispatch trace log: %s", gc->path,
-				 gc->dtl_state == GUESTCHAN_DTL_BUSY
-				     ? "another vnoise-host publishes it (no clock exchange here)"
-				     : "the host area cannot be laid out");
-		gc->dtl_logged = true;
-		return;
-	}
-	if (ep && ver < 2) {
-		dtl_stop(gc);
-		if (gc->dtl_state != GUESTCHAN_DTL_V1)
-			log_info(
-			    "guest channel %s: a version %u guest agent owns the whole region: no "
-			    "dispatch trace log, no clock exchange",
-			    gc->path, ver);
-		gc->dtl_state = GUESTCHAN_DTL_V1;
-		return;
-	}
-	if (gc->pub)
-		return;
-	gc->pub = dtlpub_new((char *)gc->base + vn_dtl_area_offset(gc->size),
-			     gc->size - vn_dtl_area_offset(gc->size), &pp, dtlpub_new_epoch(),
-			     gc->o.tc, why, sizeof(why));
-	if (!gc->pub) {
-		log_warn("guest channel %s: no dispatch trace log: %s", gc->path, why);
-		gc->dtl_state = GUESTCHAN_DTL_FAILED;
-		gc->dtl_logged = true;
-		return;
-	}
-	if (gc->dtl_state == GUESTCHAN_DTL_V1)
-		log_info("guest channel %s: publishing the dispatch trace log again", gc->path);
-	gc->dtl_state = GUESTCHAN_DTL_ON;
-	gc->unanswered = 0;
-	gc->pub_ns = now;
-	gc->aligned_ns = 0;
-}
-
-void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out)
-{
-	struct dtlpub_stats st = { 0 };
-
-	memset(out, 0, sizeof(*out));
-	out->state = gc->dtl_state;
-	out->detail = gc->o.detail;
-	if (gc->pub) {
-		dtlpub_stats(gc->pub, &st);
-		out->epoch = dtlwriter_epoch(dtlpub_writer(gc->pub));
-	}
-	out->published = gc->dtl_published + st.w.entries;
-	out->dropped = gc->dtl_dropped + st.w.dropped;
-	out->aggs = gc->dtl_aggs + st.aggs;
+	dtlctl_info(gc->dtl, out);
 }
 
 /* ---- the bell ---- */
 
-#define BELL_RETRY_NS \
-	1000000000ULL /* a bell socket that cannot be connected: tried again this often */
-#define BELL_READ_MAX \
-	64u /* reads per wake-up: a guest writing without pause cannot hold the host */
-
-static bool clocksync_state_valid(const struct guestchan *gc);
-
 void guestchan_set_bell(struct guestchan *gc, const char *sock_path)
 {
-	if (gc->bell_fd >= 0)
-		close(gc->bell_fd);
-	gc->bell_fd = -1;
-	gc->bell_heard = gc->bell_armed = false;
-	gc->bell_retry_ns = 0;
-	snprintf(gc->bell_path, sizeof(gc->bell_path), "%s", sock_path ? sock_path : "");
-}
-
-static void bell_close(struct guestchan *gc, uint64_t now, const char *why)
-{
-	log_info("guest channel %s: bell %s: %s; reading the channel every round", gc->path,
-		 gc->bell_path, why);
-	close(gc->bell_fd);
-	gc->bell_fd = -1;
-	gc->bell_heard = gc->bell_armed = false;
-	gc->bell_retry_ns = now + BELL_RETRY_NS;
-}
-
-/* Connect to the bell's socket (QEMU listens on it): 0, or -errno (tried again BELL_RETRY_NS later). */
-static int bell_connect(struct guestchan *gc, uint64_t now)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	gc->bell_retry_ns = now + BELL_RETRY_NS;
-	if (strlen(gc->bell_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, gc->bell_path, strlen(gc->bell_path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = errno;
-
-		close(fd);
-		log_debug("guest channel %s: bell %s: %s", gc->path, gc->bell_path, strerror(err));
-		return -err;
-	}
-	gc->bell_fd = fd;
-	gc->bell_heard = gc->bell_armed = false;
-	log_debug("guest channel %s: bell %s connected", gc->path, gc->bell_path);
-	return 0;
-}
-
-/* Read and discard what the guest wrote (at most BELL_READ_MAX reads). 1: it rang, 0: nothing, -1: closed. */
-static int bell_drain(struct guestchan *gc, uint64_t now)
-{
-	char buf[256];
-	int rang = 0;
-
-	for (unsigned i = 0; i < BELL_READ_MAX; i++) {
-		ssize_t n = read(gc->bell_fd, buf, sizeof(buf));
-
-		if (n > 0) {
-			gc->bell_bytes += (uint64_t)n;
-			rang = 1;
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		bell_close(gc, now, n ? strerror(errno) : "closed by QEMU");
-		return -1;
-	}
-	if (rang) {
-		gc->bell_rings++;
-		gc->bell_armed = false;
-		if (!gc->bell_heard)
-			log_info("guest channel %s: the guest agent rings the bell: sleeping "
-				 "between its gaps",
-				 gc->path);
-		gc->bell_heard = true;
-	}
-	return rang;
+	chanbell_set_path(gc->bell, sock_path);
 }
 
 void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now)
 {
-	if (gc->bell_fd < 0)
-		return;
-	if (revents & (POLLIN | POLLHUP | POLLERR))
-		(void)bell_drain(gc, now);
-	if (gc->bell_fd >= 0 && (revents & (POLLHUP | POLLERR | POLLNVAL)))
-		bell_close(gc, now, "hung up");
+	chanbell_heard(gc->bell, revents, now);
 }
 
 int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm)
 {
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
 	struct vn_shm_status gs;
+	int fd;
 
 	if (!gc->rd || shmreader_state(gc->rd) != SHMREADER_OK ||
 	    (!shmreader_status(gc->rd, &gs) && gs.agent_state != VN_SHM_AGENT_RUNNING))
 		return GUESTCHAN_IDLE; /* no agent publishing: nothing to match */
-	if (!gc->bell_path[0] || !gc->pub)
-		return GUESTCHAN_BUSY; /* no bell, or not this host's to arm */
-	if (gc->bell_fd < 0 && (now < gc->bell_retry_ns || bell_connect(gc, now)))
-		return GUESTCHAN_BUSY;
-	if (gc->bell_armed && bell_drain(gc, now) < 0) /* unarmed, an agent does not ring */
-		return GUESTCHAN_BUSY;
-	if (gc->bell_heard && (!arm || !clocksync_state_valid(gc) || match_gaps_waiting(gc->m)))
-		return GUESTCHAN_BUSY; /* the short round reads anyway: no rings meanwhile */
-	if (!gc->bell_armed) {
-		dtlwriter_bell_arm(dtlpub_writer(gc->pub));
-		gc->bell_arms++;
-		gc->bell_armed = true;
-	}
-	return gc->bell_heard ? gc->bell_fd
-			      : GUESTCHAN_BUSY; /* else armed for the agent's first ring */
+	if (!pub)
+		return GUESTCHAN_BUSY; /* not this host's bell to arm */
+	fd = chanbell_arm(gc->bell, now,
+			  arm && clockxchg_valid(gc->clk) && !match_gaps_waiting(gc->m),
+			  dtlpub_writer(pub));
+	return fd >= 0 ? fd : GUESTCHAN_BUSY;
 }
 
-void guestchan_bell_info(const struct guestchan *gc, struct guestchan_bell *out)
+void guestchan_bell_info(const struct guestchan *gc, struct chanbell_info *out)
 {
-	out->state = !gc->bell_path[0] ? GUESTCHAN_BELL_NONE
-		     : gc->bell_fd < 0 ? GUESTCHAN_BELL_UNCONNECTED
-		     : gc->bell_heard  ? GUESTCHAN_BELL_HEARD
-				       : GUESTCHAN_BELL_SILENT;
-	out->rings = gc->bell_rings;
-	out->arms = gc->bell_arms;
-}
-
-/* ---- clock ---- */
-
-/* Keep this thread off the pCPU the answering vCPU is pinned to, if it can run elsewhere. Once. */
-static void keep_off_answerer(struct guestchan *gc)
-{
-	cpu_set_t vset, mine;
-	int c, pc = -1;
-
-	if (gc->placed || gc->ans_cpu >= gc->nvcpus || !gc->tids[gc->ans_cpu])
-		return;
-	gc->placed = true;
-	if (sched_getaffinity((pid_t)gc->tids[gc->ans_cpu], sizeof(vset), &vset) ||
-	    CPU_COUNT(&vset) != 1 || sched_getaffinity(0, sizeof(mine), &mine))
-		return;
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &vset))
-			pc = c;
-	if (pc < 0 || !CPU_ISSET(pc, &mine) || CPU_COUNT(&mine) < 2)
-		return;
-	CPU_CLR(pc, &mine);
-	if (sched_setaffinity(0, sizeof(mine), &mine))
-		return;
-	/* the other CPUs run vCPUs too: wake on the grid point, not a scheduler slice later (a request sent
-	 * late misses the guest's spin window); the loop sleeps all but ~1% of the time */
-	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ .sched_priority = 1 }))
-		log_debug("guest channel %s: monitor thread stays SCHED_OTHER", gc->path);
-	log_info("guest channel %s: clock answered by vCPU %u, pinned to CPU %d: watching from the "
-		 "other "
-		 "CPUs",
-		 gc->path, gc->ans_cpu, pc);
-}
-
-static void exchange_done(struct guestchan *gc, const struct dtl_clock_reply *r, uint64_t recv_ns)
-{
-	gc->ans_cpu = r->cpu;
-	keep_off_answerer(gc);
-	gc->outstanding = false;
-	gc->unanswered = 0;
-	gc->exchanges++;
-	(void)clocksync_update(&gc->cs, r->host_send_ns, r->guest_ns, recv_ns);
-	if (log_verbosity() >= 2) {
-		struct clocksync_state st;
-
-		clocksync_state(&gc->cs, recv_ns, &st);
-		log_debug(
-		    "clock: sample offset %lld ns +- %.1f us, model offset %lld ns +- %llu ns",
-		    (long long)r->guest_ns - (long long)(r->host_send_ns / 2 + recv_ns / 2),
-		    (double)(recv_ns - r->host_send_ns) / 2e3, (long long)st.offset_ns,
-		    (unsigned long long)st.uncertainty_ns);
-	}
-}
-
-/* Watch the mailbox for the answer to the request sent at t, up to watch_ns. */
-static void clock_watch(struct guestchan *gc, struct dtl_writer *w, uint64_t t, uint64_t watch_ns)
-{
-	struct dtl_clock_reply r;
-	int rc;
-
-	do {
-		rc = dtlwriter_reply(w, &r);
-		if (rc == 1) {
-			exchange_done(gc, &r, now_ns());
-			if (log_verbosity() >= 2)
-				log_debug("clock: rtt %.1f us (sent %.3f ms after the grid point)",
-					  (double)(now_ns() - t) / 1e3,
-					  (double)(t % VN_SHM_CLOCK_GRID_NS) / 1e6);
-			return;
-		}
-		if (rc != 0 && rc != -EAGAIN)
-			return;
-	} while (now_ns() - t < watch_ns);
-}
-
-static void clock_round(struct guestchan *gc, uint64_t now)
-{
-	struct dtl_writer *w = gc->pub ? dtlpub_writer(gc->pub) : NULL;
-	struct dtl_clock_reply r;
-	struct clocksync_pace pace;
-	uint64_t t, seq;
-
-	if (!w)
-		return;
-	if (gc->outstanding) {
-		if (dtlwriter_reply(w, &r) == 1) {
-			exchange_done(gc, &r, now_ns());
-			if (log_verbosity() >= 2)
-				log_debug("clock: late answer, rtt %.1f us",
-					  (double)(now_ns() - gc->sent_ns) / 1e3);
-		} else if (now - gc->sent_ns > ABANDON_NS) {
-			gc->outstanding = false;
-			gc->abandoned++;
-			if (gc->unanswered < UINT32_MAX)
-				gc->unanswered++;
-		}
-	}
-	if (gc->outstanding || now < gc->next_exchange_ns)
-		return;
-	clocksync_pace(&gc->cs, now, VN_SHM_CLOCK_GRID_NS, SPIN_MIN_NS, SPIN_NS, &pace);
-	gc->next_exchange_ns = (now / pace.every_ns + 1) * pace.every_ns; /* on the grid */
-	t = now_ns();
-	dtlwriter_request(w, t, &seq);
-	gc->outstanding = true;
-	gc->sent_ns = t;
-	if (gc->unanswered < UNANSWERED_SPIN)
-		clock_watch(gc, w, t, pace.watch_ns);
-}
-
-static bool clocksync_state_valid(const struct guestchan *gc)
-{
-	return gc->cs.mode != CLOCKSYNC_MODE_NONE;
+	chanbell_info(gc->bell, out);
 }
 
 /* ---- records ---- */
@@ -746,7 +406,9 @@ static bool to_host(struct guestchan *gc, __u64 *start, __u64 *end)
 {
 	uint64_t s, e;
 
-	if (clocksync_g2h(&gc->cs, *start, &s) || clocksync_g2h(&gc->cs, *end, &e)) {
+	const struct clocksync *cs = clockxchg_model(gc->clk);
+
+	if (clocksync_g2h(cs, *start, &s) || clocksync_g2h(cs, *end, &e)) {
 		gc->unsynced++;
 		return false;
 	}
@@ -818,7 +480,8 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 		if (to_host_sample(gc, &gc->v[ring], &x))
 			(void)match_add_sample(
 			    gc->m, ring, &x,
-			    clocksync_uncertainty_ns(&gc->cs, rec->payload.sample.end_ns));
+			    clocksync_uncertainty_ns(clockxchg_model(gc->clk),
+						     rec->payload.sample.end_ns));
 	} else {
 		struct vn_event x = rec->payload.event;
 
@@ -851,26 +514,37 @@ static void follow_epoch(struct guestchan *gc)
 			 (unsigned long long)(before.records - gc->ep_records),
 			 (unsigned long long)(after.lost - gc->ep_lost),
 			 (unsigned long long)(before.missed - gc->ep_missed));
-		gc->realign_ns = now_ns();
-		gc->realign_late = false;
 	}
+	clockxchg_restart(gc->clk, now_ns(), gc->epoch != 0);
 	gc->ep_records = after.records;
 	gc->ep_lost = after.lost;
 	gc->ep_missed = before.missed;
 	gc->epoch = h.epoch;
 	gc->attach_ns = now_ns();
-	clocksync_reset(&gc->cs);
 	if (gc->m)
 		match_guest_reset(gc->m);
-	gc->outstanding = false;
-	gc->next_exchange_ns = 0;
 	gc->guest_h = 0;
 	gc->pending = 0;
-	gc->bell_heard = gc->bell_armed = false; /* the new agent says again that it rings */
+	chanbell_forget(gc->bell); /* the new agent says again that it rings */
 	for (uint32_t i = 0; i < gc->nvcpus; i++)
 		gc->v[i].last_end[0] = gc->v[i].last_end[1] = gc->v[i].g_end = gc->v[i].h_end = 0;
 	if (new_merge(gc))
 		log_warn("guest channel %s: out of memory for the guest-only view", gc->path);
+}
+
+/* The DTL's publishing state at host time now; a publisher that stopped or started takes its mailbox along. */
+static void dtl_follow(struct guestchan *gc, uint64_t now)
+{
+	if (dtlctl_follow(gc->dtl, now))
+		clockxchg_new_mailbox(gc->clk);
+}
+
+/* The clock mailbox: the current publisher's, NULL while nothing is published. */
+static struct dtl_writer *pub_writer(const struct guestchan *gc)
+{
+	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+
+	return pub ? dtlpub_writer(pub) : NULL;
 }
 
 void guestchan_clock(struct guestchan *gc, uint64_t now)
@@ -878,7 +552,7 @@ void guestchan_clock(struct guestchan *gc, uint64_t now)
 	if (gc->rd)
 		follow_epoch(gc);
 	dtl_follow(gc, now);
-	clock_round(gc, now);
+	clockxchg_round(gc->clk, pub_writer(gc), now);
 	gc->clocked = true;
 }
 
@@ -932,7 +606,7 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 
 	if (shmreader_state(gc->rd) != SHMREADER_OK)
 		return;
-	if (!clocksync_state_valid(gc) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
+	if (!clockxchg_valid(gc->clk) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return; /* records wait in the ring until their times can be converted... */
 	n = shmreader_nrings(gc->rd);
 	for (r = 0; r < n && r < gc->nvcpus; r++) {
@@ -955,7 +629,7 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 				 gc->path);
 		gc->mg_horizon = gh;
 	}
-	if (clocksync_g2h(&gc->cs, gh, &ghh))
+	if (clocksync_g2h(clockxchg_model(gc->clk), gh, &ghh))
 		return;
 	if (log_verbosity() >= 2 && ++gc->dbg % 200 == 0)
 		log_debug(
@@ -965,49 +639,6 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	gc->match_now = now_ns();
 	(void)match_process(gc->m, ghh, host_horizon_ns, gc->match_now);
 	warn_refused(gc, now);
-}
-
-/* Once per publisher: when the DTL status first said the clocks are aligned (entries published from then). */
-static void log_aligned(struct guestchan *gc, uint64_t now)
-{
-	struct dtlpub_stats st;
-
-	dtlpub_stats(gc->pub, &st);
-	if (!st.aligned_ns || gc->aligned_ns == st.aligned_ns)
-		return;
-	gc->aligned_ns = st.aligned_ns;
-	log_info(
-	    "guest channel %s: dispatch trace log clock aligned within %.1f us, %.2f s after the "
-	    "publisher started (%llu exchanges, %llu pieces dropped before)",
-	    gc->path, (double)st.aligned_unc_ns / 1e3,
-	    now > gc->pub_ns ? (double)(now - gc->pub_ns) / 1e9 : 0.0,
-	    (unsigned long long)gc->exchanges, (unsigned long long)st.unsynced);
-}
-
-/*
- * After an epoch change, once: the new epoch's clock bound is back within the dispatch trace log's limit
- * (DTLPUB_MAX_UNCERTAINTY_NS); a warning, once, if it is not REALIGN_LATE_NS after the epoch began.
- */
-static void check_realigned(struct guestchan *gc, uint64_t now)
-{
-	struct clocksync_state st;
-	double t = now > gc->realign_ns ? (double)(now - gc->realign_ns) / 1e9 : 0.0;
-
-	clocksync_state(&gc->cs, now, &st);
-	if (st.valid && st.uncertainty_ns <= DTLPUB_MAX_UNCERTAINTY_NS) {
-		log_info("guest channel %s: epoch %llu: clock aligned again within %.1f us, %.2f s "
-			 "after the epoch began",
-			 gc->path, (unsigned long long)gc->epoch, (double)st.uncertainty_ns / 1e3,
-			 t);
-		gc->realign_ns = 0;
-	} else if (!gc->realign_late && now > gc->realign_ns + REALIGN_LATE_NS) {
-		log_warn(
-		    "guest channel %s: epoch %llu: clock not aligned within %.1f ms %.0f s after "
-		    "the epoch began (%llu exchanges so far)",
-		    gc->path, (unsigned long long)gc->epoch,
-		    (double)DTLPUB_MAX_UNCERTAINTY_NS / 1e6, t, (unsigned long long)gc->exchanges);
-		gc->realign_late = true;
-	}
 }
 
 /* The region file removed under us (link count 0): the mapping goes on; said once. */
@@ -1026,20 +657,20 @@ static void check_unlinked(struct guestchan *gc, uint64_t now)
 
 void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
 {
+	struct clockxchg_stats xs;
+
 	if (gc->rd)
 		follow_epoch(gc);
 	dtl_follow(gc, now);
 	if (!gc->clocked)
-		clock_round(gc, now);
+		clockxchg_round(gc->clk, pub_writer(gc), now);
 	gc->clocked = false;
-	if (gc->realign_ns)
-		check_realigned(gc, now);
+	clockxchg_check_realigned(gc->clk, now, gc->epoch);
 	if (now >= gc->link_check_ns)
 		check_unlinked(gc, now);
-	if (gc->pub) {
-		dtlpub_status(gc->pub, now, gc->o.dispatch ? host_horizon_ns : 0, &gc->cs);
-		log_aligned(gc, now);
-	}
+	clockxchg_stats(gc->clk, &xs);
+	dtlctl_status(gc->dtl, now, gc->o.dispatch ? host_horizon_ns : 0, clockxchg_model(gc->clk),
+		      xs.exchanges);
 	if (gc->rd)
 		match_round(gc, now, host_horizon_ns);
 }
@@ -1179,20 +810,22 @@ static void chan_reader(const struct guestchan *gc, struct vn_host_chan *ch)
 static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_chan *ch)
 {
 	struct clocksync_state cst;
+	struct clockxchg_stats xs;
 	struct match_counters mc;
 
-	clocksync_state(&gc->cs, end_ns, &cst);
+	clocksync_state(clockxchg_model(gc->clk), end_ns, &cst);
+	clockxchg_stats(gc->clk, &xs);
 	log_debug(
 	    "guest channel %s: clock mode %d offset %lld ns +- %llu ns drift %.3f ppm, min rtt "
 	    "%llu ns, window %u, answering vCPU %u",
 	    gc->path, (int)cst.mode, (long long)cst.offset_ns,
 	    (unsigned long long)cst.uncertainty_ns, cst.drift_ppm,
-	    (unsigned long long)cst.min_rtt_ns, cst.window_used, gc->ans_cpu);
+	    (unsigned long long)cst.min_rtt_ns, cst.window_used, xs.ans_cpu);
 	ch->clock_offset_ns = cst.valid ? cst.offset_ns : 0;
 	ch->clock_uncertainty_ns = cst.valid ? cst.uncertainty_ns : UINT64_MAX;
 	ch->clock_min_rtt_ns = cst.min_rtt_ns;
-	ch->clock_exchanges = gc->exchanges;
-	ch->clock_rejected = cst.rejected + gc->abandoned;
+	ch->clock_exchanges = xs.exchanges;
+	ch->clock_rejected = cst.rejected + xs.abandoned;
 	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		match_counters(gc->m, i, &mc);
 		ch->late += mc.late;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * guestchan: vnoise-host's end of one domain's guest channel (every domain with a vnoise ivshmem device, in
- * top/record). It maps the domain's ivshmem file (/dev/shm/<name>), publishes the dispatch trace log in its
- * host half (host/match/dtlpub), keeps the guest clock aligned through the DTL mailbox (host/match/clocksync;
- * any guest responder answers), and with --guest reads the guest half as hostile memory
- * (shared/channel/shmreader), converts guest records to host time and feeds the matcher (host/match/match)
- * together with the dispatch log's out intervals, and keeps the guest-only view of the same records
- * (shared/attrib/merge, in guest time). At every period end it produces the period's records:
+ * top/record), and the one object the monitor talks to for it. It maps the domain's ivshmem file
+ * (/dev/shm/<name>) and owns the parts that use it: the dispatch trace log's publishing control
+ * (host/match/dtlctl, which runs host/match/dtlpub in the host half), the clock exchange through the DTL
+ * mailbox (host/match/clockxchg; any guest responder answers) and, with --guest, the bell
+ * (host/match/chanbell). Its own job, with --guest: read the guest half as hostile memory
+ * (shared/channel/shmreader), convert the guest's records to host time and hand them to the matcher
+ * (host/match/match) together with the dispatch log's out intervals, keep the guest-only view of the same
+ * records (shared/attrib/merge, in guest time), and at every period end produce the period's records:
  * vn_host_match and vn_host_msrc per vCPU, vn_host_chan for the domain (protocol/host.h).
  * Faults it rides out (logged, never fatal): a new agent epoch (agent restarted, guest rebooted: the clock and
  * the guest side start again; the ended epoch's records read, lost and missed are logged), the region file
@@ -20,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "host.h"
+#include "match/chanbell.h"
+#include "match/dtlctl.h"
 #include "match/taskclass.h"
 
 struct guestchan;
@@ -34,27 +38,10 @@ struct guestchan_opts {
 	struct taskclass *tc; /* cause classes (not owned; NULL: every task host-user-task) */
 };
 
-/* The channel's dispatch trace log, for views and logs. */
-enum guestchan_dtl_state {
-	GUESTCHAN_DTL_ON = 0, /* publishing */
-	GUESTCHAN_DTL_V1, /* a v1 guest agent owns the whole region: nothing published */
-	GUESTCHAN_DTL_BUSY, /* another vnoise-host publishes for this domain */
-	GUESTCHAN_DTL_FAILED, /* the host area could not be laid out (region too small) */
-};
-
-struct guestchan_dtl {
-	enum guestchan_dtl_state state;
-	uint32_t detail; /* enum vn_dtl_detail */
-	uint64_t epoch; /* host epoch (0: not publishing) */
-	uint64_t published; /* entries, since the channel was opened */
-	uint64_t dropped; /* intervals not published (no clock mapping, bad input) */
-	uint64_t aggs;
-};
-
 /*
  * Map /dev/shm/<shm_name> of a domain with nvcpus vCPUs (dom is the record index) and publish its dispatch
  * trace log in the host half of the region (protocol/dtl.h) whenever the guest header allows it (epoch 0 or
- * version >= 2) and no other vnoise-host does (flock on the file). Returns the channel or NULL with errno and
+ * version >= 2) and no other vnoise-host does (host/match/dtlctl). Returns the channel or NULL with errno and
  * a one-line reason in why.
  */
 struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
@@ -91,41 +78,34 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
 		      struct vn_host_chan *ch);
 
-/* The domain's vCPU host thread ids (0: unknown), to keep clock exchanges off the answering vCPU's pCPU. */
+/* The domain's vCPU host thread ids (0: unknown), to keep clock exchanges off the answering vCPU's pCPU
+ * (clockxchg_set_tids). */
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n);
 uint32_t guestchan_nvcpus(const struct guestchan *gc);
 /*
- * The bell (protocol/dtl.h struct vn_dtl_bell, --guest only): the host socket of the domain's org.vnoise.bell.0
- * port (NULL or "": none). The channel connects to it, arms the bell and reads the rings; nothing the guest
- * writes there is trusted or kept.
+ * The bell (host/match/chanbell, --guest only): the host socket of the domain's org.vnoise.bell.0 port (NULL
+ * or "": none). The channel connects to it, arms the bell and reads the rings; nothing the guest writes there
+ * is trusted or kept.
  */
 void guestchan_set_bell(struct guestchan *gc, const char *sock_path);
 #define GUESTCHAN_IDLE (-1) /* nothing to wait for (no agent publishing) */
 #define GUESTCHAN_BUSY (-2) /* the short round is needed */
 /*
- * Before the monitor sleeps past its short round: the bell's fd to poll (armed: the agent rings after its next
- * gap), GUESTCHAN_IDLE (no agent, or one that says it is not measuring), or GUESTCHAN_BUSY: gaps wait for a horizon, the clock is not aligned, there is no
- * bell (or not this host's: another publisher), or the agent has not rung yet on this connection (armed
- * meanwhile, for its first ring). Armed only when the fd is returned (or for that first ring): while the
- * short round reads the channel anyway, the agent is not asked to ring. arm false: the monitor keeps its short
- * round (rings came fast): read the rings out, do not arm; GUESTCHAN_IDLE or GUESTCHAN_BUSY.
+ * Before the monitor sleeps past its short round: the bell's fd to poll (armed: the agent rings after its
+ * next gap), GUESTCHAN_IDLE (no agent, or one that says it is not measuring), or GUESTCHAN_BUSY: gaps wait
+ * for a horizon, the clock is not aligned, there is no bell (or not this host's: another publisher), or the
+ * agent has not rung yet on this connection (armed meanwhile, for its first ring). Armed only when the fd is
+ * returned (or for that first ring): while the short round reads the channel anyway, the agent is not asked
+ * to ring. arm false: the monitor keeps its short round (rings came fast): read the rings out, do not arm;
+ * GUESTCHAN_IDLE or GUESTCHAN_BUSY.
  */
 int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm);
 /* The bell's fd reported revents: read and discard the rings; a hang-up closes it (connected again later). */
 void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now);
-enum guestchan_bell_state {
-	GUESTCHAN_BELL_NONE = 0, /* the domain has no bell port */
-	GUESTCHAN_BELL_UNCONNECTED, /* its socket is not connected (retried every second) */
-	GUESTCHAN_BELL_SILENT, /* connected, the agent has not rung yet */
-	GUESTCHAN_BELL_HEARD, /* the agent rings: the monitor sleeps between gaps */
-};
-struct guestchan_bell {
-	enum guestchan_bell_state state;
-	uint64_t rings, arms; /* since the channel was opened */
-};
-void guestchan_bell_info(const struct guestchan *gc, struct guestchan_bell *out);
+/* The bell's state and counters since the channel was opened. */
+void guestchan_bell_info(const struct guestchan *gc, struct chanbell_info *out);
 
-/* The channel's DTL publisher: state and counters since the channel was opened. */
-void guestchan_dtl_info(const struct guestchan *gc, struct guestchan_dtl *out);
+/* The channel's DTL publishing: state and counters since the channel was opened. */
+void guestchan_dtl_info(const struct guestchan *gc, struct dtlctl_info *out);
 
 #endif

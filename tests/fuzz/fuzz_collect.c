@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the collector's engine (host/clusteragg) fed by nodes it does not trust. The input is a
- * program of operations, each starting with an opcode byte:
+ * libFuzzer target: the collector's engine (host/collect/clusteragg, with its rotation clusterrot and its
+ * outputs clusterout) fed by nodes it does not trust. The input is a program of operations, each starting
+ * with an opcode byte:
  *   0 LEN DATA      a datagram as received (LEN one byte, up to 255 bytes): must be counted, never crash;
  *   1 H[40] N R[48N] an *authentic* datagram: header fields from H (kind, flags, small node and job ids,
  *                   session, interval, seq, part, times), N records from R (N <= 30, so over-long ones too),
  *                   lengths made consistent and sealed with the key: a malicious node with the key;
- *   2 T[2]          clusteragg_tick() T ms later (the rotation sends commands: a stub takes them);
- *   3               render /metrics and both reports (the output must stay within its buffer);
+ *   2 T[2]          clusterrot_tick() T ms later (the rotation sends commands: a stub takes them);
+ *   3               render /metrics and both reports, clusterout (the output must stay within its buffer);
  *   4               clusteragg_close_all().
  * Invariants (abort otherwise): every datagram is counted under exactly one result; the exposition renders.
  * Build and run: make build-fuzz/fuzz_collect && build-fuzz/fuzz_collect -max_total_time=60
@@ -19,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collect/clusteragg.h"
+#include "collect/clusterout.h"
+#include "collect/clusterrot.h"
 #include "format/keyfile.h"
 #include "util/sha256.h"
 #include "format/datagram.h"
@@ -131,17 +134,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			i += 41 + (size_t)nr * sizeof(struct vn_report_rec);
 		} else if (op == 2 && n - i >= 2) {
 			now += rd(d + i, 2) * 1000000ull;
-			clusteragg_tick(cs, now);
+			clusterrot_tick(cs, now);
 			i += 2;
 		} else if (op == 3) {
 			struct bufout o = { out, sizeof(out), 0, 0 };
 			FILE *f = fmemopen(out, sizeof(out), "w");
 
-			if (clusteragg_render_prom(cs, &o))
+			if (clusterout_prom(cs, &o))
 				abort();
 			if (f) {
-				clusteragg_report(cs, f, 0);
-				clusteragg_report(cs, f, 1);
+				clusterout_report(cs, f, 0);
+				clusterout_report(cs, f, 1);
 				fclose(f);
 			}
 		} else if (op == 4) {
