@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vnoise application events (issue 5): what libvnoise-preload.so sees of a program's synchronisation calls
+ * vnoise application events: what libvnoise-preload.so sees of a program's synchronisation calls
  * (PMPI wrappers, pthread interposition) and the per-thread statistics it keeps. protocol/README.md
  * ("Application events") documents the JSON lines the library writes.
  */
@@ -119,7 +119,7 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
 	       "registration is ABI");
 
 /*
- * Interval pipeline (issue 5): a node-local shared buffer with three rotating interval entries. Interval n of
+ * Interval pipeline: a node-local shared buffer with three rotating interval entries. Interval n of
  * a rank is its computation between the exit of its n-th synchronisation call (MPI_Init for n = 0) and the
  * entry of its (n+1)-th. The rank that closes n second (first, with fewer than 3 ranks) filters n-1 and the
  * first to close n reports n-2: n is tracked while n-1 is filtered and n-2 reported. protocol/README.md
@@ -151,7 +151,7 @@ enum vn_pipe_out {
 };
 #define VN_PIPE_F_ALL 1u /* report every interval, not only those with a delayed rank */
 /*
- * Issue 16, DTL mode: vnoise-guest reports, the ranks do not. The rank that filters an interval copies its
+ * DTL mode: vnoise-guest reports, the ranks do not. The rank that filters an interval copies its
  * records into the journal; vnoise-guest adds the hypervisor noise of each rank from the dispatch trace log
  * once the host's horizon has passed the interval (bounded wait), filters again and reports.
  */
@@ -186,7 +186,7 @@ struct vn_pipe_iv {
 	__u32 pid;
 	char cause_comm[VN_COMM_LEN];
 	__u64 delay_ns; /* filter: compute time minus the fastest rank's */
-	/* issue 16: written by vnoise-guest from the DTL (zero without one) */
+	/* written by vnoise-guest from the DTL (zero without one) */
 	__u64 hyp_ns
 	    [VN_HCLASS_MAX]; /* hypervisor noise on the rank's CPU in the interval, by enum vn_hclass */
 	__u64 hyp_cause_ns; /* the largest host cause (host_preempt) ... */
@@ -210,7 +210,7 @@ struct vn_pipe_slot {
 	__u64 min_ns, max_ns, avg_ns; /* filter: silhouette of compute times */
 	__s32 fastest, second, slowest; /* filter: ranks (-1: none) */
 	__u32 nranks; /* filter: records found */
-	/* filter, issue 16: the slowest rank's delay split into guest noise, hypervisor noise and the rest
+	/* filter: the slowest rank's delay split into guest noise, hypervisor noise and the rest
 	 * (imbalance or unexplained): each the slowest's figure beyond the fastest's, capped by the delay */
 	__u64 sil_guest_ns, sil_hyp_ns, sil_rest_ns;
 	__u32 gdelayed; /* filter: delayed ranks whose guest-only verdict is noise */
@@ -253,7 +253,7 @@ struct vn_pipe_hdr {
 	__u64 report_ns; /* time spent formatting and writing reports, summed */
 	__u64 unregistered; /* synchronisation calls of ranks that could not register */
 	/*
-	 * Cluster reports (VN_PIPE_OUT_REPORT, issue 7), set by vnoise-guest mpi. The key is here because the
+	 * Cluster reports (VN_PIPE_OUT_REPORT), set by vnoise-guest mpi. The key is here because the
 	 * reporting rank seals the datagrams: only the job's registered ranks map this memory.
 	 */
 	__u64 node_id, session_id, job_id; /* protocol/cluster.h header fields */
@@ -264,7 +264,7 @@ struct vn_pipe_hdr {
 	__u16 key_len; /* bytes of key, 16..64 */
 	__u32 dtl; /* enum vn_pipe_dtl, set by vnoise-guest */
 	__u8 key[64];
-	/* issue 16: journal (VN_PIPE_F_DEFER) */
+	/* journal (VN_PIPE_F_DEFER) */
 	__u64 journal_top; /* highest interval + 1 copied into the journal (atomic max) */
 	__u64 journal_lost; /* copies that could not be made (a rank found the slot moved on) */
 };

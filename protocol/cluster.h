@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vnoise UDP report datagram (issue 7): how a node tells the collector, per interval, the filtered noise of
+ * vnoise UDP report datagram: how a node tells the collector, per interval, the filtered noise of
  * its ranks and CPUs by class and source. One datagram = a fixed header, fixed-size records, and an
  * HMAC-SHA256 over both with a key shared by the nodes and the collector (chosen by key_id). Reports are
  * authenticated, not encrypted. Every datagram fits in 1400 bytes so that it is never IP-fragmented; an
@@ -21,7 +21,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "report datagrams are 
 
 #define VN_REPORT_MAGIC 0x31524e56u /* "VNR1" as little-endian bytes */
 /*
- * Version 2 (issue 16) adds the hypervisor classes and the HOST source to the records; layout unchanged. A
+ * Version 2 adds the hypervisor classes and the HOST source to the records; layout unchanged. A
  * sender writes version 1 unless a datagram carries one of them (so an old collector still reads the rest);
  * a receiver takes versions VN_REPORT_VERSION_MIN..VN_REPORT_VERSION and rejects v2 fields in a v1 datagram.
  */
