@@ -92,7 +92,10 @@ enum vn_dtl_class {
 #define VN_DTL_F_CONT \
 	0x01 /* continues the previous entry of the same out interval (cut at a period end) */
 #define VN_DTL_F_GUESSED 0x02 /* the host inferred the end (a switch-in was not seen) */
-#define VN_DTL_F_MASK 0x03
+/* The vCPU was halted for this entry (its thread slept: the guest idled on that CPU), not runnable: the
+ * time is no guest noise, and what ran on the pCPU meanwhile preempted nothing. Readers keep it apart. */
+#define VN_DTL_F_HALTED 0x04
+#define VN_DTL_F_MASK 0x07
 
 /* vn_dtl_status.flags */
 #define VN_DTL_S_CLOCK \
