@@ -166,12 +166,18 @@ echo "hog: $spikes spikes over $((wall / 1000000)) ms; rank 0 computed $((comp /
 echo "rank 0 delayed >= $((DELAY_MIN_NS / 1000000)) ms without guest noise: $hit intervals; noise with cause host_preempt: $named (naming the hog: $hogn)"
 echo "the hog's hits (its largest host cause): $hogh; noise naming the hog: $hogn = $(awk -v n="$hogn" -v e="$exp" 'BEGIN { printf "%.0f", e ? 100 * n / e : 0 }')% of the ~$exp spikes in compute intervals; hidden in a guest IRQ: $hidden"
 jq -c 'select(.verdict != "noise" or .class != "host_preempt")' "$TMP/hits.jsonl" | head -10
-# (a spike can also slow both vCPUs alike under TCG, or fall on rank 0's wait in a barrier: no delay then;
-# on the slower boot of 11-29 the hits were 50-74% of the estimate with 16 ms spikes, 16-80% with 8 ms ones).
-# This asks only that the hog was seen at all; whether what it delayed is named is the two checks below,
-# the second with the guest's own timing as its denominator.
-awk -v h="$((hogh + hidden))" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 5 && h >= e / 3) }' ||
-	fail "the hog delayed rank 0 in $hogh intervals (and $hidden hidden in a guest IRQ), of ~$exp hog spikes in compute intervals"
+# Seen: the DTL put at least 10 ms of host preemption into rank 0's interval (a spike is 16 ms; one cut by an
+# interval's end still leaves 10 ms in one of the two for most phases). This is what the host's log says, so
+# it does not depend on how TCG's timing shows the delay to the guest: a spike can slow both vCPUs alike under
+# TCG, or fall on rank 0's wait in a barrier, and a slower machine shows fewer delays of 10 ms for the same
+# spikes. Whether what the hog delayed is named is the two checks below, the second with the guest's own
+# timing as its denominator.
+seen=$(jq -s --argjson inj "$inj" --argjson k "$k0" --argjson dmin "$DELAY_MIN_NS" '[.[]
+	| select(.interval >= $k and .dtl != "late" and (.interval as $i | $inj | index($i) | not))
+	| .rank[] | select(.rank == 0 and (.hypervisor_ns.host_preempt // 0) >= $dmin)] | length' "$TMP/rep.jsonl")
+echo "the DTL put >= $((DELAY_MIN_NS / 1000000)) ms of host preemption into $seen of rank 0's intervals, of ~$exp hog spikes in compute intervals"
+awk -v h="$seen" -v e="$exp" 'BEGIN { exit !(e >= 5 && h >= 5 && h >= e / 2) }' ||
+	fail "the DTL saw the hog in $seen of rank 0's intervals, of ~$exp hog spikes in compute intervals (want >= half)"
 awk -v n="$hogn" -v d="$hogh" 'BEGIN { exit !(n >= 0.85 * d) }' ||
 	fail "only $hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it (want >= 85%)"
 # a guard without the DTL in the denominator: of every interval the guest's own timing shows rank 0
@@ -179,7 +185,7 @@ awk -v n="$hogn" -v d="$hogh" 'BEGIN { exit !(n >= 0.85 * d) }' ||
 # own stalls, which no host task causes and the DTL cannot name; 0-2 per run)
 awk -v n="$named" -v d="$hit" 'BEGIN { exit !(n >= 0.75 * d) }' ||
 	fail "only $named of the $hit intervals rank 0 was delayed without guest noise are noise with cause host_preempt (want >= 75%)"
-[ "$hogn" -ge 3 ] || fail "only $hogn intervals name the hog"
+[ "$hogn" -ge 2 ] || fail "only $hogn intervals name the hog"
 jq -e -s '[.[] | .rank[] | select(.cause.class == "host_preempt") | .cause.cause_class | startswith("host-") or startswith("vcpu-") or startswith("qemu-")] | all' \
 	"$TMP/rep.jsonl" >/dev/null || fail "a host_preempt cause has no host cause class"
 ok "$hogn of the $hogh intervals the hog delayed are noise with cause host_preempt naming it ($(awk -v n="$hogn" -v d="$hogh" 'BEGIN { printf "%.0f", 100 * n / d }')%); of all $hit host-delayed intervals $named; the guest-only view of them: $(jq -rs '[.[].guest_verdict] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$TMP/hits.jsonl")"
