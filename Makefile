@@ -281,19 +281,30 @@ FORCE:
 check: all $(UNIT_BINS) $(SAN_HOST)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
-# libFuzzer targets (clang): built from sources with ASan+UBSan, outside $(BUILD); each names what it needs.
+# libFuzzer targets (clang): built with ASan+UBSan, outside $(BUILD); each names what it needs beyond the shared
+# library, whose objects are compiled once for all of them (build-fuzz/libfuzz.a).
 FUZZ_DIR := build-fuzz
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared -fsanitize=fuzzer,address,undefined
+FUZZ_COMMON := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared
+FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect
 $(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA :=
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
 $(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/collect/clusterrot.c \
 				   host/collect/clusterout.c host/export/promfmt.c
 FUZZ_LIB_SRCS := $(filter-out shared/bpf/%,$(LIB_SRCS)) # the targets load no eBPF: no libbpf
-$(FUZZ_DIR)/%: tests/fuzz/%.c $(LIB_SRCS) $(GUEST_SRCS) $(HOST_SRCS)
+FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
+$(FUZZ_DIR)/obj/%.o: %.c
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_COMMON) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
+-include $(FUZZ_LIB_OBJS:.o=.d)
+$(FUZZ_DIR)/libfuzz.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_DIR)/libfuzz.a $(GUEST_SRCS) $(HOST_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LIB_SRCS) -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_DIR)/libfuzz.a -lm
 fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 	$(Q)tests/fuzz/make_corpus.sh $(FUZZ_DIR)/corpus $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_recfile -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus

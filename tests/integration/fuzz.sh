@@ -7,11 +7,15 @@ command -v clang >/dev/null || fail "clang missing (make deps)"
 secs=${FUZZ_SECONDS:-20}
 qsecs=$(((secs + 1) / 2))
 
-# fuzz TARGET SECONDS CORPUS [libFuzzer options...]: build, run for SECONDS, fail on any crash
+# every target at once: their shared library is compiled once, on both CPUs
+targets=(fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect)
+make -s -j2 -C "$ROOT" "${targets[@]/#/build-fuzz/}" >"$TMP/build.log" 2>&1 ||
+	fail "cannot build the fuzz targets: $(tail -5 "$TMP/build.log")"
+
+# fuzz TARGET SECONDS CORPUS [libFuzzer options...]: run for SECONDS, fail on any crash
 fuzz() {
 	local t=$1 s=$2 corpus=$3 rc runs
 	shift 3
-	make -s -C "$ROOT" "build-fuzz/$t" >"$TMP/build.log" 2>&1 || fail "cannot build $t: $(tail -5 "$TMP/build.log")"
 	mkdir -p "$corpus"
 	"$ROOT/build-fuzz/$t" -max_total_time="$s" -print_final_stats=1 "$@" "$corpus" >"$TMP/$t.log" 2>&1
 	rc=$?
@@ -21,7 +25,6 @@ fuzz() {
 }
 
 # Record files: a corpus of real recordings made by vnoise-guest
-make -s -C "$ROOT" build-fuzz/fuzz_recfile >"$TMP/build.log" 2>&1 || fail "cannot build the fuzz target: $(tail -5 "$TMP/build.log")"
 "$ROOT/tests/fuzz/make_corpus.sh" "$TMP/corpus" "$VG"
 cd "$TMP" || exit 1
 fuzz fuzz_recfile "$secs" "$TMP/corpus" -max_len=65536
