@@ -9,6 +9,7 @@
 #include <check.h>
 #include "check_main.h"
 #include "clusteragg_check.h"
+#include "export/promfmt_priv.h"
 
 START_TEST(test_totals_and_parts)
 {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "channel/dtlregion.h"
+#include "channel/dtlregion_priv.h"
 #include "channel/dtlwriter.h"
 #include "dtl_check.h"
 
