@@ -57,6 +57,7 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
+	int report_gaps; /* report --gaps: one JSON line per gap (guest/views/view_gaps) */
 	const char
 	    *html; /* report --html OUT.html: the HTML report of the file, written to OUT.html */
 	int wide; /* --wide: the text views' full tables (over 80 columns) */
