@@ -147,9 +147,10 @@ long view_gaps_write(struct view_gaps *vg, FILE *f)
 		if (j < vg->splits.n && !by_cpu(&vg->splits.g[j], g))
 			s = &vg->splits.g[j++];
 		if (compose(g, s, &lines[i])) {
-			log_err("CPU %u: the split of the gap at %llu ns holds more than its steal and "
-				"unexplained time",
-				g->cpu, (unsigned long long)g->start_ns);
+			log_err(
+			    "CPU %u: the split of the gap at %llu ns holds more than its steal and "
+			    "unexplained time",
+			    g->cpu, (unsigned long long)g->start_ns);
 			rc = -EINVAL;
 		}
 	}
@@ -158,9 +159,10 @@ long view_gaps_write(struct view_gaps *vg, FILE *f)
 		int err = gapline_write(f, &lines[i]);
 
 		if (err == -EINVAL)
-			log_err("CPU %u: the gap at %llu ns: its classes do not add up to its %llu ns",
-				lines[i].cpu, (unsigned long long)lines[i].start_ns,
-				(unsigned long long)lines[i].duration_ns);
+			log_err(
+			    "CPU %u: the gap at %llu ns: its classes do not add up to its %llu ns",
+			    lines[i].cpu, (unsigned long long)lines[i].start_ns,
+			    (unsigned long long)lines[i].duration_ns);
 		rc = err;
 	}
 	free(lines);

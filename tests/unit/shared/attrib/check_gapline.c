@@ -46,9 +46,10 @@ END_TEST
 
 START_TEST(test_every_class_named)
 {
-	static const char *const names[] = { "none",	     "nmi",	     "irq",	  "softirq",
-					     "thread",	     "hypercall",    "steal",	  "unexplained",
-					     "host_preempt", "host_wait",    "vmexit",	  "host_irq",
+	static const char *const names[] = { "none",	  "nmi",	 "irq",
+					     "softirq",	  "thread",	 "hypercall",
+					     "steal",	  "unexplained", "host_preempt",
+					     "host_wait", "vmexit",	 "host_irq",
 					     "hw" };
 	struct gapline g = { .duration_ns = 0 };
 	char *s, key[32];
