@@ -70,7 +70,7 @@
 #define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
-    "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [-o FILE] [measure options]\n"
+    "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [-o FILE] [OPTIONS]\n"
     "       vnoise-guest agent --passive [--qga-port] [-d TIME]\n"
     "       vnoise-guest agent --probe\n"
     "The guest end of the host channel: answers the guest agent protocol on\n"
@@ -96,7 +96,7 @@ static const char usage[] =
     "                         it; see 'vnoise-guest report FILE --gaps')\n"
     "      --probe            print the channel's devices (ivshmem BAR2,\n"
     "                         virtio-serial ports) and exit\n"
-    "  measure options: -p/--period, -r/--runtime, -T/--threshold, -P/--priority,\n"
+    "  OPTIONS (measure's): -p/--period, -r/--runtime, -T/--threshold, -P/--priority,\n"
     "                   --helper, --no-hypercall, -q, -v\n"
     "                   (see 'vnoise-guest measure --help')\n"
     "  -h, --help             this help\n"

@@ -125,9 +125,9 @@ static const struct host_opt host_opts[] = {
 	  SHOW_REPORT },
 	{ { .id = OPT_GAPS,
 	    .name = "gaps",
-	    .help = "one JSON line per matched guest gap: its vCPU, start (guest time),\n"
-		    "                         length and split by class (of a record made with "
-		    "--guest)" },
+	    .help = "one JSON line per matched guest gap: vCPU, start (guest\n"
+		    "                         time), length, split by class (a record made\n"
+		    "                         with --guest)" },
 	  SHOW_REPORT },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },

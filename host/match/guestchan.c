@@ -126,8 +126,8 @@ static void keep_mgap(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, ui
 	struct vn_host_mgap *g;
 	uint64_t gs;
 
-	if (clocksync_h2g(cs, start_ns, &gs))
-		return; /* no model: no gap was converted either */
+	if (end_ns <= start_ns || clocksync_h2g(cs, start_ns, &gs))
+		return; /* empty (a start moved up to keep samples in order), or no model */
 	if (gc->nmgap == gc->mgapcap) {
 		size_t nc = gc->mgapcap ? 2 * gc->mgapcap : 1024;
 		void *p = nc <= MGAP_MAX ? realloc(gc->mgap, nc * sizeof(*gc->mgap)) : NULL;
