@@ -44,10 +44,11 @@ START_TEST(test_split_and_unsplit)
 	ck_assert_int_eq(view_gaps_gap(vg, 0, 2000, 2030, b), 0);
 	s = lines_of(vg, &n);
 	ck_assert_int_eq(n, 2);
-	ck_assert_str_eq(s, "{\"cpu\":0,\"start_ns\":2000,\"duration_ns\":30,"
-			    "\"classes\":{\"unexplained\":30}}\n"
-			    "{\"cpu\":1,\"start_ns\":5000,\"duration_ns\":1000,\"classes\":{\"irq\":100,"
-			    "\"steal\":100,\"host_preempt\":700,\"hw\":100}}\n");
+	ck_assert_str_eq(
+	    s, "{\"cpu\":0,\"start_ns\":2000,\"duration_ns\":30,"
+	       "\"classes\":{\"unexplained\":30}}\n"
+	       "{\"cpu\":1,\"start_ns\":5000,\"duration_ns\":1000,\"classes\":{\"irq\":100,"
+	       "\"steal\":100,\"host_preempt\":700,\"hw\":100}}\n");
 	free(s);
 	view_gaps_free(vg);
 }

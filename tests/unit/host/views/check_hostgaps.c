@@ -14,8 +14,8 @@
 #include "views/hostgaps.h"
 #include "check_main.h"
 
-static struct vn_host_mgap mgap(uint32_t dom, uint32_t vcpu, uint64_t start, uint64_t pre, uint64_t irq,
-				uint64_t hw)
+static struct vn_host_mgap mgap(uint32_t dom, uint32_t vcpu, uint64_t start, uint64_t pre,
+				uint64_t irq, uint64_t hw)
 {
 	struct vn_host_mgap m = { .start_ns = start,
 				  .host_start_ns = start + 1000000,
@@ -57,10 +57,11 @@ START_TEST(test_lines)
 	ck_assert_uint_eq(hostgaps_domains(hg), 2);
 	s = lines_of(hg, &n);
 	ck_assert_int_eq(n, 2); /* domain 2 only, the bad record left out */
-	ck_assert_str_eq(s, "{\"cpu\":0,\"start_ns\":100,\"duration_ns\":3027,\"classes\":{\"irq\":20,"
-			    "\"host_preempt\":3000,\"hw\":7}}\n"
-			    "{\"cpu\":1,\"start_ns\":900,\"duration_ns\":55,\"classes\":{"
-			    "\"host_preempt\":50,\"hw\":5}}\n");
+	ck_assert_str_eq(s,
+			 "{\"cpu\":0,\"start_ns\":100,\"duration_ns\":3027,\"classes\":{\"irq\":20,"
+			 "\"host_preempt\":3000,\"hw\":7}}\n"
+			 "{\"cpu\":1,\"start_ns\":900,\"duration_ns\":55,\"classes\":{"
+			 "\"host_preempt\":50,\"hw\":5}}\n");
 	free(s);
 	hostgaps_free(hg);
 }
