@@ -9,13 +9,16 @@
 
 /* What each part means and what to do, after "<LABEL> <pct>%: ". */
 static const char steal_words[] =
-    "the hypervisor ran something else on this vCPU's CPU (the guest's steal clock). Run vnoise-host on "
+    "the hypervisor ran something else on this vCPU's CPU (the guest's steal clock). Run "
+    "vnoise-host on "
     "the host to name it, or ask the provider for dedicated (pinned, not overcommitted) CPUs";
 static const char unexpl_words[] =
-    "no guest event explains it; in a VM this is mostly the hypervisor (rtla: HW). Run vnoise-host on "
+    "no guest event explains it; in a VM this is mostly the hypervisor (rtla: HW). Run vnoise-host "
+    "on "
     "the host to name it, or ask the provider about overcommit and pinning";
 static const char hw_words[] =
-    "the host's log has no cause for it either: below the host's scheduler (exits and host IRQs it did "
+    "the host's log has no cause for it either: below the host's scheduler (exits and host IRQs it "
+    "did "
     "not count, SMIs, firmware, power management). Ask the provider about SMIs and power settings";
 
 /* One line for part ns of t with its label and words, if over the threshold; returns 1 if written. */

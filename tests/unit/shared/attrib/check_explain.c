@@ -23,7 +23,8 @@ START_TEST(test_threshold)
 	t.steal_ns = 0;
 	t.unexpl_ns = 0;
 	ck_assert_uint_eq(explain_lines(&t, l), 0);
-	t = (struct explain_totals){ .steal_ns = 5, .unexpl_ns = 5 }; /* no total: nothing to share */
+	t = (struct explain_totals){ .steal_ns = 5,
+				     .unexpl_ns = 5 }; /* no total: nothing to share */
 	ck_assert_uint_eq(explain_lines(&t, l), 0);
 }
 END_TEST
@@ -36,8 +37,9 @@ START_TEST(test_order_and_share)
 	};
 
 	ck_assert_uint_eq(explain_lines(&t, l), 3);
-	ck_assert_msg(!strncmp(l[0], "STEAL 36%: the hypervisor ran something else on this vCPU's "
-				     "CPU",
+	ck_assert_msg(!strncmp(l[0],
+			       "STEAL 36%: the hypervisor ran something else on this vCPU's "
+			       "CPU",
 			       63),
 		      "%s", l[0]);
 	ck_assert_ptr_nonnull(strstr(l[0], "Run vnoise-host on the host to name it"));
@@ -62,7 +64,8 @@ static char *footer(const struct explain_totals *t, int width)
 START_TEST(test_fold)
 {
 	struct explain_totals t = { .total_ns = 100, .steal_ns = 20, .unexpl_ns = 30, .hw_ns = 1 };
-	char l[EXPLAIN_LINES][EXPLAIN_LINE_LEN], joined[3 * EXPLAIN_LINE_LEN] = "", *out, *line, *sv;
+	char l[EXPLAIN_LINES][EXPLAIN_LINE_LEN], joined[3 * EXPLAIN_LINE_LEN] = "", *out, *line,
+							    *sv;
 	size_t n = explain_lines(&t, l), off = 0;
 	int lines = 0;
 
