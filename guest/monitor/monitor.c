@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "attrib/classes.h"
+#include "attrib/explain.h"
 #include "cli/cliopt.h"
 #include "util/log.h"
 #include "measure/measure.h"
@@ -386,6 +387,7 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 {
 	int hyp = hyp_on(r);
 	struct hypspan_tot h;
+	struct explain_totals ex = { 0 };
 
 	if (summary && hyp)
 		printf("summary over %.2f s (dispatch trace log: %s)\n", secs,
@@ -402,11 +404,16 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STEAL(us)", "TARGET");
 	for (int i = 0; i < r->nt; i++) {
 		const struct mon_target *t = &r->t[i];
+		const struct vn_tgt *a = summary ? &t->first : &t->prev, *b = &r->cur[i];
 
 		if (hyp)
 			hyp_delta(r, i, summary, &h);
-		table_row(r, t, summary ? &t->first : &t->prev, &r->cur[i], hyp ? &h : NULL);
+		table_row(r, t, a, b, hyp ? &h : NULL);
+		ex.total_ns += monitor_noise_total(b) - monitor_noise_total(a);
+		ex.steal_ns += b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL];
+		ex.unexpl_ns += b->ns[VN_CLASS_UNEXPLAINED] - a->ns[VN_CLASS_UNEXPLAINED];
 	}
+	explain_footer(stdout, &ex, 80);
 	fflush(stdout);
 }
 
