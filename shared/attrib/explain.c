@@ -12,6 +12,9 @@ static const char steal_words[] =
     "the hypervisor ran something else on this vCPU's CPU (the guest's steal clock). Run "
     "vnoise-host on "
     "the host to name it, or ask the provider for dedicated (pinned, not overcommitted) CPUs";
+static const char host_steal_words[] =
+    "the vCPUs were runnable while something else ran on their CPUs (libvirt's vcpu.N.delay; the "
+    "preemptors above name it). Give each vCPU a CPU of its own (pinning) or move those tasks away";
 static const char unexpl_words[] =
     "no guest event explains it; in a VM this is mostly the hypervisor (rtla: HW). Run vnoise-host "
     "on "
@@ -41,7 +44,7 @@ size_t explain_lines(const struct explain_totals *t, char lines[EXPLAIN_LINES][E
 	size_t n = 0;
 
 	n += (size_t)line(lines[n], t, t->steal_ns, classes_guest_label(VN_CLASS_STEAL),
-			  steal_words);
+			  t->host ? host_steal_words : steal_words);
 	n += (size_t)line(lines[n], t, t->unexpl_ns, classes_guest_label(VN_CLASS_UNEXPLAINED),
 			  unexpl_words);
 	n += (size_t)line(lines[n], t, t->hw_ns, classes_hyp_label(VN_HCLASS_HW), hw_words);

@@ -3,7 +3,7 @@
  * explain: the footer under a table of noise by class, one line for each part the user cannot act on without
  * being told what it means: STEAL (the hypervisor ran something else on the vCPU's CPU), UNEXPL (no guest
  * event explains it: the guest-only residual) and HW (what the host's dispatch trace log did not explain
- * either: the residual after the hypervisor split). A part is explained when it is over EXPLAIN_MIN_PCT of
+ * either: the residual after the hypervisor split); on the host, STEAL of its vCPU table. A part is explained when it is over EXPLAIN_MIN_PCT of
  * the table's total. One copy of the words, for every table printer of the guest and the host (text and
  * JSON). Pure functions over their arguments: any thread.
  */
@@ -24,6 +24,7 @@ struct explain_totals {
 	uint64_t steal_ns;
 	uint64_t unexpl_ns;
 	uint64_t hw_ns;
+	int host; /* the host's table (total: the vCPUs' time; steal: their run-queue wait): its words */
 };
 
 /* The footer's lines (no newline) into lines[], in the order STEAL, UNEXPL, HW; returns how many. */
