@@ -459,8 +459,8 @@ START_TEST(test_host_table_shape)
 		      "      4000\n"),
 	    "%s", t);
 	/* under the table, the footer's host words for STEAL over 1% of the vCPUs' time */
-	ck_assert_msg(strstr(t, "\nSTEAL 25%: the vCPUs were runnable while something else ran"), "%s",
-		      t);
+	ck_assert_msg(strstr(t, "\nSTEAL 25%: the vCPUs were runnable while something else ran"),
+		      "%s", t);
 	free(t);
 	t = render(&hostview_text_ops, 1);
 	ck_assert_int_eq(check_tables(t), 3);

@@ -47,7 +47,8 @@ START_TEST(test_order_and_share)
 	ck_assert_msg(!strncmp(l[2], "HW 12%: the host's log has no cause for it", 42), "%s", l[2]);
 	t.host = 1; /* the host's vCPU table: its own words for STEAL (it names the preemptors) */
 	ck_assert_uint_eq(explain_lines(&t, l), 3);
-	ck_assert_msg(strstr(l[0], "STEAL 36%: the vCPUs were runnable while something else ran") == l[0],
+	ck_assert_msg(strstr(l[0], "STEAL 36%: the vCPUs were runnable while something else ran") ==
+			  l[0],
 		      "%s", l[0]);
 	ck_assert_ptr_null(strstr(l[0], "Run vnoise-host"));
 }
