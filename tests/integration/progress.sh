@@ -67,7 +67,7 @@ render "$TMP/measure.tty" >"$TMP/measure.screen"
 grep -q " left" "$TMP/measure.screen" && fail "measure: a progress line stayed on the screen: $(cat "$TMP/measure.screen")"
 last=$(tail -1 "$TMP/measure.screen")
 grep -q "^overhead: sampler loop" <<<"$last" || fail "measure: the last line is '$last', not the summary's"
-grep -qE "^ +$cpu( +[0-9]+){7}\$" "$TMP/measure.screen" || fail "measure: no summary row on the screen"
+grep -qE "^ +$cpu +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+\$" "$TMP/measure.screen" || fail "measure: no summary row on the screen"
 ok "measure: erased before the summary, whose last line is the screen's: '$last'"
 
 segments "$TMP/record.tty" >"$TMP/record.seg"
