@@ -3,8 +3,9 @@
  * view: the shared model of the views (rows, histograms, top's periods, vnoise's own threads, lead-up), the choice
  * of a view, and the pieces the text views print (see view.h): the run header, the per-CPU tables, the source
  * tables and the overhead line. By default every line fits 80 columns: one unit per column, said in its heading;
- * the time and the count by class are tables of their own; each source is a row of its own with its name last.
- * --wide prints the one table of before (a count/time cell per class on the CPU's row).
+ * the time by class is one table, a row per class (the parts of view.h's class table) and a column per CPU, with
+ * TOTAL; under it the notes (uncovered samples, the footer of shared/attrib/explain); each source is a row of
+ * its own with its name last. --wide prints one row per CPU with a count/time cell per part and TOTAL.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,8 +2,9 @@
 /*
  * view_hist: per CPU, the distribution of noise sample durations and, per shown class, of each sample's time of
  * that class: one row per histogram bucket in use, then count, percentiles and max (all in us); with the host's
- * dispatch trace log a second table of each split sample's time by hypervisor class (STEAL and UNEXPL hold
- * the time before the split there). The columns fit 80 columns; --wide gives the wider ones of before.
+ * dispatch trace log, once it split a sample, a second table of each split sample's time by hypervisor class
+ * (STEAL and UNEXPL hold the time before the split there); then the notes of the class table (view_notes).
+ * The columns fit 80 columns; --wide gives the wider ones of before.
  */
 #include <stdlib.h>
 #include "attrib/classes.h"
