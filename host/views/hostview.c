@@ -467,7 +467,9 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 {
 	FILE *f = c->f;
 	const char *note;
-	struct explain_totals ex = { .host = 1 };
+	struct explain_totals ex = {
+		.host = 1
+	}; /* total: the vCPUs' time; steal: their run-queue wait */
 
 	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
 		d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",

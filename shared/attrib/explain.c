@@ -24,6 +24,12 @@ static const char hw_words[] =
     "did "
     "not count, SMIs, firmware, power management). Ask the provider about SMIs and power settings";
 
+static const char host_hw_words[] = "neither the guest's events nor the host's records explain it: "
+				    "below the host's scheduler (SMIs, "
+				    "firmware, power management, exits the host did not trace). "
+				    "Check the SMI and power settings (rtla "
+				    "osnoise on the host shows it as HW)";
+
 /* One line for part ns of t with its label and words, if over the threshold; returns 1 if written. */
 static int line(char *out, const struct explain_totals *t, uint64_t ns, const char *label,
 		const char *words)
@@ -47,7 +53,8 @@ size_t explain_lines(const struct explain_totals *t, char lines[EXPLAIN_LINES][E
 			  t->host ? host_steal_words : steal_words);
 	n += (size_t)line(lines[n], t, t->unexpl_ns, classes_guest_label(VN_CLASS_UNEXPLAINED),
 			  unexpl_words);
-	n += (size_t)line(lines[n], t, t->hw_ns, classes_hyp_label(VN_HCLASS_HW), hw_words);
+	n += (size_t)line(lines[n], t, t->hw_ns, classes_hyp_label(VN_HCLASS_HW),
+			  t->host ? host_hw_words : hw_words);
 	return n;
 }
 

@@ -24,7 +24,7 @@ struct explain_totals {
 	uint64_t steal_ns;
 	uint64_t unexpl_ns;
 	uint64_t hw_ns;
-	int host; /* the host's table (total: the vCPUs' time; steal: their run-queue wait): its words */
+	int host; /* a table of the host (its words: the reader is the host's admin) */
 };
 
 /* The footer's lines (no newline) into lines[], in the order STEAL, UNEXPL, HW; returns how many. */

@@ -51,6 +51,10 @@ START_TEST(test_order_and_share)
 			  l[0],
 		      "%s", l[0]);
 	ck_assert_ptr_null(strstr(l[0], "Run vnoise-host"));
+	ck_assert_msg(strstr(l[2], "HW 12%: neither the guest's events nor the host's records") ==
+			  l[2],
+		      "%s", l[2]);
+	ck_assert_ptr_null(strstr(l[2], "ask the provider"));
 }
 END_TEST
 
