@@ -383,6 +383,24 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 		table_hyp_causes(r, h);
 }
 
+/* The summary's line on what the host's log did not cover: the spans it never reached (their HYP time is not
+ * counted), or that it covered none, so HYP is 0 because nothing was intersected, not because the host
+ * took nothing. */
+static void hyp_coverage(const struct mon_run *r)
+{
+	struct hypspan_stats hs;
+
+	hypspan_stats(r->hs, &hs);
+	if (!hs.done && hs.spans)
+		printf("dtl %s: nothing was split (the host's log covered none of the %llu run "
+		       "spans)\n",
+		       dtl_state_name(dtl_state(r->dtl)), (unsigned long long)hs.spans);
+	else if (hs.late)
+		printf("%.1f ms in %llu run spans came before the host's log covered them (not in "
+		       "HYP)\n",
+		       hs.late_ns / 1e6, (unsigned long long)hs.late);
+}
+
 static void print_table(const struct mon_run *r, double secs, int summary)
 {
 	int hyp = hyp_on(r);
@@ -413,6 +431,8 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 		ex.steal_ns += b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL];
 		ex.unexpl_ns += b->ns[VN_CLASS_UNEXPLAINED] - a->ns[VN_CLASS_UNEXPLAINED];
 	}
+	if (summary && hyp)
+		hyp_coverage(r);
 	explain_footer(stdout, &ex, 80);
 	fflush(stdout);
 }
