@@ -383,22 +383,21 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 		table_hyp_causes(r, h);
 }
 
-/* The summary's line on what the host's log did not cover: the spans it never reached (their HYP time is not
- * counted), or that it covered none, so HYP is 0 because nothing was intersected, not because the host
- * took nothing. */
+/* The summary's line on what the host's log did not cover: the targets' run and runnable spans it never
+ * reached (their HYP time is not counted), or that it covered none, so HYP is 0 because nothing was
+ * intersected, not because the host took nothing. */
 static void hyp_coverage(const struct mon_run *r)
 {
 	struct hypspan_stats hs;
 
 	hypspan_stats(r->hs, &hs);
 	if (!hs.done && hs.spans)
-		printf("dtl %s: nothing was split (the host's log covered none of the %llu run "
-		       "spans)\n",
+		printf("dtl %s: nothing was split (the host's log covered none of %llu spans)\n",
 		       dtl_state_name(dtl_state(r->dtl)), (unsigned long long)hs.spans);
 	else if (hs.late)
-		printf("%.1f ms in %llu run spans came before the host's log covered them (not in "
-		       "HYP)\n",
-		       hs.late_ns / 1e6, (unsigned long long)hs.late);
+		printf(
+		    "%.1f ms in %llu spans came before the host's log covered them (not in HYP)\n",
+		    hs.late_ns / 1e6, (unsigned long long)hs.late);
 }
 
 static void print_table(const struct mon_run *r, double secs, int summary)
