@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "attrib/classes.h"
+#include "attrib/explain.h"
 #include "cli/cliopt.h"
 #include "util/log.h"
 #include "measure/measure.h"
@@ -382,10 +383,28 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 		table_hyp_causes(r, h);
 }
 
+/* The summary's line on what the host's log did not cover: the targets' run and runnable spans it never
+ * reached (their HYP time is not counted), or that it covered none, so HYP is 0 because nothing was
+ * intersected, not because the host took nothing. */
+static void hyp_coverage(const struct mon_run *r)
+{
+	struct hypspan_stats hs;
+
+	hypspan_stats(r->hs, &hs);
+	if (!hs.done && hs.spans)
+		printf("dtl %s: nothing was split (the host's log covered none of %llu spans)\n",
+		       dtl_state_name(dtl_state(r->dtl)), (unsigned long long)hs.spans);
+	else if (hs.late)
+		printf(
+		    "%.1f ms in %llu spans came before the host's log covered them (not in HYP)\n",
+		    hs.late_ns / 1e6, (unsigned long long)hs.late);
+}
+
 static void print_table(const struct mon_run *r, double secs, int summary)
 {
 	int hyp = hyp_on(r);
 	struct hypspan_tot h;
+	struct explain_totals ex = { 0 };
 
 	if (summary && hyp)
 		printf("summary over %.2f s (dispatch trace log: %s)\n", secs,
@@ -402,11 +421,18 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STEAL(us)", "TARGET");
 	for (int i = 0; i < r->nt; i++) {
 		const struct mon_target *t = &r->t[i];
+		const struct vn_tgt *a = summary ? &t->first : &t->prev, *b = &r->cur[i];
 
 		if (hyp)
 			hyp_delta(r, i, summary, &h);
-		table_row(r, t, summary ? &t->first : &t->prev, &r->cur[i], hyp ? &h : NULL);
+		table_row(r, t, a, b, hyp ? &h : NULL);
+		ex.total_ns += monitor_noise_total(b) - monitor_noise_total(a);
+		ex.steal_ns += b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL];
+		ex.unexpl_ns += b->ns[VN_CLASS_UNEXPLAINED] - a->ns[VN_CLASS_UNEXPLAINED];
 	}
+	if (summary && hyp)
+		hyp_coverage(r);
+	explain_footer(stdout, &ex, 80);
 	fflush(stdout);
 }
 

@@ -3,13 +3,15 @@
  * view: the shared model of the views (rows, histograms, top's periods, vnoise's own threads, lead-up), the choice
  * of a view, and the pieces the text views print (see view.h): the run header, the per-CPU tables, the source
  * tables and the overhead line. By default every line fits 80 columns: one unit per column, said in its heading;
- * the time and the count by class are tables of their own; each source is a row of its own with its name last.
- * --wide prints the one table of before (a count/time cell per class on the CPU's row).
+ * the time by class is one table, a row per class (the parts of view.h's class table) and a column per CPU, with
+ * TOTAL; under it the notes (uncovered samples, the footer of shared/attrib/explain); each source is a row of
+ * its own with its name last. --wide prints one row per CPU with a count/time cell per part and TOTAL.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attrib/classes.h"
+#include "attrib/explain.h"
 #include "views/view.h"
 
 const int view_shown[] = { VN_CLASS_NMI,   VN_CLASS_IRQ,   VN_CLASS_SOFTIRQ,	VN_CLASS_THREAD,
@@ -76,6 +78,58 @@ void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 int view_has_dtl(const struct view *v)
 {
 	return v->hs && v->dtl && strcmp(v->dtl, "absent");
+}
+
+uint64_t view_part_ns(const struct view_row *r, int p)
+{
+	if (p >= 0 && p < VIEW_PART_HYP)
+		return r->class_ns[view_shown[p]];
+	if (p >= VIEW_PART_HYP && p < VIEW_PART_UNEXPL)
+		return r->hyp_ns[p - VIEW_PART_HYP];
+	return p == VIEW_PART_UNEXPL ? r->class_ns[VN_CLASS_UNEXPLAINED] : 0;
+}
+
+const char *view_part_label(int p)
+{
+	if (p >= VIEW_PART_HYP && p < VIEW_PART_UNEXPL)
+		return classes_hyp_label(p - VIEW_PART_HYP);
+	return classes_guest_label(p == VIEW_PART_UNEXPL	 ? VN_CLASS_UNEXPLAINED
+				   : p >= 0 && p < VIEW_PART_HYP ? view_shown[p]
+								 : -1);
+}
+
+uint64_t view_parts_total(const struct view_row *r)
+{
+	uint64_t sum = 0;
+
+	for (int p = 0; p < VIEW_NPARTS; p++)
+		sum += view_part_ns(r, p); /* unsigned: a period's wrapped differences add up too */
+	return sum;
+}
+
+int view_split(const struct view *v)
+{
+	for (int i = 0; view_has_dtl(v) && i < v->ncpus; i++) {
+		const struct hypsplit_cpu *h = hypsplit_cpu(v->hs, v->cpus[i]);
+
+		if (h && h->split)
+			return 1;
+	}
+	return 0;
+}
+
+int view_part_shown(const struct view *v, const struct view_row *rows, int p)
+{
+	if (p < VIEW_PART_HYP)
+		return 1;
+	if (p < VIEW_PART_UNEXPL)
+		return view_split(v);
+	if (!view_split(v))
+		return 1;
+	for (int i = 0; i < v->ncpus; i++)
+		if (rows[i].class_ns[VN_CLASS_UNEXPLAINED])
+			return 1;
+	return 0;
 }
 
 /* The hypervisor split of the CPU: out of steal and unexplained into hyp_ns[] (the sums stay exact). */
@@ -234,11 +288,13 @@ void view_header(FILE *f, const struct view *v)
 		v->steal_source, v->nhcalls);
 	if (!strcmp(v->helper, "proc"))
 		fputs("counters only: no per-event durations (kernel helper proc)\n", f);
-	if (view_has_dtl(v))
-		fprintf(
-		    f,
-		    "dtl %s: STEAL and UNEXPL split into hypervisor classes, %llu samples late\n",
-		    v->dtl, (unsigned long long)v->dtl_late);
+	if (view_split(v))
+		fprintf(f, "dtl %s: the host's log split STEAL and UNEXPL (HW: no host cause)\n",
+			v->dtl);
+	else if (view_has_dtl(v))
+		fprintf(f, "dtl %s: nothing was split (%s)\n", v->dtl,
+			!strcmp(v->dtl, "stale") ? "the host stopped publishing its log"
+						 : "the host's log covered no sample");
 	if (v->partial)
 		fprintf(f, "partial: %s\n", v->partial);
 }
@@ -269,92 +325,146 @@ static void table_row(FILE *f, const struct view *v, int idx, const struct view_
 		(unsigned long long)r->samples);
 }
 
-/* Net time (us) or count by class: a title, a heading and a row per CPU. */
-static void table_classes(FILE *f, const struct view *v, const struct view_row *rows, int times)
-{
-	char lab[32];
-	int i, k, w[VIEW_NSHOWN];
+#define TABLE_CPUS 4 /* CPU columns per block of the class table: a block fits 80 columns */
 
-	fputs(times ? "noise time by class (us, net: a nested event counts once):\n"
-		    : "noise count by class (events inside noise samples):\n",
-	      f);
-	fprintf(f, "%4s", "CPU");
-	for (k = 0; k < VIEW_NSHOWN; k++) {
-		snprintf(lab, sizeof(lab), "%s%s", classes_guest_label(view_shown[k]),
-			 times ? "(us)" : "");
-		w[k] = strlen(lab) > 9 ? (int)strlen(lab) : 9;
-		fprintf(f, " %*s", w[k], lab);
-	}
+/* A part's time as printed: signed (a period's difference may be below 0), in us. */
+static double part_us(uint64_t ns)
+{
+	return (double)(int64_t)ns / 1e3;
+}
+
+/* A sum of parts as the footer takes it: 0 when a period's difference is below 0. */
+static uint64_t nonneg(uint64_t ns)
+{
+	return (int64_t)ns < 0 ? 0 : ns;
+}
+
+/* One row of the class table over the CPU indices [b, e): the label, the CPUs' cells, with last the
+ * TOTAL over all CPUs and its share of their NOISE. */
+static void parts_row(FILE *f, const struct view *v, const struct view_row *rows, int p, int b,
+		      int e, int last, uint64_t all_ns)
+{
+	uint64_t sum = 0;
+	int i;
+
+	fprintf(f, "%-9s", p < 0 ? "TOTAL" : view_part_label(p));
+	for (i = b; i < e; i++)
+		fprintf(f, " %10.1f",
+			part_us(p < 0 ? view_parts_total(&rows[i]) : view_part_ns(&rows[i], p)));
+	for (i = 0; last && i < v->ncpus; i++)
+		sum += p < 0 ? view_parts_total(&rows[i]) : view_part_ns(&rows[i], p);
+	if (last)
+		fprintf(f, " %10.1f %7.1f", part_us(sum),
+			(int64_t)all_ns > 0 ? 100.0 * (double)(int64_t)sum / (double)all_ns : 0.0);
 	fputc('\n', f);
-	for (i = 0; i < v->ncpus; i++) {
-		fprintf(f, "%4d", v->cpus[i]);
-		for (k = 0; k < VIEW_NSHOWN; k++)
-			if (times)
-				fprintf(f, " %*.1f", w[k], rows[i].class_ns[view_shown[k]] / 1e3);
-			else
-				fprintf(f, " %*llu", w[k],
-					(unsigned long long)rows[i].class_count[view_shown[k]]);
+}
+
+/* The class table: a column per CPU (blocks of TABLE_CPUS), a row per shown part, TOTAL (= NOISE). */
+static void table_parts(FILE *f, const struct view *v, const struct view_row *rows)
+{
+	uint64_t all_ns = 0;
+	char lab[32];
+	int b, e, i, p;
+
+	for (i = 0; i < v->ncpus; i++)
+		all_ns += view_parts_total(&rows[i]);
+	fputs("noise by class (us, net; each CPU's column adds up to its NOISE):\n", f);
+	for (b = 0; b < v->ncpus; b = e) {
+		e = b + TABLE_CPUS < v->ncpus ? b + TABLE_CPUS : v->ncpus;
+		fprintf(f, "%-9s", "CLASS");
+		for (i = b; i < e; i++) {
+			snprintf(lab, sizeof(lab), "CPU%d", v->cpus[i]);
+			fprintf(f, " %10s", lab);
+		}
+		if (e == v->ncpus)
+			fprintf(f, " %10s %7s", "TOTAL", "%NOISE");
 		fputc('\n', f);
+		for (p = 0; p < VIEW_NPARTS; p++)
+			if (view_part_shown(v, rows, p))
+				parts_row(f, v, rows, p, b, e, e == v->ncpus, all_ns);
+		parts_row(f, v, rows, -1, b, e, e == v->ncpus, all_ns);
 	}
 }
 
-/* With a DTL: the hypervisor time (us) and count of each CPU, a table of its own (80 columns). */
-static void table_hyp(FILE *f, const struct view *v, const struct view_row *rows)
+/* "1.35 s", "12.3 ms", "45.6 us": a time in the unit that suits it. */
+static const char *human(char *b, size_t n, uint64_t ns)
 {
-	char lab[32];
-	int i, k;
+	if (ns >= 1000000000ull)
+		snprintf(b, n, "%.2f s", ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(b, n, "%.1f ms", ns / 1e6);
+	else
+		snprintf(b, n, "%.1f us", ns / 1e3);
+	return b;
+}
 
-	fputs("hypervisor time by class (us, out of STEAL and UNEXPL; HW: no host cause):\n", f);
-	fprintf(f, "%4s", "CPU");
-	for (k = 0; k < VN_HCLASS_PARTS; k++) {
-		snprintf(lab, sizeof(lab), "%s(us)", classes_hyp_label(k));
-		fprintf(f, " %12s", lab);
+void view_explain(const struct view *v, const struct view_row *rows, struct explain_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < v->ncpus; i++) {
+		t->total_ns += view_parts_total(&rows[i]);
+		t->steal_ns += rows[i].class_ns[VN_CLASS_STEAL];
+		t->unexpl_ns += rows[i].class_ns[VN_CLASS_UNEXPLAINED];
+		t->hw_ns += rows[i].hyp_ns[VN_HCLASS_HW];
 	}
-	fputc('\n', f);
-	for (i = 0; i < v->ncpus; i++) {
-		fprintf(f, "%4d", v->cpus[i]);
-		for (k = 0; k < VN_HCLASS_PARTS; k++)
-			fprintf(f, " %12.1f", rows[i].hyp_ns[k] / 1e3);
-		fputc('\n', f);
-	}
+	t->total_ns = nonneg(t->total_ns);
+	t->steal_ns = nonneg(t->steal_ns);
+	t->unexpl_ns = nonneg(t->unexpl_ns);
+	t->hw_ns = nonneg(t->hw_ns);
+}
+
+void view_notes(FILE *f, const struct view *v, const struct view_row *rows)
+{
+	struct explain_totals t;
+	uint64_t unc_n = 0;
+	char a[32];
+	int i;
+
+	view_explain(v, rows, &t);
 	for (i = 0; i < v->ncpus; i++)
+		unc_n += rows[i].class_count[VN_CLASS_UNEXPLAINED];
+	if (view_split(v) && t.unexpl_ns)
+		fprintf(f,
+			"%s in %llu samples came before the host's log covered them: not split "
+			"(left in UNEXPL, their steal in STEAL)\n",
+			human(a, sizeof(a), t.unexpl_ns), (unsigned long long)unc_n);
+	for (i = 0; view_split(v) && i < v->ncpus; i++)
 		if (rows[i].hyp_in_guest_ns)
 			fprintf(f,
 				"CPU %d: also %.1f us of host time inside guest events (left in "
 				"their class)\n",
 				v->cpus[i], rows[i].hyp_in_guest_ns / 1e3);
+	explain_footer(f, &t, 80);
 }
 
-/* --wide: one row per CPU with a count/time (us) cell per class (and per hypervisor class with a DTL). */
+/* --wide: one row per CPU with a count/time (us) cell per shown part, and TOTAL (us). */
 static void table_wide(FILE *f, const struct view *v, const struct view_row *rows)
 {
 	char lab[32], cell[48];
-	int i, k;
+	int i, p;
 
 	table_head(f);
-	for (k = 0; k < VIEW_NSHOWN; k++) {
-		snprintf(lab, sizeof(lab), "%s(n/us)", classes_guest_label(view_shown[k]));
-		fprintf(f, " %15s", lab);
-	}
-	for (k = 0; view_has_dtl(v) && k < VN_HCLASS_PARTS; k++) {
-		snprintf(lab, sizeof(lab), "%s(n/us)", classes_hyp_label(k));
-		fprintf(f, " %15s", lab);
-	}
-	fputc('\n', f);
+	for (p = 0; p < VIEW_NPARTS; p++)
+		if (view_part_shown(v, rows, p)) {
+			snprintf(lab, sizeof(lab), "%s(n/us)", view_part_label(p));
+			fprintf(f, " %15s", lab);
+		}
+	fprintf(f, " %12s\n", "TOTAL(us)");
 	for (i = 0; i < v->ncpus; i++) {
 		table_row(f, v, i, &rows[i]);
-		for (k = 0; k < VIEW_NSHOWN; k++) {
-			snprintf(cell, sizeof(cell), "%llu/%.1f",
-				 (unsigned long long)rows[i].class_count[view_shown[k]],
-				 rows[i].class_ns[view_shown[k]] / 1e3);
+		for (p = 0; p < VIEW_NPARTS; p++) {
+			uint64_t n = p < VIEW_PART_HYP ? rows[i].class_count[view_shown[p]]
+				     : p < VIEW_PART_UNEXPL
+					 ? rows[i].hyp_count[p - VIEW_PART_HYP]
+					 : rows[i].class_count[VN_CLASS_UNEXPLAINED];
+
+			if (!view_part_shown(v, rows, p))
+				continue;
+			snprintf(cell, sizeof(cell), "%llu/%.1f", (unsigned long long)n,
+				 part_us(view_part_ns(&rows[i], p)));
 			fprintf(f, " %15s", cell);
 		}
-		for (k = 0; view_has_dtl(v) && k < VN_HCLASS_PARTS; k++) {
-			snprintf(cell, sizeof(cell), "%llu/%.1f",
-				 (unsigned long long)rows[i].hyp_count[k], rows[i].hyp_ns[k] / 1e3);
-			fprintf(f, " %15s", cell);
-		}
-		fputc('\n', f);
+		fprintf(f, " %12.1f\n", part_us(view_parts_total(&rows[i])));
 	}
 }
 
@@ -364,18 +474,16 @@ void view_table_rows(FILE *f, const struct view *v, const struct view_row *rows)
 
 	if (v->wide) {
 		table_wide(f, v, rows);
-		return;
-	}
-	table_head(f);
-	fputc('\n', f);
-	for (i = 0; i < v->ncpus; i++) {
-		table_row(f, v, i, &rows[i]);
+	} else {
+		table_head(f);
 		fputc('\n', f);
+		for (i = 0; i < v->ncpus; i++) {
+			table_row(f, v, i, &rows[i]);
+			fputc('\n', f);
+		}
+		table_parts(f, v, rows);
 	}
-	table_classes(f, v, rows, 1);
-	table_classes(f, v, rows, 0);
-	if (view_has_dtl(v))
-		table_hyp(f, v, rows);
+	view_notes(f, v, rows);
 }
 
 void view_table(FILE *f, const struct view *v)

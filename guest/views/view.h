@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "views/hist.h"
+#include "attrib/explain.h"
 #include "attrib/merge.h"
 #include "measure/params.h"
 #include "measure/hypsplit.h"
@@ -145,9 +146,37 @@ void view_period_free(struct view *v);
 /* Building blocks of the views. The classes shown, in column order. */
 extern const int view_shown[];
 #define VIEW_NSHOWN 7
+
+/*
+ * The class table: one set of parts per CPU that adds up to its NOISE exactly (integer ns). In order: the
+ * guest classes but UNEXPL (view_shown[0..5]), the hypervisor classes and HW (enum vn_hclass, then
+ * VN_HCLASS_HW), UNEXPL. Without a split (no DTL, or the host's log covered no sample) the hypervisor parts
+ * and HW are 0 and not shown, and UNEXPL is the residual. With a split, HW is the residual and UNEXPL holds
+ * only the samples the split left as they were (they came before the host's log covered them: their steal
+ * stays STEAL, the rest UNEXPL); it is shown only when it holds time.
+ */
+#define VIEW_PART_HYP (VIEW_NSHOWN - 1) /* the first hypervisor part */
+#define VIEW_PART_UNEXPL (VIEW_PART_HYP + VN_HCLASS_PARTS)
+#define VIEW_NPARTS (VIEW_PART_UNEXPL + 1)
+/* Part p's time in r (ns; in top's period rows a difference, which may wrap below 0: read it signed). */
+uint64_t view_part_ns(const struct view_row *r, int p);
+/* Part p's column head: classes_guest_label() or classes_hyp_label(). */
+const char *view_part_label(int p);
+/* The sum of r's parts: its NOISE. */
+uint64_t view_parts_total(const struct view_row *r);
+/* Whether the host's log split any sample of the run (its hypervisor parts are shown). */
+int view_split(const struct view *v);
+/* Whether the table of rows[v->ncpus] shows part p. */
+int view_part_shown(const struct view *v, const struct view_row *rows, int p);
+/* Under a table of rows[v->ncpus]: the samples the host's log did not cover, the host time left inside
+ * guest events, and the footer (shared/attrib/explain) of the rows' STEAL, UNEXPL and HW. */
+void view_notes(FILE *f, const struct view *v, const struct view_row *rows);
+/* The footer's figures of rows[v->ncpus]: TOTAL, STEAL, UNEXPL, HW over all CPUs (below 0: 0). */
+void view_explain(const struct view *v, const struct view_row *rows, struct explain_totals *t);
 /* The run header: the version that measured, threshold, duration; kernel helper, steal source; "partial:". */
 void view_header(FILE *f, const struct view *v);
-/* The per-CPU tables of rows[ncpus] (totals, then time and count by class; --wide: one table). */
+/* The per-CPU tables of rows[ncpus]: the totals, then the class table (a column per CPU, a row per part,
+ * TOTAL and %NOISE; blocks of 4 CPUs) and view_notes(); --wide: one row per CPU with every part. */
 void view_table_rows(FILE *f, const struct view *v, const struct view_row *rows);
 /* The same of the totals. */
 void view_table(FILE *f, const struct view *v);

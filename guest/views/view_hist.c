@@ -2,9 +2,11 @@
 /*
  * view_hist: per CPU, the distribution of noise sample durations and, per shown class, of each sample's time of
  * that class: one row per histogram bucket in use, then count, percentiles and max (all in us); with the host's
- * dispatch trace log a second table of each split sample's time by hypervisor class (STEAL and UNEXPL hold
- * the time before the split there). The columns fit 80 columns; --wide gives the wider ones of before.
+ * dispatch trace log, once it split a sample, a second table of each split sample's time by hypervisor class
+ * (STEAL and UNEXPL hold the time before the split there); then the notes of the class table (view_notes).
+ * The columns fit 80 columns; --wide gives the wider ones of before.
  */
+#include <stdlib.h>
 #include "attrib/classes.h"
 #include "views/view_text.h"
 
@@ -156,6 +158,7 @@ static void table(FILE *f, const struct hist_cols *w, const struct hist_table *t
 static void view_hist_end(FILE *f, const struct view *v)
 {
 	struct hist_cols w = cols_of(v);
+	struct view_row *rows = calloc((size_t)v->ncpus + 1, sizeof(*rows));
 	struct hist_table t;
 	int i, k;
 
@@ -170,7 +173,7 @@ static void view_hist_end(FILE *f, const struct view *v)
 			"# CPU %d: noise sample durations; per class, its time in a sample (us)\n",
 			v->cpus[i]);
 		table(f, &w, &t);
-		if (!view_has_dtl(v))
+		if (!view_split(v))
 			continue;
 		t = (struct hist_table){ .n = VN_HCLASS_PARTS };
 		for (k = 0; k < VN_HCLASS_PARTS; k++) {
@@ -181,6 +184,12 @@ static void view_hist_end(FILE *f, const struct view *v)
 			v->cpus[i]);
 		table(f, &w, &t);
 	}
+	if (rows) {
+		for (i = 0; i < v->ncpus; i++)
+			view_row(v, i, &rows[i]);
+		view_notes(f, v, rows);
+	}
+	free(rows);
 	view_overhead_line(f, v);
 }
 

@@ -6,6 +6,7 @@
  * marked "vnoise": true, the merge engine's diagnostics) and the overhead.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "attrib/classes.h"
 #include "channel/dtlregion.h"
@@ -31,8 +32,32 @@ static void settings(struct json_writer *w, const struct view *v)
 	json_kv_u64(w, "period_ns", v->period_ns);
 	json_kv_u64(w, "runtime_ns", v->runtime_ns);
 	json_kv_str(w, "dtl", v->dtl ? v->dtl : "absent");
-	if (view_has_dtl(v))
+	if (view_has_dtl(v)) {
 		json_kv_u64(w, "dtl_late", v->dtl_late);
+		json_kv_bool(w, "dtl_split", view_split(v));
+	}
+}
+
+/* "notes": the footer of the text views (shared/attrib/explain), a string each. */
+static void notes(struct json_writer *w, const struct view *v)
+{
+	struct view_row *rows = calloc((size_t)v->ncpus + 1, sizeof(*rows));
+	char lines[EXPLAIN_LINES][EXPLAIN_LINE_LEN];
+	struct explain_totals t;
+	size_t n = 0;
+
+	if (rows) {
+		for (int i = 0; i < v->ncpus; i++)
+			view_row(v, i, &rows[i]);
+		view_explain(v, rows, &t);
+		n = explain_lines(&t, lines);
+	}
+	free(rows);
+	json_key(w, "notes");
+	json_arr_begin(w);
+	for (size_t k = 0; k < n; k++)
+		json_str(w, lines[k]);
+	json_arr_end(w);
 }
 
 /* One member per shown class: its time (ns) or its count; with a DTL also the hypervisor classes and hw. */
@@ -175,8 +200,12 @@ static void cpu(struct json_writer *w, const struct view *v, int idx)
 	json_kv_u64(w, "samples", r.samples);
 	by_class(w, v, "by_class_ns", r.class_ns, r.hyp_ns);
 	by_class(w, v, "by_class_count", r.class_count, r.hyp_count);
-	if (view_has_dtl(v))
+	if (view_has_dtl(v)) {
 		hypervisor(w, &r);
+		/* the samples the host's log left as they were: their unexplained time, their count */
+		json_kv_u64(w, "dtl_uncovered_ns", r.class_ns[VN_CLASS_UNEXPLAINED]);
+		json_kv_u64(w, "dtl_uncovered_samples", r.class_count[VN_CLASS_UNEXPLAINED]);
+	}
 	sources(w, v, idx);
 	if (mc) {
 		json_kv_u64(w, "steal_seen_ns", mc->steal_seen_ns);
@@ -230,6 +259,7 @@ static void view_json_end(FILE *f, const struct view *v)
 	for (i = 0; i < v->ncpus; i++)
 		cpu(&w, v, i);
 	json_arr_end(&w);
+	notes(&w, v);
 	overhead(&w, v);
 	json_obj_end(&w);
 	if (json_finish(&w))

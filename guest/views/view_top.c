@@ -23,13 +23,15 @@ static void row_since(struct view_row *d, const struct view_row *b, const struct
 	d->samples = b->samples - a->samples;
 	d->max_single_ns = max_ns;
 	/* The hypervisor split lags the merge (it waits for the DTL's horizon): in a period it may take more
-	 * out of steal/unexplained than the period added; such a cell shows 0. */
+	 * out of steal/unexplained than the period added (samples of an earlier period it split now). The
+	 * times are plain differences (unsigned, wrapping below 0: the views read them signed), so the
+	 * period's parts still add up to its noise exactly; counts below 0 show 0. */
 	for (c = 0; c < VN_CLASS_MAX; c++) {
-		d->class_ns[c] = SINCE(b->class_ns[c], a->class_ns[c]);
+		d->class_ns[c] = b->class_ns[c] - a->class_ns[c];
 		d->class_count[c] = SINCE(b->class_count[c], a->class_count[c]);
 	}
 	for (c = 0; c < VN_HCLASS_PARTS; c++) {
-		d->hyp_ns[c] = SINCE(b->hyp_ns[c], a->hyp_ns[c]);
+		d->hyp_ns[c] = b->hyp_ns[c] - a->hyp_ns[c];
 		d->hyp_count[c] = SINCE(b->hyp_count[c], a->hyp_count[c]);
 	}
 	d->hyp_in_guest_ns = SINCE(b->hyp_in_guest_ns, a->hyp_in_guest_ns);

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "attrib/classes.h"
+#include "attrib/explain.h"
 #include "util/json.h"
 #include "attrib/merge.h"
 #include "match/matchview.h"
@@ -392,6 +393,7 @@ static void text_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 {
 	FILE *f = c->f;
+	struct explain_totals ex = { .host = 1 }; /* total: the gaps' time; hw: their residual */
 
 	fprintf(f, "domain %s (%s, %s)\n", d->name[0] ? d->name : "?", d->virt[0] ? d->virt : "?",
 		d->running ? "running" : "stopped");
@@ -403,10 +405,14 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 	text_clock(c, &d->chan);
 	text_vcpu_head(f);
 	for (uint32_t j = 0; j < d->nvcpus; j++)
-		if (d->vcpus[j].match.seen && d->vcpus[j].match.sum.gaps)
+		if (d->vcpus[j].match.seen && d->vcpus[j].match.sum.gaps) {
 			text_vcpu(c, j, &d->vcpus[j]);
+			ex.total_ns += d->vcpus[j].match.sum.gap_ns;
+			ex.hw_ns += d->vcpus[j].match.sum.residual_ns;
+		}
 	fprintf(f, "  (%% of the vCPU's time; gaps>1ms: gaps of 1 ms or more, host: of those the\n"
 		   "  ones at least half hypervisor time; lat_ms, maxlat: ms to match a gap)\n");
+	explain_footer(f, &ex, HOSTVIEW_WIDTH);
 	text_guest_net(c, d);
 	hostview_flows_text(f, d, c->in);
 }

@@ -14,6 +14,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/version.h"
+#include "attrib/explain.h"
 #include "attrib/merge.h"
 #include "net/tapflow.h"
 #include "match/matchview.h"
@@ -466,6 +467,9 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 {
 	FILE *f = c->f;
 	const char *note;
+	struct explain_totals ex = {
+		.host = 1
+	}; /* total: the vCPUs' time; steal: their run-queue wait */
 
 	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
 		d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
@@ -479,7 +483,10 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 			continue;
 		text_vcpu_row(c, j, v, vs);
 		text_vcpu_aggs(c, v, vs);
+		ex.total_ns += vs;
+		ex.steal_ns += v->steal_ns < vs ? v->steal_ns : vs;
 	}
+	explain_footer(f, &ex, HOSTVIEW_WIDTH); /* folded with --wide too */
 	note = exits_note(d, c->in);
 	if (note) {
 		struct hostview_list l;

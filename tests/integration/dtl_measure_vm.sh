@@ -86,6 +86,20 @@ jq -e '[.cpus[] | (.by_class_ns | add) == .noise_ns] | all' "$TMP/m.json" >/dev/
 	fail "by_class does not add up to noise_ns: $(jq -c '[.cpus[] | {noise_ns, s: (.by_class_ns | add)}]' "$TMP/m.json")"
 jq -e "$c | .hypervisor.host_preempt_ns == .by_class_ns.host_preempt and .hypervisor.hw_ns == .by_class_ns.hw" \
 	"$TMP/m.json" >/dev/null || fail "hypervisor and by_class disagree"
+# with a split, unexplained holds only the samples the log did not cover (the line under the text table)
+jq -e "(.dtl_split == true) and ($c | .by_class_ns.unexplained == .dtl_uncovered_ns)" "$TMP/m.json" >/dev/null ||
+	fail "dtl_split $(jq '.dtl_split' "$TMP/m.json"), unexplained $(jq "$c | .by_class_ns.unexplained" "$TMP/m.json") vs uncovered $(jq "$c | .dtl_uncovered_ns" "$TMP/m.json")"
+ok "by_class adds up to noise_ns; unexplained is the $(jq "$c | .dtl_uncovered_samples" "$TMP/m.json") samples the log did not cover; notes: $(jq -c '[.notes[] | split(":")[0]]' "$TMP/m.json")"
+
+# the text view of a run: one class table with the hypervisor's rows, its TOTAL the CPU's NOISE
+vm_exec --timeout 60 "vnoise-guest measure --cpus 0 --duration 2s 2>/dev/null" >"$TMP/m.txt" 2>&1 ||
+	fail "guest measure (text) failed: $(tail -c 600 "$TMP/m.txt")"
+grep -q "^dtl ok: the host's log split STEAL and UNEXPL" "$TMP/m.txt" || fail "text: no split said: $(head -5 "$TMP/m.txt")"
+awk '$1 == "CPU" && $2 == "RUNTIME(us)" { h = 1; next } h && $1 == "0" { noise = $3; h = 0 }
+	$1 == "CLASS" { t = 1; next } t && $1 == "HOSTPRE" { hp = $2 } t && $1 == "TOTAL" { tot = $2; t = 0 }
+	END { if (!hp || tot - noise > 0.6 || noise - tot > 0.6) { print "HOSTPRE " hp ", TOTAL " tot ", NOISE " noise; exit 1 } }' \
+	"$TMP/m.txt" || fail "text: the class table: $(cat "$TMP/m.txt")"
+ok "text: one class table with HOSTPRE $(awk '$1 == "HOSTPRE" { print $2 }' "$TMP/m.txt") us, its TOTAL the NOISE"
 
 # record + report: the same split from the file alone
 vm_exec --timeout 60 "vnoise-guest record --cpus 0 --duration 3s -o /tmp/m.rec --json -q >/tmp/rec.json && vnoise-guest report /tmp/m.rec --json >/tmp/rep.json && cat /tmp/rec.json && echo ===== && cat /tmp/rep.json" \

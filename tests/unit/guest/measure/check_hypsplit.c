@@ -231,6 +231,8 @@ END_TEST
 
 /* ---- through the views ---- */
 
+static int view_dtl_defer; /* view_dtl leaves the horizon before the gap: it waits, unsplit */
+
 /* A one-CPU (2) view: a window, a 10 us gap holding 4 us of a thread, the rest unexplained; a DTL store
  * whose hog interval [5000, 9000) overlaps the gap (and the thread: the split never takes guest time). */
 static void view_dtl(struct view *v, struct dtl *d, struct view_record *rec, int task)
@@ -267,7 +269,7 @@ static void view_dtl(struct view *v, struct dtl *d, struct view_record *rec, int
 		ck_assert_int_eq(dtl_set_cause(d, HOG_CAUSE, VN_DTL_CLASS_HOST_USER, 1234, "hog"),
 				 0);
 	ck_assert_int_eq(dtl_add_span(d, 2, &s), 0);
-	dtl_set_horizon(d, 20000 + HYPSPLIT_MARGIN_NS);
+	dtl_set_horizon(d, view_dtl_defer ? 1000 : 20000 + HYPSPLIT_MARGIN_NS);
 	if (rec) {
 		hypsplit_set_recorder(v->hs, view_record_dtl_span, view_record_dtl_gap, rec);
 		ck_assert_int_eq(view_record_start(rec, v), 0);
@@ -279,7 +281,7 @@ static void view_dtl(struct view *v, struct dtl *d, struct view_record *rec, int
 	ck_assert_int_eq(merge_add_sample(v->m, &gap), 0);
 	ck_assert_int_eq(merge_add_event(v->m, &e), 0);
 	ck_assert_int_eq(merge_process(v->m, UINT64_MAX), 0);
-	ck_assert_uint_eq(hypsplit_process(v->hs, 30000), 0);
+	ck_assert_uint_eq(hypsplit_process(v->hs, 30000), view_dtl_defer ? 1 : 0);
 }
 
 static char *capture(void (*fn)(FILE *f, const struct view *v), const struct view *v)
@@ -311,6 +313,8 @@ START_TEST(view_sums)
 		sum += r.hyp_ns[k];
 	ck_assert_uint_eq(r.noise_ns, 10000);
 	ck_assert_uint_eq(sum, r.noise_ns);
+	ck_assert_uint_eq(view_parts_total(&r), r.noise_ns); /* the class table's TOTAL */
+	ck_assert_int_eq(view_split(&v), 1);
 	ck_assert_uint_eq(r.class_ns[VN_CLASS_THREAD], 4000);
 	ck_assert_uint_eq(r.class_ns[VN_CLASS_UNEXPLAINED], 0);
 	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_PREEMPT], 4000);
@@ -327,7 +331,16 @@ START_TEST(view_sums)
 	ck_assert_ptr_nonnull(strstr(json, "\"comm\": \"hog\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"pid\": 1234"));
 	text = capture(view_text_ops.end, &v);
-	ck_assert_ptr_nonnull(strstr(text, "HOSTPRE(us)"));
+	/* one table: the guest classes, the hypervisor's, HW as the residual (no UNEXPL row: all split) */
+	ck_assert_msg(strstr(text, "\nTHREAD           4.0        4.0    40.0\n"), "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "\nHOSTPRE          4.0        4.0    40.0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nHW               2.0        2.0    20.0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nTOTAL           10.0       10.0   100.0\n"));
+	ck_assert_ptr_null(strstr(text, "\nUNEXPL "));
+	ck_assert_ptr_null(strstr(text, "came before the host's log covered them"));
+	ck_assert_ptr_nonnull(
+	    strstr(text, "dtl ok: the host's log split STEAL and UNEXPL (HW: no host cause)\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nHW 20%: the host's log has no cause for it"));
 	ck_assert_ptr_nonnull(strstr(text, "host-user-task:hog[1234]"));
 	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		ck_assert_msg(strlen(line) <= 80, "over 80 columns: %s", line);
@@ -356,6 +369,107 @@ START_TEST(view_sums)
 	free(json);
 	free(v.hist);
 	merge_free(v.m);
+	dtl_close(d);
+}
+END_TEST
+
+/* A sample the host's log had not covered when the split gave up on it (late) stays in its guest-only
+ * classes: the table shows it as UNEXPL, says so in one line, and still adds up; with a stale log that split
+ * nothing, the view says so and shows no hypervisor rows. */
+START_TEST(view_uncovered_and_stale)
+{
+	struct vn_sample gap = {
+		.start_ns = 40000, .end_ns = 47000, .cpu = 2, .kind = VN_SAMPLE_GAP
+	};
+	struct dtl *d = dtl_new_store(4);
+	struct view v;
+	struct view_row r;
+	char *text, *json;
+
+	view_dtl(&v, d, NULL, 1);
+	ck_assert_int_eq(merge_add_sample(v.m, &gap), 0);
+	ck_assert_int_eq(merge_process(v.m, UINT64_MAX), 0);
+	ck_assert_uint_eq(hypsplit_process(v.hs, UINT64_MAX), 0); /* past the horizon: late */
+	ck_assert_uint_eq(hypsplit_late(v.hs), 1);
+	view_row(&v, 0, &r);
+	ck_assert_uint_eq(r.noise_ns, 17000);
+	ck_assert_uint_eq(view_parts_total(&r), 17000);
+	ck_assert_uint_eq(view_part_ns(&r, VIEW_PART_UNEXPL), 7000);
+	ck_assert_uint_eq(view_part_ns(&r, VIEW_PART_HYP + VN_HCLASS_HW), 2000);
+	text = capture(view_text_ops.end, &v);
+	ck_assert_ptr_nonnull(strstr(text, "\nUNEXPL           7.0        7.0    41.2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nTOTAL           17.0       17.0   100.0\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\n7.0 us in 1 samples came before the host's log covered "
+				     "them: not split"));
+	free(text);
+	json = capture(view_json_ops.end, &v);
+	ck_assert_ptr_nonnull(strstr(json, "\"dtl_split\": true"));
+	ck_assert_ptr_nonnull(strstr(json, "\"dtl_uncovered_ns\": 7000"));
+	ck_assert_ptr_nonnull(strstr(json, "\"dtl_uncovered_samples\": 1"));
+	ck_assert_ptr_nonnull(strstr(json, "\"UNEXPL 41%: no guest event explains it"));
+	free(json);
+	free(v.hist);
+	merge_free(v.m);
+	hypsplit_free(v.hs);
+	dtl_close(d);
+
+	/* the host stopped before the first sample was covered: nothing split, said once, no HOSTPRE row */
+	d = dtl_new_store(4);
+	view_dtl(&v, d, NULL, 1);
+	hypsplit_free(v.hs);
+	v.hs = hypsplit_new(d, 0);
+	ck_assert_ptr_nonnull(v.hs);
+	v.dtl = "stale";
+	ck_assert_uint_eq(view_split(&v), 0);
+	view_row(&v, 0, &r);
+	ck_assert_uint_eq(view_parts_total(&r), r.noise_ns);
+	text = capture(view_text_ops.end, &v);
+	ck_assert_ptr_nonnull(
+	    strstr(text, "dtl stale: nothing was split (the host stopped publishing its log)"));
+	ck_assert_ptr_null(strstr(text, "HOSTPRE"));
+	ck_assert_ptr_null(strstr(text, "\nHW "));
+	ck_assert_ptr_nonnull(strstr(text, "\nUNEXPL           6.0        6.0    60.0\n"));
+	ck_assert_ptr_null(strstr(text, "came before the host's log covered them"));
+	free(text);
+	json = capture(view_json_ops.end, &v);
+	ck_assert_ptr_nonnull(strstr(json, "\"dtl_split\": false"));
+	free(json);
+	free(v.hist);
+	merge_free(v.m);
+	hypsplit_free(v.hs);
+	dtl_close(d);
+}
+END_TEST
+
+/* top: the split lags the merge, so a period can take out of UNEXPL what an earlier one put there. The
+ * period's parts are plain differences: UNEXPL below 0, and the table still adds up to the period's noise. */
+START_TEST(view_top_split_lag)
+{
+	struct dtl *d = dtl_new_store(4);
+	struct view v;
+	char *first, *second;
+
+	view_dtl_defer = 1;
+	view_dtl(&v, d, NULL, 1);
+	view_dtl_defer = 0;
+	ck_assert_int_eq(view_period_new(&v), 0);
+	first = capture(view_top_ops.tick, &v); /* not split yet: 4 us THREAD, 6 us UNEXPL */
+	ck_assert_ptr_null(strstr(first, "HOSTPRE"));
+	ck_assert_msg(strstr(first, "\nUNEXPL           6.0        6.0    60.0\n"), "%s", first);
+	dtl_set_horizon(d, 20000 + HYPSPLIT_MARGIN_NS);
+	ck_assert_uint_eq(hypsplit_process(v.hs, 30000), 0);
+	second = capture(view_top_ops.tick, &v); /* no new noise; the split moved the 6 us */
+	ck_assert_msg(strstr(second, "\nHOSTPRE          4.0        4.0     0.0\n"), "%s", second);
+	ck_assert_ptr_nonnull(strstr(second, "\nHW               2.0        2.0     0.0\n"));
+	ck_assert_ptr_nonnull(strstr(second, "\nUNEXPL          -6.0       -6.0     0.0\n"));
+	ck_assert_ptr_nonnull(strstr(second, "\nTOTAL            0.0        0.0     0.0\n"));
+	free(first);
+	free(second);
+	view_period_free(&v);
+	free(v.hist);
+	merge_free(v.m);
+	hypsplit_free(v.hs);
 	dtl_close(d);
 }
 END_TEST
@@ -539,6 +653,8 @@ static Suite *hypsplit_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("views");
 	tcase_add_test(tc, view_sums);
+	tcase_add_test(tc, view_uncovered_and_stale);
+	tcase_add_test(tc, view_top_split_lag);
 	tcase_add_loop_test(tc, record_report_round_trip, 0, 2);
 	tcase_add_test(tc, record_report_long);
 	suite_add_tcase(s, tc);

@@ -458,6 +458,9 @@ START_TEST(test_host_table_shape)
 	    strstr(t, "     0     4243    1   70.80   24.80   25.00   24.90    100.0    120.0"
 		      "      4000\n"),
 	    "%s", t);
+	/* under the table, the footer's host words for STEAL over 1% of the vCPUs' time */
+	ck_assert_msg(strstr(t, "\nSTEAL 25%: the vCPUs were runnable while something else ran"),
+		      "%s", t);
 	free(t);
 	t = render(&hostview_text_ops, 1);
 	ck_assert_int_eq(check_tables(t), 3);
@@ -474,6 +477,9 @@ START_TEST(test_match_table_shape)
 	    strstr(t, "  vCPU     gaps  noise%  guest%  hyper%     hw% gaps>1ms   host lat_ms "
 		      "maxlat\n"),
 	    "%s", t);
+	/* under it, the footer: hw (10 ms of the gaps' 300 ms) in the host's words */
+	ck_assert_msg(strstr(t, "\nHW 3.3%: neither the guest's events nor the host's records"),
+		      "%s", t);
 	free(t);
 	t = render(&matchview_text_ops, 1);
 	ck_assert_int_eq(check_tables(t), 3);
