@@ -108,7 +108,8 @@ struct vn_host_run {
 	__u32 pid; /* host tid of the task (0: idle) */
 	__u32 cpu;
 	char comm[VN_HOST_COMM_LEN];
-	__u32 flags; /* VN_HOST_RUN_F_* (0 in files written before the flag existed: read as runnable) */
+	__u32
+	    flags; /* VN_HOST_RUN_F_* (0 in files written before the flag existed: read as runnable) */
 	__u32 pad; /* 0 */
 };
 _Static_assert(sizeof(struct vn_host_run) == 64, "vn_host_run is ABI");

@@ -189,7 +189,8 @@ static void put_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, const struc
 
 /* Extend the open sub-span with [start, end) of (cls, cause, halted), or publish it and open a new one. */
 static void add_one(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span *s, uint64_t start,
-		    uint64_t end, uint32_t cls, uint32_t cause, bool halted, const struct clocksync *cs)
+		    uint64_t end, uint32_t cls, uint32_t cause, bool halted,
+		    const struct clocksync *cs)
 {
 	if (s->open && s->cls == cls && s->cause == cause && s->halted == halted &&
 	    s->end_ns == start) {
@@ -217,8 +218,8 @@ static void add_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span
 		add_one(p, vcpu, kind, s, start, end < halt_end ? end : halt_end, cls, cause, true,
 			cs);
 	if (end > halt_end)
-		add_one(p, vcpu, kind, s, start > halt_end ? start : halt_end, end, cls, cause, false,
-			cs);
+		add_one(p, vcpu, kind, s, start > halt_end ? start : halt_end, end, cls, cause,
+			false, cs);
 }
 
 static uint32_t run_cause(struct dtlpub *p, const struct drun *r, uint32_t *cls)

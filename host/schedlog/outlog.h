@@ -103,7 +103,8 @@ struct outlog_run {
 	uint32_t pid; /* the host task that ran */
 	uint32_t cpu;
 	uint8_t idle;
-	uint8_t halted; /* 1: before the wakeup of a blocked interval (a run across it is cut in two) */
+	uint8_t
+	    halted; /* 1: before the wakeup of a blocked interval (a run across it is cut in two) */
 	uint8_t pad[6];
 	char comm[OUTLOG_COMM_LEN];
 };
