@@ -278,7 +278,10 @@ $(SAN_HOST): FORCE
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined build-san/vnoise-host
 endif
 FORCE:
-check: all $(UNIT_BINS) $(SAN_HOST)
+# The builds it needs run on every CPU (as `make -jN`), whatever make was started with.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+check:
+	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) all $(UNIT_BINS) $(SAN_HOST)
 	$(Q)VNOISE_BUILD=$(BUILD) tests/run-all.sh $(UNIT_BINS)
 
 # libFuzzer targets (clang): built with ASan+UBSan, outside $(BUILD); each names what it needs beyond the shared

@@ -30,6 +30,7 @@ enum vn_host_chunk_type {
 	VN_CHUNK_HOST_CHAN = 24, /* struct vn_host_chan[payload_len / 168] */
 	VN_CHUNK_HOST_FLOW = 25, /* struct vn_host_flow[payload_len / 96] (vnoise-host --flows) */
 	VN_CHUNK_HOST_TAP = 26, /* struct vn_host_tap[payload_len / 120] (vnoise-host --flows) */
+	VN_CHUNK_HOST_MGAP = 27, /* struct vn_host_mgap[payload_len / 152] (vnoise-host --guest) */
 };
 
 #define VN_HOST_MAX_DOMAINS 64u /* dom indices are < this */
@@ -330,5 +331,28 @@ struct vn_host_tap {
 };
 _Static_assert(sizeof(struct vn_host_tap) == 120, "vn_host_tap is ABI");
 _Static_assert(offsetof(struct vn_host_tap, packets) == 40, "vn_host_tap is ABI");
+
+/*
+ * One guest gap of the combined view, split as the matcher split it when it matched it (vnoise-host --guest;
+ * `report FILE --gaps`): guest classes net of host time, the hypervisor classes it placed in the gap, the
+ * residual. sum(guest_ns) + sum(host_ns) + residual_ns == duration_ns. vmexit and host_irq come from
+ * per-period aggregates without timestamps, apportioned to the vCPU's residual after the period's gaps
+ * (vn_host_match), so a gap's record holds none of them: they are in its residual_ns.
+ */
+struct vn_host_mgap {
+	__u64 start_ns; /* guest CLOCK_MONOTONIC: the gap's start mapped back from host time */
+	__u64 host_start_ns; /* host CLOCK_MONOTONIC */
+	__u64 duration_ns; /* host time */
+	__u64 uncertainty_ns; /* the clock model's error bound at the gap (~0: none) */
+	__u32 dom;
+	__u32 vcpu;
+	__u64 guest_ns[8]; /* by enum vn_class; NONE, STEAL, UNEXPLAINED are 0 */
+	__u64 host_ns[VN_HCLASS_MAX]; /* by enum vn_hclass */
+	__u64 residual_ns; /* "hw" */
+	__u64 pad; /* 0 */
+};
+_Static_assert(sizeof(struct vn_host_mgap) == 152, "vn_host_mgap is ABI");
+_Static_assert(offsetof(struct vn_host_mgap, guest_ns) == 40, "vn_host_mgap is ABI");
+_Static_assert(offsetof(struct vn_host_mgap, host_ns) == 104, "vn_host_mgap is ABI");
 
 #endif

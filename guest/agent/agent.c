@@ -70,7 +70,7 @@
 #define QUIET_POLL_NS 20000000L
 
 static const char usage[] =
-    "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [measure options]\n"
+    "usage: vnoise-guest agent [--idle] [--qga-port] [-d TIME] [-o FILE] [OPTIONS]\n"
     "       vnoise-guest agent --passive [--qga-port] [-d TIME]\n"
     "       vnoise-guest agent --probe\n"
     "The guest end of the host channel: answers the guest agent protocol on\n"
@@ -90,9 +90,13 @@ static const char usage[] =
     "                         qemu-ga\n"
     "  -d, --duration TIME    stop after TIME, e.g. 10s (default: until SIGINT or\n"
     "                         SIGTERM)\n"
+    "  -o, --output FILE      also record each measuring run into FILE, with the\n"
+    "                         guest's own split of its gaps by the host's dispatch\n"
+    "                         trace log, as record -o does (a later run replaces\n"
+    "                         it; see 'vnoise-guest report FILE --gaps')\n"
     "      --probe            print the channel's devices (ivshmem BAR2,\n"
     "                         virtio-serial ports) and exit\n"
-    "  measure options: -p/--period, -r/--runtime, -T/--threshold, -P/--priority,\n"
+    "  OPTIONS (measure's): -p/--period, -r/--runtime, -T/--threshold, -P/--priority,\n"
     "                   --helper, --no-hypercall, -q, -v\n"
     "                   (see 'vnoise-guest measure --help')\n"
     "  -h, --help             this help\n"
@@ -938,6 +942,27 @@ static int parse_duration_opt(int argc, char **argv, int *i, uint64_t *duration_
 	return 0;
 }
 
+/* -o FILE, --output FILE, --output=FILE: each measuring run recorded into FILE. 0 or EXIT_USAGE. */
+static int parse_output_opt(int argc, char **argv, int *i, const char **out)
+{
+	const char *a = argv[*i], *v = !strncmp(a, "--output=", 9) ? a + 9 : NULL;
+
+	if (!v) {
+		if (*i + 1 >= argc) {
+			log_err("agent: option '%s' needs a value", a);
+			return EXIT_USAGE;
+		}
+		v = argv[++*i];
+	}
+	if (!*v) {
+		log_err("agent: invalid %s '': want a file name (see 'vnoise-guest agent --help')",
+			a);
+		return EXIT_USAGE;
+	}
+	*out = v;
+	return 0;
+}
+
 static bool is_duration_opt(const char *a)
 {
 	return !strcmp(a, "--duration") || !strncmp(a, "--duration=", 11) || !strncmp(a, "-d", 2);
@@ -963,7 +988,9 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 		} else if (is_duration_opt(argv[i])) {
 			rc = parse_duration_opt(argc, argv, &i, duration_ns);
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output") ||
-			   !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j") ||
+			   !strncmp(argv[i], "--output=", 9)) {
+			rc = parse_output_opt(argc, argv, &i, &ag->mp.output);
+		} else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j") ||
 			   !strncmp(argv[i], "--stop", 6) || !strcmp(argv[i], "--probe")) {
 			log_err("agent: option '%s' does not apply here (see 'vnoise-guest agent "
 				"--help')",
@@ -973,8 +1000,12 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 			mv[mc++] = argv[i];
 		}
 	}
-	if (!rc)
+	if (!rc) {
+		const char *out = ag->mp.output; /* params_parse takes -o for record only */
+
 		rc = params_parse(mc, mv, &ag->mp, err, sizeof(err));
+		ag->mp.output = out;
+	}
 	free(mv);
 	if (rc == 1) {
 		fputs(usage, stdout);
@@ -1102,6 +1133,11 @@ int agent_main(int argc, char **argv)
 	}
 	if (ag->mp.verbose)
 		log_set_verbosity(ag->mp.verbose);
+	if (ag->passive && ag->mp.output) {
+		log_err("agent: --passive never measures: no -o (see 'vnoise-guest agent --help')");
+		free(ag);
+		return EXIT_USAGE;
+	}
 	if (ag->passive && cpus_given(argc, argv)) {
 		log_err(
 		    "agent: --passive never measures: no --cpus (see 'vnoise-guest agent --help')");

@@ -70,6 +70,7 @@ struct dtl {
 	uint64_t keep_ns, stale_ns;
 	uint32_t max_spans;
 	uint64_t horizon_ns;
+	uint64_t covered_ns; /* the epoch's first horizon: the log is complete from there on */
 	enum dtl_state state;
 	uint32_t detail;
 	struct dtl_cause_ent *causes; /* CAUSE_CACHE */
@@ -497,6 +498,7 @@ static void attach_epoch(struct dtl *d, uint64_t t)
 	if (d->causes)
 		memset(d->causes, 0, CAUSE_CACHE * sizeof(*d->causes));
 	d->horizon_ns = 0;
+	d->covered_ns = 0;
 	d->have_status = false;
 	d->hb_last = 0;
 	d->hb_change_ns = t;
@@ -633,8 +635,11 @@ int dtl_poll(struct dtl *d)
 			d->hb_change_ns = t;
 		}
 	}
-	if (poll_entries(d, &added) && have && st.horizon_ns > d->horizon_ns)
+	if (poll_entries(d, &added) && have && st.horizon_ns > d->horizon_ns) {
 		d->horizon_ns = st.horizon_ns;
+		if (!d->covered_ns)
+			d->covered_ns = st.horizon_ns;
+	}
 	read_host_dropped(d);
 	d->state = compute_state(d, t);
 	return added;
@@ -648,6 +653,11 @@ enum dtl_state dtl_state(const struct dtl *d)
 uint64_t dtl_horizon(const struct dtl *d)
 {
 	return d ? d->horizon_ns : 0;
+}
+
+uint64_t dtl_covered_from(const struct dtl *d)
+{
+	return d ? d->covered_ns : 0;
 }
 
 /* ---- the responder thread ---- */

@@ -105,6 +105,11 @@ const char *dtl_state_name(enum dtl_state s); /* "absent", "waiting", "ok", "sta
 /* Guest ns up to which every CPU's intervals are in the store (0: nothing yet). A view that wants exact
  * attribution waits until the horizon passes the end of what it attributes (bounded wait: see dtl_stats). */
 uint64_t dtl_horizon(const struct dtl *d);
+/* Guest ns from which the log of this host epoch is complete: its first horizon. The host publishes no
+ * entry older than its clock mapping is good for, so time before this is not covered, whatever the horizon
+ * says; a view counts a gap that starts before it as come before the host's log covered it (late), never
+ * splits it. 0: from the start (a store filled by dtl_add_span). */
+uint64_t dtl_covered_from(const struct dtl *d);
 
 /* Call fn for each stored span of cpu overlapping [start_ns, end_ns), in time order, with the overlap
  * [ov_start, ov_end). Returns the number of spans. */

@@ -398,7 +398,7 @@ int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_
 		parts[k] = w.c->hyp_ns[k] - before[k];
 	parts[VN_HCLASS_HW] = w.c->hw_ns - before[VN_HCLASS_HW];
 	if (hs->part_fn)
-		hs->part_fn(hs->pctx, cpu, parts);
+		hs->part_fn(hs->pctx, cpu, start_ns, end_ns, parts);
 	return 0;
 }
 

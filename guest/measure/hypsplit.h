@@ -68,8 +68,11 @@ struct hypsplit_cpu {
 typedef void (*hypsplit_span_fn)(void *ctx, uint32_t cpu, const struct dtl_span *s,
 				 const char *cause_name);
 typedef void (*hypsplit_rgap_fn)(void *ctx, const struct vn_rec_dtl_gap *g);
-/* One split gap's parts: parts[enum vn_hclass] and parts[VN_HCLASS_HW] (the view's histograms). */
-typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS]);
+/* One split gap [start_ns, end_ns) of cpu and its parts: parts[enum vn_hclass] and parts[VN_HCLASS_HW]
+ * (the view's histograms, report --gaps). They hold the gap's unexplained time and what was taken from its
+ * steal: sum(parts) - unexplained came out of steal. */
+typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
+				 const uint64_t parts[VN_HCLASS_PARTS]);
 
 struct hypsplit;
 

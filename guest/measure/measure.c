@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,11 +92,18 @@ static int online_cpus(int *cpus, int max)
 	return rc ? rc : n;
 }
 
+/* Whether this run attributes its records itself: always, but for an embedder's sink (which attributes them)
+ * unless it also records (-o: the file holds the run's own split, as record's does). */
+static bool merges(const struct run *r)
+{
+	return !r->p->sink || r->p->output;
+}
+
 /* Every record taken in goes to the merge engine (or the embedder's sink, which attributes) and the recorder. */
 static void on_event(void *ctx, const struct vn_event *e)
 {
 	struct run *r = ctx;
-	int err = r->p->sink ? 0 : merge_add_event(r->v.m, e);
+	int err = merges(r) ? merge_add_event(r->v.m, e) : 0;
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
@@ -107,7 +115,7 @@ static void on_event(void *ctx, const struct vn_event *e)
 
 static void on_sample(struct run *r, const struct vn_sample *s)
 {
-	int err = r->p->sink ? 0 : merge_add_sample(r->v.m, s);
+	int err = merges(r) ? merge_add_sample(r->v.m, s) : 0;
 
 	if (err == -ENOMEM)
 		r->merge_err = err;
@@ -337,7 +345,8 @@ static int responder_cpu(const struct run *r)
  */
 static int setup_dtl(struct run *r)
 {
-	struct dtl_params dp = { .responder = true, .responder_cpu = responder_cpu(r) };
+	/* an embedder (the agent) answers the clock itself */
+	struct dtl_params dp = { .responder = !r->p->sink, .responder_cpu = responder_cpu(r) };
 	char why[160] = "";
 	int err = dtl_open(&r->dtl, &dp, why, sizeof(why));
 
@@ -424,7 +433,7 @@ static int setup_view(struct run *r)
 	}
 	r->irqn = procstat_irqnames_read();
 	r->v.irq_ctx = r->irqn;
-	if (!p->sink && setup_dtl(r))
+	if (merges(r) && setup_dtl(r))
 		return EXIT_FAIL;
 	return start_helper(r);
 }
@@ -497,7 +506,7 @@ static int run_setup(struct run *r)
 		return rc;
 	housekeeping_affinity(r);
 	rc = start_samplers(r);
-	if (!rc && r->p->cmd == CMD_RECORD)
+	if (!rc && r->p->output) /* record, or an embedder that records too */
 		rc = setup_record(r);
 	if (!rc && r->ops->start)
 		r->ops->start(&r->v, r->p->duration_ns);
@@ -507,11 +516,10 @@ static int run_setup(struct run *r)
 /* One pass of the loop at r->now: take in what arrived, attribute the gaps up to the horizon, record. */
 static int run_take(struct run *r, uint64_t horizon)
 {
-	const struct measure_params *p = r->p;
 	int err;
 
 	drain(r);
-	if (!p->sink && merge_process(r->v.m, horizon))
+	if (merges(r) && merge_process(r->v.m, horizon))
 		r->merge_err = -ENOMEM;
 	take_dtl(r, r->now);
 	if (r->rec && (err = view_record_flush(r->rec)))

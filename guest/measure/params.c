@@ -11,7 +11,7 @@
 #include "measure/params.h"
 #include "util/parse.h"
 
-enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML };
+enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML, OPT_GAPS };
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
 static const struct cliopt opts[] = {
@@ -41,6 +41,9 @@ static const struct cliopt opts[] = {
 	  .has_arg = 1,
 	  .arg = "OUT.html",
 	  .help = "write a self-contained HTML report with plots" },
+	{ .id = OPT_GAPS,
+	  .name = "gaps",
+	  .help = "one JSON line per gap: CPU, start, length, split" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
@@ -52,15 +55,15 @@ static int not_for(enum vn_cmd cmd, int id)
 {
 	switch (cmd) {
 	case CMD_MEASURE:
-		return id == CLIOPT_OUTPUT || id == OPT_HTML;
+		return id == CLIOPT_OUTPUT || id == OPT_HTML || id == OPT_GAPS;
 	case CMD_TOP:
 	case CMD_HIST:
-		return id == CLIOPT_OUTPUT || id == CLIOPT_JSON || id == OPT_HTML;
+		return id == CLIOPT_OUTPUT || id == CLIOPT_JSON || id == OPT_HTML || id == OPT_GAPS;
 	case CMD_RECORD:
-		return id == OPT_HTML;
+		return id == OPT_HTML || id == OPT_GAPS;
 	default: /* report FILE: the views of a file */
 		return id != CLIOPT_JSON && id != CLIOPT_TOP && id != OPT_HIST && id != OPT_WIDE &&
-		       id != OPT_HTML && id != CLIOPT_HELP;
+		       id != OPT_HTML && id != OPT_GAPS && id != CLIOPT_HELP;
 	}
 }
 
@@ -231,6 +234,9 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 			return cliopt_fail(ps, "invalid --html '': want a file name");
 		p->html = ps->arg;
 		return 0;
+	case OPT_GAPS:
+		p->report_gaps = 1;
+		return 0;
 	default: /* CLIOPT_HELP */
 		return 1;
 	}
@@ -252,10 +258,18 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 		if (p->html && (p->json || p->report_hist))
 			return cliopt_fail(ps, "--html and %s: choose one",
 					   p->json ? "--json" : "--hist");
+		if (p->report_gaps && (p->json || p->report_hist || p->html || p->wide))
+			return cliopt_fail(ps, "--gaps and %s: choose one",
+					   p->json	    ? "--json"
+					   : p->report_hist ? "--hist"
+					   : p->html	    ? "--html"
+							    : "--wide");
 		return 0;
 	}
 	if (p->html)
 		return cliopt_fail(ps, "--html is for report only (of a record file)");
+	if (p->report_gaps)
+		return cliopt_fail(ps, "--gaps is for report only (of a record file)");
 	if (optind != argc)
 		return cliopt_fail(ps, "unexpected argument '%s'", argv[optind]);
 	if (!runtime_set)

@@ -21,7 +21,9 @@ enum vn_helper_mode { HELPER_AUTO, HELPER_BPF, HELPER_PROC };
  * An embedder's sink (vnoise-guest agent): every sample and kernel-helper event is passed here instead of to
  * the local attribution engine (the embedder's consumer attributes them), records
  * lost before reaching it are reported per CPU, the run ends when *stop becomes non-zero, no signal handler is
- * installed and nothing is printed at the end. Called from the thread that runs measure_run().
+ * installed and nothing is printed at the end. With output set as well (agent -o FILE) the run also attributes
+ * and splits them itself (the host's dispatch trace log read, the embedder answering the clock) and records
+ * them into output as record -o does. Called from the thread that runs measure_run().
  */
 struct measure_sink {
 	void (*sample)(void *ctx, const struct vn_sample *s);
@@ -57,6 +59,7 @@ struct measure_params {
 	const char *output; /* record -o */
 	const char *input; /* report FILE */
 	int report_hist; /* report --hist: the hist view of the file */
+	int report_gaps; /* report --gaps: one JSON line per gap (guest/views/view_gaps) */
 	const char
 	    *html; /* report --html OUT.html: the HTML report of the file, written to OUT.html */
 	int wide; /* --wide: the text views' full tables (over 80 columns) */

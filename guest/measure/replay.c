@@ -19,6 +19,7 @@
 #include "format/recreader.h"
 #include "record.h"
 #include "views/view.h"
+#include "views/view_gaps.h"
 #include "views/view_html.h"
 
 #define REPLAY_MAX_IRQ 4096
@@ -33,6 +34,8 @@ struct replay {
 	char partial[160]; /* the view's "partial:" line when the file was not read whole */
 	const char *html_path; /* --html OUT.html: the page is written there instead of a view */
 	struct view_html *html; /* its collector, made with the META chunk */
+	struct view_gaps *gaps; /* --gaps: the lines, NULL otherwise */
+	int gaps_err; /* --gaps: out of memory while collecting them */
 	int have_meta;
 	int truncated; /* the file ends early (cut short, or never closed) */
 	uint64_t bad_records;
@@ -223,11 +226,26 @@ static void replay_gap_cb(void *ctx, int cpu, uint64_t dur_ns,
 	int i;
 
 	view_gap_cb(&r->v, cpu, dur_ns, class_ns);
-	if (!r->html || !(mc = merge_cpu(r->v.m, cpu))) /* its last gap is this one */
+	mc = merge_cpu(r->v.m, cpu); /* its last gap is this one */
+	if (r->gaps && mc &&
+	    view_gaps_gap(r->gaps, cpu, mc->last_gap_start, mc->last_gap_end, class_ns))
+		r->gaps_err = 1;
+	if (!r->html || !mc)
 		return;
 	for (i = 0; i < r->v.ncpus && r->v.cpus[i] != cpu; i++)
 		;
 	view_html_gap(r->html, i, mc->last_gap_start, mc->last_gap_end, class_ns);
+}
+
+/* hypsplit's part callback: the view's, and the gap's line with --gaps. */
+static void replay_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
+			  const uint64_t parts[VN_HCLASS_PARTS])
+{
+	struct replay *r = ctx;
+
+	view_hyp_cb(&r->v, cpu, start_ns, end_ns, parts);
+	if (r->gaps && view_gaps_split(r->gaps, cpu, start_ns, end_ns, parts))
+		r->gaps_err = 1;
 }
 
 /* Samples and events into the merge engine; records it refuses are counted. */
@@ -264,7 +282,7 @@ static int dtl_setup(struct replay *r)
 	r->v.hs = r->store ? hypsplit_new(r->store, 0) : NULL;
 	if (!r->v.hs)
 		return -ENOMEM;
-	hypsplit_set_part_fn(r->v.hs, view_hyp_cb, &r->v);
+	hypsplit_set_part_fn(r->v.hs, replay_hyp_cb, r);
 	return 0;
 }
 
@@ -408,13 +426,17 @@ static int finish_view(struct replay *r, const char *path)
 {
 	int i;
 
-	if (merge_process(r->v.m, UINT64_MAX) || r->v.hs_err) {
+	if (merge_process(r->v.m, UINT64_MAX) || r->v.hs_err || r->gaps_err) {
 		log_err("out of memory");
 		return EXIT_FAIL;
 	}
 	if (r->v.hs)
 		feed_spans(r);
 	hypsplit_process(r->v.hs, UINT64_MAX);
+	if (r->gaps_err) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
 	if (!r->dtl[0] && r->v.hs) /* DTL chunks, no STATS (cut short): the run had a DTL */
 		snprintf(r->dtl, sizeof(r->dtl), "ok");
 	r->v.dtl = r->dtl[0] ? r->dtl : NULL;
@@ -448,6 +470,10 @@ static struct replay *replay_new(const struct measure_params *p)
 	strcpy(r->helper, "?");
 	strcpy(r->steal, "?");
 	r->html_path = p->html;
+	if (p->report_gaps && !(r->gaps = view_gaps_new())) {
+		free(r);
+		return NULL;
+	}
 	r->v.m = merge_new(replay_gap_cb, r);
 	r->v.top_n = p->top_n;
 	r->v.wide = p->wide;
@@ -462,6 +488,7 @@ static void replay_free(struct replay *r)
 
 	merge_free(r->v.m);
 	view_html_free(r->html);
+	view_gaps_free(r->gaps);
 	hypsplit_free(r->v.hs);
 	dtl_close(r->store);
 	free(r->spans);
@@ -487,6 +514,24 @@ static void say_partial(struct replay *r, struct recfile_reader *rd)
 			 "%llu damaged, %llu missing chunks skipped; their periods are incomplete",
 			 (unsigned long long)st.bad_chunks, (unsigned long long)st.missing_chunks);
 	r->v.partial = r->partial;
+}
+
+/* --gaps: the lines on stdout. EXIT_OK; EXIT_CANNOT when the file holds no gap; EXIT_FAIL, said in one
+ * line. */
+static int write_gaps(struct replay *r, const char *path)
+{
+	long n = view_gaps_write(r->gaps, stdout);
+
+	if (n > 0)
+		return EXIT_OK;
+	if (!n)
+		log_err(
+		    "report: %s holds no gaps (none above the threshold was recorded): no line to "
+		    "print",
+		    path);
+	else if (n != -EINVAL)
+		log_err("report: cannot write the gaps: %s", strerror((int)-n));
+	return n ? EXIT_FAIL : EXIT_CANNOT;
 }
 
 /* What the path is, before reading it: a directory or another non-file is a usage error (exit 2). */
@@ -552,6 +597,10 @@ int replay_run(const struct measure_params *p)
 		say_partial(r, rd);
 	if (p->html) {
 		rc = write_html(r, p->html);
+		if (rc)
+			goto out;
+	} else if (p->report_gaps) {
+		rc = write_gaps(r, p->input);
 		if (rc)
 			goto out;
 	} else {

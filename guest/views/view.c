@@ -55,10 +55,14 @@ void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN
 			hist_add(&v->hist[i].cls[c], class_ns[c]);
 }
 
-void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS])
+void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
+		 const uint64_t parts[VN_HCLASS_PARTS])
 {
 	struct view *v = ctx;
 	int i, k;
+
+	(void)start_ns;
+	(void)end_ns;
 
 	for (i = 0; i < v->ncpus && v->cpus[i] != (int)cpu; i++)
 		;

@@ -128,7 +128,8 @@ const struct view_ops *view_pick(const struct measure_params *p);
  * callback; ctx is the struct view). */
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
 /* Fold a split gap's hypervisor parts into the histograms (hypsplit's part callback; ctx is the view). */
-void view_hyp_cb(void *ctx, uint32_t cpu, const uint64_t parts[VN_HCLASS_PARTS]);
+void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
+		 const uint64_t parts[VN_HCLASS_PARTS]);
 /* Whether the run had a DTL (its split is shown: "dtl" is not "absent"). */
 int view_has_dtl(const struct view *v);
 /* The row of CPU index idx; returns whether the CPU got any record. */

@@ -30,7 +30,8 @@ enum {
 	OPT_BATCH,
 	OPT_METRICS,
 	OPT_HTML,
-	OPT_REMOTE_WRITE
+	OPT_REMOTE_WRITE,
+	OPT_GAPS
 };
 
 /* The options whose presence the rules check (the "set" bitmask of the parse). */
@@ -121,6 +122,12 @@ static const struct host_opt host_opts[] = {
 	    .has_arg = 1,
 	    .arg = "OUT.html",
 	    .help = "write a self-contained HTML report with plots" },
+	  SHOW_REPORT },
+	{ { .id = OPT_GAPS,
+	    .name = "gaps",
+	    .help = "one JSON line per matched guest gap: vCPU, start (guest\n"
+		    "                         time), length, split by class (a record made\n"
+		    "                         with --guest)" },
 	  SHOW_REPORT },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },
@@ -339,6 +346,9 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 	case OPT_BATCH:
 		p->batch = 1;
 		return 0;
+	case OPT_GAPS:
+		p->gaps = 1;
+		return 0;
 	case CLIOPT_HELP:
 		return 1;
 	}
@@ -362,6 +372,13 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 		return cliopt_fail(ps, "--html is for report only (of a record file)");
 	if (p->html && p->json)
 		return cliopt_fail(ps, "--html and --json: choose one");
+	if (p->gaps && p->cmd != HCMD_REPORT)
+		return cliopt_fail(ps, "--gaps is for report only (of a record file)");
+	if (p->gaps && (p->json || p->html || p->wide))
+		return cliopt_fail(ps, "--gaps and %s: choose one",
+				   p->json   ? "--json"
+				   : p->html ? "--html"
+					     : "--wide");
 	if (p->cmd == HCMD_LIST && p->guest)
 		return cliopt_fail(ps, "--guest is for top, record and report");
 	if ((p->cmd == HCMD_LIST || p->cmd == HCMD_REPORT) && (set & SET_DTL_DETAIL))

@@ -40,6 +40,7 @@ struct host_params {
 	int batch; /* top --batch: the line output even on a terminal */
 	const char *metrics; /* serve --metrics ADDR:PORT: the Prometheus listener (NULL: none) */
 	const char *html; /* report --html OUT.html */
+	int gaps; /* report --gaps: one JSON line per matched guest gap (HOST_MGAP records) */
 	const char *remote_write; /* serve --remote-write URL (NULL: none) */
 };
 

@@ -203,9 +203,6 @@ int hostagg_out(struct hostagg *a, const struct vn_host_out *o);
 int hostagg_run(struct hostagg *a, const struct vn_host_run *r);
 int hostagg_agg(struct hostagg *a, const struct vn_host_agg *g);
 
-/* The vCPU entry, or NULL if dom/vcpu is not bound. */
-const struct hostagg_vcpu *hostagg_vcpu_get(const struct hostagg *a, uint32_t dom, uint32_t vcpu);
-
 /*
  * Preemptors of v sorted by total_ns, largest first, into out (at most max entries; "<other>" included if
  * used). A task that ran only while the vCPU was halted is not a preemptor and is not listed. Returns the
@@ -254,8 +251,6 @@ int hostagg_tap(struct hostagg *a, const struct vn_host_tap *t);
  * returns how many (<= max). */
 uint32_t hostagg_flows_sorted(const struct hostagg_domain *d, unsigned dir,
 			      const struct vn_host_flow **out, uint32_t max);
-/* Is there any flow or tap record in the engine? */
-bool hostagg_has_net(const struct hostagg *a);
 
 /*
  * The one route from record chunks to the engine, for the live engine and the replay of a file alike: feed

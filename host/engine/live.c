@@ -666,6 +666,7 @@ static void guest_period(struct live *mo, uint64_t t)
 	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
 	static struct vn_host_msrc src[8192];
 	struct vn_host_chan ch;
+	const struct vn_host_mgap *gaps;
 	size_t n;
 	int i;
 
@@ -681,6 +682,9 @@ static void guest_period(struct live *mo, uint64_t t)
 				     guestchan_nvcpus(d->gc) * sizeof(ms[0]));
 			take_records(mo, VN_CHUNK_HOST_MSRC, src, n * sizeof(src[0]));
 			take_records(mo, VN_CHUNK_HOST_CHAN, &ch, sizeof(ch));
+			gaps = guestchan_gaps(d->gc, &n);
+			if (n)
+				take_records(mo, VN_CHUNK_HOST_MGAP, gaps, n * sizeof(gaps[0]));
 		}
 		if (!d->running) {
 			guestchan_close(d->gc);

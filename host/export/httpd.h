@@ -48,7 +48,6 @@ struct httpd *httpd_start(const char *spec, httpd_render_fn *fn, void *ctx, char
 			  size_t errlen) __attribute__((warn_unused_result));
 /* The bound port (the one picked when spec asked for port 0). */
 uint16_t httpd_port(const struct httpd *h);
-void httpd_stats(const struct httpd *h, struct httpd_stats *st);
 /* Close the listener and every connection, wait for the server thread, free h. Accepts NULL. */
 void httpd_stop(struct httpd *h);
 

@@ -42,12 +42,5 @@ void promfmt_sample(struct bufout *o, const char *name, const struct promfmt_lab
 /* The same with an exact integer value (counters past 2^53 stay exact). */
 void promfmt_sample_u64(struct bufout *o, const char *name, const struct promfmt_label *labels,
 			size_t nlabels, uint64_t value);
-/* Only the escaped text of a label value (no quotes); for tests and callers with their own layout. */
-void promfmt_label_value(struct bufout *o, const char *value, size_t max);
-
-/* A metric name: [a-zA-Z_:][a-zA-Z0-9_:]*. */
-bool promfmt_name_ok(const char *name);
-/* A label name: [a-zA-Z_][a-zA-Z0-9_]* and not starting with "__" (reserved to Prometheus). */
-bool promfmt_label_name_ok(const char *name);
 
 #endif

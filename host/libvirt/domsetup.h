@@ -102,12 +102,4 @@ int domsetup_element(const char *xml, enum domsetup_kind kind, const char *shm_n
  */
 int domsetup_kind_of(const char *xml, enum domsetup_kind *kind) __attribute__((warn_unused_result));
 
-/*
- * xml without vnoise's shmem, channel and bell elements (each with the whitespace that led its line), into
- * out (cap bytes). Returns the number of elements removed (0..3) or -ENOSPC. Everything else is left as it
- * was, byte for byte; a virtio-serial controller is never removed.
- */
-int domsetup_remove(const char *xml, const char *shm_name, char *out, size_t cap)
-    __attribute__((warn_unused_result));
-
 #endif

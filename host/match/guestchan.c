@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@
 #define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
+#define MGAP_MAX 65536u /* matched gaps kept per period for the HOST_MGAP records */
 #define LINK_CHECK_NS 1000000000ULL /* the region file's link count is looked at this often */
 #define MONOTONE_MAX_NS \
 	1000000ULL /* a model step up to this keeps samples in order (to_host_sample) */
@@ -93,6 +95,9 @@ struct guestchan {
 	uint64_t link_check_ns; /* next look at the region file's link count */
 	bool unlinked; /* the region file was removed (said once) */
 	uint64_t match_now; /* host time of the current match_process() call */
+	struct vn_host_mgap *mgap; /* this period's matched gaps (HOST_MGAP), up to MGAP_MAX */
+	size_t nmgap, mgapcap;
+	uint64_t mgap_dropped; /* beyond MGAP_MAX or out of memory, since the last warning */
 	struct gvcpu *v;
 };
 
@@ -111,7 +116,58 @@ static void on_gonly_gap(void *ctx, int cpu, uint64_t dur_ns, const uint64_t cla
 		v->gonly_ns[c] += class_ns[c];
 }
 
-/* A matched gap: live latency (gap end -> matched), for gaps that ended after the epoch was attached. */
+/* A matched gap as a HOST_MGAP record of the period: its start mapped back to guest time with the model
+ * it was converted with (or the one that replaced it: within its error bound, which goes along). */
+static void keep_mgap(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
+		      const uint64_t guest_ns[VN_CLASS_MAX], const uint64_t host_ns[VN_HCLASS_MAX],
+		      uint64_t residual_ns)
+{
+	const struct clocksync *cs = clockxchg_model(gc->clk);
+	struct vn_host_mgap *g;
+	uint64_t gs;
+
+	if (end_ns <= start_ns || clocksync_h2g(cs, start_ns, &gs))
+		return; /* empty (a start moved up to keep samples in order), or no model */
+	if (gc->nmgap == gc->mgapcap) {
+		size_t nc = gc->mgapcap ? 2 * gc->mgapcap : 1024;
+		void *p = nc <= MGAP_MAX ? realloc(gc->mgap, nc * sizeof(*gc->mgap)) : NULL;
+
+		if (!p) {
+			gc->mgap_dropped++;
+			return;
+		}
+		gc->mgap = p;
+		gc->mgapcap = nc;
+	}
+	g = &gc->mgap[gc->nmgap++];
+	memset(g, 0, sizeof(*g));
+	g->start_ns = gs;
+	g->host_start_ns = start_ns;
+	g->duration_ns = end_ns - start_ns;
+	g->uncertainty_ns = clocksync_uncertainty_ns(cs, gs);
+	g->dom = gc->dom;
+	g->vcpu = vcpu;
+	memcpy(g->guest_ns, guest_ns, sizeof(g->guest_ns));
+	memcpy(g->host_ns, host_ns, sizeof(g->host_ns));
+	g->residual_ns = residual_ns;
+}
+
+const struct vn_host_mgap *guestchan_gaps(struct guestchan *gc, size_t *n)
+{
+	*n = gc->nmgap;
+	gc->nmgap = 0;
+	if (gc->mgap_dropped) {
+		log_warn("guest channel %s: %" PRIu64
+			 " matched gaps not recorded one by one (more than "
+			 "%u in a period)",
+			 gc->path, gc->mgap_dropped, MGAP_MAX);
+		gc->mgap_dropped = 0;
+	}
+	return gc->mgap;
+}
+
+/* A matched gap: its record (HOST_MGAP) and the live latency (gap end -> matched), for gaps that ended after
+ * the epoch was attached. */
 static void on_matched_gap(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			   const uint64_t guest_ns[VN_CLASS_MAX],
 			   const uint64_t host_ns[VN_HCLASS_MAX], uint64_t residual_ns)
@@ -120,10 +176,7 @@ static void on_matched_gap(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t
 	struct gvcpu *v;
 	uint64_t l;
 
-	(void)start_ns;
-	(void)guest_ns;
-	(void)host_ns;
-	(void)residual_ns;
+	keep_mgap(gc, vcpu, start_ns, end_ns, guest_ns, host_ns, residual_ns);
 	if (vcpu >= gc->nvcpus || end_ns < gc->attach_ns || gc->match_now < end_ns)
 		return;
 	v = &gc->v[vcpu];
@@ -301,6 +354,7 @@ void guestchan_close(struct guestchan *gc)
 		close(gc->fd); /* releases the publisher's lock */
 	match_free(gc->m);
 	merge_free(gc->mg);
+	free(gc->mgap);
 	free(gc->v);
 	clockxchg_free(gc->clk);
 	free(gc);

@@ -79,6 +79,10 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
 		      struct vn_host_chan *ch);
 
+/* --guest: the gaps matched since the last call, each with its split (HOST_MGAP records, protocol/host.h);
+ * *n gets how many. Valid until the next guestchan_tick; a publish-only channel gives none. */
+const struct vn_host_mgap *guestchan_gaps(struct guestchan *gc, size_t *n);
+
 /* The domain's vCPU host thread ids (0: unknown), to keep clock exchanges off the answering vCPU's pCPU
  * (clockxchg_set_tids). */
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n);

@@ -60,10 +60,6 @@ int tapflow_tab_add(struct tapflow_tab *t, unsigned dir, const uint8_t *frame, s
 /* Add src's rows and counters into dst (rows that do not fit go to dst's other-flows rows). */
 void tapflow_tab_merge(struct tapflow_tab *dst, const struct tapflow_tab *src);
 
-/* The row of t with the key of k (dir and key fields), or NULL. */
-const struct vn_host_flow *tapflow_tab_find(const struct tapflow_tab *t,
-					    const struct vn_host_flow *k);
-
 /* Short protocol name of a row: "tcp", "udp", "icmp", "icmpv6", "ip:47", "arp", "eth:0x88cc", "llc"
  * (802.3 length field), "other_flows" (kind VN_HOST_FLOW_KIND_OTHER); into buf. */
 const char *tapflow_proto_name(const struct vn_host_flow *f, char *buf, size_t len);
@@ -86,9 +82,6 @@ struct tapflow *tapflow_open(const char *tap, char *err, size_t errlen);
 
 /* Stop the capture and free it (NULL ok). */
 void tapflow_close(struct tapflow *tf);
-
-/* The device name. */
-const char *tapflow_name(const struct tapflow *tf);
 
 /*
  * Read the frames the kernel holds (nonblocking, at most TAPFLOW_POLL_MAX per direction): those captured

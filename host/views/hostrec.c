@@ -11,6 +11,7 @@
 #include "engine/live.h"
 #include "format/recwriter.h"
 #include "format/htmlplot.h"
+#include "views/hostgaps.h"
 #include "views/hosthtml.h"
 #include "views/hostrec.h"
 #include "engine/hostbind.h"
@@ -46,6 +47,8 @@ struct replay {
 	struct hostinfo_dtl dtl[VN_HOST_MAX_DOMAINS]; /* in.dtl: the last STATS chunk's */
 	struct hosthtml *html; /* --html: the page's collector, fed every chunk (NULL without) */
 	uint64_t html_dropped; /* records the page had no room for */
+	struct hostgaps *gaps; /* --gaps: the HOST_MGAP records (NULL without) */
+	int gaps_err; /* --gaps: out of memory */
 	uint64_t bad; /* malformed host chunks */
 	uint64_t chunks; /* intact chunks read */
 	bool host_file; /* a HOST_META chunk was seen */
@@ -227,6 +230,15 @@ static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
 	case VN_CHUNK_HOST_META:
 		take_meta(rp, ch);
 		break;
+	case VN_CHUNK_HOST_MGAP: {
+		int err = rp->gaps ? hostgaps_chunk(rp->gaps, ch->payload, ch->len) : 0;
+
+		if (err == -EINVAL)
+			rp->bad++;
+		else if (err)
+			rp->gaps_err = 1;
+		break;
+	}
 	case VN_CHUNK_HOST_DOMAIN:
 		if (hostbind_apply(rp->a, ch->payload, ch->len))
 			rp->bad++;
@@ -322,6 +334,37 @@ static int write_html(struct replay *rp, const struct host_params *p)
 	return EXIT_FAIL;
 }
 
+/* --gaps: the lines on stdout. EXIT_OK; EXIT_CANNOT when the file holds no matched gap; EXIT_FAIL, said in
+ * one line. */
+static int write_gaps(struct replay *rp)
+{
+	long n;
+
+	if (rp->gaps_err) {
+		log_err("out of memory");
+		return EXIT_FAIL;
+	}
+	if (hostgaps_bad(rp->gaps)) {
+		log_warn("%s: %" PRIu64 " gap records whose parts do not add up skipped", rp->path,
+			 hostgaps_bad(rp->gaps));
+		rp->damaged = true;
+	}
+	if (hostgaps_domains(rp->gaps) > 1)
+		log_warn("%s: gaps of %u domains: those of the first recorded are printed",
+			 rp->path, hostgaps_domains(rp->gaps));
+	n = hostgaps_write(rp->gaps, stdout);
+	if (n > 0)
+		return EXIT_OK;
+	if (n < 0) {
+		log_err("report: cannot write the gaps: %s", strerror((int)-n));
+		return EXIT_FAIL;
+	}
+	log_err("%s: no matched guest gaps: %s", rp->path,
+		hostagg_has_match(rp->a) ? "the guest's agent measured none that were matched"
+					 : "recorded without --guest");
+	return EXIT_CANNOT;
+}
+
 int hostrec_report(const struct host_params *p)
 {
 	const struct hostview_ops *view = hostview_pick(p->guest, p->json);
@@ -344,8 +387,9 @@ int hostrec_report(const struct host_params *p)
 	}
 	rp.a = hostagg_new();
 	rp.html = p->html ? hosthtml_new() : NULL;
+	rp.gaps = p->gaps ? hostgaps_new() : NULL;
 	r = recreader_open(p->input);
-	if (!rp.a || !r || (p->html && !rp.html)) {
+	if (!rp.a || !r || (p->html && !rp.html) || (p->gaps && !rp.gaps)) {
 		log_err("cannot read %s: %s", p->input, strerror(errno));
 		goto out;
 	}
@@ -358,6 +402,10 @@ int hostrec_report(const struct host_params *p)
 		ret = write_html(&rp, p);
 		if (ret)
 			goto out;
+	} else if (p->gaps) {
+		ret = write_gaps(&rp);
+		if (ret)
+			goto out;
 	} else if (hostview_show(view, stdout, rp.a, &rp.in)) {
 		log_err("cannot write the report");
 		ret = EXIT_FAIL;
@@ -367,6 +415,7 @@ int hostrec_report(const struct host_params *p)
 out:
 	recreader_close(r);
 	hosthtml_free(rp.html);
+	hostgaps_free(rp.gaps);
 	hostagg_free(rp.a);
 	return ret;
 }

@@ -141,6 +141,8 @@ int dtlregion_entry_valid(const struct vn_dtl_entry *e)
 	    e->cls == VN_DTL_CLASS_NONE || e->cls >= VN_DTL_CLASS_MAX ||
 	    e->flags & ~(uint32_t)VN_DTL_F_MASK || e->pad)
 		return -EBADMSG;
+	if (e->flags & VN_DTL_F_HALTED && e->kind != VN_DTL_KIND_BLOCKED)
+		return -EBADMSG; /* a runnable vCPU is not halted */
 	if (e->cause && VN_DTL_CAUSE_GEN(e->cause) == 0)
 		return -EBADMSG;
 	if (e->end_ns <= e->start_ns || e->end_ns - e->start_ns > VN_DTL_MAX_SPAN_NS)

@@ -51,7 +51,5 @@ int dtlregion_agg_valid(const struct vn_dtl_agg *a) __attribute__((warn_unused_r
 
 /* "vcpu-of-another-domain", "host-kernel-thread", "host-user-task", "qemu-emulator", "idle", "none". */
 const char *dtlregion_class_name(uint32_t cls);
-/* "preempted", "blocked", "vmexit", "none" */
-const char *dtlregion_kind_name(uint32_t kind);
 
 #endif

@@ -323,6 +323,7 @@ int dtlwriter_put(struct dtl_writer *w, uint32_t vcpu, uint32_t kind, uint32_t c
 	if (vcpu >= w->nvcpus || kind == VN_DTL_KIND_NONE || kind >= VN_DTL_KIND_MAX ||
 	    cls == VN_DTL_CLASS_NONE || cls >= VN_DTL_CLASS_MAX ||
 	    flags & ~(uint32_t)VN_DTL_F_MASK ||
+	    (flags & VN_DTL_F_HALTED && kind != VN_DTL_KIND_BLOCKED) ||
 	    (cause && (VN_DTL_CAUSE_INDEX(cause) >= w->ncauses || !VN_DTL_CAUSE_GEN(cause)))) {
 		ring_drop(w, vcpu, 1);
 		return -EINVAL;

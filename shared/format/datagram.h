@@ -109,7 +109,7 @@ struct datagram_view {
  *   -EBADMSG       malformed: truncated, lengths inconsistent, or (after a valid MAC) a field out of range
  *   -ENOKEY        unknown key_id
  *   -EKEYREJECTED  MAC mismatch: forged, corrupted, or made with another key
- * A receiver drops the datagram on any error and counts it by reason (datagram_err_name()).
+ * A receiver drops the datagram on any error and counts it by reason.
  */
 int datagram_parse(const void *dgram, size_t len, datagram_key_fn *key, void *ctx,
 		   struct datagram_view *out) __attribute__((warn_unused_result));
@@ -127,12 +127,6 @@ const char *datagram_class_name(unsigned cls);
 uint8_t datagram_cls_of_hclass(enum vn_hclass hc);
 /* The hypervisor class (enum vn_hclass) record class cls encodes; -1 for a guest class or out of range. */
 int datagram_hclass_of_cls(unsigned cls);
-
-/*
- * Short stable name of a datagram_parse() result, for counters and metric labels: "ok", "not-report",
- * "version", "malformed", "unknown-key", "bad-mac", "other".
- */
-const char *datagram_err_name(int err);
 
 /* job_id of a job name: the first 8 bytes of SHA-256(name), little-endian. */
 uint64_t datagram_job_id(const char *name);

@@ -90,12 +90,6 @@ enum qga_frame_event qga_framer_next(struct qga_framer *f, const char **in, size
  */
 int qga_arg_i64(const struct jsonr_value *args, const char *key, bool required, int64_t *out,
 		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_u64(const struct jsonr_value *args, const char *key, bool required, uint64_t *out,
-		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_str(const struct jsonr_value *args, const char *key, bool required, const char **out,
-		char *err, size_t err_cap) __attribute__((warn_unused_result));
-int qga_arg_bool(const struct jsonr_value *args, const char *key, bool required, bool *out,
-		 char *err, size_t err_cap) __attribute__((warn_unused_result));
 /*
  * Reject members of args not named in allowed (a NULL-terminated list; NULL list = no members allowed):
  * 0 or -EINVAL "Parameter 'KEY' is unexpected".
@@ -157,8 +151,6 @@ int qga_agent_feed(struct qga_agent *a, const void *data, size_t len, qga_emit_f
 
 /* Drop any partial request (the host side went away); counters are kept. */
 void qga_agent_reset(struct qga_agent *a);
-/* The agent's framer, for its counters. */
-const struct qga_framer *qga_agent_framer(const struct qga_agent *a);
 
 /*
  * True if name is a QAPI downstream command name: "__" RFQDN "_" stem, where RFQDN is at least two

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format/qga.h"
+#include "format/qga_priv.h"
 
 struct out {
 	char *buf;

@@ -25,6 +25,13 @@ expect_err 2 "needs a value" "$VG" measure --cpus
 expect_err 2 "runtime" "$VG" measure --runtime 2s --period 1s
 expect_err 2 "-o FILE" "$VG" record --duration 1s
 expect_err 2 "FILE" "$VG" report
+# report --gaps: a file without gaps is one line and exit 4 (nothing to print); the option is report's alone
+"$VG" record --cpus "$cpu" --duration 0.3s --threshold 1s --helper proc -o "$TMP/nogap.rec" -q >/dev/null 2>&1 ||
+	fail "record with a 1 s threshold failed"
+expect_err 4 "holds no gaps" "$VG" report "$TMP/nogap.rec" --gaps
+expect_err 2 "--gaps and --json: choose one" "$VG" report "$TMP/nogap.rec" --gaps --json
+expect_err 2 "--gaps is for report only" "$VG" measure --gaps
+expect_err 2 "no -o" "$VG" agent --passive -o "$TMP/a.rec"
 expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
 expect_err 2 "error" "$VG" inject --level 1
 expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1s

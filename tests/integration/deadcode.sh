@@ -7,7 +7,7 @@
 require_tools nm make
 DC=build-deadcode
 
-make -s -C "$ROOT" deadcode >"$TMP/tree.log" 2>&1 || fail "make deadcode fails on the tree: $(tail -20 "$TMP/tree.log")"
+make -s -j2 -C "$ROOT" deadcode >"$TMP/tree.log" 2>&1 || fail "make deadcode fails on the tree: $(tail -20 "$TMP/tree.log")"
 grep -q '^deadcode: .* 0 not; 0 stale' "$TMP/tree.log" || fail "unexpected summary: $(tail -3 "$TMP/tree.log")"
 ok "tree: $(tail -1 "$TMP/tree.log")"
 
@@ -29,7 +29,7 @@ ok "allowlist: a line without a reason is refused, a used symbol is stale"
 # a scratch copy with two new exported functions in shared/util/log.c (a member every binary links)
 S=$TMP/tree
 mkdir -p "$S"
-tar -C "$ROOT" --exclude='./build*' --exclude=./.git -cf - . | tar -xf - -C "$S" || fail "cannot copy the tree"
+tar -C "$ROOT" --exclude='./build*' --exclude=./.git --exclude=./.cache -cf - . | tar -xf - -C "$S" || fail "cannot copy the tree"
 cp -a "$ROOT/$DC" "$S/$DC" || fail "cannot copy $DC"
 cat >>"$S/shared/util/log.c" <<'C'
 
@@ -46,7 +46,7 @@ C
 cat >"$S/shared/util/log_priv.h" <<'C'
 int deadcode_probe_testonly(int x);
 C
-make -s -C "$S" deadcode >"$TMP/probe.log" 2>&1
+make -s -j2 -C "$S" deadcode >"$TMP/probe.log" 2>&1
 rc=$?
 [ "$rc" -ne 0 ] || fail "make deadcode passed with an unused export: $(tail -5 "$TMP/probe.log")"
 grep -q '^deadcode: unused: deadcode_probe_unused (libvnoise.a:log.o)' "$TMP/probe.log" ||

@@ -138,7 +138,7 @@ lacks "$VG" report -- cpus period runtime threshold duration priority output
 check_help "$VG" inject
 lacks "$VG" inject -- cpus period json output
 check_help "$VG" agent
-lacks "$VG" agent -- json output stop-single stop-total
+lacks "$VG" agent -- json stop-single stop-total
 check_help "$VG" monitor
 lacks "$VG" monitor -- runtime threshold output priority
 check_help "$VG" mpi

@@ -60,6 +60,10 @@ expect_err 5 "not a vnoise record file" "$VH" report "$TMP/random.rec"
 	fail "vnoise-guest record failed"
 expect_err 5 "not a vnoise-host record file" "$VH" report "$TMP/guest.rec"
 expect_err 1 "cannot read" "$VH" report "$TMP/does-not-exist.rec"
+# --gaps: a host file without --guest has no matched gaps (exit 4, one line); not with --json
+expect_err 4 "no matched guest gaps: recorded without --guest" "$VH" report "$TMP/good.rec" --gaps
+expect_err 2 "--gaps and --json: choose one" "$VH" report "$TMP/good.rec" --gaps --json
+expect_err 2 "--gaps is for report only" "$VH" record -d 1s -o "$TMP/x.rec" --gaps
 
 # signals end a run through the normal exit path (file closed with its END chunk); nothing stays loaded
 # ids of the BPF programs process $1 holds; still_loaded IDS...: how many of them still exist

@@ -46,6 +46,36 @@ examples() {
 		sed -E -e 's/\.$//' -e "s/ NAME$/ $VM_NAME/" -e 's# URI$# qemu:///system#' -e 's/:[0-9]+$/:0/'
 }
 
+# ---- 3. bench/run.sh's benchmarks with their options: run beside the VM parts (no VM, nothing timed) ----
+bench_section() {
+	CPU=$(test_cpu)
+	n=0
+	while IFS= read -r line; do
+		case "$line" in
+		*host_cost.sh* | *match_vm.sh*)
+			echo "skipped: '$line': boots its own VM and runs for minutes (make bench)"
+			continue
+			;;
+		esac
+		run=${line%% | *} # a pipe into jq: the benchmark's own command
+		run=${run//\$BUILD/$BUILD}
+		run=${run//\"/}
+		run=${run//\$CPU/$CPU}
+		run=${run% 2>/dev/null}
+		# shellcheck disable=SC2086
+		(cd "$ROOT" && VNOISE_BUILD=$BUILD timeout -s TERM 4 $run) >"$TMP/b.out" 2>&1
+		rc=$?
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || fail "bench/run.sh's '$line' exited $rc: $(tail -3 "$TMP/b.out")"
+		grep -qiE '(^|: )(error|usage):' "$TMP/b.out" && fail "bench/run.sh's '$line': $(grep -iE 'error|usage' "$TMP/b.out" | head -2)"
+		n=$((n + 1))
+	done < <(grep -E '^("\$BUILD/|bench/|taskset )' "$ROOT/bench/run.sh")
+	[ "$n" -ge 12 ] || fail "only $n benchmarks read from bench/run.sh"
+	ok "bench/run.sh: $n benchmarks start with their options (4 s each at most), no error line"
+}
+bench_section >"$TMP/bench.log" 2>&1 &
+BENCH=$!
+PIDS+=("$BENCH")
+
 vm_setup || fail "vm_setup"
 vm_start --pin0 0 --pin 1:1 || fail "vm_start"
 vm_wait_ready 90 || fail "guest not ready"
@@ -118,28 +148,6 @@ dev=$(systemd-escape --path --suffix=device "/dev/$sub/$name")
 	fail "$want binds to '$(unit_key "$C/systemd/$want" BindsTo)', not to the port's device $dev"
 ok "udev rule: the guest's $sub device $found is named $name; it wants $want, bound to $dev"
 
-# ---- 3. bench/run.sh's benchmarks with their options ----
-CPU=$(test_cpu)
-n=0
-while IFS= read -r line; do
-	case "$line" in
-	*host_cost.sh* | *match_vm.sh*)
-		echo "skipped: '$line': boots its own VM and runs for minutes (make bench)"
-		continue
-		;;
-	esac
-	run=${line%% | *} # a pipe into jq: the benchmark's own command
-	run=${run//\$BUILD/$BUILD}
-	run=${run//\"/}
-	run=${run//\$CPU/$CPU}
-	run=${run% 2>/dev/null}
-	# shellcheck disable=SC2086
-	(cd "$ROOT" && VNOISE_BUILD=$BUILD timeout -s TERM 4 $run) >"$TMP/b.out" 2>&1
-	rc=$?
-	[ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || fail "bench/run.sh's '$line' exited $rc: $(tail -3 "$TMP/b.out")"
-	grep -qiE '(^|: )(error|usage):' "$TMP/b.out" && fail "bench/run.sh's '$line': $(grep -iE 'error|usage' "$TMP/b.out" | head -2)"
-	n=$((n + 1))
-done < <(grep -E '^("\$BUILD/|bench/|taskset )' "$ROOT/bench/run.sh")
-[ "$n" -ge 12 ] || fail "only $n benchmarks read from bench/run.sh"
-ok "bench/run.sh: $n benchmarks start with their options (4 s each at most), no error line"
+wait "$BENCH" || { cat "$TMP/bench.log"; fail "bench/run.sh's benchmarks (above)"; }
+cat "$TMP/bench.log"
 exit 0

@@ -3,12 +3,15 @@
  * Unit tests for the collector's engine (host/collect/clusteragg) driven by the node module (guest/cluster/node),
  * with the network replaced by arrays: totals of many nodes equal what the nodes sent, every kind of bad
  * datagram is counted under its own reason, losses and duplicates, the bound on nodes, the slow-node ranking
- * and spatial variation, the hypervisor classes of datagram versions 1 and 2.
+ * and spatial variation, the hypervisor classes of datagram versions 1 and 2, and each node's hypervisor
+ * time (JSON report and /metrics) equal to the sum of the interval splits it sent, class by class.
  * The same paths run for real over UDP in tests/integration/cluster.sh.
  */
 #include <check.h>
+#include "attrib/classes.h"
 #include "check_main.h"
 #include "clusteragg_check.h"
+#include "export/promfmt_priv.h"
 
 START_TEST(test_totals_and_parts)
 {
@@ -264,6 +267,113 @@ END_TEST
  * the collector's JSON report still parses, and keeps each name (escaped by the JSON writer).
  */
 
+/*
+ * Many intervals of four nodes, each rank's split into guest and hypervisor classes (the summary records of
+ * its classes, the host causes beside them as sources, several datagrams per interval): per node and class
+ * the collector's hypervisor time is the sum of the splits sent, the sources counted nowhere twice.
+ */
+START_TEST(test_hypervisor_sums)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct node n[4];
+	uint64_t want[4][VN_HCLASS_MAX] = { { 0 } }, seed = 12345;
+	char *js, *p, line[256];
+
+	for (int i = 0; i < 4; i++) {
+		node_init(&n[i], (uint64_t)i + 1, "job-h");
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	}
+	for (uint64_t iv = 0; iv < 25; iv++)
+		for (int i = 0; i < 4; i++) {
+			struct vn_report_rec r[24 * 7];
+			size_t k = 0;
+
+			for (uint32_t rank = 0; rank < 24; rank++) {
+				uint64_t h[VN_HCLASS_MAX], g, tot = 0;
+
+				for (int c = 0; c < VN_HCLASS_MAX; c++) {
+					seed =
+					    seed * 6364136223846793005ull + 1442695040888963407ull;
+					h[c] = (seed >> 33) % 100000 * (uint64_t)(i + 1);
+					tot += h[c];
+				}
+				g = 1000 + rank;
+				r[k++] = (struct vn_report_rec){ .noise_ns = g + tot,
+								 .compute_ns = 5000000,
+								 .count = 1,
+								 .id = rank,
+								 .kind = VN_REPORT_REC_RANK };
+				r[k++] = (struct vn_report_rec){ .noise_ns = g,
+								 .count = 1,
+								 .id = rank,
+								 .kind = VN_REPORT_REC_RANK,
+								 .cls = VN_CLASS_IRQ };
+				for (int c = 0; c < VN_HCLASS_MAX; c++) {
+					if (!h[c])
+						continue;
+					r[k++] = (struct vn_report_rec){
+						.noise_ns = h[c],
+						.count = 1,
+						.id = rank,
+						.kind = VN_REPORT_REC_RANK,
+						.cls = (uint8_t)(VN_REPORT_CLS_HYP_BASE + c)
+					};
+					want[i][c] += h[c];
+				}
+				if (h[VN_HCLASS_HOST_PREEMPT]) /* its cause, as a source */
+					r[k++] =
+					    (struct vn_report_rec){ .noise_ns =
+									h[VN_HCLASS_HOST_PREEMPT],
+								    .count = 1,
+								    .id = rank,
+								    .src_id = 3,
+								    .kind = VN_REPORT_REC_RANK,
+								    .cls = VN_REPORT_CLS_HYP_BASE +
+									   VN_HCLASS_HOST_PREEMPT,
+								    .src_kind = VN_REPORT_SRC_HOST,
+								    .name = "hog" };
+			}
+			ck_assert_int_eq(node_send(&n[i], VN_REPORT_INTERVAL, iv, 1000 + iv,
+						   2000 + iv, r, k, 3000 + iv),
+					 0);
+		}
+	ck_assert_uint_gt(deliver(cs, 5), 4 * 25 * 2); /* several datagrams per interval */
+	clusteragg_close_all(cs);
+	js = report(cs);
+	ck_assert_msg(json_valid(js), "%.200s", js);
+	p = render(cs);
+	for (int i = 0; i < 4; i++) {
+		uint64_t tot = 0;
+
+		for (int c = 0; c < VN_HCLASS_MAX; c++)
+			tot += want[i][c];
+		snprintf(line, sizeof(line),
+			 "\"hypervisor_total_ns\":%" PRIu64
+			 ",\"hypervisor_ns\":{\"host_preempt\":%" PRIu64 ",\"host_wait\":%" PRIu64
+			 ",\"vmexit\":%" PRIu64 ",\"host_irq\":%" PRIu64 "}",
+			 tot, want[i][0], want[i][1], want[i][2], want[i][3]);
+		ck_assert_msg(strstr(js, line), "node %d: want %s", i + 1, line);
+		for (int c = 0; c < VN_HCLASS_MAX; c++) {
+			char *at;
+			double v;
+
+			snprintf(
+			    line, sizeof(line),
+			    "vnoise_node_hypervisor_seconds_total{node=\"%d\",job=\"%016" PRIx64
+			    "\",class=\"%s\"} ",
+			    i + 1, datagram_job_id("job-h"), classes_hyp_name(c));
+			at = strstr(p, line);
+			ck_assert_msg(at, "missing %s", line);
+			v = strtod(at + strlen(line), NULL);
+			ck_assert_msg(v * 1e9 > (double)want[i][c] - 0.5 &&
+					  v * 1e9 < (double)want[i][c] + 0.5,
+				      "%s%g, want %" PRIu64 " ns", line, v, want[i][c]);
+		}
+	}
+	clusteragg_free(cs);
+}
+END_TEST
+
 static Suite *clusteragg_suite(void)
 {
 	Suite *s = suite_create("clusteragg");
@@ -274,6 +384,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_bad_datagrams);
 	tcase_add_test(t, test_too_many_nodes);
 	tcase_add_test(t, test_hypervisor_versions);
+	tcase_add_test(t, test_hypervisor_sums);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/hostagg.h"
+#include "engine/hostagg_priv.h"
 #include "noise.h"
 
 #define US 1000ULL

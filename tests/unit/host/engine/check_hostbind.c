@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "engine/hostbind.h"
+#include "engine/hostagg_priv.h"
 
 static void fill(struct vmap_dom *m)
 {

@@ -20,6 +20,7 @@
 #include "export/hostmetrics.h"
 #include "export/hostmetrics_priv.h"
 #include "export/promfmt.h"
+#include "export/promfmt_priv.h"
 #include "noise.h"
 
 #define MS 1000000ULL

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "export/httpd.h"
+#include "export/httpd_priv.h"
 
 #define SAMPLE "# HELP t_up Up.\n# TYPE t_up gauge\nt_up 1\n"
 

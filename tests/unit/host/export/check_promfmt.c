@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "export/promfmt.h"
+#include "export/promfmt_priv.h"
 
 #define FFFD "\xef\xbf\xbd"
 

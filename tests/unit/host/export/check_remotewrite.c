@@ -16,6 +16,7 @@
 #include <string.h>
 #include "util/monotime.h"
 #include "export/promfmt.h"
+#include "export/promfmt_priv.h"
 #include "export/prompb.h"
 #include "export/remotewrite_priv.h"
 

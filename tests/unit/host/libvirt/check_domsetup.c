@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "libvirt/domsetup.h"
+#include "libvirt/domsetup_priv.h"
 
 /* The start of every domain below, up to and with the harness's exec channel. */
 #define DOMAIN_HEAD                                                                           \

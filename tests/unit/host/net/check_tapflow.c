@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include "util/monotime.h"
 #include "net/tapflow.h"
+#include "net/tapflow_priv.h"
 
 /* ---- frame builder ---- */
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "channel/dtlregion.h"
+#include "channel/dtlregion_priv.h"
 #include "channel/dtlwriter.h"
 #include "dtl_check.h"
 
@@ -194,8 +195,12 @@ START_TEST(test_status_entry_valid)
 	ck_assert_int_eq(dtlregion_entry_valid(&b), -EBADMSG);
 	b = e, b.cls = VN_DTL_CLASS_MAX;
 	ck_assert_int_eq(dtlregion_entry_valid(&b), -EBADMSG);
-	b = e, b.flags = 4;
+	b = e, b.flags = 8;
 	ck_assert_int_eq(dtlregion_entry_valid(&b), -EBADMSG);
+	b = e, b.flags = VN_DTL_F_HALTED; /* only a blocked vCPU is halted */
+	ck_assert_int_eq(dtlregion_entry_valid(&b), -EBADMSG);
+	b.kind = VN_DTL_KIND_BLOCKED;
+	ck_assert_int_eq(dtlregion_entry_valid(&b), 0);
 	b = e, b.pad = 1;
 	ck_assert_int_eq(dtlregion_entry_valid(&b), -EBADMSG);
 	b = e, b.cause = 5; /* index 5, gen 0 */

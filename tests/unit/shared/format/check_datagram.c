@@ -13,6 +13,7 @@
 #include "app.h"
 #include "util/sha256.h"
 #include "format/datagram.h"
+#include "format/datagram_priv.h"
 
 static const char key1[] = "0123456789abcdef0123456789abcdef";
 static const char key2[] = "another key, for the rotation...";

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format/qga.h"
+#include "format/qga_priv.h"
 
 /* ---- helpers ---- */
 
