@@ -109,9 +109,15 @@ struct vn_host_run {
 	__u32 pid; /* host tid of the task (0: idle) */
 	__u32 cpu;
 	char comm[VN_HOST_COMM_LEN];
-	__u64 pad; /* 0 */
+	__u32
+	    flags; /* VN_HOST_RUN_F_* (0 in files written before the flag existed: read as runnable) */
+	__u32 pad; /* 0 */
 };
 _Static_assert(sizeof(struct vn_host_run) == 64, "vn_host_run is ABI");
+
+/* The run lies in the part of a blocked out interval before its wakeup: the vCPU was halted (the guest
+ * idled there), so the task preempted nothing. Producers cut a run at the wakeup. */
+#define VN_HOST_RUN_F_HALTED 0x1u
 
 /* Aggregate kinds of vn_host_agg. */
 enum vn_host_agg_kind {

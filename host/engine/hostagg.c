@@ -188,6 +188,7 @@ int hostagg_run(struct hostagg *a, const struct vn_host_run *r)
 	char comm[VN_HOST_COMM_LEN + 1];
 	uint64_t len;
 	uint32_t i;
+	bool halted;
 
 	if (!v)
 		return -EINVAL;
@@ -200,6 +201,11 @@ int hostagg_run(struct hostagg *a, const struct vn_host_run *r)
 	if (r->pid ==
 	    0) /* the idle task is not a preemptor: counted in idle_ns by the period record */
 		return 0;
+	halted = (r->flags & VN_HOST_RUN_F_HALTED) != 0;
+	if (halted)
+		v->halted_run_ns += len;
+	else
+		v->preempt_ns += len;
 	memcpy(comm, r->comm, VN_HOST_COMM_LEN);
 	comm[VN_HOST_COMM_LEN] = 0;
 	for (i = 0; i < v->npreempt; i++) {
@@ -218,6 +224,14 @@ int hostagg_run(struct hostagg *a, const struct vn_host_run *r)
 			strcpy(e->comm, "<other>");
 			e->pid = 0;
 		}
+	}
+	if (halted) {
+		e->halted_ns += len;
+		if (!e->halted_count || e->last_halted_start_ns != r->out_start_ns) {
+			e->halted_count++;
+			e->last_halted_start_ns = r->out_start_ns;
+		}
+		return 0;
 	}
 	e->total_ns += len;
 	if (!e->count || e->last_out_start_ns != r->out_start_ns) {
@@ -542,6 +556,49 @@ uint32_t hostagg_preempt_sorted(const struct hostagg_vcpu *v, const struct hosta
 		n = top_insert((const void **)out, n, max, e, e->total_ns, preempt_key);
 	}
 	return n;
+}
+
+static uint64_t halted_key(const void *p)
+{
+	return ((const struct hostagg_preempt *)p)->halted_ns;
+}
+
+uint32_t hostagg_halted_sorted(const struct hostagg_vcpu *v, const struct hostagg_preempt **out,
+			       uint32_t max)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i <= HOSTAGG_MAX_PREEMPT; i++) {
+		const struct hostagg_preempt *e = &v->preempt[i];
+
+		if (i >= v->npreempt && i != HOSTAGG_MAX_PREEMPT)
+			continue;
+		if (!e->halted_count)
+			continue;
+		n = top_insert((const void **)out, n, max, e, e->halted_ns, halted_key);
+	}
+	return n;
+}
+
+void hostagg_out_split(const struct hostagg_vcpu *v, struct hostagg_split *s)
+{
+	uint64_t runnable = v->wait_ns < v->out_ns ? v->wait_ns : v->out_ns;
+
+	memset(s, 0, sizeof(*s));
+	s->preempt_ns = v->preempt_ns < runnable ? v->preempt_ns : runnable;
+	s->wait_ns = runnable - s->preempt_ns;
+	s->halted_ns = v->out_ns - runnable;
+	s->switched_ns = v->out_ns;
+	for (uint32_t k = 0; k < v->nagg; k++) {
+		const struct hostagg_aggent *g = &v->agg[k];
+
+		if (g->kind == VN_HOST_AGG_EXIT)
+			s->exit_ns += g->total_ns;
+		else if (g->kind == VN_HOST_AGG_IRQ || g->kind == VN_HOST_AGG_SOFTIRQ ||
+			 g->kind == VN_HOST_AGG_VECTOR)
+			s->irq_ns += g->total_ns;
+	}
+	s->out_ns = s->switched_ns + s->exit_ns + s->irq_ns;
 }
 
 static uint64_t msrc_key(const void *p)

@@ -22,13 +22,40 @@
 #define HOSTAGG_MAX_AGG 256u
 #define HOSTAGG_NAME_LEN 128u
 
-/* A host task that ran on the pCPU a vCPU had left, while the vCPU was out. */
+/*
+ * A host task that ran on the pCPU a vCPU had left, while the vCPU was out. Only the time the vCPU was
+ * runnable makes it a preemptor (total_ns, count); the time it ran while the vCPU was halted (its thread
+ * slept before its wakeup: the guest idled) is kept apart in halted_ns and delayed nothing.
+ */
 struct hostagg_preempt {
 	char comm[VN_HOST_COMM_LEN + 1];
 	uint32_t pid; /* 0 with comm "<other>": the overflow entry */
-	uint64_t total_ns; /* its run time inside the vCPU's out intervals */
-	uint64_t count; /* out intervals in which it ran */
-	uint64_t last_out_start_ns; /* internal: the interval counted last */
+	uint64_t total_ns; /* its run time while the vCPU was out and runnable */
+	uint64_t count; /* out intervals in which it ran while the vCPU was runnable */
+	uint64_t halted_ns; /* its run time while the vCPU was out and halted */
+	uint64_t halted_count; /* out intervals in which it ran while the vCPU was halted */
+	uint64_t last_out_start_ns; /* internal: the interval counted last (runnable) */
+	uint64_t last_halted_start_ns; /* internal: the interval counted last (halted) */
+};
+
+/*
+ * A vCPU's out-time split by cause (hostagg_out_split). out_ns = preempt_ns + wait_ns + halted_ns + exit_ns +
+ * irq_ns exactly. The first three are the time its thread was switched out (the dispatch log's out
+ * intervals, hostagg_vcpu.out_ns = switched_ns); exits and IRQs are host time while it was on its pCPU.
+ * preempt_ns + wait_ns is the time it was runnable but not running: what schedstat run_delay, libvirt's
+ * vcpu.N.delay (steal_ns) and so the guest's steal clock count, by the scheduler's own accounting.
+ */
+struct hostagg_split {
+	uint64_t out_ns; /* the sum of the parts */
+	uint64_t switched_ns; /* preempt_ns + wait_ns + halted_ns */
+	uint64_t
+	    preempt_ns; /* runnable while other host tasks ran on its pCPU (the preemptors' total_ns) */
+	uint64_t
+	    wait_ns; /* runnable while nothing else ran there (waiting for a CPU, wakeup to switch-in) */
+	uint64_t
+	    halted_ns; /* its thread slept before its wakeup: the guest idled there, no guest noise */
+	uint64_t exit_ns; /* in VM exits while it ran (VN_HOST_AGG_EXIT) */
+	uint64_t irq_ns; /* host IRQs, softirqs and vectors while it ran */
 };
 
 struct hostagg_aggent {
@@ -79,6 +106,10 @@ struct hostagg_vcpu {
 	uint64_t max_out_ns; /* longest out interval (pieces cut at period boundaries joined) */
 	uint64_t cur_out_ns; /* internal: length so far of an interval cut at a boundary */
 	uint64_t run_ns; /* sum of the run records (preemptors and idle) */
+	uint64_t
+	    preempt_ns; /* sum of the non-idle runs while runnable (every preemptor's total_ns) */
+	uint64_t
+	    halted_run_ns; /* sum of the non-idle runs while halted (every preemptor's halted_ns) */
 	uint32_t npreempt;
 	struct hostagg_preempt preempt[HOSTAGG_MAX_PREEMPT + 1]; /* + the "<other>" entry */
 	uint32_t nagg;
@@ -174,10 +205,22 @@ int hostagg_agg(struct hostagg *a, const struct vn_host_agg *g);
 
 /*
  * Preemptors of v sorted by total_ns, largest first, into out (at most max entries; "<other>" included if
- * used). Returns the number written.
+ * used). A task that ran only while the vCPU was halted is not a preemptor and is not listed. Returns the
+ * number written.
  */
 uint32_t hostagg_preempt_sorted(const struct hostagg_vcpu *v, const struct hostagg_preempt **out,
 				uint32_t max);
+/* The tasks that ran while v was halted, sorted by halted_ns, largest first. Returns the number written. */
+uint32_t hostagg_halted_sorted(const struct hostagg_vcpu *v, const struct hostagg_preempt **out,
+			       uint32_t max);
+
+/*
+ * v's out-time split by cause (see struct hostagg_split): the one computation every host view shows. The
+ * runnable part is the dispatch log's run delay (wait_ns, at most out_ns); the preempted part the runs of
+ * other tasks in it (at most the runnable part), waiting the rest; halted is the switched-out time that was
+ * not runnable.
+ */
+void hostagg_out_split(const struct hostagg_vcpu *v, struct hostagg_split *s);
 
 /* Aggregate entries of v of one kind sorted by total_ns, largest first. Returns the number written. */
 uint32_t hostagg_agg_sorted(const struct hostagg_vcpu *v, uint16_t kind,

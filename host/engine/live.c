@@ -199,7 +199,7 @@ static void on_out(void *ctx, const struct outlog_out *o)
 	a->cpu = r.cpu;
 	if (mo->dom[r.dom].gc)
 		guestchan_host_out(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, (char)r.state,
-				   r.flags);
+				   r.wake_ns, r.flags);
 	if (vec_push(&mo->outs, &r))
 		log_warn("out of memory: an out interval was not recorded");
 }
@@ -218,6 +218,7 @@ static void on_run(void *ctx, const struct outlog_run *o)
 	r.vcpu = mo->slots[o->slot].vcpu;
 	r.pid = o->pid;
 	r.cpu = o->cpu;
+	r.flags = o->halted ? VN_HOST_RUN_F_HALTED : 0;
 	memcpy(r.comm, o->comm, VN_HOST_COMM_LEN);
 	if (mo->dom[r.dom].gc)
 		guestchan_host_run(mo->dom[r.dom].gc, r.vcpu, r.start_ns, r.end_ns, r.pid, o->comm,

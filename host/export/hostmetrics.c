@@ -31,6 +31,10 @@
 #define HM_NCLS VN_DTL_CLASS_MAX /* preemptor classes; VN_DTL_CLASS_NONE is "unknown" here */
 #define HM_NPRE (HOSTAGG_MAX_PREEMPT + 1u)
 
+/* The parts of the out-time (struct hostagg_split), label cause= of vnoise_host_vcpu_out_seconds_total. */
+#define HM_NOUT 5
+static const char *const out_cause[HM_NOUT] = { "preempted", "waiting", "halted", "exits", "irq" };
+
 /* A preemptor cause: class and comm (never a pid). */
 struct hm_cause {
 	uint8_t cls; /* enum vn_dtl_class */
@@ -55,8 +59,7 @@ struct hm_table {
 struct hm_vcpu {
 	bool seen, has_match;
 	int64_t pcpu; /* latest pCPU, -1 unknown */
-	uint64_t periods, steal_ns, cpu_ns, out_ns, out_r_ns, out_s_ns, out_u_ns, out_n, idle_ns,
-	    wait_ns;
+	uint64_t periods, steal_ns, cpu_ns, out_ns, out_part[HM_NOUT], out_n, idle_ns, wait_ns;
 	uint32_t ncause;
 	struct hm_cause cause[HOSTMETRICS_TOP_CAUSES];
 	uint64_t other_ns[HM_NCLS], other_count[HM_NCLS];
@@ -233,17 +236,20 @@ static void take_match(struct hm_vcpu *hv, const struct hostagg_match *mt)
 static void take_vcpu(struct hostmetrics *m, uint32_t di, const struct hostagg *a,
 		      struct hm_vcpu *hv, const struct hostagg_vcpu *v, uint64_t now)
 {
-	uint64_t known = v->out_r_ns + v->out_s_ns;
+	struct hostagg_split sp;
 
+	hostagg_out_split(v, &sp);
 	hv->seen = true;
 	hv->pcpu = v->cpu == ~0u ? -1 : (int64_t)v->cpu;
 	hv->periods += v->periods;
 	hv->steal_ns += v->steal_ns;
 	hv->cpu_ns += v->cpu_ns;
-	hv->out_ns += v->out_ns;
-	hv->out_r_ns += v->out_r_ns;
-	hv->out_s_ns += v->out_s_ns;
-	hv->out_u_ns += v->out_ns > known ? v->out_ns - known : 0;
+	hv->out_ns += sp.out_ns;
+	hv->out_part[0] += sp.preempt_ns;
+	hv->out_part[1] += sp.wait_ns;
+	hv->out_part[2] += sp.halted_ns;
+	hv->out_part[3] += sp.exit_ns;
+	hv->out_part[4] += sp.irq_ns;
 	hv->out_n += v->out_periods;
 	hv->idle_ns += v->idle_ns;
 	hv->wait_ns += v->wait_ns;
@@ -466,12 +472,9 @@ static void vcpu_pcpu(struct hm_render *r, const struct hm_family *f, const stru
 
 static void vcpu_out(struct hm_render *r, const struct hm_family *f, const struct hm_vcpu *v)
 {
-	static const char *const st[] = { "preempted", "blocked", "unknown" };
-	const uint64_t ns[] = { v->out_r_ns, v->out_s_ns, v->out_u_ns };
-
-	for (int k = 0; k < 3; k++) {
-		r->l[3] = (struct promfmt_label){ "state", st[k], SIZE_MAX };
-		put(r, f, 4, ns[k], true);
+	for (int k = 0; k < HM_NOUT; k++) {
+		r->l[3] = (struct promfmt_label){ "cause", out_cause[k], SIZE_MAX };
+		put(r, f, 4, v->out_part[k], true);
 	}
 }
 
@@ -643,7 +646,10 @@ static const struct hm_family hm_families[] = {
 	VCPUF("vnoise_host_vcpu_cpu_seconds_total", "CPU time of the vCPU: libvirt vcpu.N.time",
 	      cpu_ns, true),
 	{ FAM("vnoise_host_vcpu_out_seconds_total", "counter",
-	      "Time the vCPU thread was switched out: preempted while runnable, blocked, unknown",
+	      "Out-time of the vCPU by cause: preempted (runnable, another task ran), waiting "
+	      "(runnable, "
+	      "nothing ran), halted (slept before its wakeup: guest idle), exits, irq (sum = "
+	      "out-time)",
 	      emit_vcpu_out) },
 	VCPUF("vnoise_host_vcpu_out_intervals_total", "Intervals the vCPU thread was switched out",
 	      out_n, false),
@@ -652,8 +658,10 @@ static const struct hm_family hm_families[] = {
 	VCPUF("vnoise_host_vcpu_wait_seconds_total",
 	      "Runnable but not running (dispatch log's run delay)", wait_ns, true),
 	{ FAM("vnoise_host_vcpu_preemptor_seconds_total", "counter",
-	      "Run time of host tasks on the CPU the vCPU left while it was out, by class and comm "
-	      "(top causes, the rest as comm \"other\")",
+	      "Run time of host tasks on the CPU the vCPU left while it was out and runnable, by "
+	      "class "
+	      "and comm (top causes, the rest as comm \"other\"; time it was halted is not "
+	      "counted)",
 	      emit_vcpu_causes),
 	  .seconds = true },
 	{ FAM("vnoise_host_vcpu_preemptions_total", "counter",

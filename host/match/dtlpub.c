@@ -34,6 +34,7 @@ struct dvcpu {
 /* The sub-span being built (merged with the next while the cause is the same). */
 struct span {
 	bool open;
+	bool halted; /* before the interval's wakeup: published with VN_DTL_F_HALTED */
 	uint64_t start_ns, end_ns;
 	uint32_t cls, cause, flags;
 };
@@ -182,14 +183,17 @@ static void put_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, const struc
 		dtlwriter_drop(p->w, vcpu, 1);
 		return;
 	}
-	(void)dtlwriter_put(p->w, vcpu, kind, s->cls, s->cause, s->flags, gs, ge);
+	(void)dtlwriter_put(p->w, vcpu, kind, s->cls, s->cause,
+			    s->flags | (s->halted ? VN_DTL_F_HALTED : 0), gs, ge);
 }
 
-/* Extend the open sub-span with [start, end) of (cls, cause), or publish it and open a new one. */
-static void add_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span *s, uint64_t start,
-		     uint64_t end, uint32_t cls, uint32_t cause, const struct clocksync *cs)
+/* Extend the open sub-span with [start, end) of (cls, cause, halted), or publish it and open a new one. */
+static void add_one(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span *s, uint64_t start,
+		    uint64_t end, uint32_t cls, uint32_t cause, bool halted,
+		    const struct clocksync *cs)
 {
-	if (s->open && s->cls == cls && s->cause == cause && s->end_ns == start) {
+	if (s->open && s->cls == cls && s->cause == cause && s->halted == halted &&
+	    s->end_ns == start) {
 		s->end_ns = end;
 		return;
 	}
@@ -198,10 +202,24 @@ static void add_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span
 		s->flags = VN_DTL_F_CONT;
 	}
 	s->open = true;
+	s->halted = halted;
 	s->start_ns = start;
 	s->end_ns = end;
 	s->cls = cls;
 	s->cause = cause;
+}
+
+/* add_one() for [start, end), cut at halt_end: the part before it was halted (the vCPU slept). */
+static void add_span(struct dtlpub *p, uint32_t vcpu, uint32_t kind, struct span *s, uint64_t start,
+		     uint64_t end, uint32_t cls, uint32_t cause, uint64_t halt_end,
+		     const struct clocksync *cs)
+{
+	if (start < halt_end)
+		add_one(p, vcpu, kind, s, start, end < halt_end ? end : halt_end, cls, cause, true,
+			cs);
+	if (end > halt_end)
+		add_one(p, vcpu, kind, s, start > halt_end ? start : halt_end, end, cls, cause,
+			false, cs);
 }
 
 static uint32_t run_cause(struct dtlpub *p, const struct drun *r, uint32_t *cls)
@@ -212,11 +230,13 @@ static uint32_t run_cause(struct dtlpub *p, const struct drun *r, uint32_t *cls)
 }
 
 void dtlpub_out(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns, char state,
-		uint32_t flags, const struct clocksync *cs)
+		uint64_t wake_ns, uint32_t flags, const struct clocksync *cs)
 {
 	uint32_t kind = state == 'R' ? VN_DTL_KIND_PREEMPTED : VN_DTL_KIND_BLOCKED, cls, cause;
 	struct span s = { 0 };
 	uint64_t cur = start_ns, a, b;
+	/* blocked: halted until the wakeup (none seen in the piece: all of it) */
+	uint64_t halt_end = state == 'R' ? start_ns : !wake_ns ? end_ns : wake_ns;
 	struct dvcpu *v;
 
 	if (vcpu >= p->nvcpus)
@@ -241,13 +261,13 @@ void dtlpub_out(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end
 		if (b <= a)
 			continue;
 		if (a > cur)
-			add_span(p, vcpu, kind, &s, cur, a, VN_DTL_CLASS_IDLE, 0, cs);
+			add_span(p, vcpu, kind, &s, cur, a, VN_DTL_CLASS_IDLE, 0, halt_end, cs);
 		cause = run_cause(p, r, &cls);
-		add_span(p, vcpu, kind, &s, a, b, cls, cause, cs);
+		add_span(p, vcpu, kind, &s, a, b, cls, cause, halt_end, cs);
 		cur = b;
 	}
 	if (cur < end_ns)
-		add_span(p, vcpu, kind, &s, cur, end_ns, VN_DTL_CLASS_IDLE, 0, cs);
+		add_span(p, vcpu, kind, &s, cur, end_ns, VN_DTL_CLASS_IDLE, 0, halt_end, cs);
 	if (flags & VN_HOST_OUT_F_GUESSED)
 		s.flags |= VN_DTL_F_GUESSED;
 	put_span(p, vcpu, kind, &s, cs);

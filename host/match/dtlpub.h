@@ -5,8 +5,9 @@
  * area's writer (shared/channel/dtlwriter) and turns host records into guest-time DTL contents:
  *  - each out piece [start, end) is cut into sub-spans by its runs: a non-idle run gives an entry of the
  *    piece's kind ('R' PREEMPTED, else BLOCKED) with the task's class (host/match/taskclass) and cause;
- *    time no non-idle run covers gives an entry of class IDLE, cause 0. Adjacent sub-spans of one cause are
- *    one entry. Every sub-span but the first of an interval carries VN_DTL_F_CONT (so does the first of a
+ *    time no non-idle run covers gives an entry of class IDLE, cause 0. A blocked piece is also cut at its
+ *    wakeup: what lies before it carries VN_DTL_F_HALTED. Adjacent sub-spans of one cause (and halted
+ *    state) are one entry. Every sub-span but the first of an interval carries VN_DTL_F_CONT (so does the first of a
  *    piece that continues one cut at a period end); the last of a piece whose end was inferred
  *    VN_DTL_F_GUESSED;
  *  - host ns -> guest ns through the clock model (clocksync_h2g); without a model, or while the model's
@@ -69,9 +70,14 @@ struct dtl_writer *dtlpub_writer(struct dtlpub *p); /* for the clock mailbox */
 /* A host task that ran on the pCPU vcpu left, [start, end) host ns, inside the piece delivered next. */
 void dtlpub_run(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns, uint32_t pid,
 		const char *comm, int idle);
-/* vcpu's out piece [start, end) host ns; state: 'R' preempted, else blocked; flags: VN_HOST_OUT_F_*. */
+/*
+ * vcpu's out piece [start, end) host ns; state: 'R' preempted, else blocked; wake_ns: a blocked interval's
+ * wakeup (0: none seen in the piece; it may precede start in a piece that continues one); flags:
+ * VN_HOST_OUT_F_*. The part of a blocked piece before its wakeup (all of it without one) is published with
+ * VN_DTL_F_HALTED: the vCPU slept there, so the guest idled and what ran preempted nothing.
+ */
 void dtlpub_out(struct dtlpub *p, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns, char state,
-		uint32_t flags, const struct clocksync *cs);
+		uint64_t wake_ns, uint32_t flags, const struct clocksync *cs);
 /* One aggregate of vcpu's period (kind: enum vn_host_agg_kind; isa for exits). */
 void dtlpub_agg(struct dtlpub *p, uint32_t vcpu, uint16_t kind, uint16_t isa, uint32_t id,
 		uint64_t count, uint64_t total_ns);

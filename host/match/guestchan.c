@@ -371,14 +371,15 @@ uint32_t guestchan_nvcpus(const struct guestchan *gc)
 }
 
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
-			char state, uint32_t flags)
+			char state, uint64_t wake_ns, uint32_t flags)
 {
 	struct dtlpub *pub = dtlctl_pub(gc->dtl);
 
 	if (gc->m)
 		(void)match_add_out(gc->m, vcpu, start_ns, end_ns, state);
 	if (pub)
-		dtlpub_out(pub, vcpu, start_ns, end_ns, state, flags, clockxchg_model(gc->clk));
+		dtlpub_out(pub, vcpu, start_ns, end_ns, state, wake_ns, flags,
+			   clockxchg_model(gc->clk));
 }
 
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,

@@ -49,9 +49,10 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
     __attribute__((warn_unused_result));
 void guestchan_close(struct guestchan *gc); /* accepts NULL */
 
-/* The dispatch log's records for this domain's vCPU (host time); flags: VN_HOST_OUT_F_*. */
+/* The dispatch log's records for this domain's vCPU (host time); wake_ns as struct vn_host_out's, flags:
+ * VN_HOST_OUT_F_*. */
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
-			char state, uint32_t flags);
+			char state, uint64_t wake_ns, uint32_t flags);
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle);
 /* A per-period aggregate of the dispatch log (kind: enum vn_host_agg_kind), after the period's gaps. */

@@ -217,7 +217,7 @@ static void seg_emit(struct outlog *ol, uint32_t si, uint32_t cpu, uint32_t pid,
 {
 	struct ol_slot *s = &ol->slots[si];
 	struct outlog_run g;
-	uint64_t d;
+	uint64_t d, wake;
 
 	if (start < s->piece_start)
 		start = s->piece_start;
@@ -234,9 +234,11 @@ static void seg_emit(struct outlog *ol, uint32_t si, uint32_t cpu, uint32_t pid,
 		s->cur.idle_ns += d;
 	if (!ol->run_fn)
 		return;
+	/* blocked: the part before the wakeup (none yet: all of it) was halted; cut the run there */
+	wake = s->st == 'R' ? start : !s->wake_ns ? end : s->wake_ns < start ? start : s->wake_ns;
+	if (wake > end)
+		wake = end;
 	memset(&g, 0, sizeof(g));
-	g.start_ns = start;
-	g.end_ns = end;
 	g.out_start_ns = s->piece_start;
 	g.slot = si;
 	g.tid = s->tid;
@@ -244,7 +246,18 @@ static void seg_emit(struct outlog *ol, uint32_t si, uint32_t cpu, uint32_t pid,
 	g.cpu = cpu;
 	g.idle = !pid;
 	memcpy(g.comm, comm, OUTLOG_COMM_LEN);
-	ol->run_fn(ol->ctx, &g);
+	if (wake > start) {
+		g.start_ns = start;
+		g.end_ns = wake;
+		g.halted = 1;
+		ol->run_fn(ol->ctx, &g);
+	}
+	if (end > wake) {
+		g.start_ns = wake;
+		g.end_ns = end;
+		g.halted = 0;
+		ol->run_fn(ol->ctx, &g);
+	}
 }
 
 /* piece_close() flags */

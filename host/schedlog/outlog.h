@@ -90,7 +90,9 @@ struct outlog_out {
 
 /*
  * One host task's run on the CPU a slot left, clipped to the slot's piece [out_start_ns, ...). pid 0 is the
- * idle task (idle = 1), reported as idle time, never as a preemptor.
+ * idle task (idle = 1), reported as idle time, never as a preemptor. In a blocked ('S', 'D', ...) piece a run
+ * is cut at the interval's wakeup: the part before it has halted = 1 (the slot slept: nothing it did was
+ * delayed), the part after it halted = 0 (runnable, waiting for the CPU).
  */
 struct outlog_run {
 	uint64_t start_ns;
@@ -101,7 +103,9 @@ struct outlog_run {
 	uint32_t pid; /* the host task that ran */
 	uint32_t cpu;
 	uint8_t idle;
-	uint8_t pad[7];
+	uint8_t
+	    halted; /* 1: before the wakeup of a blocked interval (a run across it is cut in two) */
+	uint8_t pad[6];
 	char comm[OUTLOG_COMM_LEN];
 };
 

@@ -19,6 +19,7 @@
 struct hh_point {
 	uint64_t start_ns, end_ns;
 	uint64_t out_r_ns, irq_ns, exit_ns; /* HOST_PERIOD, HOST_AGG */
+	uint64_t preempt_ns; /* HOST_RUN: other tasks ran while it was out and runnable */
 	uint64_t runtime_ns, guest_ns, host_ns[VN_HCLASS_MAX], residual_ns; /* HOST_MATCH */
 };
 
@@ -44,6 +45,8 @@ struct hosthtml {
 	struct htmlplot_hist out_r, out_all,
 	    per_period; /* preempted and all out intervals; out_r_ns */
 	uint64_t nout; /* out intervals seen */
+	uint64_t
+	    nrun; /* run records seen (none: the timeline's preempted is the periods' out_r_ns) */
 	uint64_t dropped; /* records left out (memory) */
 	char version[96], hostname[96], kernel[96];
 };
@@ -116,6 +119,25 @@ static int take_period(struct hosthtml *h, const struct vn_host_period *r)
 	if (r->flags & VN_HOST_PERIOD_F_SCHEDLOG)
 		htmlplot_hist_add(&h->per_period, r->out_r_ns, 1);
 	return 0;
+}
+
+/* A task's run while the vCPU was out: runnable (not halted), it is preempted time of the period it lies in
+ * (the period record came first). */
+static void take_run(struct hosthtml *h, const struct vn_host_run *r)
+{
+	struct hh_dom *d = r->vcpu < VN_HOST_MAX_VCPUS ? dom_get(h, r->dom) : NULL;
+	struct hh_vcpu *v;
+	size_t i;
+
+	h->nrun++;
+	if (!d || !r->pid || (r->flags & VN_HOST_RUN_F_HALTED) || r->end_ns <= r->start_ns)
+		return;
+	v = &d->vcpu[r->vcpu];
+	for (i = v->n; i > 0 && i + 16 > v->n; i--)
+		if (v->p[i - 1].start_ns <= r->start_ns && r->start_ns < v->p[i - 1].end_ns) {
+			v->p[i - 1].preempt_ns += r->end_ns - r->start_ns;
+			return;
+		}
 }
 
 static int take_agg(struct hosthtml *h, const struct vn_host_agg *g)
@@ -206,6 +228,7 @@ static void record_owner(uint16_t type, const void *rec, uint32_t *dom, uint32_t
 	const struct vn_host_period *p = rec;
 	const struct vn_host_agg *g = rec;
 	const struct vn_host_out *o = rec;
+	const struct vn_host_run *r = rec;
 	const struct vn_host_match *m = rec;
 	const struct vn_host_chan *c = rec;
 
@@ -216,6 +239,8 @@ static void record_owner(uint16_t type, const void *rec, uint32_t *dom, uint32_t
 		*dom = g->dom, *vcpu = g->vcpu;
 	else if (type == VN_CHUNK_HOST_OUT)
 		*dom = o->dom, *vcpu = o->vcpu;
+	else if (type == VN_CHUNK_HOST_RUN)
+		*dom = r->dom, *vcpu = r->vcpu;
 	else if (type == VN_CHUNK_HOST_MATCH)
 		*dom = m->dom, *vcpu = m->vcpu;
 	else
@@ -239,6 +264,9 @@ static int take_record(struct hosthtml *h, uint16_t type, const void *rec)
 	case VN_CHUNK_HOST_OUT:
 		take_out(h, rec);
 		return 0;
+	case VN_CHUNK_HOST_RUN:
+		take_run(h, rec);
+		return 0;
 	case VN_CHUNK_HOST_MATCH:
 		return take_match(h, rec);
 	default:
@@ -252,6 +280,7 @@ int hosthtml_chunk(struct hosthtml *h, uint16_t type, const void *payload, size_
 		struct vn_host_period p;
 		struct vn_host_agg g;
 		struct vn_host_out o;
+		struct vn_host_run r;
 		struct vn_host_match m;
 		struct vn_host_chan c;
 	} rec;
@@ -272,6 +301,9 @@ int hosthtml_chunk(struct hosthtml *h, uint16_t type, const void *payload, size_
 		break;
 	case VN_CHUNK_HOST_OUT:
 		size = sizeof(rec.o);
+		break;
+	case VN_CHUNK_HOST_RUN:
+		size = sizeof(rec.r);
 		break;
 	case VN_CHUNK_HOST_MATCH:
 		size = sizeof(rec.m);
@@ -358,11 +390,13 @@ static const char *const match_colors[HH_MATCH_SERIES] = { "#59a14f", "#c0504d",
 							   "#4e79a7", "#f28e2b", "#9c9c9c" };
 
 /* The parts of point p for series k (host or combined view) and its base (the time they are a share of). */
-static uint64_t point_part(const struct hh_point *p, bool guest, int k, uint64_t *base)
+static uint64_t point_part(const struct hh_point *p, bool guest, bool runs, int k, uint64_t *base)
 {
 	if (!guest) {
 		*base = p->end_ns - p->start_ns;
-		return k == 0 ? p->out_r_ns : k == 1 ? p->irq_ns : p->exit_ns;
+		return k == 0	? (runs ? p->preempt_ns : p->out_r_ns)
+		       : k == 1 ? p->irq_ns
+				: p->exit_ns;
 	}
 	*base = p->runtime_ns ? p->runtime_ns : p->end_ns - p->start_ns;
 	if (k == 0)
@@ -372,7 +406,7 @@ static uint64_t point_part(const struct hh_point *p, bool guest, int k, uint64_t
 
 /* One vCPU's timeline: its series summed into the axis' bins, as % of their base. */
 static int write_vcpu(FILE *f, const struct hh_vcpu *v, const struct hh_axis *ax, bool guest,
-		      const char *title)
+		      bool runs, const char *title)
 {
 	int ns = guest ? HH_MATCH_SERIES : HH_HOST_SERIES, k;
 	double *y = calloc((size_t)(ns + 1) * (ax->nbins + 1), sizeof(double)), *base;
@@ -392,7 +426,7 @@ static int write_vcpu(FILE *f, const struct hh_vcpu *v, const struct hh_axis *ax
 		b = bin_of(ax, v->p[i].start_ns);
 		for (k = 0; k < ns; k++)
 			y[(size_t)k * (ax->nbins + 1) + b] +=
-			    (double)point_part(&v->p[i], guest, k, &bs);
+			    (double)point_part(&v->p[i], guest, runs, k, &bs);
 		base[b] += (double)bs;
 	}
 	for (k = 0; k < ns; k++) {
@@ -435,7 +469,7 @@ static int write_timelines(FILE *f, const struct hosthtml *h, const struct hosta
 				       : "out-time by cause",
 				 bin);
 			rc = write_vcpu(f, h->dom[d] ? &h->dom[d]->vcpu[j] : &none, ax, guest,
-					title);
+					h->nrun > 0, title);
 		}
 	}
 	return rc;

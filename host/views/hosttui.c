@@ -25,6 +25,7 @@
 #define LOG_KEEP 16 /* warnings and errors printed again when the screen closes */
 #define LOG_LEN 256
 #define DETAIL_LINES 7 /* title, list heads, HOSTTUI_DETAIL_N entries */
+#define DETAIL_SPLIT 2 /* the out-time split and steal lines, between the title and the lists */
 
 enum { PAIR_BAR = 1, PAIR_LOW, PAIR_MID, PAIR_HIGH, PAIR_STATUS, PAIR_DOM };
 
@@ -473,6 +474,9 @@ static void draw_detail(struct hosttui *t, int y, int w, const struct hosttui_ro
 	mvhline(y, 0, ' ', w);
 	put(y, 0, w, line);
 	attroff(t->colour ? COLOR_PAIR(PAIR_BAR) : A_REVERSE);
+	put(y + 1, 0, w - 1, d->out_line);
+	put(y + 2, 0, w - 1, d->steal_line);
+	y += DETAIL_SPLIT;
 	draw_list(t, y + 1, 0, cw, "preemptors (% out-time)", d->pre, d->npre, LIST_PCT_A, "-");
 	draw_list(t, y + 1, cw, cw, "exits by reason", d->exit, d->nexit, LIST_RATE,
 		  d->note[0] ? d->note : "-");
@@ -581,7 +585,7 @@ static void draw(struct hosttui *t)
 	draw_head(t, w);
 	draw_state(t, w, n);
 	if (n && m->rows[idx[sel]].is_vcpu)
-		dh = 1 + DETAIL_LINES + (t->view.guest ? DETAIL_LINES - 1 : 0);
+		dh = 1 + DETAIL_SPLIT + DETAIL_LINES + (t->view.guest ? DETAIL_LINES - 1 : 0);
 	nrows = h - 4 - 1 - dh;
 	if (nrows < 1 && dh) { /* too short for the pane */
 		dh = 0;

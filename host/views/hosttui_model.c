@@ -35,8 +35,9 @@ static const struct {
 } cols[HOSTTUI_NCOLS] = {
 	[HOSTTUI_COL_NAME] = { "domain", "domain name (vCPU rows under it)", NAME_MIN },
 	[HOSTTUI_COL_STEAL] = { "steal%", "runnable but not running (libvirt vcpu delay)", 6 },
-	[HOSTTUI_COL_OUT] = { "out%", "switched out, any reason (idle halts too)", 6 },
-	[HOSTTUI_COL_PREEMPT] = { "prmpt%", "switched out while runnable: preempted", 6 },
+	[HOSTTUI_COL_OUT] = { "out%",
+			      "out-time: preempted + waiting + halted + VM exits + host IRQs", 6 },
+	[HOSTTUI_COL_PREEMPT] = { "prmpt%", "runnable while another host task ran: preempted", 6 },
 	[HOSTTUI_COL_TOP] = { "top preemptor", "host task that ran longest while it was out",
 			      TOP_MIN },
 	[HOSTTUI_COL_EXITS] = { "exits/s", "VM exits per second", 7 },
@@ -468,17 +469,21 @@ static void vcpu_detail(struct hosttui_detail *det, const struct hostagg *a,
 	const struct hostagg_preempt *pre[HOSTTUI_DETAIL_N];
 	const struct hostagg_aggent *ex[HOSTTUI_DETAIL_N];
 	uint32_t n = hostagg_preempt_sorted(v, pre, HOSTTUI_DETAIL_N), k;
+	struct hostagg_split sp;
 
+	hostagg_out_split(v, &sp);
 	memset(det, 0, sizeof(*det));
 	det->tid = v->tid;
 	det->cpu = v->cpu;
 	det->idle_pct = pct(v->idle_ns, v->out_ns);
+	hostview_out_line(v, span, 3, det->out_line, sizeof(det->out_line));
+	hostview_steal_line(v, span, det->steal_line, sizeof(det->steal_line));
 	for (k = 0; k < n; k++) {
 		struct hosttui_item *it = &det->pre[det->npre++];
 
 		snprintf(it->name, sizeof(it->name), "%.16s[%u]%s", pre[k]->comm, pre[k]->pid,
 			 hostview_is_self(in, pre[k]->pid) ? " (vnoise)" : "");
-		it->a = pct(pre[k]->total_ns, v->out_ns);
+		it->a = pct(pre[k]->total_ns, sp.out_ns);
 		it->b = pct(pre[k]->total_ns, span);
 	}
 	n = hostagg_agg_sorted(v, VN_HOST_AGG_EXIT, ex, HOSTTUI_DETAIL_N);
@@ -521,13 +526,15 @@ static void vcpu_fill(struct hosttui_row *r, const struct hostagg *a,
 		      const struct hostinfo *in, uint64_t span)
 {
 	const struct hostagg_preempt *top[1];
+	struct hostagg_split sp;
 
+	hostagg_out_split(v, &sp);
 	r->seen = true;
 	r->running = d->running;
 	snprintf(r->name, sizeof(r->name), "%s", d->name);
 	r->val[HOSTTUI_COL_STEAL] = pct(v->steal_ns, span);
-	r->val[HOSTTUI_COL_OUT] = pct(v->out_ns, span);
-	r->val[HOSTTUI_COL_PREEMPT] = pct(v->out_r_ns, span);
+	r->val[HOSTTUI_COL_OUT] = pct(sp.out_ns, span);
+	r->val[HOSTTUI_COL_PREEMPT] = pct(sp.preempt_ns, span);
 	r->val[HOSTTUI_COL_EXITS] = per_s(agg_sum(v, VN_HOST_AGG_EXIT, true), span);
 	r->val[HOSTTUI_COL_HIRQ] =
 	    pct(agg_sum(v, VN_HOST_AGG_IRQ, false) + agg_sum(v, VN_HOST_AGG_SOFTIRQ, false) +

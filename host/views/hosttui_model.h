@@ -28,7 +28,7 @@ enum hosttui_col {
 	HOSTTUI_COL_NAME, /* domain name, or "  vCPU N" under it */
 	HOSTTUI_COL_STEAL, /* steal% (libvirt vcpu.N.delay: runnable, not running) */
 	HOSTTUI_COL_OUT, /* out%: switched out, for any reason (idle guest halts included) */
-	HOSTTUI_COL_PREEMPT, /* preempted%: switched out while runnable (the noise) */
+	HOSTTUI_COL_PREEMPT, /* preempted%: runnable while another host task ran (the noise) */
 	HOSTTUI_COL_TOP, /* the host task that ran longest while the vCPU was out */
 	HOSTTUI_COL_EXITS, /* VM exits per second */
 	HOSTTUI_COL_HIRQ, /* host hardirq + softirq time while the vCPU ran, % */
@@ -55,6 +55,8 @@ struct hosttui_detail {
 	struct hosttui_item hyp[HOSTTUI_DETAIL_N]; /* --guest hypervisor sources: %, gaps */
 	struct hosttui_item guest[HOSTTUI_DETAIL_N]; /* --guest guest sources: %, gaps */
 	double idle_pct; /* of out-time: the pCPU it left was idle */
+	char out_line[256]; /* the out-time split: hostview_out_line() */
+	char steal_line[256]; /* how steal% relates to it: hostview_steal_line() */
 	uint32_t tid, cpu; /* host thread, latest pCPU (~0u unknown) */
 	char note[96]; /* why a list is empty ("TCG domain: no VM exits") */
 };

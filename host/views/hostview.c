@@ -34,6 +34,54 @@ static double per_s(uint64_t n, uint64_t span_ns)
 	return span_ns ? (double)n * 1e9 / (double)span_ns : 0.0;
 }
 
+/* Append to buf (NUL-terminated, len bytes) without overflowing it. */
+static void cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strnlen(buf, len);
+	va_list ap;
+
+	if (n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+void hostview_out_line(const struct hostagg_vcpu *v, uint64_t span_ns, int top, char *buf,
+		       size_t len)
+{
+	const struct hostagg_preempt *pre[8];
+	struct hostagg_split s;
+	uint32_t n, k;
+
+	hostagg_out_split(v, &s);
+	buf[0] = 0;
+	cat(buf, len, "out %.1f%% = preempted %.1f", pct(s.out_ns, span_ns),
+	    pct(s.preempt_ns, span_ns));
+	n = hostagg_preempt_sorted(v, pre, top < 0 ? 0 : top > 8 ? 8 : (uint32_t)top);
+	for (k = 0; k < n; k++)
+		cat(buf, len, "%s%.16s[%u] %.1f", k ? ", " : " (", pre[k]->comm, pre[k]->pid,
+		    pct(pre[k]->total_ns, span_ns));
+	if (n)
+		cat(buf, len, "%s)", v->npreempt > n ? ", ..." : "");
+	cat(buf, len, " + waiting %.1f + halted %.1f + exits %.1f + irq %.1f",
+	    pct(s.wait_ns, span_ns), pct(s.halted_ns, span_ns), pct(s.exit_ns, span_ns),
+	    pct(s.irq_ns, span_ns));
+}
+
+void hostview_steal_line(const struct hostagg_vcpu *v, uint64_t span_ns, char *buf, size_t len)
+{
+	struct hostagg_split s;
+
+	hostagg_out_split(v, &s);
+	snprintf(
+	    buf, len,
+	    "steal %.1f%% = the guest's steal clock: the scheduler's count of preempted + waiting "
+	    "(%.1f%% in the dispatch log); halted, exits and irq are not in it",
+	    pct(v->steal_ns, span_ns), pct(s.preempt_ns + s.wait_ns, span_ns));
+}
+
 void hostview_list_begin(struct hostview_list *l, FILE *f, int width, int indent, const char *label)
 {
 	l->f = f;
@@ -382,17 +430,52 @@ static void text_head(struct hostview_ctx *c)
 
 static void text_vcpu_head(struct hostview_ctx *c)
 {
-	fprintf(c->f, ROW_HEAD, "vCPU", "tid", "pCPU", "cpu%", "steal%", "out%", "outR%", "out/s",
+	fprintf(c->f, ROW_HEAD, "vCPU", "tid", "pCPU", "cpu%", "steal%", "out%", "prmpt%", "out/s",
 		"sw/s", "maxout_us");
 	fprintf(c->f, "%s\n", c->width ? "" : "  preemptors");
 }
 
-/* Its top preemptors (share of its out-time, out intervals they ran in) and the idle share. */
-static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v)
+/* text on lines of at most width columns (0: one line), broken at spaces, indent spaces before each, two
+ * more before continuation lines. */
+static void put_wrapped(FILE *f, int width, int indent, const char *text)
+{
+	int col = 0, first = 1;
+
+	while (*text) {
+		int w = (int)strcspn(text, " ");
+
+		if (!col) {
+			col = fprintf(f, "%*s", indent + (first ? 0 : 2), "");
+			first = 0;
+		} else if (width && col + 1 + w > width) {
+			fputc('\n', f);
+			col = 0;
+			continue;
+		} else {
+			col += fprintf(f, " ");
+		}
+		col += fprintf(f, "%.*s", w, text);
+		text += w;
+		while (*text == ' ')
+			text++;
+	}
+	if (col)
+		fputc('\n', f);
+}
+
+/*
+ * Its top preemptors (share of its out-time, out intervals they ran in) and the idle share; then the out-time
+ * split, how steal relates to it, and the tasks that ran only while it was halted (not preemptors).
+ */
+static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v, uint64_t vs)
 {
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
 	struct hostview_list l;
+	struct hostagg_split sp;
+	char line[512];
 	uint32_t k, n;
+
+	hostagg_out_split(v, &sp);
 
 	if (c->width)
 		hostview_list_begin(&l, c->f, c->width, 9,
@@ -404,26 +487,41 @@ static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v
 		hostview_list_item(&l, "%.16s[%u]%s %.1f%% (%" PRIu64 ")", pre[k]->comm,
 				   pre[k]->pid,
 				   hostview_is_self(c->in, pre[k]->pid) ? " (vnoise)" : "",
-				   pct(pre[k]->total_ns, v->out_ns), pre[k]->count);
+				   pct(pre[k]->total_ns, sp.out_ns), pre[k]->count);
 	if (v->idle_ns)
-		hostview_list_item(&l, "idle %.1f%%", pct(v->idle_ns, v->out_ns));
+		hostview_list_item(&l, "idle %.1f%%", pct(v->idle_ns, sp.out_ns));
 	hostview_list_end(&l, "-");
+	hostview_out_line(v, vs, 3, line, sizeof(line));
+	put_wrapped(c->f, c->width, 7, line);
+	hostview_steal_line(v, vs, line, sizeof(line));
+	put_wrapped(c->f, c->width, 7, line);
+	n = hostagg_halted_sorted(v, pre, (uint32_t)c->top);
+	if (!n)
+		return;
+	hostview_list_begin(&l, c->f, c->width, 9,
+			    "       ran while it was halted (not preemptors):");
+	for (k = 0; k < n; k++)
+		hostview_list_item(&l, "%.16s[%u] %.1f%%", pre[k]->comm, pre[k]->pid,
+				   pct(pre[k]->halted_ns, vs));
+	hostview_list_end(&l, NULL);
 }
 
 /* The vCPU's row: counters, then its preemptors (on the row with --wide, else on their own lines). */
 static void text_vcpu_row(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v,
 			  uint64_t vs)
 {
+	struct hostagg_split sp;
 	char cpu[12] = "-";
 
+	hostagg_out_split(v, &sp);
 	if (v->cpu != ~0u)
 		snprintf(cpu, sizeof(cpu), "%u", v->cpu);
 	fprintf(c->f, ROW_VALS, j, v->tid, cpu, pct(v->exec_ns, vs), pct(v->steal_ns, vs),
-		pct(v->out_ns, vs), pct(v->out_r_ns, vs), per_s(v->out_periods, vs),
+		pct(sp.out_ns, vs), pct(sp.preempt_ns, vs), per_s(v->out_periods, vs),
 		per_s(v->pcount, vs), (double)v->max_out_ns / 1e3);
 	if (c->width)
 		fputc('\n', c->f);
-	text_preemptors(c, v);
+	text_preemptors(c, v, vs);
 }
 
 /* The vCPU's VM exits (rate, average length) and host IRQs by kind (rate, share of its time). */
@@ -596,6 +694,21 @@ static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v,
 		json_kv_u64(w, "pid", pre[k]->pid);
 		json_kv_u64(w, "total_ns", pre[k]->total_ns);
 		json_kv_u64(w, "count", pre[k]->count);
+		json_kv_u64(w, "halted_ns", pre[k]->halted_ns);
+		json_kv_bool(w, "vnoise", hostview_is_self(in, pre[k]->pid));
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	/* tasks that ran while the vCPU was halted: apart, never preemptors */
+	n = hostagg_halted_sorted(v, pre, (uint32_t)top);
+	json_key(w, "halted_tasks");
+	json_arr_begin(w);
+	for (uint32_t k = 0; k < n; k++) {
+		json_obj_begin(w);
+		json_kv_str(w, "comm", pre[k]->comm);
+		json_kv_u64(w, "pid", pre[k]->pid);
+		json_kv_u64(w, "halted_ns", pre[k]->halted_ns);
+		json_kv_u64(w, "count", pre[k]->halted_count);
 		json_kv_bool(w, "vnoise", hostview_is_self(in, pre[k]->pid));
 		json_obj_end(w);
 	}
@@ -605,6 +718,7 @@ static void json_preemptors(struct json_writer *w, const struct hostagg_vcpu *v,
 static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_vcpu *v)
 {
 	struct json_writer *w = c->w;
+	struct hostagg_split sp;
 
 	json_obj_begin(w);
 	json_kv_u64(w, "vcpu", j);
@@ -620,9 +734,17 @@ static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 	json_kv_u64(w, "schedstat_exec_ns", v->exec_ns);
 	json_kv_u64(w, "schedstat_run_delay_ns", v->run_delay_ns);
 	json_kv_u64(w, "schedstat_pcount", v->pcount);
-	json_kv_u64(w, "out_ns", v->out_ns);
+	hostagg_out_split(v, &sp);
+	/* out_ns = out_preempted_ns + out_waiting_ns + out_halted_ns + out_exits_ns + out_irq_ns */
+	json_kv_u64(w, "out_ns", sp.out_ns);
+	json_kv_u64(w, "out_preempted_ns", sp.preempt_ns);
+	json_kv_u64(w, "out_waiting_ns", sp.wait_ns);
+	json_kv_u64(w, "out_halted_ns", sp.halted_ns);
+	json_kv_u64(w, "out_exits_ns", sp.exit_ns);
+	json_kv_u64(w, "out_irq_ns", sp.irq_ns);
+	json_kv_u64(w, "out_switched_ns", sp.switched_ns);
 	json_kv_u64(w, "out_periods", v->out_periods);
-	json_kv_u64(w, "out_preempted_ns", v->out_r_ns);
+	json_kv_u64(w, "out_state_r_ns", v->out_r_ns);
 	json_kv_u64(w, "out_blocked_ns", v->out_s_ns);
 	json_kv_u64(w, "out_max_ns", v->max_out_ns);
 	json_kv_u64(w, "wait_ns", v->wait_ns);

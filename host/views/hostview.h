@@ -107,6 +107,17 @@ const char *hostview_agg_kind(uint16_t kind);
 void hostview_agg_name(const struct hostagg *a, const struct hostagg_aggent *e, char *buf,
 		       size_t len);
 
+/*
+ * vCPU v's out-time split (hostagg_out_split) as one line, shares of span_ns, naming up to top preemptors:
+ * "out 34.3% = preempted 30.1 (vnhog[812] 27.0, kworker/0:1[9] 3.1) + waiting 1.2 + halted 0 + exits 2.5 +
+ * irq 0.5". hostview_steal_line: how steal% relates to it: "steal 30.9% = the guest's steal clock: the
+ * scheduler's count of preempted + waiting (31.3% in the dispatch log); halted, exits and irq are not in it".
+ * Shared by the text views and top's detail pane.
+ */
+void hostview_out_line(const struct hostagg_vcpu *v, uint64_t span_ns, int top, char *buf,
+		       size_t len);
+void hostview_steal_line(const struct hostagg_vcpu *v, uint64_t span_ns, char *buf, size_t len);
+
 /* Is host thread tid one of vnoise-host's own (in->self_tids)? Is comm a vnoise thread's name? */
 bool hostview_is_self(const struct hostinfo *in, uint32_t tid);
 bool hostview_is_vnoise_comm(const char *comm);

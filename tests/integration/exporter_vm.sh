@@ -83,7 +83,7 @@ p1=${p1%.*} p2=${p2%.*}
 lbl="{domain=\"$VM_NAME\","
 hogsel="vnoise_host_vcpu_preemptor_seconds_total$lbl"
 hog_m() { grep "^$hogsel" "$TMP/m$1.txt" | grep 'vcpu="0"' | grep "comm=\"$hog\"" | awk '{ s += $NF } END { printf "%.9f\n", s }'; }
-pre_m() { grep "^vnoise_host_vcpu_out_seconds_total$lbl" "$TMP/m$1.txt" | grep 'vcpu="0",state="preempted"' | awk '{ s += $NF } END { printf "%.9f\n", s }'; }
+pre_m() { grep "^vnoise_host_vcpu_out_seconds_total$lbl" "$TMP/m$1.txt" | grep 'vcpu="0",cause="preempted"' | awk '{ s += $NF } END { printf "%.9f\n", s }'; }
 dm=$(awk -v a="$(hog_m 1)" -v b="$(hog_m 2)" 'BEGIN { printf "%.6f", b - a }')
 dpre=$(awk -v a="$(pre_m 1)" -v b="$(pre_m 2)" 'BEGIN { printf "%.6f", b - a }')
 # the same periods (p1, p2] in the JSON lines

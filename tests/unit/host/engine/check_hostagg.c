@@ -3,7 +3,9 @@
  * Unit tests for host/engine/hostagg, the engine behind vnoise-host's views: domain bindings and their bounds,
  * period sums, rejected records (unknown domain or vCPU, inverted times) counted in bad_records, out
  * intervals joined across period boundaries, the preemptor table (merging, interval counting, idle, the
- * "<other>" overflow entry) and its sorted view, the exit/IRQ aggregates (merging, overflow, sorted view per
+ * "<other>" overflow entry) and its sorted view, the out-time split by cause (preempted, waiting, halted,
+ * exits, irq: parts that sum to the out-time exactly; a task that ran only while the vCPU was halted is no
+ * preemptor), the exit/IRQ aggregates (merging, overflow, sorted view per
  * kind), the --flows tables (flows summed per tap, direction and key, the other-flows rows and overflow,
  * taps, sorted view, rejected records), hostagg_reset, and the VM exit reason names.
  */
@@ -744,6 +746,115 @@ END_TEST
 
 /* ---- aggregates ---- */
 
+/* A run like run(), flagged VN_HOST_RUN_F_HALTED: the vCPU slept (before its wakeup) while it ran. */
+static int run_halted(uint32_t dom, uint32_t v, uint32_t pid, const char *comm, uint64_t out_start,
+		      uint64_t len)
+{
+	struct vn_host_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.out_start_ns = out_start;
+	r.start_ns = out_start + 10;
+	r.end_ns = r.start_ns + len;
+	r.dom = dom;
+	r.vcpu = v;
+	r.pid = pid;
+	r.flags = VN_HOST_RUN_F_HALTED;
+	memcpy(r.comm, comm, strnlen(comm, VN_HOST_COMM_LEN));
+	return hostagg_run(A, &r);
+}
+
+static uint64_t split_sum(const struct hostagg_split *s)
+{
+	return s->preempt_ns + s->wait_ns + s->halted_ns + s->exit_ns + s->irq_ns;
+}
+
+/*
+ * One period of a vCPU: 100 ms preempted ('R', the hog ran 90 of it), then a blocked interval of 500 ms
+ * whose first 400 ms were before the wakeup (an idler ran 300 ms of them: halted) and the last 100 ms
+ * runnable (the hog 60 ms of it); 7 ms of exits, 3 ms of host IRQs. The split: preempted 150 = the hog's
+ * runs while runnable, waiting 50, halted 400, exits 7, irq 3; 610 ms in all.
+ */
+START_TEST(test_out_split_causes)
+{
+	struct vn_host_period p = period(0, 0, 0, 1000 * MS);
+	const struct hostagg_preempt *pre[4];
+	struct hostagg_split sp;
+	const struct hostagg_vcpu *v;
+
+	bind(0, 1);
+	p.out_ns = 600 * MS;
+	p.out_r_ns = 100 * MS;
+	p.out_s_ns = 500 * MS;
+	p.wait_ns = 200 * MS; /* the R interval whole + wakeup to switch-in */
+	ck_assert_int_eq(hostagg_period(A, &p), 0);
+	ck_assert_int_eq(run(0, 0, 77, "vnhog", 0, 90 * MS), 0);
+	ck_assert_int_eq(run_halted(0, 0, 88, "idler", 200 * MS, 300 * MS), 0);
+	ck_assert_int_eq(run(0, 0, 77, "vnhog", 200 * MS, 60 * MS), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_EXIT, 1, 12, 100, 7 * MS, MS), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_IRQ, 1, 24, 10, 2 * MS, MS), 0);
+	ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_SOFTIRQ, 1, 3, 10, 1 * MS, MS), 0);
+	v = vcpu(0, 0);
+	hostagg_out_split(v, &sp);
+	ck_assert_uint_eq(sp.preempt_ns, 150 * MS);
+	ck_assert_uint_eq(sp.wait_ns, 50 * MS);
+	ck_assert_uint_eq(sp.halted_ns, 400 * MS);
+	ck_assert_uint_eq(sp.exit_ns, 7 * MS);
+	ck_assert_uint_eq(sp.irq_ns, 3 * MS);
+	ck_assert_uint_eq(sp.switched_ns, 600 * MS);
+	ck_assert_uint_eq(sp.out_ns, 610 * MS);
+	ck_assert_uint_eq(split_sum(&sp), sp.out_ns);
+	/* the idler ran only while the vCPU was halted: not a preemptor, listed apart */
+	ck_assert_uint_eq(hostagg_preempt_sorted(v, pre, 4), 1);
+	ck_assert_str_eq(pre[0]->comm, "vnhog");
+	ck_assert_uint_eq(pre[0]->total_ns, 150 * MS);
+	ck_assert_uint_eq(pre[0]->count, 2);
+	ck_assert_uint_eq(pre[0]->halted_ns, 0);
+	ck_assert_uint_eq(hostagg_halted_sorted(v, pre, 4), 1);
+	ck_assert_str_eq(pre[0]->comm, "idler");
+	ck_assert_uint_eq(pre[0]->halted_ns, 300 * MS);
+	ck_assert_uint_eq(pre[0]->halted_count, 1);
+	ck_assert_uint_eq(pre[0]->total_ns, 0);
+	ck_assert_uint_eq(find_preempt(v, 88, "idler")->count, 0);
+}
+END_TEST
+
+/* The parts add up to the out-time exactly whatever the records say, inconsistent ones included (a run
+ * delay above the out-time, more runs than runnable time, no period at all). */
+START_TEST(test_out_split_sums)
+{
+	static const uint64_t outs[] = { 0, 1, 999, 600 * MS };
+	static const uint64_t waits[] = { 0, 1, 300 * MS, 900 * MS };
+	static const uint64_t runs[] = { 0, 7, 250 * MS, 700 * MS };
+	struct hostagg_split sp;
+
+	bind(0, 1);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 4; j++)
+			for (size_t k = 0; k < 4; k++) {
+				struct vn_host_period p = period(0, 0, 0, S);
+				const struct hostagg_vcpu *v;
+
+				hostagg_reset(A);
+				p.out_ns = outs[i];
+				p.wait_ns = waits[j];
+				ck_assert_int_eq(hostagg_period(A, &p), 0);
+				if (runs[k])
+					ck_assert_int_eq(run(0, 0, 5, "t", 0, runs[k]), 0);
+				ck_assert_int_eq(run_halted(0, 0, 6, "h", 0, 3 * MS), 0);
+				ck_assert_int_eq(agg(0, 0, VN_HOST_AGG_VECTOR, 0, 1, 1, i * MS, MS),
+						 0);
+				v = vcpu(0, 0);
+				hostagg_out_split(v, &sp);
+				ck_assert_uint_eq(split_sum(&sp), sp.out_ns);
+				ck_assert_uint_eq(sp.switched_ns, outs[i]);
+				ck_assert_uint_eq(sp.preempt_ns + sp.wait_ns + sp.halted_ns,
+						  outs[i]);
+				ck_assert_uint_le(sp.preempt_ns, v->preempt_ns);
+			}
+}
+END_TEST
+
 START_TEST(test_agg_merge)
 {
 	const struct hostagg_vcpu *v;
@@ -1375,6 +1486,8 @@ static Suite *hostagg_suite(void)
 	tcase_add_test(tc, test_preempt_sorted);
 	tcase_add_test(tc, test_preempt_sorted_other);
 	tcase_add_test(tc, test_preempt_sorted_other_small);
+	tcase_add_test(tc, test_out_split_causes);
+	tcase_add_test(tc, test_out_split_sums);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("agg");

@@ -45,7 +45,7 @@ static void clock_through_mailbox(bool match)
 	/* a run and its piece, fed as the dispatch log does: published in guest time */
 	t = mono();
 	guestchan_host_run(gc, 0, t - 300 * US, t - 200 * US, 4242, "hog", 0);
-	guestchan_host_out(gc, 0, t - 400 * US, t - 200 * US, 'R', 0);
+	guestchan_host_out(gc, 0, t - 400 * US, t - 200 * US, 'R', 0, 0);
 	nlast = 0;
 	while (dtlreader_poll(r, 0, on_entry, NULL, 64) > 0)
 		;
@@ -95,7 +95,7 @@ START_TEST(test_no_responder)
 	/* about 6 exchanges abandoned: at most UNANSWERED_SPIN of them watched for 300 us */
 	ck_assert_uint_lt(mono() - t0, 700 * MS);
 	t = mono();
-	guestchan_host_out(gc, 1, t - 100 * US, t, 'S', 0);
+	guestchan_host_out(gc, 1, t - 100 * US, t, 'S', 0, 0);
 	guestchan_dtl_info(gc, &info);
 	ck_assert_uint_eq(info.published, 0);
 	ck_assert_uint_eq(info.dropped, 1);

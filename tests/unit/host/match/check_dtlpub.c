@@ -173,7 +173,7 @@ START_TEST(test_cut_by_runs)
 	dtlpub_run(d, 0, T0 + 150 * US, T0 + 200 * US, 200, "hog", 0);
 	dtlpub_run(d, 0, T0 + 200 * US, T0 + 250 * US, 0, "swapper/1", 1);
 	dtlpub_run(d, 0, T0 + 250 * US, T0 + 300 * US, 100, "kworker/0:1", 0);
-	dtlpub_out(d, 0, T0, T0 + 400 * US, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0, T0 + 400 * US, 'R', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 5);
 	check_entry(0, T0, T0 + 100 * US, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_IDLE, 0);
 	check_entry(1, T0 + 100 * US, T0 + 200 * US, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_HOST_USER,
@@ -189,17 +189,26 @@ START_TEST(test_cut_by_runs)
 	ck_assert_str_eq(c.comm, "hog");
 	ck_assert_uint_eq(c.pid, 200);
 	ck_assert_uint_eq(c.cls, VN_DTL_CLASS_HOST_USER);
-	/* a piece covered by one run: one entry; a blocked piece; the other vCPU's ring */
+	/* a piece covered by one run: one entry; a blocked piece woken as it began (runnable all along: not
+	 * halted); the other vCPU's ring */
 	dtlpub_run(d, 1, T0 + 500 * US, T0 + 600 * US, 301, "IO iothread1", 0);
-	dtlpub_out(d, 1, T0 + 500 * US, T0 + 600 * US, 'S', 0, &cs);
+	dtlpub_out(d, 1, T0 + 500 * US, T0 + 600 * US, 'S', T0 + 500 * US, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 1), 1);
 	check_entry(0, T0 + 500 * US, T0 + 600 * US, VN_DTL_KIND_BLOCKED, VN_DTL_CLASS_QEMU, 0);
-	/* runs outside their piece are clipped to it */
+	/* runs outside their piece are clipped to it; a blocked piece without a wakeup was halted */
 	dtlpub_run(d, 0, T0 + 900 * US, T0 + 1100 * US, 410, "CPU 0/KVM", 0);
-	dtlpub_out(d, 0, T0 + 1000 * US, T0 + 1050 * US, 'D', 0, &cs);
+	dtlpub_out(d, 0, T0 + 1000 * US, T0 + 1050 * US, 'D', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 1);
 	check_entry(0, T0 + 1000 * US, T0 + 1050 * US, VN_DTL_KIND_BLOCKED, VN_DTL_CLASS_OTHER_VCPU,
-		    0);
+		    VN_DTL_F_HALTED);
+	/* a blocked piece is cut at its wakeup: the task's run before it is HALTED, after it not */
+	dtlpub_run(d, 0, T0 + 2000 * US, T0 + 2100 * US, 200, "hog", 0);
+	dtlpub_out(d, 0, T0 + 2000 * US, T0 + 2100 * US, 'S', T0 + 2030 * US, 0, &cs);
+	ck_assert_uint_eq(poll_all(r, 0), 2);
+	check_entry(0, T0 + 2000 * US, T0 + 2030 * US, VN_DTL_KIND_BLOCKED, VN_DTL_CLASS_HOST_USER,
+		    VN_DTL_F_HALTED);
+	check_entry(1, T0 + 2030 * US, T0 + 2100 * US, VN_DTL_KIND_BLOCKED, VN_DTL_CLASS_HOST_USER,
+		    VN_DTL_F_CONT);
 	dtlreader_free(r);
 	dtlpub_free(d);
 }
@@ -213,10 +222,10 @@ START_TEST(test_flags)
 
 	sync_clock();
 	/* a CONT piece without the SPLIT one before it (e.g. the first after the epoch): no CONT */
-	dtlpub_out(d, 0, T0, T0 + 10 * US, 'R', VN_HOST_OUT_F_CONT, &cs);
+	dtlpub_out(d, 0, T0, T0 + 10 * US, 'R', 0, VN_HOST_OUT_F_CONT, &cs);
 	dtlpub_run(d, 0, T0 + 20 * US, T0 + 40 * US, 200, "hog", 0);
-	dtlpub_out(d, 0, T0 + 20 * US, T0 + 50 * US, 'R', VN_HOST_OUT_F_SPLIT, &cs);
-	dtlpub_out(d, 0, T0 + 50 * US, T0 + 60 * US, 'R',
+	dtlpub_out(d, 0, T0 + 20 * US, T0 + 50 * US, 'R', 0, VN_HOST_OUT_F_SPLIT, &cs);
+	dtlpub_out(d, 0, T0 + 50 * US, T0 + 60 * US, 'R', 0,
 		   VN_HOST_OUT_F_CONT | VN_HOST_OUT_F_GUESSED, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 4);
 	check_entry(0, T0, T0 + 10 * US, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_IDLE, 0);
@@ -245,7 +254,7 @@ START_TEST(test_detail_class_no_names)
 	dtlpub_run(d, 0, T0, T0 + 10 * US, 201, "secret", 0);
 	dtlpub_run(d, 0, T0 + 10 * US, T0 + 20 * US, 200, "hog", 0);
 	dtlpub_run(d, 0, T0 + 20 * US, T0 + 30 * US, 410, "CPU 0/KVM", 0);
-	dtlpub_out(d, 0, T0, T0 + 30 * US, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0, T0 + 30 * US, 'R', 0, 0, &cs);
 	/* two host-user tasks, one cause: one entry */
 	ck_assert_uint_eq(poll_all(r, 0), 2);
 	check_entry(0, T0, T0 + 20 * US, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_HOST_USER, 0);
@@ -272,9 +281,9 @@ START_TEST(test_no_mapping_dropped)
 	struct dtlpub_stats ps;
 
 	dtlpub_run(d, 0, T0, T0 + 10 * US, 200, "hog", 0);
-	dtlpub_out(d, 0, T0, T0 + 30 * US, 'R', 0, &cs);
-	dtlpub_out(d, 1, T0, T0 + 30 * US, 'S', 0, &cs);
-	dtlpub_out(d, 1, T0 + 30 * US, T0 + 30 * US, 'S', 0, &cs); /* empty: not an interval */
+	dtlpub_out(d, 0, T0, T0 + 30 * US, 'R', 0, 0, &cs);
+	dtlpub_out(d, 1, T0, T0 + 30 * US, 'S', 0, 0, &cs);
+	dtlpub_out(d, 1, T0 + 30 * US, T0 + 30 * US, 'S', 0, 0, &cs); /* empty: not an interval */
 	ck_assert_uint_eq(poll_all(r, 0), 0);
 	ck_assert_uint_eq(poll_all(r, 1), 0);
 	ck_assert_uint_eq(raw_ring(0)->dropped, 1);
@@ -291,7 +300,7 @@ START_TEST(test_no_mapping_dropped)
 	ck_assert_uint_eq(st.uncertainty_ns, UINT64_MAX);
 	/* the runs of a dropped piece do not leak into the next one */
 	sync_clock();
-	dtlpub_out(d, 0, T0 + 40 * US, T0 + 50 * US, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0 + 40 * US, T0 + 50 * US, 'R', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 1);
 	check_entry(0, T0 + 40 * US, T0 + 50 * US, VN_DTL_KIND_PREEMPTED, VN_DTL_CLASS_IDLE, 0);
 	dtlreader_free(r);
@@ -355,7 +364,7 @@ START_TEST(test_uncertain_model_not_published)
 		ck_assert_int_lt(clocksync_update(&cs, t, t + 2 * MS + OFF, t + 50 * MS),
 				 CLOCKSYNC_PENDING);
 	dtlpub_run(d, 0, T0, T0 + 8 * MS, 200, "hog", 0);
-	dtlpub_out(d, 0, T0, T0 + 8 * MS, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0, T0 + 8 * MS, 'R', 0, 0, &cs);
 	dtlpub_period(d, T0 - S, T0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 0);
 	ck_assert_uint_eq(raw_ring(0)->dropped, 1);
@@ -380,13 +389,13 @@ START_TEST(test_uncertain_model_not_published)
 	dtlpub_stats(d, &ps);
 	ck_assert_uint_eq(ps.aligned_ns, T0 + 30 * MS);
 	dtlpub_run(d, 0, T0 + 40 * MS, T0 + 48 * MS, 200, "hog", 0);
-	dtlpub_out(d, 0, T0 + 40 * MS, T0 + 48 * MS, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0 + 40 * MS, T0 + 48 * MS, 'R', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 1);
 	ck_assert_uint_gt(got[0].start_ns + MS, T0 + 40 * MS + OFF);
 	ck_assert_uint_lt(got[0].start_ns, T0 + 40 * MS + OFF + MS);
 	ck_assert_uint_eq(got[0].cls, VN_DTL_CLASS_HOST_USER);
 	/* a minute without an exchange: the bound grows past 1 ms, entries stop, the status says stale */
-	dtlpub_out(d, 0, T0 + 60 * S, T0 + 60 * S + MS, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0 + 60 * S, T0 + 60 * S + MS, 'R', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 0);
 	dtlpub_status(d, T0 + 60 * S, T0 + 60 * S, &cs);
 	ck_assert_int_eq(dtlreader_status(r, &st), 0);
@@ -468,7 +477,7 @@ START_TEST(test_run_buffer_bounded)
 	for (i = 0; i < 10 * DTLPUB_RUNS; i++) /* alternating tasks, 1 us each, back to back */
 		dtlpub_run(d, 0, T0 + i * US, T0 + (i + 1) * US, i % 3 == 0 ? 100 : 200,
 			   i % 3 == 0 ? "kworker/0:1" : "hog", 0);
-	dtlpub_out(d, 0, T0, T0 + 10 * DTLPUB_RUNS * US, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0, T0 + 10 * DTLPUB_RUNS * US, 'R', 0, 0, &cs);
 	n = poll_all(r, 0);
 	ck_assert_uint_le(n, DTLPUB_RUNS);
 	for (i = 0; i < n; i++) {
@@ -482,10 +491,10 @@ START_TEST(test_run_buffer_bounded)
 	ck_assert_uint_gt(ps.runs_merged, 0);
 	/* bad input: a vCPU out of range, empty runs */
 	dtlpub_run(d, 7, T0, T0 + US, 200, "hog", 0);
-	dtlpub_out(d, 7, T0, T0 + US, 'R', 0, &cs);
+	dtlpub_out(d, 7, T0, T0 + US, 'R', 0, 0, &cs);
 	dtlpub_agg(d, 7, VN_HOST_AGG_IRQ, 0, 1, 1, 1);
 	dtlpub_run(d, 0, T0 + 5 * S, T0 + 5 * S, 200, "hog", 0);
-	dtlpub_out(d, 0, T0 + 5 * S, T0 + 5 * S + US, 'R', 0, &cs);
+	dtlpub_out(d, 0, T0 + 5 * S, T0 + 5 * S + US, 'R', 0, 0, &cs);
 	ck_assert_uint_eq(poll_all(r, 0), 1);
 	ck_assert_uint_eq(got[0].cls, VN_DTL_CLASS_IDLE);
 	dtlreader_free(r);

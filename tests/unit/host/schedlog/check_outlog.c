@@ -217,9 +217,15 @@ START_TEST(test_blocked_woken_run_delay)
 	ck_assert_uint_eq(cap.outs[0].end_ns, 3500);
 	ck_assert_uint_eq(cap.outs[0].wake_ns, 3000);
 	ck_assert_uint_eq(cap.outs[0].run_delay_ns, 500);
-	ck_assert_int_eq(cap.nrun, 1);
+	/* the idle run is cut at the wakeup: halted before it, runnable (the run delay) after */
+	ck_assert_int_eq(cap.nrun, 2);
 	ck_assert_int_eq(cap.runs[0].idle, 1);
 	ck_assert_uint_eq(cap.runs[0].pid, 0);
+	ck_assert_uint_eq(cap.runs[0].end_ns, 3000);
+	ck_assert_int_eq(cap.runs[0].halted, 1);
+	ck_assert_uint_eq(cap.runs[1].start_ns, 3000);
+	ck_assert_uint_eq(cap.runs[1].end_ns, 3500);
+	ck_assert_int_eq(cap.runs[1].halted, 0);
 
 	st = period(ol, 0);
 	ck_assert_uint_eq(st->out_ns, 2500);
@@ -315,7 +321,14 @@ START_TEST(test_idle_and_worker_during_blocked)
 	push(ol, sw(3200, 0, 0, NS, TS_R, "swapper/0", VCPU, 0, "CPU 0/KVM"));
 	outlog_cut(ol, 4000);
 
-	ck_assert_int_eq(cap.nrun, 3);
+	/* idle, kworker, idle before the wakeup (halted), idle after it (the last cut there) */
+	ck_assert_int_eq(cap.nrun, 4);
+	ck_assert_int_eq(cap.runs[1].pid, 400);
+	ck_assert_int_eq(cap.runs[1].halted, 1);
+	ck_assert_uint_eq(cap.runs[2].end_ns, 3000);
+	ck_assert_int_eq(cap.runs[2].halted, 1);
+	ck_assert_uint_eq(cap.runs[3].start_ns, 3000);
+	ck_assert_int_eq(cap.runs[3].halted, 0);
 	ck_assert_int_eq(cap.outs[0].state, 'D');
 	st = period(ol, 0);
 	ck_assert_uint_eq(st->out_ns, 2200);

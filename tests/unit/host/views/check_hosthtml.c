@@ -145,9 +145,14 @@ START_TEST(host_page)
 	ck_assert_ptr_nonnull(strstr(o, "x&lt;y&gt;.rec"));
 	ck_assert_ptr_nonnull(strstr(o, "<td>vCPUs</td><td>2</td>"));
 	ck_assert_int_eq(count(o, "<svg class=\"plot timeline\""), 2);
-	/* vCPU 0: 25% preempted every second; vCPU 1: 50% in the fifth */
-	ck_assert_int_eq(count(o, "<title>preempted 25% at"), 10);
-	ck_assert_int_eq(count(o, "<title>preempted 50% at 4 s</title>"), 1);
+	/* preempted is what other tasks ran while the vCPU was runnable (the runs), not the periods' 25% and
+	 * 50% switched out in state R: vCPU 0 3 ms at 1 s and 4 ms at 3 s; vCPU 1 2 ms at 2 s, the cut interval
+	 * 1 ms at 4 s and 2 ms at 5 s */
+	ck_assert_int_eq(count(o, "<title>preempted "), 5);
+	ck_assert_int_eq(count(o, "<title>preempted 0.30% at 1 s</title>"), 1);
+	ck_assert_int_eq(count(o, "<title>preempted 0.40% at 3 s</title>"), 1);
+	ck_assert_int_eq(count(o, "<title>preempted 0.20% at 2 s</title>"), 1);
+	ck_assert_int_eq(count(o, "<title>preempted 0.10% at 4 s</title>"), 1);
 	/* preemptors summed over vCPUs: <img src=x>[77] 5 ms (2 times) first, hog 4 ms, cut 3 ms */
 	ck_assert_ptr_nonnull(strstr(o, "&lt;img src=x&gt;[77]</text>"));
 	ck_assert_ptr_nonnull(strstr(o, ">5.00 ms (2 times)<"));

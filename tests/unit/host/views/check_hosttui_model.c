@@ -30,17 +30,19 @@ static struct hosttui_model M;
 
 static void vcpu_period(uint32_t dom, uint32_t v, uint64_t start, uint64_t out_r_ns)
 {
-	struct vn_host_period p = { .start_ns = start,
-				    .end_ns = start + S,
-				    .dom = dom,
-				    .vcpu = v,
-				    .tid = 4000 + v,
-				    .cpu = v,
-				    .steal_ns = out_r_ns / 2,
-				    .out_ns = out_r_ns + 100 * MS,
-				    .out_r_ns = out_r_ns,
-				    .out_s_ns = 100 * MS,
-				    .idle_ns = 100 * MS };
+	struct vn_host_period
+	    p = { .start_ns = start,
+		  .end_ns = start + S,
+		  .dom = dom,
+		  .vcpu = v,
+		  .tid = 4000 + v,
+		  .cpu = v,
+		  .steal_ns = out_r_ns / 2,
+		  .out_ns = out_r_ns + 100 * MS,
+		  .out_r_ns = out_r_ns,
+		  .out_s_ns = 100 * MS,
+		  .idle_ns = 100 * MS,
+		  .wait_ns = out_r_ns /* the R intervals whole; the S ones had no wakeup */ };
 
 	ck_assert_int_eq(hostagg_period(A, &p), 0);
 }
@@ -142,7 +144,8 @@ START_TEST(rows_from_agg)
 	b = row(UB, -1);
 	ck_assert(v0 && v1 && d && b && row(UB, 0));
 	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_PREEMPT], 30.0, 1e-9);
-	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_OUT], 40.0, 1e-9);
+	/* out-time: 300 ms preempted + 100 ms halted + 5 ms exits + 20 ms host IRQs */
+	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_OUT], 42.5, 1e-9);
 	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_STEAL], 15.0, 1e-9);
 	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_EXITS], 2500.0, 1e-9);
 	ck_assert_double_eq_tol(v0->val[HOSTTUI_COL_HIRQ], 2.0, 1e-9); /* 10 + 5 + 5 ms */
@@ -171,7 +174,7 @@ START_TEST(detail_pane)
 	ck_assert_ptr_nonnull(det);
 	ck_assert_int_eq(det->npre, 2);
 	ck_assert_str_eq(det->pre[0].name, "vnhog[77]");
-	ck_assert_double_eq_tol(det->pre[0].a, 72.5, 1e-9); /* 290 of 400 ms out */
+	ck_assert_double_eq_tol(det->pre[0].a, 100.0 * 290 / 425, 1e-9); /* 290 of 425 ms out */
 	ck_assert_double_eq_tol(det->pre[0].b, 29.0, 1e-9);
 	ck_assert_int_eq(det->nexit, 2);
 	ck_assert_str_eq(det->exit[0].name, "EXTERNAL_INTERRUPT");
@@ -183,6 +186,9 @@ START_TEST(detail_pane)
 	ck_assert_str_eq(det->note, "");
 	ck_assert_uint_eq(det->tid, 4000);
 	ck_assert_double_eq_tol(det->idle_pct, 25.0, 1e-9);
+	ck_assert_str_eq(det->out_line,
+			 "out 42.5% = preempted 30.0 (vnhog[77] 29.0, kworker/0:1[88] 1.0) "
+			 "+ waiting 0.0 + halted 10.0 + exits 0.5 + irq 2.0");
 	/* a TCG domain says why it has no exits */
 	ck_assert_str_eq(row(UB, 0)->det->note, "TCG domain: no VM exits");
 }
@@ -216,9 +222,10 @@ START_TEST(history_and_gone)
 	update(T0 + S, false); /* beta has no data this period */
 	update(T0 + 2 * S, true);
 	ck_assert_uint_eq(M.periods, 3);
+	/* beta's 100 ms runnable out-time had no task on its pCPU: waiting, not preempted (0, not "no data") */
 	ck_assert(row(UB, 0)->hist[HOSTTUI_HISTORY - 2] < 0.0f);
-	ck_assert(row(UB, 0)->hist[HOSTTUI_HISTORY - 1] > 9.99f);
-	ck_assert(row(UB, 0)->hist[HOSTTUI_HISTORY - 3] > 9.99f);
+	ck_assert(row(UB, 0)->hist[HOSTTUI_HISTORY - 1] == 0.0f);
+	ck_assert(row(UB, 0)->hist[HOSTTUI_HISTORY - 3] == 0.0f);
 	for (int k = HOSTTUI_HISTORY - 3; k < HOSTTUI_HISTORY; k++)
 		ck_assert(row(UA, 0)->hist[k] > 29.99f);
 	/* the rows stay after 70 periods; the history keeps the last HOSTTUI_HISTORY */

@@ -59,7 +59,7 @@ static void feed_period(uint32_t v, uint64_t start)
 		.out_r_ns = 249 * MS,
 		.out_s_ns = 1 * MS,
 		.idle_ns = 2 * MS,
-		.wait_ns = 1 * MS,
+		.wait_ns = 249 * MS, /* the dispatch log: the R intervals whole */
 	};
 	struct vn_host_out o = {
 		.start_ns = start + 10 * MS, .end_ns = start + 14 * MS, .vcpu = v, .state = 'R'
@@ -452,12 +452,16 @@ START_TEST(test_host_table_shape)
 	/* the vCPU table and the two flows tables */
 	ck_assert_int_eq(check_tables(t), 3);
 	ck_assert_ptr_nonnull(
-	    strstr(t, " cpu%  steal%    out%   outR%    out/s     sw/s maxout_us\n"));
-	/* the row: cpu% is schedstat's 70.80, steal% 24.80 — each under its own name */
+	    strstr(t, " cpu%  steal%    out%  prmpt%    out/s     sw/s maxout_us\n"));
+	/* the row: cpu% is schedstat's 70.80, steal% 24.80 — each under its own name; out% the whole
+	 * out-time (25.00 switched out, VM exits and host IRQs), prmpt% the runs of other tasks while
+	 * it was runnable (1.50) */
 	ck_assert_msg(
-	    strstr(t, "     0     4243    1   70.80   24.80   25.00   24.90    100.0    120.0"
+	    strstr(t, "     0     4243    1   70.80   24.80   39.81    1.50    100.0    120.0"
 		      "      4000\n"),
 	    "%s", t);
+	ck_assert_msg(strstr(t, "       out 39.8% = preempted 1.5 (kworker/u16:3-e[1234567] 0.5,"),
+		      "%s", t);
 	/* under the table, the footer's host words for STEAL over 1% of the vCPUs' time */
 	ck_assert_msg(strstr(t, "\nSTEAL 25%: the vCPUs were runnable while something else ran"),
 		      "%s", t);
