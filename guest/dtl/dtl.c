@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "dtl/dtl.h"
+#include "dtl/dtl_priv.h"
 #include "dtl/clockresp.h"
 #include "agent/guestdev.h"
 #include "channel/dtlreader.h"

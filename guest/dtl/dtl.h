@@ -117,9 +117,6 @@ typedef void (*dtl_overlap_fn)(void *ctx, const struct dtl_span *s, uint64_t ov_
 			       uint64_t ov_end);
 size_t dtl_overlap(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 		   dtl_overlap_fn fn, void *ctx);
-/* Overlap time of cpu's spans with [start_ns, end_ns), per enum vn_hclass (HOST_PREEMPT and HOST_WAIT only). */
-void dtl_overlap_ns(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    uint64_t out[VN_HCLASS_MAX]);
 /* Aggregates of cpu over [start_ns, end_ns). 0 or -ENODATA. */
 int dtl_aggs(const struct dtl *d, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 	     struct dtl_aggsum *out);
@@ -138,7 +135,6 @@ void dtl_stats(const struct dtl *d, struct dtl_stats *out);
  * else -ERANGE; -EINVAL for a bad span or CPU; s->hclass is derived from s->cls) and move the horizon. */
 int dtl_add_span(struct dtl *d, uint32_t cpu, const struct dtl_span *s)
     __attribute__((warn_unused_result));
-void dtl_set_horizon(struct dtl *d, uint64_t horizon_ns);
 /* Replay: name a cause word in a store made by dtl_new_store (as recorded from a live DTL); sets detail. */
 int dtl_set_cause(struct dtl *d, uint32_t cause, uint32_t cls, uint32_t pid, const char *comm)
     __attribute__((warn_unused_result));

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "measure/hypsplit.h"
 #include "attrib/classes.h"
+#include "attrib/gapsplit.h"
 
 #define GAP_PARTS \
 	16 /* distinct causes kept per gap; more are folded into the last of their class */
@@ -18,7 +19,8 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 struct pending {
-	uint64_t start_ns, end_ns, steal_ns, unexpl_ns;
+	uint64_t start_ns, end_ns;
+	uint64_t class_ns[VN_CLASS_MAX];
 	uint32_t cpu;
 };
 
@@ -55,6 +57,7 @@ struct gapwork {
 	struct part p[GAP_PARTS];
 	size_t n;
 	uint64_t tot[2]; /* PREEMPT, WAIT: sums of the parts */
+	uint64_t halted_ns; /* spans of the vCPU halted: the guest's own time */
 };
 
 struct hypsplit *hypsplit_new(struct dtl *d, uint64_t wait_ns)
@@ -172,8 +175,6 @@ int hypsplit_gap(struct hypsplit *hs, int cpu, uint64_t start_ns, uint64_t end_n
 
 	if (!hs || cpu < 0 || cpu >= HYPSPLIT_MAX_CPUS || end_ns <= start_ns)
 		return 0;
-	if (!class_ns[VN_CLASS_STEAL] && !class_ns[VN_CLASS_UNEXPLAINED])
-		return 0;
 	if (!hs->replay && (!hs->d || (dtl_state(hs->d) == DTL_ABSENT && !dtl_horizon(hs->d))))
 		return 0;
 	if (grow((void **)&hs->q, &hs->qcap, hs->nq + 1, sizeof(*hs->q)))
@@ -182,8 +183,7 @@ int hypsplit_gap(struct hypsplit *hs, int cpu, uint64_t start_ns, uint64_t end_n
 	p->cpu = (uint32_t)cpu;
 	p->start_ns = start_ns;
 	p->end_ns = end_ns;
-	p->steal_ns = class_ns[VN_CLASS_STEAL];
-	p->unexpl_ns = class_ns[VN_CLASS_UNEXPLAINED];
+	memcpy(p->class_ns, class_ns, sizeof(p->class_ns));
 	if (!hs->replay || rec_find(hs, p)) /* a replay queues only the gaps the recording split */
 		hs->nq++;
 	return 0;
@@ -245,6 +245,10 @@ static void on_span(void *ctx, const struct dtl_span *s, uint64_t ov_start, uint
 
 	if (ov_end <= ov_start)
 		return;
+	if (s->flags & VN_DTL_F_HALTED) { /* the guest idle on the vCPU: not the hypervisor's */
+		w->halted_ns += ov_end - ov_start;
+		return;
+	}
 	if (w->hs->span_fn && s->start_ns >= w->c->rec_end_ns) {
 		char name[HYPSPLIT_NAME_LEN];
 
@@ -265,47 +269,24 @@ static void on_span(void *ctx, const struct dtl_span *s, uint64_t ov_start, uint
 	w->p[i].ns += ov_end - ov_start;
 }
 
-/* Scale v[0..n) (sum total) down to take exactly: each v * take / total, the largest gets the rest. */
-static void scale(uint64_t *v, size_t n, uint64_t total, uint64_t take)
+/* The sources of host_preempt and host_wait: each cause's overlap scaled to what the split gave its class. */
+static int span_sources(struct gapwork *w, const struct gapsplit_res *res)
 {
-	uint64_t acc = 0;
-	size_t i, big = 0;
-
-	if (take >= total || !n)
-		return;
-	for (i = 0; i < n; i++) {
-		v[i] = (uint64_t)((unsigned __int128)v[i] * take / total);
-		acc += v[i];
-		if (v[i] > v[big])
-			big = i;
-	}
-	v[big] += take - acc;
-}
-
-/* host_preempt and host_wait parts of the gap: capped to pool, by cause. Returns the time taken. */
-static int take_spans(struct gapwork *w, uint64_t pool, uint64_t *taken)
-{
-	uint64_t v[GAP_PARTS], want[2], got[2];
+	uint64_t v[GAP_PARTS];
 	size_t i, hc, k, idx[GAP_PARTS];
 	char name[HYPSPLIT_NAME_LEN];
 
-	for (i = 0; i < w->n; i++)
-		w->tot[w->p[i].hclass] += w->p[i].ns;
-	want[0] = MIN(w->tot[0], pool);
-	want[1] = MIN(w->tot[1], pool - want[0]);
 	for (hc = 0; hc < 2; hc++) {
 		for (i = 0, k = 0; i < w->n; i++)
 			if (w->p[i].hclass == hc) {
 				idx[k] = i;
 				v[k++] = w->p[i].ns;
 			}
-		scale(v, k, w->tot[hc], want[hc]);
-		got[hc] = 0;
+		gapsplit_scale(v, k, w->tot[hc], res->hyp_ns[hc]);
 		for (i = 0; i < k; i++) {
 			const struct part *p = &w->p[idx[i]];
 			struct hypsplit_source *src = NULL;
 
-			got[hc] += v[i];
 			if (src_add(w->c, (uint8_t)hc,
 				    dtl_cause_name(w->hs->d, p->cause, p->cls, name, sizeof(name)),
 				    v[i], &src))
@@ -313,36 +294,26 @@ static int take_spans(struct gapwork *w, uint64_t pool, uint64_t *taken)
 			if (src)
 				src->cls = p->cls;
 		}
-		w->c->hyp_ns[hc] += got[hc];
-		w->c->hyp_count[hc] += got[hc] > 0;
-	}
-	*taken = got[0] + got[1];
-	/* the rest of the spans' time lay inside the gap's guest events: it stays in their classes */
-	if (w->tot[0] + w->tot[1] > *taken) {
-		w->c->in_guest_ns += w->tot[0] + w->tot[1] - *taken;
-		w->c->in_guest_count++;
 	}
 	return 0;
 }
 
-/* vmexit (by reason) and host_irq from the aggregates, capped to what is still unexplained. */
-static int take_aggs(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a, uint64_t *left)
+/* The sources of vmexit (by reason, scaled to what the split gave it) and host_irq. */
+static int agg_sources(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a,
+		       const struct gapsplit_res *res)
 {
-	uint64_t vm = a ? MIN(a->exit_ns, *left) : 0, irq, v[VN_DTL_AGG_TOP + 1];
+	uint64_t vm = res->hyp_ns[VN_HCLASS_VMEXIT], v[VN_DTL_AGG_TOP + 1];
 	uint64_t sum = 0;
 	size_t k, n = a ? (a->nexit < VN_DTL_AGG_TOP ? a->nexit : VN_DTL_AGG_TOP) : 0;
 	char name[32];
 
-	*left -= vm;
-	irq = a ? MIN(a->irq_ns, *left) : 0;
-	*left -= irq;
-	if (vm) {
+	if (vm && a) {
 		for (k = 0; k < n; k++) {
 			v[k] = a->exit[k].total_ns;
 			sum += v[k];
 		}
 		v[n] = a->exit_ns > sum ? a->exit_ns - sum : 0;
-		scale(v, n + 1, sum + v[n], vm);
+		gapsplit_scale(v, n + 1, sum + v[n], vm);
 		for (k = 0; k <= n; k++) {
 			struct hypsplit_source *s = NULL;
 
@@ -358,47 +329,57 @@ static int take_aggs(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a, uin
 			}
 		}
 	}
-	if (src_add(c, VN_HCLASS_HOST_IRQ, classes_hyp_name(VN_HCLASS_HOST_IRQ), irq, NULL))
+	if (src_add(c, VN_HCLASS_HOST_IRQ, classes_hyp_name(VN_HCLASS_HOST_IRQ),
+		    res->hyp_ns[VN_HCLASS_HOST_IRQ], NULL))
 		return -ENOMEM;
-	c->hyp_ns[VN_HCLASS_VMEXIT] += vm;
-	c->hyp_count[VN_HCLASS_VMEXIT] += vm > 0;
-	c->hyp_ns[VN_HCLASS_HOST_IRQ] += irq;
-	c->hyp_count[VN_HCLASS_HOST_IRQ] += irq > 0;
 	return 0;
 }
 
 int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		   uint64_t steal_ns, uint64_t unexpl_ns, const struct vn_rec_dtl_gap *agg)
+		   const uint64_t class_ns[VN_CLASS_MAX], const struct vn_rec_dtl_gap *agg)
 {
 	struct gapwork w = { .hs = hs, .cpu = cpu };
-	uint64_t taken = 0, from_steal, left, before[VN_HCLASS_PARTS], parts[VN_HCLASS_PARTS];
+	struct gapsplit_host h;
+	struct gapsplit_res res;
+	uint64_t moved = 0;
+	size_t i;
 	int k;
 
 	w.c = cpu_get(hs, cpu);
 	if (!w.c)
 		return cpu >= HYPSPLIT_MAX_CPUS ? 0 : -ENOMEM;
-	for (k = 0; k < VN_HCLASS_MAX; k++)
-		before[k] = w.c->hyp_ns[k];
-	before[VN_HCLASS_HW] = w.c->hw_ns;
 	if (hs->d)
 		dtl_overlap(hs->d, cpu, start_ns, end_ns, on_span, &w);
-	if (take_spans(&w, steal_ns + unexpl_ns, &taken))
+	for (i = 0; i < w.n; i++)
+		w.tot[w.p[i].hclass] += w.p[i].ns;
+	memset(&h, 0, sizeof(h));
+	h.ns[VN_HCLASS_HOST_PREEMPT] = w.tot[0];
+	h.ns[VN_HCLASS_HOST_WAIT] = w.tot[1];
+	h.ns[VN_HCLASS_VMEXIT] = agg ? agg->exit_ns : 0;
+	h.ns[VN_HCLASS_HOST_IRQ] = agg ? agg->irq_ns : 0;
+	gapsplit_apportion(end_ns - start_ns, class_ns, 0, &h, &res);
+	if (span_sources(&w, &res) || agg_sources(w.c, agg, &res))
 		return -ENOMEM;
-	from_steal = taken < steal_ns ? taken : steal_ns;
-	left = unexpl_ns - (taken - from_steal);
-	if (take_aggs(w.c, agg, &left))
-		return -ENOMEM;
-	w.c->hw_ns += left;
-	w.c->hw_count += left > 0;
-	w.c->from_steal_ns += from_steal;
-	w.c->from_unexpl_ns += unexpl_ns;
-	w.c->unexpl_gaps += unexpl_ns > 0;
+	for (k = 0; k < VN_HCLASS_MAX; k++) {
+		w.c->hyp_ns[k] += res.hyp_ns[k];
+		w.c->hyp_count[k] += res.hyp_ns[k] > 0;
+	}
+	w.c->hw_ns += res.hyp_ns[VN_HCLASS_HW];
+	w.c->hw_count += res.hyp_ns[VN_HCLASS_HW] > 0;
+	for (k = 0; k < VN_CLASS_MAX; k++) {
+		w.c->from_class_ns[k] += res.from_guest_ns[k];
+		if (k != VN_CLASS_STEAL && k != VN_CLASS_UNEXPLAINED)
+			moved += res.from_guest_ns[k];
+	}
+	w.c->from_steal_ns += res.from_guest_ns[VN_CLASS_STEAL];
+	w.c->from_unexpl_ns += res.from_guest_ns[VN_CLASS_UNEXPLAINED];
+	w.c->unexpl_gaps += class_ns[VN_CLASS_UNEXPLAINED] > 0;
+	w.c->in_guest_ns += moved;
+	w.c->in_guest_count += moved > 0;
+	w.c->halted_ns += w.halted_ns;
 	w.c->split++;
-	for (k = 0; k < VN_HCLASS_MAX; k++)
-		parts[k] = w.c->hyp_ns[k] - before[k];
-	parts[VN_HCLASS_HW] = w.c->hw_ns - before[VN_HCLASS_HW];
 	if (hs->part_fn)
-		hs->part_fn(hs->pctx, cpu, start_ns, end_ns, parts);
+		hs->part_fn(hs->pctx, cpu, start_ns, end_ns, &res);
 	return 0;
 }
 
@@ -434,15 +415,19 @@ static int settle(struct hypsplit *hs, const struct pending *p, uint64_t horizon
 		if (now_ns != UINT64_MAX && p->end_ns > hs->rh[p->cpu])
 			return 0;
 		rg = rec_find(hs, p);
-		if (rg && hypsplit_split(hs, p->cpu, p->start_ns, p->end_ns, p->steal_ns,
-					 p->unexpl_ns, rg))
+		if (rg && hypsplit_split(hs, p->cpu, p->start_ns, p->end_ns, p->class_ns, rg))
 			return -ENOMEM;
 		return 1;
 	}
-	if (p->end_ns + HYPSPLIT_MARGIN_NS <= horizon) {
+	if (gapsplit_uncovered(p->start_ns, dtl_covered_from(hs->d))) {
+		/* the log is complete only from its epoch's first horizon: the gap stays as it is */
+		if (cpu_get(hs, p->cpu))
+			hs->cpu[p->cpu]->uncovered++;
+		return 1;
+	}
+	if (gapsplit_ready(p->end_ns, HYPSPLIT_MARGIN_NS, horizon)) {
 		live_aggs(hs, p, &g);
-		if (hypsplit_split(hs, p->cpu, p->start_ns, p->end_ns, p->steal_ns, p->unexpl_ns,
-				   &g))
+		if (hypsplit_split(hs, p->cpu, p->start_ns, p->end_ns, p->class_ns, &g))
 			return -ENOMEM;
 		if (hs->gap_fn)
 			hs->gap_fn(hs->rctx, &g);

@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hypsplit: the hypervisor split of the measuring commands (measure/top/hist/record/report). The merge engine
- * leaves in each gap the time the guest cannot explain as STEAL and UNEXPLAINED; hypsplit takes that time
- * apart with the host's dispatch trace log (guest/dtl): the host intervals overlapping the gap on its CPU
- * give host_preempt (by cause) and host_wait, taken from steal first, then from unexplained; the host's
- * aggregates over the gap give vmexit (by reason) and host_irq, taken only from what is still unexplained;
- * what then stays unexplained is hw. Time only ever moves out of steal and unexplained (never out of a guest
- * class) and never more than they hold, so a CPU's classes still add up to its noise exactly. The host time
- * of a gap's spans beyond what steal and unexplained hold lay inside the gap's guest events (a preemption in
- * an IRQ handler makes that IRQ as long): it stays in their classes and is counted as in_guest_ns. That
- * is a lower bound: a span inside an event is taken out of steal or unexplained elsewhere in the gap first.
+ * hypsplit: the hypervisor split of the measuring commands (measure/top/hist/record/report). Each gap the
+ * merge engine attributed is split with the host's dispatch trace log (guest/dtl) by the one split core
+ * (shared/attrib/gapsplit): the host intervals overlapping the gap on its CPU give host_preempt (by cause)
+ * and host_wait, taken from steal first, then from unexplained, then out of the gap's guest classes pro rata
+ * (a preemption inside an IRQ handler made that IRQ as long: host time wins, as in the host's matcher); the
+ * host's aggregates over the gap give vmexit (by reason) and host_irq, taken only from what is still
+ * unexplained; what then stays unexplained is hw. Intervals of the vCPU halted are the guest's (idle) time.
+ * A CPU's classes still add up to its noise exactly: the view takes from_class_ns[] out of them.
  *
  * A gap is split once the DTL's horizon has passed its end (by HYPSPLIT_MARGIN_NS: a host interval that
  * ends just after the gap, by the clock mapping's error, is in); a gap the horizon has not reached wait_ns after
- * its end is left as it is and counted late ("dtl_late"). Without a DTL (NULL or absent) nothing is queued.
+ * its end is left as it is and counted late ("dtl_late"); a gap that began before the log was complete (its
+ * epoch's first horizon, dtl_covered_from) is left as it is and counted uncovered. Without a DTL (NULL or absent) nothing is queued.
  * Replay (report FILE): the gaps the recording split are given with hypsplit_add_recorded() and only they are
  * split, with the aggregates recorded for them and the spans of a store filled with dtl_add_span() (fed in
  * time order after the gaps are queued, hypsplit_replay_horizon() saying how far: the store keeps 30 s). A
@@ -25,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "attrib/gapsplit.h"
 #include "dtl/dtl.h"
 #include "noise.h"
 #include "record.h"
@@ -55,8 +55,14 @@ struct hypsplit_cpu {
 	    hyp_count[VN_HCLASS_MAX]; /* count: gaps holding that class */
 	uint64_t hw_ns, hw_count;
 	uint64_t in_guest_ns,
-	    in_guest_count; /* host span time left inside guest events; gaps with any */
+	    in_guest_count; /* host span time that lay inside guest events (moved out of their classes); gaps */
 	uint64_t from_steal_ns, from_unexpl_ns; /* time moved out of STEAL and UNEXPLAINED */
+	uint64_t from_class_ns
+	    [VN_CLASS_MAX]; /* time moved out of each guest class (STEAL, UNEXPL too) */
+	uint64_t
+	    halted_ns; /* the host's log had the vCPU halted inside split gaps: left to the guest */
+	uint64_t
+	    uncovered; /* gaps left as they were: they began before the host's log was complete */
 	uint64_t unexpl_gaps; /* split gaps that held unexplained time (none is left in them) */
 	uint64_t split; /* gaps split with the DTL */
 	uint64_t late; /* gaps left as they were: the horizon did not pass them in time */
@@ -68,11 +74,10 @@ struct hypsplit_cpu {
 typedef void (*hypsplit_span_fn)(void *ctx, uint32_t cpu, const struct dtl_span *s,
 				 const char *cause_name);
 typedef void (*hypsplit_rgap_fn)(void *ctx, const struct vn_rec_dtl_gap *g);
-/* One split gap [start_ns, end_ns) of cpu and its parts: parts[enum vn_hclass] and parts[VN_HCLASS_HW]
- * (the view's histograms, report --gaps). They hold the gap's unexplained time and what was taken from its
- * steal: sum(parts) - unexplained came out of steal. */
+/* One split gap [start_ns, end_ns) of cpu and its split (the view's histograms, report --gaps): what stays
+ * in each guest class and the hypervisor parts with hw, adding up to the gap. */
 typedef void (*hypsplit_part_fn)(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-				 const uint64_t parts[VN_HCLASS_PARTS]);
+				 const struct gapsplit_res *res);
 
 struct hypsplit;
 
@@ -88,7 +93,7 @@ void hypsplit_set_part_fn(struct hypsplit *hs, hypsplit_part_fn fn, void *ctx);
 int hypsplit_add_recorded(struct hypsplit *hs, const struct vn_rec_dtl_gap *g)
     __attribute__((warn_unused_result));
 /* One attributed gap of cpu, [start_ns, end_ns) with its parts by class (merge callback). Queued only when
- * there is a DTL and the gap holds steal or unexplained time. 0 or -ENOMEM. */
+ * there is a DTL (host time inside a guest event is the host's too). 0 or -ENOMEM. */
 int hypsplit_gap(struct hypsplit *hs, int cpu, uint64_t start_ns, uint64_t end_ns,
 		 const uint64_t class_ns[VN_CLASS_MAX]) __attribute__((warn_unused_result));
 /* Split the queued gaps the horizon has passed; those it has not passed wait_ns after their end (now_ns:
@@ -105,9 +110,10 @@ const struct hypsplit_cpu *hypsplit_cpu(const struct hypsplit *hs, int cpu);
 size_t hypsplit_top(const struct hypsplit *hs, int cpu, struct hypsplit_source *out, size_t max);
 /* Gaps counted late, all CPUs. */
 uint64_t hypsplit_late(const struct hypsplit *hs);
-/* Split one gap now with the aggregates agg (NULL: none): the pure step under hypsplit_process. 0 or -ENOMEM. */
+/* Split one gap (its parts by guest class) now with the aggregates agg (NULL: none), through the split core
+ * (shared/attrib/gapsplit): the step under hypsplit_process. 0 or -ENOMEM. */
 int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		   uint64_t steal_ns, uint64_t unexpl_ns, const struct vn_rec_dtl_gap *agg)
+		   const uint64_t class_ns[VN_CLASS_MAX], const struct vn_rec_dtl_gap *agg)
     __attribute__((warn_unused_result));
 
 #endif

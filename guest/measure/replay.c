@@ -239,12 +239,12 @@ static void replay_gap_cb(void *ctx, int cpu, uint64_t dur_ns,
 
 /* hypsplit's part callback: the view's, and the gap's line with --gaps. */
 static void replay_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-			  const uint64_t parts[VN_HCLASS_PARTS])
+			  const struct gapsplit_res *res)
 {
 	struct replay *r = ctx;
 
-	view_hyp_cb(&r->v, cpu, start_ns, end_ns, parts);
-	if (r->gaps && view_gaps_split(r->gaps, cpu, start_ns, end_ns, parts))
+	view_hyp_cb(&r->v, cpu, start_ns, end_ns, res);
+	if (r->gaps && view_gaps_split(r->gaps, cpu, start_ns, end_ns, res))
 		r->gaps_err = 1;
 }
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attrib/gapsplit.h"
 #include "monitor/hypspan.h"
 
 struct hs_span {
@@ -119,8 +120,8 @@ static void hs_overlap(void *ctx, const struct dtl_span *ds, uint64_t ov_start, 
 	struct hs_ctx *c = ctx;
 	uint64_t ns = ov_end > ov_start ? ov_end - ov_start : 0;
 
-	if (!ns || ds->hclass >= VN_HCLASS_MAX)
-		return;
+	if (!ns || ds->hclass >= VN_HCLASS_MAX || (ds->flags & VN_DTL_F_HALTED))
+		return; /* halted: the guest idle on the vCPU, not the hypervisor's time */
 	c->t->ns[ds->hclass] += ns;
 	if (c->running)
 		c->t->running_ns += ns;
@@ -138,7 +139,7 @@ size_t hypspan_process(struct hypspan *h, const struct dtl *d, uint64_t now_ns)
 	for (uint32_t i = 0; i < h->npend; i++) {
 		const struct hs_span *s = &h->pend[(h->head + i) % h->cap];
 
-		if (hz && s->end_ns <= hz) {
+		if (hz && gapsplit_ready(s->end_ns, 0, hz)) {
 			struct hs_ctx c = { .t = &h->tot[s->tgt], .running = (int)s->running };
 
 			dtl_overlap(d, s->cpu, s->start_ns, s->end_ns, hs_overlap, &c);

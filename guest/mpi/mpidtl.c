@@ -2,11 +2,12 @@
 /*
  * mpidtl: hypervisor noise of a rank's interval from the dispatch trace log (see mpidtl.h). The host's
  * intervals are intersected exactly with the compute interval on the rank's CPU; the per-period aggregates
- * (VM exits, host IRQs) carry no timestamps, so dtl_aggs() prorates them to the interval and they count only
- * up to the time nothing else explains (compute minus guest noise minus host intervals).
+ * (VM exits, host IRQs) carry no timestamps, so dtl_aggs() prorates them to the interval; the split core
+ * (shared/attrib/gapsplit) apportions both, the aggregates only up to the time nothing else explains.
  */
 #include <stdio.h>
 #include <string.h>
+#include "attrib/gapsplit.h"
 #include "mpi/mpidtl.h"
 
 #define MPIDTL_CAUSES 16 /* distinct host causes tracked per interval; more go to the smallest */
@@ -50,20 +51,11 @@ static void on_overlap(void *ctx, const struct dtl_span *s, uint64_t ov_start, u
 	unsigned hc =
 	    s->hclass == VN_HCLASS_HOST_WAIT ? VN_HCLASS_HOST_WAIT : VN_HCLASS_HOST_PREEMPT;
 
+	if (s->flags & VN_DTL_F_HALTED) /* the rank's CPU idle in the guest: not the hypervisor's */
+		return;
 	a->ns[hc] += ns;
 	if (hc == VN_HCLASS_HOST_PREEMPT && ns)
 		add_cause(a, s, ns);
-}
-
-static uint64_t guest_noise(const struct vn_pipe_iv *r)
-{
-	uint64_t sum = 0;
-
-	/* steal is what the DTL explains: it does not take room from the aggregates */
-	for (int c = 0; c < VN_CLASS_MAX; c++)
-		if (c != VN_CLASS_STEAL)
-			sum += r->noise_ns[c];
-	return sum;
 }
 
 static uint64_t cap(uint64_t v, uint64_t room)
@@ -75,7 +67,9 @@ uint64_t mpidtl_attribute(const struct dtl *d, struct vn_pipe_iv *r)
 {
 	struct overlap_acc a;
 	struct dtl_aggsum ag;
-	uint64_t comp, used, room, total = 0;
+	struct gapsplit_host h;
+	struct gapsplit_res res;
+	uint64_t comp, noise = 0, total = 0, gin[VN_CLASS_MAX];
 	char buf[96];
 	const char *key;
 	unsigned best = 0;
@@ -91,24 +85,31 @@ uint64_t mpidtl_attribute(const struct dtl *d, struct vn_pipe_iv *r)
 		return 0;
 	comp = r->end_ns - r->start_ns;
 	dtl_overlap(d, r->cpu, r->start_ns, r->end_ns, on_overlap, &a);
-	r->hyp_ns[VN_HCLASS_HOST_PREEMPT] = cap(a.ns[VN_HCLASS_HOST_PREEMPT], comp);
-	r->hyp_ns[VN_HCLASS_HOST_WAIT] =
-	    cap(a.ns[VN_HCLASS_HOST_WAIT], comp - r->hyp_ns[VN_HCLASS_HOST_PREEMPT]);
-	used = r->hyp_ns[VN_HCLASS_HOST_PREEMPT] + r->hyp_ns[VN_HCLASS_HOST_WAIT];
-	used += cap(guest_noise(r), comp - used);
-	room = comp - used;
+	memset(&h, 0, sizeof(h));
+	h.ns[VN_HCLASS_HOST_PREEMPT] = a.ns[VN_HCLASS_HOST_PREEMPT];
+	h.ns[VN_HCLASS_HOST_WAIT] = a.ns[VN_HCLASS_HOST_WAIT];
 	memset(&ag, 0, sizeof(ag));
 	if (!dtl_aggs(d, r->cpu, r->start_ns, r->end_ns, &ag)) {
-		r->hyp_ns[VN_HCLASS_VMEXIT] = cap(ag.exit_ns, room);
-		r->hyp_ns[VN_HCLASS_HOST_IRQ] = cap(ag.irq_ns, room - r->hyp_ns[VN_HCLASS_VMEXIT]);
+		h.ns[VN_HCLASS_VMEXIT] = ag.exit_ns;
+		h.ns[VN_HCLASS_HOST_IRQ] = ag.irq_ns;
 	}
+	/* the one split (shared/attrib/gapsplit): the interval's compute time is its quiet part; host time
+	 * is taken from steal, unexplained, compute, then the guest's noise; the interval's noise_ns is kept
+	 * as measured (the pipeline's own figure), the host's parts are reported beside it */
+	for (int c = 0; c < VN_CLASS_MAX; c++) {
+		gin[c] = r->noise_ns[c];
+		noise += gin[c];
+	}
+	gapsplit_apportion(comp, gin, noise < comp ? comp - noise : 0, &h, &res);
+	for (int c = 0; c < VN_HCLASS_MAX; c++)
+		r->hyp_ns[c] = res.hyp_ns[c];
 	for (unsigned i = 1; i < a.nc; i++)
 		if (a.c[i].ns > a.c[best].ns)
 			best = i;
 	if (a.nc && a.c[best].ns) {
 		r->hyp_cause = a.c[best].cause;
 		r->hyp_cause_cls = a.c[best].cls;
-		r->hyp_cause_ns = cap(a.c[best].ns, comp);
+		r->hyp_cause_ns = cap(a.c[best].ns, r->hyp_ns[VN_HCLASS_HOST_PREEMPT]);
 		snprintf(r->hyp_name, sizeof(r->hyp_name), "%s",
 			 dtl_cause_name(d, r->hyp_cause, r->hyp_cause_cls, buf, sizeof(buf)));
 		/* NUL-padded, a 16-byte key without NUL allowed (as a comm) */

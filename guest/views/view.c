@@ -58,7 +58,7 @@ void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN
 }
 
 void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		 const uint64_t parts[VN_HCLASS_PARTS])
+		 const struct gapsplit_res *res)
 {
 	struct view *v = ctx;
 	int i, k;
@@ -71,8 +71,8 @@ void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 	if (i == v->ncpus || !v->hist)
 		return;
 	for (k = 0; k < VN_HCLASS_PARTS; k++)
-		if (parts[k])
-			hist_add(&v->hist[i].hyp[k], parts[k]);
+		if (res->hyp_ns[k])
+			hist_add(&v->hist[i].hyp[k], res->hyp_ns[k]);
 }
 
 int view_has_dtl(const struct view *v)
@@ -132,17 +132,20 @@ int view_part_shown(const struct view *v, const struct view_row *rows, int p)
 	return 0;
 }
 
-/* The hypervisor split of the CPU: out of steal and unexplained into hyp_ns[] (the sums stay exact). */
+/* The hypervisor split of the CPU: out of the guest classes (steal and unexplained first) into hyp_ns[]
+ * (the sums stay exact). */
 static void row_hyp(const struct view *v, int idx, struct view_row *r)
 {
 	const struct hypsplit_cpu *h = hypsplit_cpu(v->hs, v->cpus[idx]);
-	uint64_t *st = &r->class_ns[VN_CLASS_STEAL], *un = &r->class_ns[VN_CLASS_UNEXPLAINED];
 	int k;
 
-	if (!h || h->from_steal_ns > *st || h->from_unexpl_ns > *un)
-		return; /* nothing split (or not this run's totals: never take what is not there) */
-	*st -= h->from_steal_ns;
-	*un -= h->from_unexpl_ns;
+	if (!h)
+		return;
+	for (k = 0; k < VN_CLASS_MAX; k++)
+		if (h->from_class_ns[k] > r->class_ns[k])
+			return; /* not this run's totals: never take what is not there */
+	for (k = 0; k < VN_CLASS_MAX; k++)
+		r->class_ns[k] -= h->from_class_ns[k];
 	r->class_count[VN_CLASS_UNEXPLAINED] -=
 	    h->unexpl_gaps < r->class_count[VN_CLASS_UNEXPLAINED]
 		? h->unexpl_gaps
@@ -430,10 +433,11 @@ void view_notes(FILE *f, const struct view *v, const struct view_row *rows)
 			human(a, sizeof(a), t.unexpl_ns), (unsigned long long)unc_n);
 	for (i = 0; view_split(v) && i < v->ncpus; i++)
 		if (rows[i].hyp_in_guest_ns)
-			fprintf(f,
-				"CPU %d: also %.1f us of host time inside guest events (left in "
-				"their class)\n",
-				v->cpus[i], rows[i].hyp_in_guest_ns / 1e3);
+			fprintf(
+			    f,
+			    "CPU %d: %.1f us of host time lay inside guest events: counted as the "
+			    "host's, out of their classes\n",
+			    v->cpus[i], rows[i].hyp_in_guest_ns / 1e3);
 	explain_footer(f, &t, 80);
 }
 

@@ -53,7 +53,7 @@ struct view_row {
 	uint64_t class_ns[VN_CLASS_MAX], class_count[VN_CLASS_MAX];
 	uint64_t hyp_ns[VN_HCLASS_PARTS], hyp_count[VN_HCLASS_PARTS];
 	uint64_t
-	    hyp_in_guest_ns; /* host time the DTL showed inside guest events (left in their classes) */
+	    hyp_in_guest_ns; /* host time the DTL showed inside guest events (out of their classes) */
 	double available_pct;
 };
 
@@ -130,7 +130,7 @@ const struct view_ops *view_pick(const struct measure_params *p);
 void view_gap_cb(void *ctx, int cpu, uint64_t dur_ns, const uint64_t class_ns[VN_CLASS_MAX]);
 /* Fold a split gap's hypervisor parts into the histograms (hypsplit's part callback; ctx is the view). */
 void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		 const uint64_t parts[VN_HCLASS_PARTS]);
+		 const struct gapsplit_res *res);
 /* Whether the run had a DTL (its split is shown: "dtl" is not "absent"). */
 int view_has_dtl(const struct view *v);
 /* The row of CPU index idx; returns whether the CPU got any record. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * view_gaps: report --gaps (see view_gaps.h). The gaps and the splits are two arrays, sorted at the end and
- * joined on (cpu, start, end); a split moves its parts out of the gap's unexplained time and, for the rest,
- * out of its steal (what hypsplit took), so the line's parts still add up to the gap.
+ * joined on (cpu, start, end); a split gap's line is the split (shared/attrib/gapsplit: what stays in each
+ * guest class, the hypervisor parts, hw), which adds up to the gap.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +14,8 @@
 struct vg_gap {
 	uint32_t cpu;
 	uint64_t start_ns, end_ns;
-	uint64_t ns[VN_CLASS_MAX]; /* guest classes, or the split's parts (VN_HCLASS_PARTS used) */
+	uint64_t ns[VN_CLASS_MAX]; /* guest classes (a split: what stays in them) */
+	uint64_t hyp[VN_HCLASS_PARTS]; /* a split: the hypervisor parts and hw */
 };
 
 struct vg_list {
@@ -25,8 +26,6 @@ struct vg_list {
 struct view_gaps {
 	struct vg_list gaps, splits;
 };
-
-_Static_assert(VN_HCLASS_PARTS <= VN_CLASS_MAX, "a split's parts fit a gap record");
 
 struct view_gaps *view_gaps_new(void)
 {
@@ -43,7 +42,7 @@ void view_gaps_free(struct view_gaps *vg)
 }
 
 static int list_add(struct vg_list *l, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    const uint64_t *ns, size_t nns)
+		    const uint64_t ns[VN_CLASS_MAX], const uint64_t *hyp)
 {
 	struct vg_gap *x;
 
@@ -61,7 +60,9 @@ static int list_add(struct vg_list *l, uint32_t cpu, uint64_t start_ns, uint64_t
 	x->cpu = cpu;
 	x->start_ns = start_ns;
 	x->end_ns = end_ns;
-	memcpy(x->ns, ns, nns * sizeof(*ns));
+	memcpy(x->ns, ns, sizeof(x->ns));
+	if (hyp)
+		memcpy(x->hyp, hyp, sizeof(x->hyp));
 	return 0;
 }
 
@@ -70,13 +71,13 @@ int view_gaps_gap(struct view_gaps *vg, int cpu, uint64_t start_ns, uint64_t end
 {
 	if (cpu < 0 || end_ns <= start_ns)
 		return 0;
-	return list_add(&vg->gaps, (uint32_t)cpu, start_ns, end_ns, class_ns, VN_CLASS_MAX);
+	return list_add(&vg->gaps, (uint32_t)cpu, start_ns, end_ns, class_ns, NULL);
 }
 
 int view_gaps_split(struct view_gaps *vg, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    const uint64_t parts[VN_HCLASS_PARTS])
+		    const struct gapsplit_res *res)
 {
-	return list_add(&vg->splits, cpu, start_ns, end_ns, parts, VN_HCLASS_PARTS);
+	return list_add(&vg->splits, cpu, start_ns, end_ns, res->guest_ns, res->hyp_ns);
 }
 
 /* By CPU, then start, then end: the join's order. */
@@ -101,11 +102,10 @@ static int by_time(const void *a, const void *b)
 	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
 }
 
-/* Gap g with split s (NULL: none) as a line into out. 0, or -EINVAL when s holds more than the gap's steal
- * and unexplained time. */
+/* Gap g with split s (NULL: none) as a line into out. 0, or -EINVAL when s gives a class more than the gap
+ * held. */
 static int compose(const struct vg_gap *g, const struct vg_gap *s, struct gapline *out)
 {
-	uint64_t sum = 0, unexpl = g->ns[VN_CLASS_UNEXPLAINED], steal = g->ns[VN_CLASS_STEAL];
 	int k;
 
 	memset(out, 0, sizeof(*out));
@@ -115,13 +115,11 @@ static int compose(const struct vg_gap *g, const struct vg_gap *s, struct gaplin
 	memcpy(out->guest_ns, g->ns, sizeof(out->guest_ns));
 	if (!s)
 		return 0;
-	for (k = 0; k < VN_HCLASS_PARTS; k++)
-		sum += s->ns[k];
-	if (sum < unexpl || sum - unexpl > steal)
-		return -EINVAL;
-	out->guest_ns[VN_CLASS_UNEXPLAINED] = 0;
-	out->guest_ns[VN_CLASS_STEAL] = steal - (sum - unexpl);
-	memcpy(out->hyp_ns, s->ns, sizeof(out->hyp_ns));
+	for (k = 0; k < VN_CLASS_MAX; k++)
+		if (s->ns[k] > g->ns[k])
+			return -EINVAL;
+	memcpy(out->guest_ns, s->ns, sizeof(out->guest_ns));
+	memcpy(out->hyp_ns, s->hyp, sizeof(out->hyp_ns));
 	return 0;
 }
 
@@ -147,10 +145,9 @@ long view_gaps_write(struct view_gaps *vg, FILE *f)
 		if (j < vg->splits.n && !by_cpu(&vg->splits.g[j], g))
 			s = &vg->splits.g[j++];
 		if (compose(g, s, &lines[i])) {
-			log_err(
-			    "CPU %u: the split of the gap at %llu ns holds more than its steal and "
-			    "unexplained time",
-			    g->cpu, (unsigned long long)g->start_ns);
+			log_err("CPU %u: the split of the gap at %llu ns gives a class more than "
+				"the gap held",
+				g->cpu, (unsigned long long)g->start_ns);
 			rc = -EINVAL;
 		}
 	}

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "attrib/gapsplit.h"
 #include "noise.h"
 
 struct view_gaps;
@@ -20,9 +21,9 @@ void view_gaps_free(struct view_gaps *vg); /* accepts NULL */
 /* A gap [start_ns, end_ns) of cpu as merge attributed it (class_ns sum to its length). 0 or -ENOMEM. */
 int view_gaps_gap(struct view_gaps *vg, int cpu, uint64_t start_ns, uint64_t end_ns,
 		  const uint64_t class_ns[VN_CLASS_MAX]) __attribute__((warn_unused_result));
-/* The hypervisor split of that gap (hypsplit's part callback's arguments). 0 or -ENOMEM. */
+/* The split of that gap (hypsplit's part callback's arguments). 0 or -ENOMEM. */
 int view_gaps_split(struct view_gaps *vg, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
-		    const uint64_t parts[VN_HCLASS_PARTS]) __attribute__((warn_unused_result));
+		    const struct gapsplit_res *res) __attribute__((warn_unused_result));
 /* Every gap as one line on f, in time order (then by CPU). Returns the lines written (0: no gap), or
  * -EIO / -errno when f fails, -EINVAL when a split does not fit its gap (said on stderr). */
 long view_gaps_write(struct view_gaps *vg, FILE *f) __attribute__((warn_unused_result));

@@ -75,7 +75,7 @@ static void by_class(struct json_writer *w, const struct view *v, const char *ke
 	json_obj_end(w);
 }
 
-/* "hypervisor": the DTL's split of the CPU's steal and unexplained time; in_guest_ns: host time inside guest events. */
+/* "hypervisor": the DTL's split of the CPU's noise; in_guest_ns: host time inside guest events (out of their classes). */
 static void hypervisor(struct json_writer *w, const struct view_row *r)
 {
 	char key[32];
@@ -87,8 +87,9 @@ static void hypervisor(struct json_writer *w, const struct view_row *r)
 		snprintf(key, sizeof(key), "%s_ns", classes_hyp_name(k));
 		json_kv_u64(w, key, r->hyp_ns[k]);
 	}
-	json_kv_u64(w, "in_guest_ns",
-		    r->hyp_in_guest_ns); /* not in by_class: left in guest classes */
+	json_kv_u64(
+	    w, "in_guest_ns",
+	    r->hyp_in_guest_ns); /* host time inside guest events: in by_class as the host's */
 	json_obj_end(w);
 }
 

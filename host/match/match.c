@@ -12,7 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match/match.h"
+#include "attrib/gapsplit.h"
+#include "match/match_priv.h"
 
 #define MATCH_IDLE_KEEP_NS 1000000000ULL /* kept behind the horizon on an unmeasured vCPU */
 #define DEFAULT_BIG_NS 1000000ULL
@@ -624,7 +625,7 @@ static uint64_t host_overlap(const struct hspan *hs, size_t n, uint64_t a, uint6
 			hi = mid;
 	}
 	for (; lo < n && hs[lo].a < b; lo++)
-		sum += min64(hs[lo].b, b) - max64(hs[lo].a, a);
+		sum += gapsplit_clip(hs[lo].a, hs[lo].b, a, b);
 	return sum;
 }
 
@@ -663,25 +664,33 @@ static uint64_t guest_part(struct match *m, struct mvcpu *v, const struct span *
 	return reduced;
 }
 
-/* Guest parts that overflow the room the host left are scaled down to fit; the rounding rest goes to the
- * largest. */
-static void guest_scale(struct match *m, unsigned __int128 sum, uint64_t room)
+/* The parts of one kind and class, summing to total, scaled down to take (the split core's share of that
+ * class); the largest takes the rounding rest. */
+static void class_scale(struct match *m, uint8_t kind, uint8_t cls, uint64_t total, uint64_t take)
 {
 	uint64_t acc = 0;
 	size_t i, big = m->npart;
 
+	if (take >= total)
+		return;
 	for (i = 0; i < m->npart; i++) {
 		struct part *p = &m->part[i];
 
-		if (p->k.kind != MATCH_K_GUEST)
+		if (p->k.kind != kind || p->k.cls != cls)
 			continue;
-		p->ns = (uint64_t)((unsigned __int128)p->ns * room / sum);
-		acc += p->ns;
 		if (big == m->npart || p->ns > m->part[big].ns)
 			big = i;
 	}
+	for (i = 0; i < m->npart; i++) {
+		struct part *p = &m->part[i];
+
+		if (p->k.kind != kind || p->k.cls != cls)
+			continue;
+		p->ns = (uint64_t)((unsigned __int128)p->ns * take / total);
+		acc += p->ns;
+	}
 	if (big < m->npart)
-		m->part[big].ns += room - acc;
+		m->part[big].ns += take - acc;
 }
 
 struct gapres {
@@ -725,10 +734,15 @@ static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const str
 		      uint64_t now_ns)
 {
 	struct gapres r;
-	unsigned __int128 guest = 0;
+	struct gapsplit_host h;
+	struct gapsplit_res res;
+	uint64_t gin[VN_CLASS_MAX];
 	size_t i, nhs;
+	int c;
 
 	memset(&r, 0, sizeof(r));
+	memset(&h, 0, sizeof(h));
+	memset(gin, 0, sizeof(gin));
 	r.dur = g->s.end - g->s.start;
 	r.unc = g->unc;
 	r.lat = now_ns > g->s.end ? now_ns - g->s.end : 0;
@@ -744,24 +758,24 @@ static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const str
 		/* a child beyond its parent (skew) leaves nothing for the parent */
 		p->ns = p->acc <= 0 ? 0 : p->acc >= r.dur ? r.dur : (uint64_t)p->acc;
 		if (p->k.kind == MATCH_K_HOST)
-			r.host += p->ns;
-		else
-			guest += p->ns;
+			h.ns[p->k.cls] += p->ns;
+		else if (p->k.cls < VN_CLASS_MAX)
+			gin[p->k.cls] += p->ns;
 	}
-	if (guest > r.dur - r.host) { /* overlapping top-level events */
+	/* the one split (shared/attrib/gapsplit): events are already net of host time; what they and the host
+	 * leave is the residual; overlapping top-level events are scaled to fit */
+	gapsplit_apportion(r.dur, gin, 0, &h, &res);
+	if (res.scaled)
 		v->cnt.clamped++;
-		guest_scale(m, guest, r.dur - r.host);
-		guest = r.dur - r.host;
-	}
-	for (i = 0; i < m->npart; i++) {
-		const struct part *p = &m->part[i];
-
-		if (p->k.kind == MATCH_K_HOST)
-			r.host_ns[p->k.cls] += p->ns;
-		else
-			r.guest_ns[p->k.cls] += p->ns;
-	}
-	r.residual = r.dur - r.host - (uint64_t)guest;
+	for (c = 0; c < VN_CLASS_MAX; c++)
+		class_scale(m, MATCH_K_GUEST, (uint8_t)c, gin[c], res.guest_ns[c]);
+	for (c = 0; c < VN_HCLASS_MAX; c++)
+		class_scale(m, MATCH_K_HOST, (uint8_t)c, h.ns[c], res.hyp_ns[c]);
+	memcpy(r.guest_ns, res.guest_ns, sizeof(r.guest_ns));
+	memcpy(r.host_ns, res.hyp_ns, sizeof(r.host_ns));
+	for (c = 0; c < VN_HCLASS_MAX; c++)
+		r.host += res.hyp_ns[c];
+	r.residual = res.hyp_ns[VN_HCLASS_HW];
 	mset_gap(&v->total, m, &r);
 	mset_gap(&v->period, m, &r);
 	if (m->fn)
@@ -772,10 +786,8 @@ static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const str
 
 static int gap_ready(const struct rgap *g, uint64_t guest_h, uint64_t host_h)
 {
-	uint64_t unc = min64(g->unc, MATCH_MAX_UNC_WAIT_NS);
-	uint64_t hend = g->s.end + unc < g->s.end ? UINT64_MAX : g->s.end + unc;
-
-	return g->s.end <= guest_h && hend <= host_h;
+	return g->s.end <= guest_h &&
+	       gapsplit_ready(g->s.end, min64(g->unc, MATCH_MAX_UNC_WAIT_NS), host_h);
 }
 
 static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint64_t guest_h,

@@ -166,7 +166,4 @@ void match_guest_reset(struct match *m);
 void match_counters(const struct match *m, uint32_t vcpu, struct match_counters *out);
 /* Gaps queued now, all vCPUs: fed and not yet matched (waiting for a horizon). */
 uint64_t match_gaps_waiting(const struct match *m);
-/* Highest vCPU number that got a record + 1 (0 when none). */
-uint32_t match_nvcpus(const struct match *m);
-
 #endif

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include "dtl/dtl_priv.h"
 #include "dtl/dtl.h"
 #include "channel/dtlwriter.h"
 #include "util/monotime.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for guest/measure/hypsplit, the hypervisor split of the measuring commands: exact sums (host
- * intervals by cause, then aggregates, then hw; steal first), caps (never more than steal + unexplained,
- * vmexit/host_irq only out of unexplained, causes scaled), no DTL (nothing queued), the bounded wait for the
+ * intervals by cause, then aggregates, then hw; steal first), host time winning over guest events (taken
+ * out of their classes and counted), vmexit/host_irq only out of unexplained, no DTL (nothing queued), the bounded wait for the
  * horizon (split once it passes, late after the wait), through the views (by_class still adds up to
  * noise_ns, JSON hypervisor object and sources, text table within 80 columns) and the record/report round
  * trip (report FILE gives the live split from the file alone).
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "dtl/dtl_priv.h"
 #include "measure/hypsplit.h"
 #include "measure/measure.h"
 #include "views/view.h"
@@ -61,10 +62,22 @@ static uint64_t src_ns(const struct hypsplit_cpu *c, const char *name)
 	return s ? s->total_ns : 0;
 }
 
-/* The parts of a CPU's split add up to what left steal and unexplained. */
+/* A gap's parts by class: irq_ns of guest IRQ time, steal, unexplained (a static array: use at once). */
+static const uint64_t *gap_classes(uint64_t irq_ns, uint64_t steal_ns, uint64_t unexpl_ns)
+{
+	static uint64_t cls[VN_CLASS_MAX];
+
+	memset(cls, 0, sizeof(cls));
+	cls[VN_CLASS_IRQ] = irq_ns;
+	cls[VN_CLASS_STEAL] = steal_ns;
+	cls[VN_CLASS_UNEXPLAINED] = unexpl_ns;
+	return cls;
+}
+
+/* The parts of a CPU's split add up to what left the guest classes. */
 static void assert_exact(const struct hypsplit_cpu *c)
 {
-	uint64_t sum = c->hw_ns, srcsum = 0;
+	uint64_t sum = c->hw_ns, srcsum = 0, from = 0;
 	uint32_t i;
 	int k;
 
@@ -72,7 +85,11 @@ static void assert_exact(const struct hypsplit_cpu *c)
 		sum += c->hyp_ns[k];
 	for (i = 0; i < c->nsrc; i++)
 		srcsum += c->src[i].total_ns;
-	ck_assert_uint_eq(sum, c->from_steal_ns + c->from_unexpl_ns);
+	for (k = 0; k < VN_CLASS_MAX; k++)
+		from += c->from_class_ns[k];
+	ck_assert_uint_eq(sum, from);
+	ck_assert_uint_eq(c->from_class_ns[VN_CLASS_STEAL], c->from_steal_ns);
+	ck_assert_uint_eq(c->from_class_ns[VN_CLASS_UNEXPLAINED], c->from_unexpl_ns);
 	ck_assert_uint_eq(srcsum + c->hw_ns, sum);
 }
 
@@ -88,7 +105,8 @@ START_TEST(exact_sums)
 	agg.exit[0].reason = 30;
 	agg.exit[0].total_ns = 600;
 	/* gap [2000, 12000): 2500 guest, 1500 steal, 6000 unexplained */
-	ck_assert_int_eq(hypsplit_split(hs, 2, 2000, 12000, 1500, 6000, &agg), 0);
+	ck_assert_int_eq(hypsplit_split(hs, 2, 2000, 12000, gap_classes(2500, 1500, 6000), &agg),
+			 0);
 	c = hypsplit_cpu(hs, 2);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT], 2000); /* hog 1000 + other vCPU 1000 */
@@ -111,6 +129,7 @@ START_TEST(exact_sums)
 	ck_assert_uint_eq(find_src(c, "idle")->hclass, VN_HCLASS_HOST_WAIT);
 	ck_assert_uint_eq(find_src(c, "exit:30")->reason, 30);
 	ck_assert_uint_eq(c->in_guest_ns, 0); /* all 3000 of host time fit in steal + unexplained */
+	ck_assert_uint_eq(c->from_class_ns[VN_CLASS_IRQ], 0);
 	assert_exact(c);
 	hypsplit_free(hs);
 	dtl_close(d);
@@ -130,28 +149,30 @@ START_TEST(caps)
 	ck_assert_int_eq(dtl_add_span(d, 1, &a), 0);
 	ck_assert_int_eq(dtl_add_span(d, 1, &b), 0);
 	ck_assert_int_eq(dtl_add_span(d, 1, &w), 0);
-	/* 4000 of host_preempt over a gap holding 1000 of unexplained: scaled 3:1, nothing else */
-	ck_assert_int_eq(hypsplit_split(hs, 1, 0, 4000, 0, 1000, &agg), 0);
+	/* 4000 of host_preempt over a gap of 3000 IRQ and 1000 unexplained: host time wins, the IRQ gives
+	 * way (a preemption inside the handler made it as long); nothing is left for the aggregates */
+	ck_assert_int_eq(hypsplit_split(hs, 1, 0, 4000, gap_classes(3000, 0, 1000), &agg), 0);
 	c = hypsplit_cpu(hs, 1);
-	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT], 1000);
-	ck_assert_uint_eq(src_ns(c, "host-user-task"), 750);
-	ck_assert_uint_eq(src_ns(c, "host-kernel-thread"), 250);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT], 4000);
+	ck_assert_uint_eq(src_ns(c, "host-user-task"), 3000);
+	ck_assert_uint_eq(src_ns(c, "host-kernel-thread"), 1000);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT] + c->hyp_ns[VN_HCLASS_HOST_IRQ] + c->hw_ns,
 			  0);
-	/* the other 3000 of host time lay inside the gap's guest events: left there, counted */
+	/* 3000 of host time lay inside the gap's guest events: out of their class, counted */
 	ck_assert_uint_eq(c->in_guest_ns, 3000);
+	ck_assert_uint_eq(c->from_class_ns[VN_CLASS_IRQ], 3000);
 	ck_assert_uint_eq(c->in_guest_count, 1);
 	assert_exact(c);
-	/* steal only: host_wait takes it; aggregates never take steal */
-	ck_assert_int_eq(hypsplit_split(hs, 1, 4000, 6000, 700, 0, &agg), 0);
-	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_WAIT], 700);
+	/* steal first, then the guest's events; aggregates never take steal */
+	ck_assert_int_eq(hypsplit_split(hs, 1, 4000, 6000, gap_classes(1300, 700, 0), &agg), 0);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_WAIT], 2000);
 	ck_assert_uint_eq(c->from_steal_ns, 700);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT], 0);
 	ck_assert_uint_eq(c->in_guest_ns,
 			  3000 + 1300); /* the idle span's 2000 in the gap, less 700 */
 	ck_assert_uint_eq(c->in_guest_count, 2);
 	/* no host interval: aggregates capped to unexplained, vmexit first */
-	ck_assert_int_eq(hypsplit_split(hs, 1, 20000, 26000, 300, 6000, &agg), 0);
+	ck_assert_int_eq(hypsplit_split(hs, 1, 20000, 26300, gap_classes(0, 300, 6000), &agg), 0);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_VMEXIT], 5000);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_IRQ], 1000);
 	ck_assert_uint_eq(c->from_steal_ns, 700); /* this gap's steal stays steal */
@@ -199,31 +220,32 @@ START_TEST(late_horizon)
 	ck_assert_int_eq(hypsplit_gap(hs, 2, 2000, 4000, cls), 0);
 	ck_assert_int_eq(hypsplit_gap(hs, 2, 5000, 7000, cls), 0);
 	ck_assert_int_eq(hypsplit_gap(hs, 2, 8000, 10000, cls), 0);
-	ck_assert_int_eq(hypsplit_gap(hs, 2, 11000, 13000, guest),
-			 0); /* nothing to split: not queued */
+	/* guest events only: queued too (host time inside an event is the host's) */
+	ck_assert_int_eq(hypsplit_gap(hs, 2, 11000, 13000, guest), 0);
 	ck_assert_uint_eq(hypsplit_pending_end(hs), 4000);
 	/* the horizon passed the first gap only; the others wait up to 1000 ns after their end */
-	ck_assert_uint_eq(hypsplit_process(hs, 7500), 2);
+	ck_assert_uint_eq(hypsplit_process(hs, 7500), 3);
 	c = hypsplit_cpu(hs, 2);
 	ck_assert_uint_eq(c->split, 1);
 	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_PREEMPT] + c->hyp_ns[VN_HCLASS_HOST_WAIT], 2000);
 	/* the horizon at the second's end is not enough (clock error margin) */
 	dtl_set_horizon(d, 7000 + HYPSPLIT_MARGIN_NS - 1);
-	ck_assert_uint_eq(hypsplit_process(hs, 7500), 2);
+	ck_assert_uint_eq(hypsplit_process(hs, 7500), 3);
 	/* the horizon passes the second in time; the third is late */
 	dtl_set_horizon(d, 7000 + HYPSPLIT_MARGIN_NS);
-	ck_assert_uint_eq(hypsplit_process(hs, 9500), 1);
+	ck_assert_uint_eq(hypsplit_process(hs, 9500), 2);
 	ck_assert_uint_eq(c->split, 2);
 	ck_assert_uint_eq(c->late, 0);
-	ck_assert_uint_eq(hypsplit_process(hs, 11000), 0);
+	ck_assert_uint_eq(hypsplit_process(hs, 11000), 1);
 	ck_assert_uint_eq(c->late, 1);
-	ck_assert_uint_eq(hypsplit_late(hs), 1);
+	ck_assert_uint_eq(hypsplit_process(hs, 14000), 0);
+	ck_assert_uint_eq(hypsplit_late(hs), 2);
 	ck_assert_uint_eq(c->from_unexpl_ns, 4000); /* the late gap keeps its unexplained time */
 	assert_exact(c);
 	/* at the end, whatever the horizon has not reached is late at once */
 	ck_assert_int_eq(hypsplit_gap(hs, 2, 20000, 22000, cls), 0);
 	ck_assert_uint_eq(hypsplit_process(hs, UINT64_MAX), 0);
-	ck_assert_uint_eq(c->late, 2);
+	ck_assert_uint_eq(c->late, 3);
 	hypsplit_free(hs);
 	dtl_close(d);
 }

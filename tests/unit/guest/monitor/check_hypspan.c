@@ -8,6 +8,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dtl/dtl_priv.h"
 #include "dtl/dtl.h"
 #include "monitor/hypspan.h"
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "match/match_priv.h"
 #include "match/match.h"
 
 #define US 1000ULL
