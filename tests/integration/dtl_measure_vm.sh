@@ -7,8 +7,8 @@
 #     process answers the clock exchange itself).
 # Ground truth: vnoise-host's own view of the same record (`report --json`): the time the hog preempted vCPU 0
 # over the record's span, as a rate times the measuring run's duration (the hog's CPU time from schedstat is
-# printed beside it). The run's steal + unexplained must shrink by >= 85% of it, moved into host_preempt
-# (>= 85% of it there; both counting what stayed inside guest events, in_guest_ns) with the hog named as its largest source (its own share within 30%: the rate is over
+# printed beside it). >= 85% of it must move into host_preempt (out of steal, unexplained and, for what lay
+# inside guest events, in_guest_ns, their classes) with the hog named as its largest source (its own share within 30%: the rate is over
 # the whole record, idle stretches of vCPU 0 included); by_class adds up to noise_ns exactly on every CPU;
 # `report` of a `record` of the same setup gives the same split from the file alone.
 # Run only under `flock /tmp/vnoise-vm.lock` (one VM at a time on the test machine).
@@ -125,25 +125,25 @@ echo "host view: the hog preempted vCPU 0 for $((pre / 1000000)) ms over the rec
 
 # steal + unexplained shrank by the hog's time, moved into host_preempt (the hog its largest source). What the
 # hog took inside a guest event (a preemption in an IRQ handler, whose time then includes it: TCG's handlers
-# are slow, ~10% of the vCPU here) cannot come out of steal or unexplained; the split leaves it in the event's
-# class and counts it as in_guest_ns. The truth the split can see is the hog's time less that.
+# are slow, ~10% of the vCPU here) comes out of the event's class (host time wins, as on the host) and is
+# counted as in_guest_ns: it is part of what moved into the hypervisor classes.
 moved=$(jq "$c | .hypervisor | .host_preempt_ns + .host_wait_ns + .vmexit_ns + .host_irq_ns" "$TMP/m.json")
 hp=$(jq "$c | .hypervisor.host_preempt_ns" "$TMP/m.json")
 ing=$(jq "$c | .hypervisor.in_guest_ns" "$TMP/m.json")
 gcl=$(jq "$c | .by_class_ns | .nmi + .irq + .softirq + .thread + .hypercall" "$TMP/m.json")
 got=$(jq --arg h "$hog" "[$c | .sources[] | select(.kind == \"hypervisor\" and .class == \"host_preempt\" and .comm == \$h) | .total_ns] | add // 0" "$TMP/m.json")
 top=$(jq -r "[$c | .sources[] | select(.kind == \"hypervisor\")][0].name" "$TMP/m.json")
-echo "moved out of steal + unexplained $((moved / 1000000)) ms, into host_preempt $((hp / 1000000)) ms; from the hog $((got / 1000000)) ms; left inside guest events $((ing / 1000000)) ms (guest classes $((gcl / 1000000)) ms); largest hypervisor source $top"
-[ "$ing" -le "$gcl" ] || fail "in_guest_ns $ing is more than the guest classes hold ($gcl)"
-awk -v m="$moved" -v i="$ing" -v e="$EXP" 'BEGIN { exit !(e > 1e9 && m + i >= 0.85 * e) }' ||
-	fail "steal + unexplained shrank by $moved ns and $ing ns stayed in guest events, the hog's time is $EXP ns (want >= 85%)"
-awk -v m="$hp" -v i="$ing" -v e="$EXP" 'BEGIN { exit !(m + i >= 0.85 * e && m >= 0.7 * e) }' ||
-	fail "host_preempt holds $hp ns and $ing ns stayed in guest events, the hog's time is $EXP ns (want >= 85% together, host_preempt >= 70%)"
+echo "moved into the hypervisor classes $((moved / 1000000)) ms, into host_preempt $((hp / 1000000)) ms; from the hog $((got / 1000000)) ms; from inside guest events $((ing / 1000000)) ms (guest classes $((gcl / 1000000)) ms); largest hypervisor source $top"
+[ "$ing" -le "$moved" ] || fail "in_guest_ns $ing is more than moved into the hypervisor classes ($moved)"
+awk -v m="$moved" -v e="$EXP" 'BEGIN { exit !(e > 1e9 && m >= 0.85 * e) }' ||
+	fail "$moved ns moved into the hypervisor classes, the hog's time is $EXP ns (want >= 85%)"
+awk -v m="$hp" -v e="$EXP" 'BEGIN { exit !(m >= 0.85 * e) }' ||
+	fail "host_preempt holds $hp ns, the hog's time is $EXP ns (want >= 85%)"
 [[ $top == "host-user-task:${hog}["* ]] || fail "the largest hypervisor source is $top, not the hog"
 # the host view's rate is over its whole record (idle stretches of vCPU 0 included): the hog's own share
 # is checked loosely
 awk -v g="$got" -v e="$EXP" 'BEGIN { exit !(g >= 0.7 * e && g <= 1.3 * e) }' ||
 	fail "host_preempt from the hog $got ns, the hog's time $EXP ns (want within 30%)"
-ok "steal + unexplained shrank by $(awk -v m="$moved" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')% of the hog's time into host_preempt ($(awk -v m="$hp" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')%), $(awk -v m="$ing" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')% stayed inside guest events; host_preempt:$hog holds $(awk -v g="$got" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * g / e }')%"
+ok "the hypervisor classes took $(awk -v m="$moved" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')% of the hog's time into host_preempt ($(awk -v m="$hp" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')%), $(awk -v m="$ing" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * m / e }')% of it from inside guest events; host_preempt:$hog holds $(awk -v g="$got" -v e="$EXP" 'BEGIN { printf "%.1f", 100 * g / e }')%"
 
 exit 0
