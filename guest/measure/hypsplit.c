@@ -57,7 +57,7 @@ struct gapwork {
 	struct part p[GAP_PARTS];
 	size_t n;
 	uint64_t tot[2]; /* PREEMPT, WAIT: sums of the parts */
-	uint64_t halted_ns; /* spans of the vCPU halted: the guest's own time */
+	uint64_t halted_ns; /* of the host time, what the host's log had as the vCPU halted */
 };
 
 struct hypsplit *hypsplit_new(struct dtl *d, uint64_t wait_ns)
@@ -245,10 +245,10 @@ static void on_span(void *ctx, const struct dtl_span *s, uint64_t ov_start, uint
 
 	if (ov_end <= ov_start)
 		return;
-	if (s->flags & VN_DTL_F_HALTED) { /* the guest idle on the vCPU: not the hypervisor's */
+	/* A gap is time the guest's sampler was busy on the vCPU: it was not idle there, so out time the host
+	 * took for a halt (a block whose wakeup it did not see) is the hypervisor's, as the host's matcher has it. */
+	if (s->flags & VN_DTL_F_HALTED)
 		w->halted_ns += ov_end - ov_start;
-		return;
-	}
 	if (w->hs->span_fn && s->start_ns >= w->c->rec_end_ns) {
 		char name[HYPSPLIT_NAME_LEN];
 

@@ -60,7 +60,8 @@ struct hypsplit_cpu {
 	uint64_t from_class_ns
 	    [VN_CLASS_MAX]; /* time moved out of each guest class (STEAL, UNEXPL too) */
 	uint64_t
-	    halted_ns; /* the host's log had the vCPU halted inside split gaps: left to the guest */
+	    halted_ns; /* of the host time in split gaps, what the host's log had as halted (the guest was
+			  busy there: it is the hypervisor's all the same) */
 	uint64_t
 	    uncovered; /* gaps left as they were: they began before the host's log was complete */
 	uint64_t unexpl_gaps; /* split gaps that held unexplained time (none is left in them) */

@@ -10,7 +10,10 @@
  *            left as it is, never split with a partial log;
  *   intersect the host's intervals on the gap's vCPU are clipped to the gap (gapsplit_clip): time the vCPU
  *            was runnable and something else ran (host_preempt) or it was out and nothing ran for it
- *            (host_wait). Time the vCPU was halted (the guest idle on it) is neither: it is the guest's;
+ *            (host_wait). Time the vCPU was halted (the guest idle on it) is neither: it is the guest's.
+ *            A sampler's gap is busy time, so the guest never idled in it: there every out span counts,
+ *            whatever state the host gave it (the host's matcher and measure agree); monitor and mpi, whose
+ *            spans cover idle time too, leave the halted ones out;
  *   apportion host time wins: it is taken from the gap's steal, then its unexplained time, then its quiet
  *            time (the part of an interval that is not noise: an MPI rank's compute), then out of the guest
  *            classes pro rata (a preemption inside an IRQ handler made that IRQ as long); the host's
@@ -27,8 +30,8 @@
 #include <stdint.h>
 #include "noise.h"
 
-/* The host's time in one gap: host_preempt and host_wait clipped to it (runnable and out time only; halted
- * time is not given), vmexit and host_irq prorated to it. */
+/* The host's time in one gap: host_preempt and host_wait clipped to it (runnable and out time; halted time
+ * only where the guest was busy), vmexit and host_irq prorated to it. */
 struct gapsplit_host {
 	uint64_t ns[VN_HCLASS_MAX];
 };

@@ -251,6 +251,34 @@ START_TEST(late_horizon)
 }
 END_TEST
 
+/* A blocked span the host took for a halt (VN_DTL_F_HALTED) inside a gap: the sampler was busy, so it is the
+ * hypervisor's (host_wait, as the host's matcher counts it), and counted in halted_ns. */
+START_TEST(halted_in_gap)
+{
+	struct dtl *d = dtl_new_store(2);
+	struct hypsplit *hs = hypsplit_new(d, 0);
+	struct dtl_span w = span(2000, 5000, VN_DTL_CLASS_IDLE, 0);
+	uint64_t cls[VN_CLASS_MAX] = { 0 };
+	const struct hypsplit_cpu *c;
+
+	w.kind = VN_DTL_KIND_BLOCKED;
+	w.flags = VN_DTL_F_HALTED;
+	ck_assert_int_eq(dtl_add_span(d, 1, &w), 0);
+	dtl_set_horizon(d, 20000 + HYPSPLIT_MARGIN_NS);
+	cls[VN_CLASS_UNEXPLAINED] = 4000;
+	ck_assert_int_eq(hypsplit_gap(hs, 1, 1000, 5000, cls), 0);
+	ck_assert_uint_eq(hypsplit_process(hs, 30000), 0);
+	c = hypsplit_cpu(hs, 1);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->hyp_ns[VN_HCLASS_HOST_WAIT], 3000);
+	ck_assert_uint_eq(c->halted_ns, 3000);
+	ck_assert_uint_eq(c->hw_ns, 1000);
+	assert_exact(c);
+	hypsplit_free(hs);
+	dtl_close(d);
+}
+END_TEST
+
 /* ---- through the views ---- */
 
 static int view_dtl_defer; /* view_dtl leaves the horizon before the gap: it waits, unsplit */
@@ -672,6 +700,7 @@ static Suite *hypsplit_suite(void)
 	tcase_add_test(tc, caps);
 	tcase_add_test(tc, no_dtl);
 	tcase_add_test(tc, late_horizon);
+	tcase_add_test(tc, halted_in_gap);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("views");
 	tcase_add_test(tc, view_sums);
