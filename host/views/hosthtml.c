@@ -545,6 +545,31 @@ static int top_preempt(const struct hostagg *a, const struct hostinfo *in, struc
 	return rc;
 }
 
+/* The tasks that ran while a vCPU was halted (the guest idle on it: not preemptors), summed by task. */
+static int top_halted(const struct hostagg *a, const struct hostinfo *in, struct htmlplot_top *t)
+{
+	const struct hostagg_preempt *pr[HOSTAGG_MAX_PREEMPT + 1];
+	char name[64];
+	uint32_t d, j, k, n;
+	int rc = 0;
+
+	for (d = 0; d < VN_HOST_MAX_DOMAINS; d++)
+		for (j = 0; a->dom[d].seen && j < a->dom[d].nvcpus_alloc; j++) {
+			const struct hostagg_vcpu *v = &a->dom[d].vcpus[j];
+
+			n = v->seen ? hostagg_halted_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1) : 0;
+			for (k = 0; !rc && k < n; k++) {
+				if (!pr[k]->pid || !pr[k]->halted_ns)
+					continue;
+				snprintf(name, sizeof(name), "%s[%u]%s", pr[k]->comm, pr[k]->pid,
+					 hostview_is_self(in, pr[k]->pid) ? " (vnoise)" : "");
+				rc = htmlplot_top_add(t, name, (double)pr[k]->halted_ns,
+						      pr[k]->halted_count, 0);
+			}
+		}
+	return rc;
+}
+
 /* The combined view's sources of one kind over every vCPU, summed by name. */
 static int top_msrc(const struct hostagg *a, const struct hostinfo *in, uint8_t kind,
 		    struct htmlplot_top *t)
@@ -594,6 +619,13 @@ static int write_sources(FILE *f, const struct hostagg *a, const struct hostinfo
 	if (!rc)
 		write_top(f, &t, guest ? "guest sources" : "top preemptors", in->top_n);
 	htmlplot_top_free(&t);
+	if (!rc && !guest) {
+		rc = top_halted(a, in, &t);
+		if (!rc && t.n)
+			write_top(f, &t, "ran while the vCPU was halted (not preemptors)",
+				  in->top_n);
+		htmlplot_top_free(&t);
+	}
 	if (!rc && guest) {
 		rc = top_msrc(a, in, VN_HOST_MSRC_HOST, &t);
 		if (!rc)

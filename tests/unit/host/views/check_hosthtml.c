@@ -97,6 +97,23 @@ static void preempt(struct hostagg *a, struct hosthtml *h, uint32_t vcpu, uint64
 	feed(a, h, VN_CHUNK_HOST_RUN, &r, sizeof(r));
 }
 
+/* A host task that ran while (dom 0, vcpu) was halted: a blocked interval, its run before the wakeup. */
+static void halted(struct hostagg *a, struct hosthtml *h, uint32_t vcpu, uint64_t t, uint64_t len,
+		   uint32_t pid, const char *comm)
+{
+	struct vn_host_out o = { .start_ns = t, .end_ns = t + len, .vcpu = vcpu, .state = 'S' };
+	struct vn_host_run r = { .start_ns = t,
+				 .end_ns = t + len,
+				 .out_start_ns = t,
+				 .vcpu = vcpu,
+				 .pid = pid,
+				 .flags = VN_HOST_RUN_F_HALTED };
+
+	memcpy(r.comm, comm, strnlen(comm, VN_HOST_COMM_LEN));
+	feed(a, h, VN_CHUNK_HOST_OUT, &o, sizeof(o));
+	feed(a, h, VN_CHUNK_HOST_RUN, &r, sizeof(r));
+}
+
 static struct hostagg *engine(void)
 {
 	struct hostagg *a = hostagg_new();
@@ -137,6 +154,8 @@ START_TEST(host_page)
 	/* an interval cut at a period boundary: 1 ms + 2 ms joined into one 3 ms interval */
 	preempt(a, h, 1, 15 * S - MS, MS, 99, "cut", VN_HOST_OUT_F_SPLIT);
 	preempt(a, h, 1, 15 * S, 2 * MS, 99, "cut", VN_HOST_OUT_F_CONT);
+	/* "idler" ran 6 ms beside a halted vCPU 1: the longest run, and no preemptor */
+	halted(a, h, 1, 17 * S, 6 * MS, 55, "idler");
 	ck_assert_int_eq(hosthtml_write(h, a, &info, false, NULL, path), 0);
 	o = slurp();
 	ck_assert_ptr_null(strstr(o, "<script>alert"));
@@ -160,6 +179,12 @@ START_TEST(host_page)
 	ck_assert_ptr_nonnull(strstr(o, ">4.00 ms (1 times)<"));
 	ck_assert(strstr(o, "&lt;img src=x&gt;[77]</title>") < strstr(o, "hog[88]</title>"));
 	ck_assert(strstr(o, "hog[88]</title>") < strstr(o, "cut[99]</title>"));
+	/* the task beside the halted vCPU is listed apart, after the preemptors */
+	ck_assert_ptr_nonnull(strstr(o, "ran while the vCPU was halted (not preemptors)"));
+	ck_assert_int_eq(count(o, "idler[55]</title>"), 1);
+	ck_assert(strstr(o, "cut[99]</title>") < strstr(o, "ran while the vCPU was halted"));
+	ck_assert(strstr(o, "ran while the vCPU was halted") < strstr(o, "idler[55]</title>"));
+	ck_assert_ptr_nonnull(strstr(o, ">6.00 ms (1 times)<"));
 	/* the histogram: [2^21, 2^22) ns holds the 3, 4 and 3 ms (joined) intervals, [2^20, 2^21) the 2 ms */
 	ck_assert_ptr_nonnull(strstr(o, "preempted out intervals"));
 	ck_assert_ptr_nonnull(strstr(o, "<title>2.10 ms .. 4.19 ms: 3</title>"));
