@@ -519,8 +519,10 @@ static int write_clock(FILE *f, const struct hosthtml *h, const struct hostagg *
 	return 0;
 }
 
-/* The top preemptors of every vCPU (host view), summed by task. */
-static int top_preempt(const struct hostagg *a, const struct hostinfo *in, struct htmlplot_top *t)
+/* The top preemptors of every vCPU (host view), summed by task; halted: instead the tasks that ran while a
+ * vCPU was halted (the guest idle on it: not preemptors), by their halted time. */
+static int top_preempt(const struct hostagg *a, const struct hostinfo *in, bool halted,
+		       struct htmlplot_top *t)
 {
 	const struct hostagg_preempt *pr[HOSTAGG_MAX_PREEMPT + 1];
 	char name[64];
@@ -531,40 +533,19 @@ static int top_preempt(const struct hostagg *a, const struct hostinfo *in, struc
 		for (j = 0; a->dom[d].seen && j < a->dom[d].nvcpus_alloc; j++) {
 			const struct hostagg_vcpu *v = &a->dom[d].vcpus[j];
 
-			n = v->seen ? hostagg_preempt_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1) : 0;
+			n = !v->seen ? 0
+			    : halted ? hostagg_halted_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1)
+				     : hostagg_preempt_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1);
 			for (k = 0; !rc && k < n; k++) {
-				if (!pr[k]
-					 ->pid) /* "<other>": the tasks the table had no room for */
+				/* "<other>": the tasks the table had no room for */
+				if (!pr[k]->pid || (halted && !pr[k]->halted_ns))
 					continue;
 				snprintf(name, sizeof(name), "%s[%u]%s", pr[k]->comm, pr[k]->pid,
 					 hostview_is_self(in, pr[k]->pid) ? " (vnoise)" : "");
-				rc = htmlplot_top_add(t, name, (double)pr[k]->total_ns,
-						      pr[k]->count, 0);
-			}
-		}
-	return rc;
-}
-
-/* The tasks that ran while a vCPU was halted (the guest idle on it: not preemptors), summed by task. */
-static int top_halted(const struct hostagg *a, const struct hostinfo *in, struct htmlplot_top *t)
-{
-	const struct hostagg_preempt *pr[HOSTAGG_MAX_PREEMPT + 1];
-	char name[64];
-	uint32_t d, j, k, n;
-	int rc = 0;
-
-	for (d = 0; d < VN_HOST_MAX_DOMAINS; d++)
-		for (j = 0; a->dom[d].seen && j < a->dom[d].nvcpus_alloc; j++) {
-			const struct hostagg_vcpu *v = &a->dom[d].vcpus[j];
-
-			n = v->seen ? hostagg_halted_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1) : 0;
-			for (k = 0; !rc && k < n; k++) {
-				if (!pr[k]->pid || !pr[k]->halted_ns)
-					continue;
-				snprintf(name, sizeof(name), "%s[%u]%s", pr[k]->comm, pr[k]->pid,
-					 hostview_is_self(in, pr[k]->pid) ? " (vnoise)" : "");
-				rc = htmlplot_top_add(t, name, (double)pr[k]->halted_ns,
-						      pr[k]->halted_count, 0);
+				rc = halted ? htmlplot_top_add(t, name, (double)pr[k]->halted_ns,
+							       pr[k]->halted_count, 0)
+					    : htmlplot_top_add(t, name, (double)pr[k]->total_ns,
+							       pr[k]->count, 0);
 			}
 		}
 	return rc;
@@ -615,12 +596,12 @@ static int write_sources(FILE *f, const struct hostagg *a, const struct hostinfo
 	htmlplot_section(f, guest ? "Top sources" : "Top preemptors",
 			 guest ? "time attributed inside the guest's noise, all vCPUs"
 			       : "host tasks that ran while a vCPU was out, all vCPUs");
-	rc = guest ? top_msrc(a, in, VN_HOST_MSRC_GUEST, &t) : top_preempt(a, in, &t);
+	rc = guest ? top_msrc(a, in, VN_HOST_MSRC_GUEST, &t) : top_preempt(a, in, false, &t);
 	if (!rc)
 		write_top(f, &t, guest ? "guest sources" : "top preemptors", in->top_n);
 	htmlplot_top_free(&t);
 	if (!rc && !guest) {
-		rc = top_halted(a, in, &t);
+		rc = top_preempt(a, in, true, &t);
 		if (!rc && t.n)
 			write_top(f, &t, "ran while the vCPU was halted (not preemptors)",
 				  in->top_n);
