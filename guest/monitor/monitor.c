@@ -9,8 +9,9 @@
  * Hypervisor: monitor opens the dispatch trace log (guest/dtl, answering the host's clock exchange
  * if no other process does) and asks the passive helper for the targets' run and runnable spans; hypspan
  * intersects them with the host's intervals once the DTL horizon passes them. Per target: "hypervisor"
- * {host_preempt_ns, host_wait_ns, causes} in JSON, a HYP column in the table (--wide: its causes); "dtl" says
- * ok|waiting|stale|absent. Without a DTL the output is as before, with "dtl":"absent".
+ * {host_preempt_ns, host_wait_ns, causes} in JSON as intersected, and the row split with it (monitor_split):
+ * "split" in JSON, and a table whose THR..HYP cells add up to its NOISE (--wide: the host's causes); "dtl"
+ * says ok|waiting|stale|absent. Without a DTL the output is as before, with "dtl":"absent".
  */
 #include <errno.h>
 #include <signal.h>
@@ -98,6 +99,29 @@ uint64_t monitor_noise_total(const struct vn_tgt *t)
 	for (int c = 1; c < VN_CLASS_MAX; c++)
 		s += t->ns[c];
 	return s;
+}
+
+uint64_t monitor_split(const struct vn_tgt *a, const struct vn_tgt *b, uint64_t host_preempt_ns,
+		       uint64_t host_wait_ns, struct gapsplit_res *out)
+{
+	uint64_t g[VN_CLASS_MAX] = { 0 }, in_run = 0, noise = 0, run = b->run_ns - a->run_ns, quiet;
+	struct gapsplit_host h = { .ns = { [VN_HCLASS_HOST_PREEMPT] = host_preempt_ns,
+					   [VN_HCLASS_HOST_WAIT] = host_wait_ns } };
+	uint64_t sum = 0;
+
+	for (int c = 1; c < VN_CLASS_MAX; c++) {
+		g[c] = b->ns[c] - a->ns[c];
+		noise += g[c];
+		if (c != VN_CLASS_THREAD)
+			in_run += g[c];
+	}
+	quiet = run > in_run ? run - in_run : 0;
+	gapsplit_apportion(quiet + noise, g, quiet, &h, out);
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		sum += out->guest_ns[c];
+	for (int k = 0; k < VN_HCLASS_PARTS; k++)
+		sum += out->hyp_ns[k];
+	return sum;
 }
 
 static void read_comm(int pid, char *comm, size_t len)
@@ -226,6 +250,35 @@ static void json_hyp(struct json_writer *w, const struct mon_run *r, const struc
 	json_obj_end(w);
 }
 
+/* "split": {noise_ns, run_ns, classes: {...}}: the row split with the host's time (monitor_split); the
+ * classes (guest classes, host_preempt, host_wait, hw) add up to noise_ns; run_ns: on the CPU, the host's
+ * time out of it. */
+static void json_split(struct json_writer *w, const struct vn_tgt *a, const struct vn_tgt *b,
+		       const struct hypspan_tot *h)
+{
+	struct gapsplit_res sp;
+	uint64_t noise = monitor_split(a, b, h->ns[VN_HCLASS_HOST_PREEMPT],
+				       h->ns[VN_HCLASS_HOST_WAIT], &sp),
+		 hyp = 0;
+
+	for (int k = 0; k < VN_HCLASS_PARTS; k++)
+		hyp += sp.hyp_ns[k];
+	json_key(w, "split");
+	json_obj_begin(w);
+	json_kv_u64(w, "noise_ns", noise);
+	json_kv_u64(w, "run_ns", sp.quiet_ns + noise - sp.guest_ns[VN_CLASS_THREAD] - hyp);
+	json_kv_u64(w, "over_ns", sp.over_ns);
+	json_key(w, "classes");
+	json_obj_begin(w);
+	for (int c = 1; c < VN_CLASS_MAX - 1; c++)
+		json_kv_u64(w, classes_guest_name(c), sp.guest_ns[c]);
+	json_kv_u64(w, classes_hyp_name(VN_HCLASS_HOST_PREEMPT), sp.hyp_ns[VN_HCLASS_HOST_PREEMPT]);
+	json_kv_u64(w, classes_hyp_name(VN_HCLASS_HOST_WAIT), sp.hyp_ns[VN_HCLASS_HOST_WAIT]);
+	json_kv_u64(w, classes_hyp_name(VN_HCLASS_HW), sp.hyp_ns[VN_HCLASS_HW]);
+	json_obj_end(w);
+	json_obj_end(w);
+}
+
 /* One target's JSON object: the change from a to b (and its hypervisor time, h, when shown). */
 static void json_target(struct json_writer *w, const struct mon_target *t, const struct vn_tgt *a,
 			const struct vn_tgt *b, const struct mon_run *r,
@@ -262,8 +315,10 @@ static void json_target(struct json_writer *w, const struct mon_target *t, const
 		json_obj_end(w);
 	}
 	json_arr_end(w);
-	if (h)
+	if (h) {
 		json_hyp(w, r, h);
+		json_split(w, a, b, h);
+	}
 	json_kv_bool(w, "exited", t->gone);
 	json_obj_end(w);
 }
@@ -352,29 +407,39 @@ static void table_hyp_causes(const struct mon_run *r, const struct hypspan_tot *
 		printf("    host  %10.1f us  other\n", h->other_ns / 1e3);
 }
 
-/* One target's row (b - a) and its causes, one line each; h: its hypervisor time (HYP column) or NULL. */
+/* One target's row (b - a) and its causes, one line each; sp: its split with the host's time (the table
+ * with a HYP column: every cell after RUN adds up to NOISE) or NULL; h: the host's time by cause (--wide). */
 static void table_row(const struct mon_run *r, const struct mon_target *t, const struct vn_tgt *a,
-		      const struct vn_tgt *b, const struct hypspan_tot *h)
+		      const struct vn_tgt *b, const struct gapsplit_res *sp, uint64_t sp_noise,
+		      const struct hypspan_tot *h)
 {
 	struct vn_tgt_cause cs[VN_TGT_CAUSES];
 	int n = cause_delta(a, b, cs);
 	uint64_t run = b->run_ns - a->run_ns, tot = monitor_noise_total(b) - monitor_noise_total(a);
 	double pct = run + tot ? 100.0 * (double)tot / (double)(run + tot) : 0.0;
-	double thr = (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3;
-	double irq = (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3;
-	double sirq = (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3;
-	double nmi = (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3;
-	double steal = (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3;
 	char nm[64];
 
-	if (h) /* narrower cells: the HYP column keeps the row within 80 columns */
-		printf("%7.1f %6.2f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", run / 1e6,
-		       pct, thr, irq, sirq, nmi, steal,
-		       (h->ns[VN_HCLASS_HOST_PREEMPT] + h->ns[VN_HCLASS_HOST_WAIT]) / 1e3, t->name,
-		       t->comm, t->gone ? " exited" : "");
-	else
+	if (sp) { /* RUN: on the CPU, the host's time out of it; narrower cells keep 80 columns */
+		uint64_t hyp = sp->hyp_ns[VN_HCLASS_HOST_PREEMPT] + sp->hyp_ns[VN_HCLASS_HOST_WAIT] +
+			       sp->hyp_ns[VN_HCLASS_VMEXIT] + sp->hyp_ns[VN_HCLASS_HOST_IRQ] +
+			       sp->hyp_ns[VN_HCLASS_HW];
+		uint64_t on = sp->quiet_ns + sp_noise - sp->guest_ns[VN_CLASS_THREAD] - hyp;
+
+		printf("%7.1f %9.1f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", on / 1e6,
+		       sp_noise / 1e3, sp->guest_ns[VN_CLASS_THREAD] / 1e3,
+		       sp->guest_ns[VN_CLASS_IRQ] / 1e3, sp->guest_ns[VN_CLASS_SOFTIRQ] / 1e3,
+		       sp->guest_ns[VN_CLASS_NMI] / 1e3,
+		       sp->guest_ns[VN_CLASS_STEAL] / 1e3, hyp / 1e3,
+		       t->name, t->comm, t->gone ? " exited" : "");
+	} else {
 		printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6, pct,
-		       thr, irq, sirq, nmi, steal, t->name, t->comm, t->gone ? " exited" : "");
+		       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
+		       (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3,
+		       (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3,
+		       (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3,
+		       (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3, t->name, t->comm,
+		       t->gone ? " exited" : "");
+	}
 	for (int k = 0; k < n; k++)
 		printf("    cause %10.1f us  %s%s\n", cs[k].ns / 1e3,
 		       monitor_cause_name(&cs[k], nm, sizeof(nm)),
@@ -404,6 +469,7 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 {
 	int hyp = hyp_on(r);
 	struct hypspan_tot h;
+	struct gapsplit_res sp;
 	struct explain_totals ex = { 0 };
 
 	if (summary && hyp)
@@ -414,7 +480,7 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 	else
 		printf("%8.2f s\n", secs);
 	if (hyp)
-		printf("%7s %6s %7s %7s %8s %7s %7s %7s %s\n", "RUN(ms)", "NOISE%", "THR(us)",
+		printf("%7s %9s %7s %7s %8s %7s %7s %7s %s\n", "RUN(ms)", "NOISE(us)", "THR(us)",
 		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STL(us)", "HYP(us)", "TARGET");
 	else
 		printf("%8s %8s %10s %7s %8s %7s %9s  %s\n", "RUN(ms)", "NOISE(%)", "THREAD(us)",
@@ -423,9 +489,19 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 		const struct mon_target *t = &r->t[i];
 		const struct vn_tgt *a = summary ? &t->first : &t->prev, *b = &r->cur[i];
 
-		if (hyp)
+		if (hyp) {
+			uint64_t noise;
+
 			hyp_delta(r, i, summary, &h);
-		table_row(r, t, a, b, hyp ? &h : NULL);
+			noise = monitor_split(a, b, h.ns[VN_HCLASS_HOST_PREEMPT],
+					      h.ns[VN_HCLASS_HOST_WAIT], &sp);
+			table_row(r, t, a, b, &sp, noise, &h);
+			ex.total_ns += noise;
+			ex.steal_ns += sp.guest_ns[VN_CLASS_STEAL];
+			ex.hw_ns += sp.hyp_ns[VN_HCLASS_HW];
+			continue;
+		}
+		table_row(r, t, a, b, NULL, 0, NULL);
 		ex.total_ns += monitor_noise_total(b) - monitor_noise_total(a);
 		ex.steal_ns += b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL];
 		ex.unexpl_ns += b->ns[VN_CLASS_UNEXPLAINED] - a->ns[VN_CLASS_UNEXPLAINED];

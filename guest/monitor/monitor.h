@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "app.h"
+#include "attrib/gapsplit.h"
 
 #define MONITOR_MAX 64 /* targets */
 
@@ -41,5 +42,15 @@ int monitor_main(int argc, char **argv);
 const char *monitor_cause_name(const struct vn_tgt_cause *c, char *buf, size_t len);
 /* Noise of all classes. */
 uint64_t monitor_noise_total(const struct vn_tgt *t);
+/*
+ * One target's row (b - a) split with the host's time in its run and runnable spans, through the one split
+ * (shared/attrib/gapsplit). The row's wall time is the gap: its run, plus the THREAD time it waited while
+ * another task ran. Its run less the IRQ, SOFTIRQ, NMI, HCALL and STEAL inside it is the quiet part. The
+ * host's time is taken from STEAL, then from the run (time the guest counted as the target's own), then from
+ * the classes pro rata. out->guest_ns[] and out->hyp_ns[] add up to the returned NOISE exactly;
+ * out->quiet_ns is the run that is left, out->over_ns host time beyond the row's wall time (left out).
+ */
+uint64_t monitor_split(const struct vn_tgt *a, const struct vn_tgt *b, uint64_t host_preempt_ns,
+		       uint64_t host_wait_ns, struct gapsplit_res *out);
 
 #endif

@@ -130,14 +130,25 @@ within15 "$got" "$EXP" || fail "task: host_preempt from the hog $got ns, the hos
 within15 "$got" "$HOG_CPU" || fail "task: host_preempt from the hog $got ns, the hog's own CPU time $HOG_CPU ns (want within 15%)"
 tail -1 "$OUT" | jq -e "$s.host_preempt_ns >= $got and $s.running_ns + $s.runnable_ns == $s.host_preempt_ns + $s.host_wait_ns" >/dev/null ||
 	fail "task: hypervisor totals do not add up: $(tail -1 "$OUT" | jq -c "$s")"
+# the row's split: its classes add up to its NOISE, and the host's time in it is what was intersected
+# (less what lay beyond the row's wall time, over_ns), in every period and the summary
+sp='.targets[0].split'
+bad=$(jq -c "select(.dtl == \"ok\" and $sp != null) | select(([$sp.classes[]] | add) != $sp.noise_ns or
+	$sp.classes.host_preempt + $sp.classes.host_wait + $sp.over_ns != $s.host_preempt_ns + $s.host_wait_ns) |
+	{t_ns, split: $sp, hypervisor: ($s | del(.causes))}" "$OUT" | head -3)
+[ -z "$bad" ] || fail "task: a split does not add up: $bad"
+[ "$(tail -1 "$OUT" | jq "$sp.classes.host_preempt")" -ge $((got * 9 / 10)) ] ||
+	fail "task: the split holds less host_preempt than the hog's: $(tail -1 "$OUT" | jq -c "$sp")"
+ok "task: every split adds up to its NOISE: $(tail -1 "$OUT" | jq -c "$sp")"
 ok "task: host_preempt names $top: $(pct "$got" "$HOG_CPU")% of the hog's own CPU time, $(pct "$got" "$EXP")% of its time in the host's view"
 
 # --dtl-detail class: the same time under the class, and nothing of the hog's identity in the guest
 start_host class
 wait_dtl class
 measure class
-# the table (DTL still published): a HYP column with the host's time while a second hog runs, --wide lists
-# its causes by class; the heading and the cause lines fit 80 columns
+# the table (DTL still published): a HYP column with the host's time while a second hog runs, the cells of
+# every row adding up to its NOISE, --wide lists its causes by class; the heading and the cause lines fit 80
+# columns
 hog2=${hog:0:14}w
 "$VG" inject --cpu 0 --comm "$hog2" --spike 3000 --every 10ms --duration 8s >"$TMP/hog2.out" 2>&1 &
 PIDS+=($!)
@@ -149,10 +160,19 @@ cat "$TMP/class.txt"
 hyp=$(awk '$1 == "RUN(ms)" { for (i = 1; i <= NF; i++) if ($i == "HYP(us)") c = i; next }
 	c && $1 ~ /^[0-9.]+$/ && NF > c { v = $c } END { print v + 0 }' "$TMP/class.txt")
 awk -v h="$hyp" 'BEGIN { exit !(h > 0) }' || fail "class: no HYP time in the table: $(cat "$TMP/class.txt")"
+# every row: THR + IRQ + SIRQ + NMI + STL + HYP = NOISE (to the cells' rounding, 0.05 us each)
+sum=$(awk '$1 == "RUN(ms)" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+	col["NOISE(us)"] && $1 ~ /^[0-9.]+$/ { n++; s = 0
+		split("THR(us) IRQ(us) SIRQ(us) NMI(us) STL(us) HYP(us)", k, " ")
+		for (j in k) s += $col[k[j]]
+		d = s - $col["NOISE(us)"]; if (d < 0) d = -d; if (d > 0.35) bad++ }
+	END { print n + 0, bad + 0 }' "$TMP/class.txt")
+[ "${sum% *}" -ge 2 ] && [ "${sum#* }" -eq 0 ] ||
+	fail "class: rows whose cells do not add up to NOISE (rows, bad: $sum): $(cat "$TMP/class.txt")"
 grep -Eq '^    host +[0-9.]+ us  host-user-task \(host_preempt\)$' "$TMP/class.txt" ||
 	fail "class: --wide lists no host-user-task cause: $(cat "$TMP/class.txt")"
 [ "$(grep -E '^RUN|^    ' "$TMP/class.txt" | wc -L)" -le 80 ] || fail "class: the table is wider than 80 columns"
-ok "class: the table's HYP column holds $hyp us over the run; --wide names host-user-task"
+ok "class: the table's HYP column holds $hyp us over the run, every row adds up to NOISE ($sum: rows, bad); --wide names host-user-task"
 wait "${PIDS[-1]}"
 stop_host class
 got=$(tail -1 "$OUT" | jq "[$s.causes[] | select(.class == \"host_preempt\" and .cause == \"host-user-task\") | .ns] | add // 0")

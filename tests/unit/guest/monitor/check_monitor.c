@@ -2,9 +2,11 @@
 /*
  * Unit tests for the command line of guest/monitor/monitor (monitor_parse): the targets, the time rule (a
  * bare --period or --duration, once seconds, is rejected; old -p PID points to --pid), the deprecated
- * letters -g and -P (they work and warn) and the common letters.
+ * letters -g and -P (they work and warn) and the common letters; and monitor_split, a target's row split
+ * with the host's time: its parts add up to NOISE exactly, the host's time comes out of steal, then the run.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "monitor/monitor.h"
 
 #define CLI_PARAMS struct monitor_params
@@ -64,6 +66,76 @@ START_TEST(test_aliases)
 }
 END_TEST
 
+#define MS 1000000ull
+
+/* b - a: run 10 ms, IRQ 1 ms and STEAL 2 ms inside it, THREAD 3 ms (the target waited) */
+static void row(struct vn_tgt *a, struct vn_tgt *b)
+{
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	a->run_ns = 5 * MS;
+	b->run_ns = 15 * MS;
+	b->ns[VN_CLASS_IRQ] = 1 * MS;
+	b->ns[VN_CLASS_STEAL] = 2 * MS;
+	b->ns[VN_CLASS_THREAD] = 3 * MS;
+}
+
+static uint64_t parts(const struct gapsplit_res *r)
+{
+	uint64_t s = 0;
+
+	for (int c = 0; c < VN_CLASS_MAX; c++)
+		s += r->guest_ns[c];
+	for (int k = 0; k < VN_HCLASS_PARTS; k++)
+		s += r->hyp_ns[k];
+	return s;
+}
+
+START_TEST(test_split)
+{
+	struct vn_tgt a, b;
+	struct gapsplit_res r;
+	uint64_t n;
+
+	row(&a, &b);
+	/* no host time: the guest's noise as it is, the run less its interrupts and steal quiet */
+	n = monitor_split(&a, &b, 0, 0, &r);
+	ck_assert_uint_eq(n, 6 * MS);
+	ck_assert_uint_eq(parts(&r), n);
+	ck_assert_uint_eq(r.quiet_ns, 7 * MS);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_STEAL], 2 * MS);
+	/* 4.5 ms of host time: 2 ms out of STEAL, 2.5 ms out of the run (the guest saw it as the target's) */
+	n = monitor_split(&a, &b, 4 * MS, MS / 2, &r);
+	ck_assert_uint_eq(parts(&r), n);
+	ck_assert_uint_eq(n, 13 * MS - r.quiet_ns);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_STEAL], 0);
+	ck_assert_uint_eq(r.quiet_ns, 7 * MS - 5 * MS / 2);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_PREEMPT], 4 * MS);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_WAIT], MS / 2);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_IRQ], 1 * MS);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_THREAD], 3 * MS);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HW], 0);
+	/* 12 ms: steal and the run give all, the classes the rest pro rata (THREAD 3/4, IRQ 1/4) */
+	n = monitor_split(&a, &b, 12 * MS, 0, &r);
+	ck_assert_uint_eq(parts(&r), n);
+	ck_assert_uint_eq(n, 13 * MS);
+	ck_assert_uint_eq(r.quiet_ns, 0);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_THREAD] + r.guest_ns[VN_CLASS_IRQ], 1 * MS);
+	ck_assert_uint_eq(r.guest_ns[VN_CLASS_THREAD], 3 * MS / 4);
+	/* more host time than the row's wall time: the excess is left out, counted in over_ns */
+	n = monitor_split(&a, &b, 20 * MS, 0, &r);
+	ck_assert_uint_eq(parts(&r), n);
+	ck_assert_uint_eq(n, 13 * MS);
+	ck_assert_uint_eq(r.hyp_ns[VN_HCLASS_HOST_PREEMPT], 13 * MS);
+	ck_assert_uint_eq(r.over_ns, 7 * MS);
+	/* interrupts beyond the run (counters read apart): no quiet time, still exact */
+	b.ns[VN_CLASS_IRQ] = 20 * MS;
+	n = monitor_split(&a, &b, MS, 0, &r);
+	ck_assert_uint_eq(parts(&r), n);
+	ck_assert_uint_eq(r.quiet_ns, 0);
+}
+END_TEST
+
 static Suite *monitor_suite(void)
 {
 	Suite *s = suite_create("monitor");
@@ -72,6 +144,7 @@ static Suite *monitor_suite(void)
 	tcase_add_test(tc, test_targets);
 	tcase_add_test(tc, test_times);
 	tcase_add_test(tc, test_aliases);
+	tcase_add_test(tc, test_split);
 	suite_add_tcase(s, tc);
 	return s;
 }
