@@ -420,17 +420,16 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 	char nm[64];
 
 	if (sp) { /* RUN: on the CPU, the host's time out of it; narrower cells keep 80 columns */
-		uint64_t hyp = sp->hyp_ns[VN_HCLASS_HOST_PREEMPT] + sp->hyp_ns[VN_HCLASS_HOST_WAIT] +
-			       sp->hyp_ns[VN_HCLASS_VMEXIT] + sp->hyp_ns[VN_HCLASS_HOST_IRQ] +
-			       sp->hyp_ns[VN_HCLASS_HW];
+		uint64_t hyp = sp->hyp_ns[VN_HCLASS_HOST_PREEMPT] +
+			       sp->hyp_ns[VN_HCLASS_HOST_WAIT] + sp->hyp_ns[VN_HCLASS_VMEXIT] +
+			       sp->hyp_ns[VN_HCLASS_HOST_IRQ] + sp->hyp_ns[VN_HCLASS_HW];
 		uint64_t on = sp->quiet_ns + sp_noise - sp->guest_ns[VN_CLASS_THREAD] - hyp;
 
 		printf("%7.1f %9.1f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", on / 1e6,
 		       sp_noise / 1e3, sp->guest_ns[VN_CLASS_THREAD] / 1e3,
 		       sp->guest_ns[VN_CLASS_IRQ] / 1e3, sp->guest_ns[VN_CLASS_SOFTIRQ] / 1e3,
-		       sp->guest_ns[VN_CLASS_NMI] / 1e3,
-		       sp->guest_ns[VN_CLASS_STEAL] / 1e3, hyp / 1e3,
-		       t->name, t->comm, t->gone ? " exited" : "");
+		       sp->guest_ns[VN_CLASS_NMI] / 1e3, sp->guest_ns[VN_CLASS_STEAL] / 1e3,
+		       hyp / 1e3, t->name, t->comm, t->gone ? " exited" : "");
 	} else {
 		printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6, pct,
 		       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
