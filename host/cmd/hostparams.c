@@ -31,7 +31,8 @@ enum {
 	OPT_METRICS,
 	OPT_HTML,
 	OPT_REMOTE_WRITE,
-	OPT_GAPS
+	OPT_GAPS,
+	OPT_GUEST_BUDGET
 };
 
 /* The options whose presence the rules check (the "set" bitmask of the parse). */
@@ -73,6 +74,15 @@ static const struct host_opt host_opts[] = {
 		    "vnoise.match/1); for\n"
 		    "                         report, of a record made with --guest" },
 	  SHOW_LIVE | SHOW_REPORT },
+	{ { .id = OPT_GUEST_BUDGET,
+	    .name = "guest-budget",
+	    .has_arg = 1,
+	    .arg = "MIB",
+	    .help =
+		"what one domain's guest records may make vnoise-host hold, in\n"
+		"                         MiB (1..65536, default 64): over it they are refused\n"
+		"                         and counted as matcher drops (with --guest)" },
+	  SHOW_TOP | SHOW_RECORD },
 	{ { .id = OPT_FLOWS,
 	    .name = "flows",
 	    .help = "capture on each domain's tap devices: packets and bytes per flow and\n"
@@ -304,6 +314,15 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 			return cliopt_fail(ps, "invalid --html '': want a file name");
 		p->html = a;
 		return 0;
+	case OPT_GUEST_BUDGET: {
+		int mib;
+
+		if (parse_int(a, 1, 65536, &mib))
+			return cliopt_fail(ps, "invalid --guest-budget '%s': want MiB, 1..65536",
+					   a);
+		p->guest_budget = (uint64_t)mib << 20;
+		return 0;
+	}
 	case OPT_DTL_DETAIL:
 		*set |= SET_DTL_DETAIL;
 		if (!strcmp(a, "class"))
@@ -381,6 +400,8 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 					     : "--wide");
 	if (p->cmd == HCMD_LIST && p->guest)
 		return cliopt_fail(ps, "--guest is for top, record and report");
+	if (p->guest_budget && (!p->guest || p->cmd == HCMD_REPORT))
+		return cliopt_fail(ps, "--guest-budget is for top and record with --guest");
 	if ((p->cmd == HCMD_LIST || p->cmd == HCMD_REPORT) && (set & SET_DTL_DETAIL))
 		return cliopt_fail(ps, "--dtl-detail is for top, record and serve");
 	if (p->cmd == HCMD_LIST && (p->flows || (set & SET_FLOWS_TOP)))

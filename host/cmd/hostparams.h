@@ -29,6 +29,7 @@ struct host_params {
 	int no_irqs; /* dispatch log without the host IRQ aggregates */
 	int qmp; /* map vCPU threads with QMP query-cpus-fast (taints the domain) */
 	int guest; /* --guest: the combined guest + host view over the shared-memory channel */
+	uint64_t guest_budget; /* --guest-budget MIB, in bytes (0: GUESTCHAN_BUDGET_DEFAULT) */
 	int flows; /* --flows: capture on each domain's taps, flows per period (top, record; root) */
 	int flows_top; /* --flows-top N: flows listed per domain and direction, default 10 */
 	int wide; /* --wide: text views as wide as their rows (default: fit 80 columns) */

@@ -326,7 +326,8 @@ static void chan_open(struct live *mo, struct mdom *d, uint32_t i)
 				    .dispatch = mo->dl != NULL,
 				    .detail = (uint32_t)mo->p->dtl_detail,
 				    .period_ns = mo->p->period_ns,
-				    .tc = mo->tc };
+				    .tc = mo->tc,
+				    .budget_bytes = mo->p->guest_budget };
 	char why[256];
 
 	guestchan_close(d->gc);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "match/clockxchg.h"
 #include "match/guestchan.h"
+#include "match/guestchan_priv.h"
 #include "util/log.h"
 #include "match/match.h"
 #include "attrib/merge.h"
@@ -34,15 +35,23 @@
 #define UNSYNCED_WAIT_NS \
 	200000000ULL /* records wait this long for a clock model: then read, counted */
 /*
- * Hostile input bounds: an agent publishes each ring's samples in time order and its events in time order,
- * so a sample ending more than REORDER_NS before the ring's latest sample, or an event before its latest
- * event, is refused (counted): this bounds the sorted inserts of the matcher and the guest-only view (a
- * queue for each). The two streams are not ordered between them: one drain passes a CPU's samples, then
- * its events, so after a drain held up for 80 ms (its vCPU preempted) the events are 80 ms behind. And at most PENDING_MAX records are fed while the guest's horizon
- * stands still, which bounds their memory.
+ * Hostile input bounds. The queues of the matcher and of the guest-only view are sorted by start, so order is
+ * checked on start: an agent publishes each ring's samples in time order and its events as they end, so a
+ * sample starting more than REORDER_NS before the ring's latest sample start, or an event starting more than
+ * EVENT_REORDER_NS before its latest event start (an event is published after the ones nested in it), is
+ * refused (counted). The two streams are not ordered between them.
+ *
+ * Memory: what the guest's records make the matcher and the guest-only view hold is kept under the
+ * domain's budget (guestchan_opts.budget_bytes): records are refused (counted with the matcher's drops, said
+ * at most every REFUSED_WARN_NS) while the records held, twice over (the arrays grow by doubling), reach it;
+ * it is looked at every POLL_CHUNK records. Work: a round reads at most POLL_MAX records per ring and stops
+ * reading once ROUND_WORK records were fed or passed by sorted inserts, starting at the next ring each round;
+ * the horizon moves only when every ring was read to its head, so that records left in a ring never come late.
  */
 #define REORDER_NS 50000000ULL
-#define PENDING_MAX (1u << 18)
+#define EVENT_REORDER_NS 1000000000ULL
+#define POLL_CHUNK 256u
+#define ROUND_WORK GUESTCHAN_ROUND_WORK
 #define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
@@ -54,8 +63,8 @@
 	10000000000ULL /* refused or skipped records are warned about at most this often */
 
 struct gvcpu {
-	uint64_t
-	    last_end[2]; /* latest sample [0] and event [1] end fed from this ring (guest time) */
+	uint64_t last_start
+	    [2]; /* latest sample [0] and event [1] start fed from this ring (guest time) */
 	uint64_t g_end,
 	    h_end; /* the latest sample's end, guest time and converted (monotone conversion) */
 	uint64_t gonly_ns[VN_CLASS_MAX], gonly_gaps, gonly_gap_ns; /* this period */
@@ -81,11 +90,15 @@ struct guestchan {
 	uint64_t mg_horizon; /* guest time */
 	uint64_t unsynced;
 	uint64_t gonly_nomem; /* records the guest-only view could not take */
-	uint64_t rejected; /* out of order beyond REORDER_NS, or beyond the pending cap: not fed */
-	/* since the last warning: refused out of order (the worst by, ring), beyond the cap; skipped, late */
-	uint64_t w_order, w_order_ns, w_cap, w_skipped, w_late, warn_ns;
+	uint64_t rejected; /* out of order beyond REORDER_NS / EVENT_REORDER_NS: not fed */
+	uint64_t over_budget; /* refused: the domain's budget was reached */
+	/* since the last warning: refused out of order (the worst by, ring), over budget; skipped, late */
+	uint64_t w_order, w_order_ns, w_budget, w_skipped, w_late, warn_ns;
 	uint32_t w_order_ring;
-	uint64_t pending; /* records fed since the guest horizon last moved */
+	uint64_t budget; /* bytes */
+	bool full; /* the budget is reached: refuse (looked at every POLL_CHUNK records) */
+	uint64_t fed; /* records fed, since the channel opened */
+	uint32_t ring0; /* the ring this round reads first */
 	uint64_t guest_h; /* guest horizon (guest time) */
 	uint64_t dbg;
 	bool clocked; /* guestchan_clock ran this round */
@@ -312,6 +325,7 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 	gc->dom = dom;
 	gc->nvcpus = nvcpus;
 	gc->o = *o;
+	gc->budget = o->budget_bytes ? o->budget_bytes : GUESTCHAN_BUDGET_DEFAULT;
 	snprintf(gc->path, sizeof(gc->path), "/dev/shm/%s", shm_name);
 	gc->v = calloc(nvcpus, sizeof(*gc->v));
 	gc->clk = clockxchg_new(gc->path, nvcpus);
@@ -505,26 +519,26 @@ static void on_record(void *ctx, uint32_t ring, uint64_t pos, const struct vn_sh
 	{
 		struct gvcpu *v = &gc->v[ring];
 		bool ev = rec->type != VN_SHM_REC_SAMPLE;
-		uint64_t end = ev ? rec->payload.event.end_ns : rec->payload.sample.end_ns;
-		uint64_t *last = &v->last_end[ev];
+		uint64_t start = ev ? rec->payload.event.start_ns : rec->payload.sample.start_ns;
+		uint64_t win = ev ? EVENT_REORDER_NS : REORDER_NS, *last = &v->last_start[ev];
 
-		if (*last > REORDER_NS && end < *last - REORDER_NS) {
+		if (*last > win && start < *last - win) {
 			gc->rejected++;
 			gc->w_order++;
-			if (*last - end > gc->w_order_ns) {
-				gc->w_order_ns = *last - end;
+			if (*last - start > gc->w_order_ns) {
+				gc->w_order_ns = *last - start;
 				gc->w_order_ring = ring;
 			}
 			return;
 		}
-		if (gc->pending >= PENDING_MAX) {
-			gc->rejected++;
-			gc->w_cap++;
+		if (gc->full) {
+			gc->over_budget++;
+			gc->w_budget++;
 			return;
 		}
-		if (end > *last)
-			*last = end;
-		gc->pending++;
+		if (start > *last)
+			*last = start;
+		gc->fed++;
 	}
 	if (rec->type == VN_SHM_REC_SAMPLE) {
 		struct vn_sample x = rec->payload.sample;
@@ -579,10 +593,10 @@ static void follow_epoch(struct guestchan *gc)
 	if (gc->m)
 		match_guest_reset(gc->m);
 	gc->guest_h = 0;
-	gc->pending = 0;
 	chanbell_forget(gc->bell); /* the new agent says again that it rings */
 	for (uint32_t i = 0; i < gc->nvcpus; i++)
-		gc->v[i].last_end[0] = gc->v[i].last_end[1] = gc->v[i].g_end = gc->v[i].h_end = 0;
+		gc->v[i].last_start[0] = gc->v[i].last_start[1] = gc->v[i].g_end = gc->v[i].h_end =
+		    0;
 	if (new_merge(gc))
 		log_warn("guest channel %s: out of memory for the guest-only view", gc->path);
 }
@@ -634,21 +648,94 @@ static void warn_refused(struct guestchan *gc, uint64_t now)
 		gc->w_late = late;
 		gc->w_skipped = skipped;
 	}
-	if (gc->w_order || gc->w_cap || skipped > gc->w_skipped || late > gc->w_late)
+	if (gc->w_order || gc->w_budget || skipped > gc->w_skipped || late > gc->w_late)
 		log_warn(
-		    "guest channel %s: refused %llu records out of order (the worst %.1f ms behind "
-		    "ring %u's latest of its kind) and %llu while the guest horizon stood still "
-		    "(cap %u); "
-		    "skipped %llu slots (invalid, stale or torn); %llu gaps came late for the "
-		    "matcher (counted as invalid and late; said at most every %.0f s)",
+		    "guest channel %s: refused %llu records out of order (the worst started %.1f "
+		    "ms "
+		    "before ring %u's latest of its kind; counted as invalid) and %llu over the "
+		    "domain's budget of %llu MiB (counted as matcher drops); skipped %llu slots "
+		    "(invalid, stale or torn); %llu gaps came late for the matcher (said at most "
+		    "every %.0f s)",
 		    gc->path, (unsigned long long)gc->w_order, (double)gc->w_order_ns / 1e6,
-		    gc->w_order_ring, (unsigned long long)gc->w_cap, PENDING_MAX,
+		    gc->w_order_ring, (unsigned long long)gc->w_budget,
+		    (unsigned long long)(gc->budget >> 20),
 		    (unsigned long long)(skipped - gc->w_skipped),
 		    (unsigned long long)(late - gc->w_late), (double)REFUSED_WARN_NS / 1e9);
-	gc->w_order = gc->w_order_ns = gc->w_cap = 0;
+	gc->w_order = gc->w_order_ns = gc->w_budget = 0;
 	gc->w_skipped = skipped;
 	gc->w_late = late;
 	gc->warn_ns = now + REFUSED_WARN_NS;
+}
+
+/* The work the guest's records cost so far: records fed and records passed by sorted inserts. */
+static uint64_t work_done(const struct guestchan *gc)
+{
+	return gc->fed + (gc->mg ? merge_insert_steps(gc->mg) : 0) +
+	       (gc->m ? match_insert_steps(gc->m) : 0);
+}
+
+/* The guest's waiting records in the matcher and the guest-only view; *bytes: what they hold. */
+static size_t held(const struct guestchan *gc, size_t *bytes)
+{
+	size_t bm = 0, bg = 0, n = 0;
+
+	if (gc->mg)
+		n += merge_held(gc->mg, &bg);
+	if (gc->m)
+		n += match_guest_held(gc->m, &bm);
+	*bytes = bg + bm;
+	return n;
+}
+
+size_t guestchan_held_bytes(const struct guestchan *gc)
+{
+	size_t b;
+
+	(void)held(gc, &b);
+	return b;
+}
+
+uint64_t guestchan_work(const struct guestchan *gc)
+{
+	return work_done(gc);
+}
+
+uint64_t guestchan_over_budget(const struct guestchan *gc)
+{
+	return gc->over_budget;
+}
+
+/*
+ * Read the n rings within the round's work, from the ring after last round's first; -EPROTO: corrupt. An
+ * insert passes at most the records held (which a chunk adds two to per record: merge and matcher), so a
+ * chunk is sized to end within the work left; the last, of one record, may pass it by the records held. The
+ * budget is looked at before each chunk.
+ */
+static int read_rings(struct guestchan *gc, uint32_t n)
+{
+	uint64_t w0 = work_done(gc), used = 0;
+
+	for (uint32_t k = 0; k < n && used < ROUND_WORK; k++) {
+		uint32_t r = (gc->ring0 + k) % n, left = POLL_MAX;
+		int got;
+
+		do {
+			size_t bytes, recs = held(gc, &bytes);
+			uint64_t chunk = (ROUND_WORK - used) / (recs + 2 * POLL_CHUNK + 1);
+
+			chunk = chunk < 1 ? 1 : chunk > POLL_CHUNK ? POLL_CHUNK : chunk;
+			if (chunk > left)
+				chunk = left;
+			gc->full = 2 * bytes >= gc->budget;
+			got = shmreader_poll(gc->rd, r, on_record, gc, (uint32_t)chunk);
+			if (got == -EPROTO)
+				return got;
+			left -= (uint32_t)chunk;
+			used = work_done(gc) - w0;
+		} while (got > 0 && left && used < ROUND_WORK);
+	}
+	gc->ring0 = n ? (gc->ring0 + 1) % n : 0;
+	return 0;
 }
 
 /* --guest: read the agent's rings and match what both sides delivered. */
@@ -664,19 +751,21 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	if (!clockxchg_valid(gc->clk) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return; /* records wait in the ring until their times can be converted... */
 	n = shmreader_nrings(gc->rd);
-	for (r = 0; r < n && r < gc->nvcpus; r++) {
-		if (shmreader_poll(gc->rd, r, on_record, gc, POLL_MAX) == -EPROTO)
-			return;
-		if (!shmreader_ring_info(gc->rd, r, &ri) && ri.horizon_ns) {
-			any = true;
-			if (ri.horizon_ns < gh)
-				gh = ri.horizon_ns;
-		}
+	if (n > gc->nvcpus)
+		n = gc->nvcpus;
+	if (read_rings(gc, n) == -EPROTO)
+		return;
+	for (r = 0; r < n; r++) {
+		if (shmreader_ring_info(gc->rd, r, &ri) || !ri.horizon_ns)
+			continue;
+		if (ri.tail < ri.head)
+			return; /* left for the next round: the horizon waits for its records */
+		any = true;
+		if (ri.horizon_ns < gh)
+			gh = ri.horizon_ns;
 	}
 	if (!any)
 		return;
-	if (gh > gc->guest_h)
-		gc->pending = 0;
 	gc->guest_h = gh;
 	if (gh > gc->mg_horizon) {
 		if (merge_process(gc->mg, gh))
@@ -886,6 +975,7 @@ static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_cha
 		ch->late += mc.late;
 		ch->match_dropped += mc.dropped;
 	}
+	ch->match_dropped += gc->over_budget;
 }
 
 void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,

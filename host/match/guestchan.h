@@ -36,7 +36,14 @@ struct guestchan_opts {
 	uint32_t detail; /* enum vn_dtl_detail of the published causes */
 	uint64_t period_ns; /* the aggregate period (informative) */
 	struct taskclass *tc; /* cause classes (not owned; NULL: every task host-user-task) */
+	uint64_t
+	    budget_bytes; /* --guest-budget: what the guest's records may make the channel hold (0:
+				  GUESTCHAN_BUDGET_DEFAULT); records over it are refused and counted */
 };
+
+/* 64 MiB a domain: at ~250 bytes a waiting record, 2 s of a 64-vCPU guest's records at 1 kHz of noise each
+ * waiting twice over for the horizon (which lags by ~50 ms), with room left for bursts. */
+#define GUESTCHAN_BUDGET_DEFAULT (64ull << 20)
 
 /*
  * Map /dev/shm/<shm_name> of a domain with nvcpus vCPUs (dom is the record index) and publish its dispatch

@@ -101,6 +101,7 @@ struct match {
 	struct hspan *hs;
 	uint32_t *stk;
 	size_t npart, scap;
+	uint64_t steps; /* records passed by sorted inserts, since the start */
 };
 
 static inline uint64_t min64(uint64_t a, uint64_t b)
@@ -315,6 +316,7 @@ static int q_insert(struct match *m, struct mvcpu *v, struct queue *q, const voi
 	}
 	for (i = q->n; i > 0 && q->after(q_at(q, i - 1), rec); i--)
 		;
+	m->steps += q->n - i;
 	memmove(q_at(q, i + 1), q_at(q, i), (q->n - i) * q->sz);
 	memcpy(q_at(q, i), rec, q->sz);
 	q->n++;
@@ -921,6 +923,29 @@ void match_counters(const struct match *m, uint32_t vcpu, struct match_counters 
 		return;
 	*out = v->cnt;
 	out->queued = v->gaps.n + v->evs.n + v->outs.n + v->runs.n;
+}
+
+size_t match_guest_held(const struct match *m, size_t *bytes)
+{
+	size_t b = 0, n = 0;
+
+	for (uint32_t i = 0; i < m->nvcpus; i++) {
+		const struct mvcpu *v = m->v[i];
+
+		if (!v)
+			continue;
+		n += v->gaps.n + v->evs.n;
+		b += v->gaps.n * v->gaps.sz +
+		     v->evs.n * (v->evs.sz + sizeof(*v->evs.act) + sizeof(struct part) +
+				 sizeof(struct hspan) + sizeof(*m->stk));
+	}
+	*bytes = b;
+	return n;
+}
+
+uint64_t match_insert_steps(const struct match *m)
+{
+	return m->steps;
 }
 
 uint64_t match_gaps_waiting(const struct match *m)

@@ -164,6 +164,12 @@ void match_guest_reset(struct match *m);
 /* Counters of vcpu (zeros for an unused one; for vcpu >= MATCH_MAX_VCPUS: the records refused for naming such
  * a vCPU, in bad). */
 void match_counters(const struct match *m, uint32_t vcpu, struct match_counters *out);
+/* The guest's records waiting in the queues (gaps, events); *bytes: what they hold, their per-record
+ * scratch included (the queues' room is at most twice that: they grow by doubling). For a budget on what a
+ * guest makes the matcher hold, and on the work of an insert (it passes at most that many records). */
+size_t match_guest_held(const struct match *m, size_t *bytes);
+/* Records passed by the sorted inserts since match_new (the work a stream out of order costs). */
+uint64_t match_insert_steps(const struct match *m);
 /* Gaps queued now, all vCPUs: fed and not yet matched (waiting for a horizon). */
 uint64_t match_gaps_waiting(const struct match *m);
 #endif

@@ -40,6 +40,7 @@ struct merge {
 	struct mcpu *cpu[MERGE_MAX_CPUS];
 	merge_gap_fn fn;
 	void *ctx;
+	uint64_t steps; /* records passed by sorted inserts, since the start */
 };
 
 static const char *const vec_names[VN_VEC_MAX] = {
@@ -153,6 +154,28 @@ static struct mcpu *cpu_get(struct merge *m, unsigned int cpu)
 	return c;
 }
 
+size_t merge_held(const struct merge *m, size_t *bytes)
+{
+	size_t b = 0, n = 0;
+
+	for (int i = 0; i < MERGE_MAX_CPUS; i++) {
+		const struct mcpu *c = m->cpu[i];
+
+		if (!c)
+			continue;
+		n += c->nev + c->nobs + c->ngap;
+		b += (c->nev + c->nobs) * sizeof(struct mev) +
+		     c->ngap * (sizeof(struct vn_sample) + sizeof(*c->part));
+	}
+	*bytes = b;
+	return n;
+}
+
+uint64_t merge_insert_steps(const struct merge *m)
+{
+	return m->steps;
+}
+
 const struct merge_cpu *merge_cpu(const struct merge *m, int cpu)
 {
 	if (cpu < 0 || cpu >= MERGE_MAX_CPUS || !m->cpu[cpu])
@@ -189,8 +212,8 @@ static int mev_after(const struct vn_event *a, const struct vn_event *b)
 }
 
 /* Insert keeping start order; records come nearly sorted (children before parents), so scan from the end. */
-static int mev_insert(struct mev **arr, size_t *n, size_t *cap, const struct vn_event *e,
-		      uint64_t attr)
+static int mev_insert(struct merge *m, struct mev **arr, size_t *n, size_t *cap,
+		      const struct vn_event *e, uint64_t attr)
 {
 	size_t i;
 
@@ -201,6 +224,7 @@ static int mev_insert(struct mev **arr, size_t *n, size_t *cap, const struct vn_
 		(*arr)[i] = (*arr)[i - 1];
 		i--;
 	}
+	m->steps += *n - i;
 	(*arr)[i].e = *e;
 	(*arr)[i].attributed = attr;
 	(*arr)[i].counted = 0;
@@ -227,9 +251,9 @@ int merge_add_event(struct merge *m, const struct vn_event *e)
 	}
 	if (e->cls == VN_CLASS_STEAL) {
 		c->pub.steal_seen_ns += e->net_ns;
-		return mev_insert(&c->obs, &c->nobs, &c->obscap, e, e->net_ns);
+		return mev_insert(m, &c->obs, &c->nobs, &c->obscap, e, e->net_ns);
 	}
-	return mev_insert(&c->ev, &c->nev, &c->evcap, e, 0);
+	return mev_insert(m, &c->ev, &c->nev, &c->evcap, e, 0);
 }
 
 int merge_add_sample(struct merge *m, const struct vn_sample *s)
@@ -262,6 +286,7 @@ int merge_add_sample(struct merge *m, const struct vn_sample *s)
 		c->gap[i] = c->gap[i - 1];
 		i--;
 	}
+	m->steps += c->ngap - i;
 	c->gap[i] = *s;
 	c->ngap++;
 	return 0;

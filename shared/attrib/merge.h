@@ -68,6 +68,12 @@ int merge_add_sample(struct merge *m, const struct vn_sample *s)
     __attribute__((warn_unused_result));
 /* Attribute every gap that ends at or before horizon_ns (UINT64_MAX: everything). Returns 0 or -ENOMEM. */
 int merge_process(struct merge *m, uint64_t horizon_ns) __attribute__((warn_unused_result));
+/* The records waiting for a horizon (events, steal observations, gaps); *bytes: what they hold, their
+ * scratch included (the arrays' room is at most twice that: they grow by doubling). For a budget on what a
+ * stream makes merge hold, and on the work of an insert (it passes at most that many records). */
+size_t merge_held(const struct merge *m, size_t *bytes);
+/* Records passed by the sorted inserts since merge_new (the work a stream out of order costs). */
+uint64_t merge_insert_steps(const struct merge *m);
 /* The CPU's totals (NULL if it never got a record). Valid until the next call that adds records. */
 const struct merge_cpu *merge_cpu(const struct merge *m, int cpu);
 /* Copy up to max of the CPU's sources into out, largest total first; returns how many. */

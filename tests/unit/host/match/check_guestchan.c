@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for host/match/guestchan's reading of the guest half, over a real region file in /dev/shm and
- * the agent's rings (shmwriter): a ring's samples and its events are each held to time order, not to each
- * other's; the channel's open errors.
+ * the agent's rings (shmwriter): a ring's samples and its events are each held to start order, not to each
+ * other's; valid but hostile streams stay within the domain's budget (far-future ends under a creeping
+ * horizon) and the round's work (starts falling while ends rise); the channel's open errors.
  */
 #include <check.h>
 #include "check_main.h"
 #include "guestchan_check.h"
+#include "match/guestchan_priv.h"
 
 static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
 {
@@ -21,8 +23,9 @@ static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
 
 /*
  * The agent's drain passes a CPU's samples, then its events: after a drain held up for 80 ms (its vCPU
- * preempted, seen in the soak) the events come 80 ms behind the latest sample. They are taken; an event
- * 80 ms behind the latest event is refused and counted as invalid (the hostile-input bound).
+ * preempted, seen in the soak) the events come 80 ms behind the latest sample. They are taken, and so is an
+ * event published after one nested in it (starting 83 ms before it); an event starting over a second before
+ * the latest event start is refused and counted as invalid (the hostile-input bound, on the queues' key).
  */
 START_TEST(test_streams_ordered_apart)
 {
@@ -44,14 +47,146 @@ START_TEST(test_streams_ordered_apart)
 	put_sample(w, g - 100 * MS, g - 1 * MS, VN_SAMPLE_WINDOW);
 	put_irq(w, g - 81 * MS, g - 80 * MS); /* 79 ms behind the latest sample: taken */
 	put_irq(w, g - 3 * MS, g - 2 * MS);
-	put_irq(w, g - 86 * MS, g - 85 * MS); /* 83 ms behind the latest event: refused */
+	put_irq(w, g - 86 * MS,
+		g - 1 * MS); /* encloses the one before, published after it: taken */
+	put_irq(w, g - 1200 * MS,
+		g - 1199 * MS); /* 1.197 s before the latest event start: refused */
 	shmwriter_set_horizon(w, 0, g);
 	shmwriter_set_horizon(w, 1, g);
 	run_rounds(gc, 100 * MS);
 	guestchan_period(gc, t0 - S, mono(), ms, NULL, &n, &ch);
-	ck_assert_uint_eq(ch.records, 5);
+	ck_assert_uint_eq(ch.records, 6);
 	ck_assert_uint_eq(ch.invalid, 1);
 	ck_assert_uint_eq(ch.lost + ch.missed + ch.unsynced + ch.late, 0);
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	guestchan_close(gc);
+	shmwriter_free(w);
+}
+END_TEST
+
+#define POLL_CHUNK_BYTES \
+	(256 * 512) /* a chunk of records read before the budget is looked at again */
+
+/* A channel with a budget of budget bytes, its clock aligned by the responder thread th. */
+static struct guestchan *budget_chan(uint64_t budget, pthread_t *th)
+{
+	struct guestchan_opts o = { .match = true,
+				    .dispatch = true,
+				    .detail = VN_DTL_DETAIL_TASK,
+				    .period_ns = S,
+				    .budget_bytes = budget };
+	char why[256];
+	struct guestchan *gc = guestchan_open(name, 0, 2, &o, why, sizeof(why));
+
+	ck_assert_msg(gc != NULL, "guestchan_open: %s", why);
+	ck_assert_int_eq(pthread_create(th, NULL, responder, NULL), 0);
+	run_rounds(gc, 1500 * MS);
+	return gc;
+}
+
+/*
+ * H1: valid gaps and events whose ends lie an hour ahead, under a horizon creeping 1 us a batch (every
+ * batch moves it): they wait for a horizon that never comes. What they make the channel hold stays under half
+ * the budget (its arrays at most double it), the rest is refused and counted with the matcher's drops; the
+ * channel keeps its clock and reads on.
+ */
+START_TEST(test_budget_far_future)
+{
+	const uint64_t budget = 512 * 1024;
+	struct shm_writer *w = shmwriter_init(base, SIZE, 2, 1024, 99);
+	struct vn_host_match ms[2];
+	struct vn_host_chan ch;
+	struct guestchan *gc;
+	pthread_t th;
+	size_t n = 0, max_held = 0;
+	uint64_t t0, g, put = 0;
+
+	ck_assert_ptr_nonnull(w);
+	gc = budget_chan(budget, &th);
+	t0 = mono();
+	g = t0 + OFF;
+	for (int b = 0; b < 40; b++) {
+		for (int k = 0; k < 400; k++, put++) {
+			uint64_t s0 = g + put * US;
+			struct vn_event e = { .start_ns = s0 + 1,
+					      .end_ns = s0 + 3600 * S,
+					      .net_ns = 1000,
+					      .id = 1,
+					      .cls = VN_CLASS_IRQ };
+
+			put_sample(w, s0, s0 + 3600 * S, VN_SAMPLE_GAP);
+			ck_assert_int_eq(shmwriter_put_event(w, 0, &e), 0);
+		}
+		shmwriter_set_horizon(w, 0, g + (uint64_t)b * US + 1);
+		shmwriter_set_horizon(w, 1, g + (uint64_t)b * US + 1);
+		for (int r = 0; r < 4; r++) {
+			uint64_t t = mono();
+
+			guestchan_clock(gc, t);
+			guestchan_tick(gc, t, t);
+			if (guestchan_held_bytes(gc) > max_held)
+				max_held = guestchan_held_bytes(gc);
+		}
+	}
+	guestchan_period(gc, t0 - S, mono(), ms, NULL, &n, &ch);
+	ck_assert_msg(2 * max_held <= budget + 2 * POLL_CHUNK_BYTES, "held %zu bytes, budget %llu",
+		      max_held, (unsigned long long)budget);
+	ck_assert_uint_gt(max_held, budget / 4); /* it did fill up */
+	ck_assert_uint_gt(guestchan_over_budget(gc), put);
+	ck_assert_uint_ge(ch.match_dropped, guestchan_over_budget(gc));
+	ck_assert_uint_eq(ch.records, 2 * put);
+	ck_assert_int_eq((int)ch.state, VN_HOST_CHAN_OK);
+	ck_assert_uint_ne(ch.clock_uncertainty_ns, UINT64_MAX);
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	guestchan_close(gc);
+	shmwriter_free(w);
+}
+END_TEST
+
+/*
+ * H2: events whose ends rise while their starts fall (each one passes every event queued before it in the
+ * start-sorted queues), with ends far ahead so that nothing drains: no round does more than the round's work
+ * bound, plus the one insert it stopped in (at most the records held: two per event, merge and matcher).
+ */
+START_TEST(test_work_starts_falling)
+{
+	struct shm_writer *w = shmwriter_init(base, SIZE, 2, 2048, 99);
+	struct guestchan *gc;
+	pthread_t th;
+	uint64_t g, put = 0, worst = 0, total0;
+
+	ck_assert_ptr_nonnull(w);
+	gc = budget_chan(256ull << 20, &th);
+	g = mono() + OFF;
+	total0 = guestchan_work(gc);
+	for (int b = 0; b < 12; b++) {
+		for (int k = 0; k < 2000; k++, put++) {
+			struct vn_event e = { .start_ns = g + 900 * MS - put * 10,
+					      .end_ns = g + 3600 * S + put,
+					      .net_ns = 1000,
+					      .id = 1,
+					      .cls = VN_CLASS_IRQ };
+
+			ck_assert_int_eq(shmwriter_put_event(w, 0, &e), 0);
+		}
+		shmwriter_set_horizon(w, 0, g + (uint64_t)b + 1);
+		shmwriter_set_horizon(w, 1, g + (uint64_t)b + 1);
+		for (int r = 0; r < 3; r++) {
+			uint64_t t = mono(), w0 = guestchan_work(gc), d;
+
+			guestchan_clock(gc, t);
+			guestchan_tick(gc, t, t);
+			d = guestchan_work(gc) - w0;
+			if (d > worst)
+				worst = d;
+		}
+	}
+	/* the inserts did pass the queue (the stream is hostile), and each round stopped at the bound */
+	ck_assert_uint_gt(guestchan_work(gc) - total0, 4 * (uint64_t)GUESTCHAN_ROUND_WORK);
+	ck_assert_msg(worst <= GUESTCHAN_ROUND_WORK + 2 * put + 3, "a round did %llu",
+		      (unsigned long long)worst);
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
 	guestchan_close(gc);
@@ -80,6 +215,8 @@ static Suite *guestchan_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_streams_ordered_apart);
+	tcase_add_test(tc, test_budget_far_future);
+	tcase_add_test(tc, test_work_starts_falling);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	return s;
