@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include "shm.h"
 #include "match/dtlctl.h"
+#include "match/flipgate.h"
 #include "util/log.h"
 
 #define LOCK_RETRY_NS 1000000000ULL /* another publisher: its lock tried again this often */
@@ -25,6 +26,7 @@ struct dtlctl {
 	uint64_t lock_retry_ns; /* DTLCTL_BUSY: when to try the publisher's lock again */
 	uint64_t aligned_ns; /* the current publisher's first VN_DTL_S_CLOCK, once logged */
 	uint64_t pub_ns; /* host time the current publisher started */
+	struct flipgate gate; /* the layout version followed between 1 and 2 at a bounded rate */
 };
 
 struct dtlctl *dtlctl_new(const char *name, int fd, void *base, size_t size,
@@ -70,8 +72,23 @@ static void dtl_stop(struct dtlctl *c)
 	c->pub = NULL;
 }
 
-/* Publish when the guest header allows it (epoch 0 or version >= 2), stop when a v1 agent took it; while
- * another vnoise-host publishes, try its lock again every LOCK_RETRY_NS. */
+/* May the publisher stop or start for the layout version ver now? One line when the gate begins a hold. */
+static bool version_gate(struct dtlctl *c, uint64_t now, uint32_t ver)
+{
+	enum flipgate_verdict d = flipgate_allow(&c->gate, now, ver);
+
+	if (d == FLIPGATE_HOLD_BEGAN)
+		log_warn(
+		    "guest channel %s: the region's layout version changed %d times within %.0f s: "
+		    "held off for %.0f s (%llu changes held off so far)",
+		    c->name, FLIPGATE_BURST + 1, FLIPGATE_WINDOW_NS / 1e9,
+		    (double)(c->gate.hold_until_ns - now) / 1e9, (unsigned long long)c->gate.held);
+	return d == FLIPGATE_FOLLOW;
+}
+
+/* Publish when the guest header allows it (epoch 0 or version >= 2), stop when a v1 agent took it (each
+ * at a bounded rate: match/flipgate); while another vnoise-host publishes, try its lock again every
+ * LOCK_RETRY_NS. */
 bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 {
 	const struct vn_shm_header *h = c->base;
@@ -101,6 +118,8 @@ bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 	}
 	if (ep && ver < 2) {
 		if (c->pub) {
+			if (!version_gate(c, now, ver))
+				return false;
 			dtl_stop(c);
 			changed = true;
 		}
@@ -112,7 +131,7 @@ bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 		c->state = DTLCTL_V1;
 		return changed;
 	}
-	if (c->pub)
+	if (c->pub || (c->state == DTLCTL_V1 && !version_gate(c, now, ver)))
 		return false;
 	c->pub = dtlpub_new((char *)c->base + vn_dtl_area_offset(c->size),
 			    c->size - vn_dtl_area_offset(c->size), &c->pp, dtlpub_new_epoch(),

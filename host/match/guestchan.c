@@ -26,6 +26,7 @@
 #include "match/clockxchg.h"
 #include "match/guestchan.h"
 #include "match/guestchan_priv.h"
+#include "match/flipgate.h"
 #include "util/log.h"
 #include "match/match.h"
 #include "attrib/merge.h"
@@ -99,6 +100,8 @@ struct guestchan {
 	bool full; /* the budget is reached: refuse (looked at every POLL_CHUNK records) */
 	uint64_t fed; /* records fed, since the channel opened */
 	uint32_t ring0; /* the ring this round reads first */
+	struct flipgate epoch_gate; /* new epochs followed at a bounded rate */
+	bool epoch_held; /* a new epoch waits for the gate: the rings are not read meanwhile */
 	uint64_t guest_h; /* guest horizon (guest time) */
 	uint64_t dbg;
 	bool clocked; /* guestchan_clock ran this round */
@@ -571,6 +574,29 @@ static void follow_epoch(struct guestchan *gc)
 	struct shmreader_stats before, after;
 	struct vn_shm_header h;
 
+	const struct vn_shm_header *hd = gc->base;
+	uint64_t ep = __atomic_load_n(&hd->epoch, __ATOMIC_ACQUIRE);
+
+	if (gc->epoch && ep != gc->epoch) {
+		switch (flipgate_allow(&gc->epoch_gate, now_ns(), ep)) {
+		case FLIPGATE_HOLD_BEGAN:
+			log_warn(
+			    "guest channel %s: the guest agent started %d epochs within %.0f s: "
+			    "new "
+			    "epochs held off for %.0f s (the rings are not read meanwhile; %llu "
+			    "held off so far)",
+			    gc->path, FLIPGATE_BURST + 1, FLIPGATE_WINDOW_NS / 1e9,
+			    (double)(gc->epoch_gate.hold_until_ns - now_ns()) / 1e9,
+			    (unsigned long long)gc->epoch_gate.held);
+			/* fall through */
+		case FLIPGATE_HOLD:
+			gc->epoch_held = true;
+			return;
+		case FLIPGATE_FOLLOW:
+			break;
+		}
+	}
+	gc->epoch_held = false;
 	shmreader_stats(gc->rd, &before); /* check() adds the lost of an epoch it leaves... */
 	if (shmreader_check(gc->rd) != SHMREADER_OK || shmreader_header(gc->rd, &h) ||
 	    h.epoch == gc->epoch)
@@ -746,7 +772,7 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	uint32_t r, n;
 	bool any = false;
 
-	if (shmreader_state(gc->rd) != SHMREADER_OK)
+	if (gc->epoch_held || shmreader_state(gc->rd) != SHMREADER_OK)
 		return;
 	if (!clockxchg_valid(gc->clk) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return; /* records wait in the ring until their times can be converted... */

@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include "match/guestchan.h"
 
-#define GUESTCHAN_ROUND_WORK (1u << 20) /* records fed or passed by sorted inserts per round, at most */
+#define GUESTCHAN_ROUND_WORK \
+	(1u << 20) /* records fed or passed by sorted inserts per round, at most */
 
 /* The bytes the guest's waiting records hold in the matcher and the guest-only view (the budget holds
  * twice this under budget_bytes). */

@@ -3,11 +3,13 @@
  * Unit tests for host/match/guestchan's reading of the guest half, over a real region file in /dev/shm and
  * the agent's rings (shmwriter): a ring's samples and its events are each held to start order, not to each
  * other's; valid but hostile streams stay within the domain's budget (far-future ends under a creeping
- * horizon) and the round's work (starts falling while ends rise); the channel's open errors.
+ * horizon) and the round's work (starts falling while ends rise), and a flood of new epochs is held off;
+ * the channel's open errors.
  */
 #include <check.h>
 #include "check_main.h"
 #include "guestchan_check.h"
+#include "match/flipgate.h"
 #include "match/guestchan_priv.h"
 
 static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
@@ -194,6 +196,45 @@ START_TEST(test_work_starts_falling)
 }
 END_TEST
 
+/*
+ * M1: a guest that starts a new agent epoch every round (each one a full reset of the clock model, the
+ * matcher and the guest-only view, and a log line) has its first few followed, then is held off: over 3 s
+ * of flips the channel attached at most the first epoch and FLIPGATE_BURST more, and kept its clock.
+ */
+START_TEST(test_epoch_flood)
+{
+	struct shm_writer *w = shmwriter_init(base, SIZE, 2, 256, 1);
+	struct vn_host_match ms[2];
+	struct vn_host_chan ch;
+	struct guestchan *gc;
+	pthread_t th;
+	size_t n = 0;
+	uint64_t t0 = mono(), flips = 0;
+
+	ck_assert_ptr_nonnull(w);
+	gc = budget_chan(0, &th);
+	while (mono() < t0 + 3 * S) {
+		uint64_t t;
+
+		shmwriter_free(w);
+		w = shmwriter_init(base, SIZE, 2, 256, 100 + ++flips);
+		ck_assert_ptr_nonnull(w);
+		t = mono();
+		guestchan_clock(gc, t);
+		guestchan_tick(gc, t, t);
+		usleep(5000);
+	}
+	guestchan_period(gc, t0 - S, mono(), ms, NULL, &n, &ch);
+	ck_assert_uint_gt(flips, 200);
+	ck_assert_uint_le(ch.epochs, 1 + FLIPGATE_BURST);
+	ck_assert_uint_ne(ch.clock_uncertainty_ns, UINT64_MAX);
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	guestchan_close(gc);
+	shmwriter_free(w);
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	struct guestchan_opts o = { .detail = VN_DTL_DETAIL_CLASS };
@@ -217,6 +258,7 @@ static Suite *guestchan_suite(void)
 	tcase_add_test(tc, test_streams_ordered_apart);
 	tcase_add_test(tc, test_budget_far_future);
 	tcase_add_test(tc, test_work_starts_falling);
+	tcase_add_test(tc, test_epoch_flood);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for host/match/flipgate: a few changes are followed at once, a flood is held off with a
+ * doubling backoff (one hold, one log line, at a time; the state at its end followed), a quiet window makes
+ * the next hold short again.
+ */
+#include <check.h>
+#include "check_main.h"
+#include "match/flipgate.h"
+
+#define S 1000000000ull
+
+START_TEST(test_burst_followed)
+{
+	struct flipgate g = { 0 };
+
+	/* a reboot or two and an agent restarted by hand: all followed */
+	ck_assert_int_eq(flipgate_allow(&g, 100 * S, 1), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, 101 * S, 2), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, 130 * S, 3), FLIPGATE_FOLLOW);
+	/* spread out over more than a window each: never held */
+	for (uint64_t k = 0; k < 20; k++)
+		ck_assert_int_eq(flipgate_allow(&g, 200 * S + k * 61 * S, 10 + k), FLIPGATE_FOLLOW);
+	ck_assert_uint_eq(g.holds, 0);
+}
+END_TEST
+
+START_TEST(test_flood_held)
+{
+	struct flipgate g = { 0 };
+	uint64_t t = 1000 * S, follows = 0, began = 0, v = 1, last_began = 0, gap_min = UINT64_MAX;
+
+	/* a change every 5 ms round for 30 minutes */
+	for (; t < 2800 * S; t += 5000000ull, v++) {
+		enum flipgate_verdict d = flipgate_allow(&g, t, v);
+
+		if (d == FLIPGATE_FOLLOW)
+			follows++;
+		if (d == FLIPGATE_HOLD_BEGAN) {
+			if (last_began && t - last_began < gap_min)
+				gap_min = t - last_began;
+			last_began = t;
+			began++;
+		}
+	}
+	/* 3 at once, then one per hold: 10, 20, 40, 80, 160, then 300 s */
+	ck_assert_uint_eq(began, g.holds);
+	ck_assert_uint_ge(gap_min, FLIPGATE_HOLD_MIN_NS);
+	ck_assert_uint_le(follows, 3 + g.holds);
+	ck_assert_uint_le(g.holds, 11);
+	ck_assert_uint_ge(g.holds, 8);
+	ck_assert_uint_gt(g.held, 300000); /* every held change counted once */
+	ck_assert_uint_eq(g.hold_ns, FLIPGATE_HOLD_MAX_NS);
+	/* quiet for longer than a window and the hold: the next flood's hold is short again */
+	t += 2 * FLIPGATE_HOLD_MAX_NS;
+	ck_assert_int_eq(flipgate_allow(&g, t, ++v), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, t + S, ++v), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, t + 2 * S, ++v), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S, ++v), FLIPGATE_HOLD_BEGAN);
+	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS - 1, ++v), FLIPGATE_HOLD);
+	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS, ++v), FLIPGATE_FOLLOW);
+}
+END_TEST
+
+static Suite *flipgate_suite(void)
+{
+	Suite *s = suite_create("flipgate");
+	TCase *tc = tcase_create("gate");
+
+	tcase_add_test(tc, test_burst_followed);
+	tcase_add_test(tc, test_flood_held);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_main(flipgate_suite());
+}
