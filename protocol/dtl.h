@@ -51,8 +51,10 @@
 #define VN_DTL_AGG_TOP 8u /* exit reasons per aggregate, largest first; the rest in other_exit_* */
 #define VN_DTL_COMM_LEN 16
 #define VN_DTL_MAX_SPAN_NS VN_SHM_MAX_SPAN_NS /* an entry longer than a day is corruption */
-/* The lock a guest clock responder holds (flock, LOCK_EX | LOCK_NB): one answering process per guest. */
-#define VN_DTL_RESPONDER_LOCK "/dev/shm/vnoise-clock.lock"
+/* The lock a guest clock responder holds (flock, LOCK_EX | LOCK_NB): one answering process per guest. In
+ * /run, where only root creates files, mode 0600 and owned by root: a responder maps the region (root only),
+ * and no other guest user can open the lock, so none can keep the responder from answering. */
+#define VN_DTL_RESPONDER_LOCK "/run/vnoise-clock.lock"
 /* The bell's virtio-serial port (struct vn_dtl_bell). */
 #define VN_DTL_BELL_PORT "org.vnoise.bell.0"
 

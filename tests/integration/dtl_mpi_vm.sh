@@ -44,7 +44,7 @@ extra=$(vm_mpi_files "$ML") || skip "ldd finds no library of OpenMPI"
 # lockholder: the command lines of the processes holding the clock responder's lock (guest /proc/locks)
 cat >"$TMP/lockholder" <<'SH'
 #!/bin/sh
-i=$(stat -c %i /dev/shm/vnoise-clock.lock 2>/dev/null) || exit 0
+i=$(stat -c %i /run/vnoise-clock.lock 2>/dev/null) || exit 0
 for p in $(awk -v i="$i" '$2 == "FLOCK" && $6 ~ (":" i "$") { print $5 }' /proc/locks); do
 	tr '\0' ' ' <"/proc/$p/cmdline"
 	echo

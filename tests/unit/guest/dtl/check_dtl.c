@@ -6,7 +6,8 @@
  * (absent, waiting, ok, stale after the heartbeat stops, a new host epoch), and the clock responder: it
  * answers the host's request, and a second responder in the same process does not while the first holds
  * the lock (then takes over when it is released), and its window finds the requests' real arrival within a
- * few exchanges after a first answer that put it 20 ms late.
+ * few exchanges after a first answer that put it 20 ms late; the lock is private: no other user can open it,
+ * and a lock file others could open (and hold) is replaced.
  */
 #include <check.h>
 #include <errno.h>
@@ -14,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "dtl/dtl_priv.h"
@@ -678,6 +682,66 @@ START_TEST(test_responder)
 }
 END_TEST
 
+/* In a child as user nobody: 0 if it could open path (for a flock), else errno. */
+static int open_as_nobody(const char *path)
+{
+	int st;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(100);
+		fd = open(path, O_RDONLY);
+		_exit(fd >= 0 ? 0 : errno);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/*
+ * M3: another guest user must not be able to take the responder's lock. A lock file left open to all (as
+ * an unprivileged user would need, holding it by a flock) is replaced, and the responder answers; the lock
+ * it made is root's, mode 0600, and user nobody cannot open it.
+ */
+START_TEST(test_responder_lock_private)
+{
+	struct dtl_clock_reply rep;
+	struct dtl_stats st;
+	struct stat sb, sa;
+	struct dtl *d;
+	uint64_t seq;
+	int fd;
+
+	ck_assert_int_eq(geteuid(), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	fd = open(lockp, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
+	ck_assert_int_eq(open_as_nobody(lockp), 0); /* what the old mode let any user do */
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0); /* ... and hold it */
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	w = host_start(VN_DTL_DETAIL_CLASS, 501);
+	host_status(0, 0);
+	d = guest_open(true, 0);
+	dtlwriter_request(w, now_ns(), &seq);
+	ck_assert_msg(wait_reply(&rep, 3000), "no reply with a foreign lock file held");
+	ck_assert_uint_eq(rep.req_seq, seq);
+	dtl_stats(d, &st);
+	ck_assert(st.responder);
+	ck_assert_int_eq(stat(lockp, &sa), 0);
+	ck_assert_uint_ne(sa.st_ino, sb.st_ino);
+	ck_assert_int_eq(sa.st_mode & 0777, 0600);
+	ck_assert_int_eq(sa.st_uid, 0);
+	ck_assert_int_eq(open_as_nobody(lockp), EACCES);
+	dtl_close(d);
+	close(fd);
+}
+END_TEST
+
 /*
  * The responder's first answer put its lag 20 ms late (here: the host claims it sent 20 ms before
  * it did; in the TCG guest: the first answers seen at a coarse poll). The next requests are then already
@@ -741,6 +805,7 @@ static Suite *dtl_suite(void)
 	tcase_add_test(tr, test_region_hostile);
 	tcase_add_test(tr, test_responder);
 	tcase_add_test(tr, test_responder_converges);
+	tcase_add_test(tr, test_responder_lock_private);
 	suite_add_tcase(s, tr);
 	return s;
 }

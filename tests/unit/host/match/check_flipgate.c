@@ -57,8 +57,10 @@ START_TEST(test_flood_held)
 	ck_assert_int_eq(flipgate_allow(&g, t + S, ++v), FLIPGATE_FOLLOW);
 	ck_assert_int_eq(flipgate_allow(&g, t + 2 * S, ++v), FLIPGATE_FOLLOW);
 	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S, ++v), FLIPGATE_HOLD_BEGAN);
-	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS - 1, ++v), FLIPGATE_HOLD);
-	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS, ++v), FLIPGATE_FOLLOW);
+	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS - 1, ++v),
+			 FLIPGATE_HOLD);
+	ck_assert_int_eq(flipgate_allow(&g, t + 3 * S + FLIPGATE_HOLD_MIN_NS, ++v),
+			 FLIPGATE_FOLLOW);
 }
 END_TEST
 
