@@ -19,6 +19,7 @@
 #include "libvirt/virtxml.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/termsafe.h"
 #include "util/monotime.h"
 
 #define LINE_MAX_REQ 4096 /* a request line we send */
@@ -459,41 +460,69 @@ static char *start_args(const struct agent_args *a)
 	return buf;
 }
 
+/* A string of the guest's reply on f, escaped for the terminal (util/termsafe), any length. */
+static void put_safe(FILE *f, const char *s)
+{
+	char buf[TERMSAFE_LEN(64)];
+	size_t n = s ? strlen(s) : 0;
+
+	for (size_t o = 0; o < n; o += 64)
+		fputs(termsafe(buf, sizeof(buf), s + o, n - o < 64 ? n - o : 64), f);
+}
+
 /* One member of the status as text: scalars as they are, objects in arrays as "k=v" pairs. */
-static void print_value(const struct jsonr_value *v)
+static void print_value(FILE *f, const struct jsonr_value *v)
 {
 	const struct jsonr_value *m;
 
 	switch (v->kind) {
 	case JSONR_NULL:
-		fputs("-", stdout);
+		fputs("-", f);
 		break;
 	case JSONR_BOOL:
-		fputs(v->b ? "yes" : "no", stdout);
+		fputs(v->b ? "yes" : "no", f);
 		break;
 	case JSONR_INT:
-		printf("%s%" PRIu64, v->neg ? "-" : "", v->mag);
+		fprintf(f, "%s%" PRIu64, v->neg ? "-" : "", v->mag);
 		break;
 	case JSONR_DOUBLE:
-		printf("%g", v->d);
+		fprintf(f, "%g", v->d);
 		break;
 	case JSONR_STR:
-		fputs(v->str, stdout);
+		put_safe(f, v->str);
 		break;
 	default:
 		for (m = v->child; m; m = m->next) {
-			if (m->key)
-				printf("%s=", m->key);
-			print_value(m);
+			if (m->key) {
+				put_safe(f, m->key);
+				fputc('=', f);
+			}
+			print_value(f, m);
 			if (m->next)
-				fputs(v->kind == JSONR_ARR ? ", " : " ", stdout);
+				fputs(v->kind == JSONR_ARR ? ", " : " ", f);
 		}
+	}
+}
+
+void agentcmd_print_text(FILE *f, const struct jsonr_value *ret)
+{
+	const struct jsonr_value *m;
+
+	if (ret->kind != JSONR_OBJ) {
+		print_value(f, ret);
+		fputc('\n', f);
+		return;
+	}
+	for (m = ret->child; m; m = m->next) {
+		put_safe(f, m->key);
+		fputs(": ", f);
+		print_value(f, m);
+		fputc('\n', f);
 	}
 }
 
 static void print_reply(const struct agent_args *a, const struct jsonr_value *ret)
 {
-	const struct jsonr_value *m;
 	struct json_writer w;
 
 	if (a->json) {
@@ -503,16 +532,7 @@ static void print_reply(const struct agent_args *a, const struct jsonr_value *re
 			log_err("cannot write the reply: %s", strerror(-w.err));
 		return;
 	}
-	if (ret->kind != JSONR_OBJ) {
-		print_value(ret);
-		putchar('\n');
-		return;
-	}
-	for (m = ret->child; m; m = m->next) {
-		printf("%s: ", m->key);
-		print_value(m);
-		putchar('\n');
-	}
+	agentcmd_print_text(stdout, ret);
 }
 
 /* Sync, run the action, print its result. An exit code (error logged). */

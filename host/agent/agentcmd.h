@@ -13,6 +13,7 @@
 #define VNOISE_HOST_AGENT_AGENTCMD_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "format/qga.h"
 
 #define AGENTCMD_CHANNEL "org.vnoise.0"
@@ -44,5 +45,8 @@ int agentcmd_exec(struct agentcmd_conn *c, const char *name, const char *args_js
 
 /* The command `vnoise-host agent` (argv[0] = "agent"): an exit code (shared/cli/exitcode.h). */
 int agentcmd_main(int argc, char **argv);
+/* A reply's value as `agent status` prints it: an object's members one "key: value" line each, scalars as
+ * they are, nested objects as "k=v" pairs; every string from the guest escaped (util/termsafe). */
+void agentcmd_print_text(FILE *f, const struct jsonr_value *ret);
 
 #endif

@@ -15,6 +15,7 @@
 #include "cli/exitcode.h"
 #include "format/datagram.h"
 #include "util/json.h"
+#include "util/termsafe.h"
 #include "util/log.h"
 #include "util/monotime.h"
 #include "util/parse.h"
@@ -326,7 +327,7 @@ static void json_head(struct json_writer *w, const struct query_opts *o, const c
 /* A job's heading: text, or the job's JSON keys (the object is open). */
 static void job_begin(sqlite3 *db, struct json_writer *w, FILE *f, uint64_t job_id, int json)
 {
-	char name[64], hex[24];
+	char name[64], hex[24], safe[TERMSAFE_LEN(64)];
 
 	job_name(db, job_id, name, sizeof(name));
 	snprintf(hex, sizeof(hex), "%016" PRIx64, job_id);
@@ -338,9 +339,10 @@ static void job_begin(sqlite3 *db, struct json_writer *w, FILE *f, uint64_t job_
 		json_arr_begin(w);
 		return;
 	}
-	fprintf(f, "\njob %s%s%s%s\n%4s %10s %12s %9s %9s %12s %12s\n", name, name[0] ? " (" : "",
-		hex, name[0] ? ")" : "", "rank", "node", "delay_us", "slowest", "intervals",
-		"noise_ms", "hyp_ms");
+	fprintf(f, "\njob %s%s%s%s\n%4s %10s %12s %9s %9s %12s %12s\n",
+		termsafe(safe, sizeof(safe), name, sizeof(name)), name[0] ? " (" : "", hex,
+		name[0] ? ")" : "", "rank", "node", "delay_us", "slowest", "intervals", "noise_ms",
+		"hyp_ms");
 }
 
 static int ranking(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_writer *w)
@@ -537,10 +539,15 @@ static void cause_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int json)
 	const char *cls = (const char *)sqlite3_column_text(q, 0);
 	const char *name = (const char *)sqlite3_column_text(q, 3);
 	int nl = sqlite3_column_bytes(q, 3);
+	char cls_safe[TERMSAFE_LEN(32)];
 
 	if (!json) {
-		fprintf(f, "%-12s %10" PRId64 " %-16.*s %12.3f %10" PRId64 " %6d\n",
-			cls ? cls : "?", (int64_t)sqlite3_column_int64(q, 2), nl, name ? name : "",
+		char safe[TERMSAFE_LEN(256)];
+
+		fprintf(f, "%-12s %10" PRId64 " %-16s %12.3f %10" PRId64 " %6d\n",
+			cls ? termsafe(cls_safe, sizeof(cls_safe), cls, 32) : "?",
+			(int64_t)sqlite3_column_int64(q, 2),
+			termsafe(safe, sizeof(safe), name, nl > 0 ? (size_t)nl : 0),
 			(double)sqlite3_column_int64(q, 4) / 1e6,
 			(int64_t)sqlite3_column_int64(q, 5), sqlite3_column_int(q, 6));
 		return;
@@ -569,7 +576,9 @@ static int causes(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_
 		json_head(w, o, "causes");
 		json_kv_str(w, "job_id", hex);
 	} else {
-		fprintf(f, "job %s (%s)\n", o->job, hex);
+		char safe[TERMSAFE_LEN(128)];
+
+		fprintf(f, "job %s (%s)\n", termsafe(safe, sizeof(safe), o->job, 128), hex);
 	}
 	n = causes_classes(db, o, job, f, w);
 	q = n < 0 ? NULL : prepare(db, causes_sql, o);

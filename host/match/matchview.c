@@ -8,6 +8,7 @@
 #include "util/json.h"
 #include "attrib/merge.h"
 #include "match/matchview.h"
+#include "util/termsafe.h"
 
 #define MV_MAX_LIST 1000 /* as HV_MAX_LIST: hostview_ctx.top is at most this */
 #define BIG_GAP_NS 1000000ULL
@@ -142,14 +143,17 @@ static void text_sources(struct hostview_ctx *c, const struct hostagg_vcpu *v, u
 	const struct hostagg_msrc *s[MV_MAX_LIST];
 	uint32_t n = hostagg_msrc_sorted(v, kind, s, (uint32_t)c->top), k;
 	struct hostview_list l;
-	char name[96];
+	char name[96], safe[TERMSAFE_LEN(96)];
 
 	hostview_list_begin(&l, c->f, c->width, 10, label);
 	for (k = 0; k < n; k++)
-		hostview_list_item(&l, "%s%s %.2f%% (%llu)",
-				   matchview_source_name(c->a, v, s[k], name, sizeof(name)),
-				   matchview_is_vnoise(c->in, s[k]) ? " (vnoise)" : "",
-				   pct(s[k]->total_ns, span), LL(s[k]->count));
+		hostview_list_item(
+		    &l, "%s%s %.2f%% (%llu)",
+		    termsafe(safe, sizeof(safe),
+			     matchview_source_name(c->a, v, s[k], name, sizeof(name)),
+			     sizeof(name)),
+		    matchview_is_vnoise(c->in, s[k]) ? " (vnoise)" : "", pct(s[k]->total_ns, span),
+		    LL(s[k]->count));
 	hostview_list_end(&l, "-");
 }
 
@@ -254,16 +258,19 @@ static void text_guest_devirqs(struct hostview_ctx *c, uint32_t j, const struct 
 	const struct hostagg_msrc *s[MV_MAX_LIST];
 	uint32_t n = guest_devirqs(v, c->top, s), k;
 	struct hostview_list l;
-	char name[96], label[48];
+	char name[96], label[48], safe[TERMSAFE_LEN(96)];
 
 	if (!n)
 		return;
 	snprintf(label, sizeof(label), "    guest device IRQs on vCPU %u (ms, gaps):", j);
 	hostview_list_begin(&l, c->f, c->width, 6, label);
 	for (k = 0; k < n; k++)
-		hostview_list_item(&l, "%s %.3f (%llu)",
-				   matchview_source_name(c->a, v, s[k], name, sizeof(name)),
-				   (double)s[k]->total_ns / 1e6, LL(s[k]->count));
+		hostview_list_item(
+		    &l, "%s %.3f (%llu)",
+		    termsafe(safe, sizeof(safe),
+			     matchview_source_name(c->a, v, s[k], name, sizeof(name)),
+			     sizeof(name)),
+		    (double)s[k]->total_ns / 1e6, LL(s[k]->count));
 	hostview_list_end(&l, NULL);
 }
 
@@ -394,8 +401,11 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 {
 	FILE *f = c->f;
 	struct explain_totals ex = { .host = 1 }; /* total: the gaps' time; hw: their residual */
+	char nm[TERMSAFE_LEN(sizeof(d->name))], vt[TERMSAFE_LEN(sizeof(d->virt))];
 
-	fprintf(f, "domain %s (%s, %s)\n", d->name[0] ? d->name : "?", d->virt[0] ? d->virt : "?",
+	fprintf(f, "domain %s (%s, %s)\n",
+		d->name[0] ? termsafe(nm, sizeof(nm), d->name, sizeof(d->name)) : "?",
+		d->virt[0] ? termsafe(vt, sizeof(vt), d->virt, sizeof(d->virt)) : "?",
 		d->running ? "running" : "stopped");
 	if (!d->chan_seen) {
 		fprintf(f, "  no guest channel\n");

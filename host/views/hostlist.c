@@ -11,17 +11,20 @@
 #include "views/hostlist.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/termsafe.h"
 #include "util/version.h"
 
 void hostlist_text(FILE *f, const struct vmap_dom *const *doms, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const struct vmap_dom *m = doms[i];
+		char nm[TERMSAFE_LEN(sizeof(m->name))];
 		uint32_t v;
 
 		fprintf(f, "%s uuid=%s virt=%s qemu_pid=%d emulator_tid=%u tids=%s shmem=%s",
-			m->name, m->uuid, m->virt, (int)m->qemu_pid, m->emulator_tid,
-			m->tid_source ? m->tid_source : "-", m->shmem[0] ? m->shmem : "-");
+			termsafe(nm, sizeof(nm), m->name, sizeof(m->name)), m->uuid, m->virt,
+			(int)m->qemu_pid, m->emulator_tid, m->tid_source ? m->tid_source : "-",
+			m->shmem[0] ? m->shmem : "-");
 		if (m->shmem_size)
 			fprintf(f, " shmem_size=%" PRIu64, m->shmem_size);
 		fprintf(f, " taps=%s\n", m->taps[0] ? m->taps : "-");

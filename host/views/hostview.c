@@ -18,6 +18,7 @@
 #include "attrib/merge.h"
 #include "net/tapflow.h"
 #include "match/matchview.h"
+#include "util/termsafe.h"
 
 #define HV_MAX_LIST 1000
 
@@ -60,9 +61,13 @@ void hostview_out_line(const struct hostagg_vcpu *v, uint64_t span_ns, int top, 
 	cat(buf, len, "out %.1f%% = preempted %.1f", pct(s.out_ns, span_ns),
 	    pct(s.preempt_ns, span_ns));
 	n = hostagg_preempt_sorted(v, pre, top < 0 ? 0 : top > 8 ? 8 : (uint32_t)top);
-	for (k = 0; k < n; k++)
-		cat(buf, len, "%s%.16s[%u] %.1f", k ? ", " : " (", pre[k]->comm, pre[k]->pid,
+	for (k = 0; k < n; k++) {
+		char cm[TERMSAFE_LEN(16)];
+
+		cat(buf, len, "%s%s[%u] %.1f", k ? ", " : " (",
+		    termsafe(cm, sizeof(cm), pre[k]->comm, 16), pre[k]->pid,
 		    pct(pre[k]->total_ns, span_ns));
+	}
 	if (n)
 		cat(buf, len, "%s)", v->npreempt > n ? ", ..." : "");
 	cat(buf, len, " + waiting %.1f + halted %.1f + exits %.1f + irq %.1f",
@@ -472,7 +477,7 @@ static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v
 	const struct hostagg_preempt *pre[HV_MAX_LIST];
 	struct hostview_list l;
 	struct hostagg_split sp;
-	char line[512];
+	char line[512], cm[TERMSAFE_LEN(16)];
 	uint32_t k, n;
 
 	hostagg_out_split(v, &sp);
@@ -484,8 +489,8 @@ static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v
 		hostview_list_begin(&l, c->f, 0, 0, " ");
 	n = hostagg_preempt_sorted(v, pre, (uint32_t)c->top);
 	for (k = 0; k < n; k++)
-		hostview_list_item(&l, "%.16s[%u]%s %.1f%% (%" PRIu64 ")", pre[k]->comm,
-				   pre[k]->pid,
+		hostview_list_item(&l, "%s[%u]%s %.1f%% (%" PRIu64 ")",
+				   termsafe(cm, sizeof(cm), pre[k]->comm, 16), pre[k]->pid,
 				   hostview_is_self(c->in, pre[k]->pid) ? " (vnoise)" : "",
 				   pct(pre[k]->total_ns, sp.out_ns), pre[k]->count);
 	if (v->idle_ns)
@@ -501,8 +506,8 @@ static void text_preemptors(struct hostview_ctx *c, const struct hostagg_vcpu *v
 	hostview_list_begin(&l, c->f, c->width, 9,
 			    "       ran while it was halted (not preemptors):");
 	for (k = 0; k < n; k++)
-		hostview_list_item(&l, "%.16s[%u] %.1f%%", pre[k]->comm, pre[k]->pid,
-				   pct(pre[k]->halted_ns, vs));
+		hostview_list_item(&l, "%s[%u] %.1f%%", termsafe(cm, sizeof(cm), pre[k]->comm, 16),
+				   pre[k]->pid, pct(pre[k]->halted_ns, vs));
 	hostview_list_end(&l, NULL);
 }
 
@@ -568,10 +573,12 @@ static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
 	struct explain_totals ex = {
 		.host = 1
 	}; /* total: the vCPUs' time; steal: their run-queue wait */
+	char nm[TERMSAFE_LEN(sizeof(d->name))], vt[TERMSAFE_LEN(sizeof(d->virt))];
 
-	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n", d->name[0] ? d->name : "?",
-		d->virt[0] ? d->virt : "?", d->qemu_pid, d->running ? "running" : "stopped",
-		d->starts > 1 ? ", restarted" : "");
+	fprintf(f, "domain %s (%s, qemu pid %u, %s%s)\n",
+		d->name[0] ? termsafe(nm, sizeof(nm), d->name, sizeof(d->name)) : "?",
+		d->virt[0] ? termsafe(vt, sizeof(vt), d->virt, sizeof(d->virt)) : "?", d->qemu_pid,
+		d->running ? "running" : "stopped", d->starts > 1 ? ", restarted" : "");
 	text_vcpu_head(c);
 	for (uint32_t j = 0; j < d->nvcpus; j++) {
 		const struct hostagg_vcpu *v = &d->vcpus[j];

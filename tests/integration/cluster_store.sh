@@ -82,6 +82,15 @@ mt=$(sed -n 's/^vnoise_collect_datagrams_total{result="ok"} \([0-9]*\)$/\1/p' "$
 "$VH" query --store "$TMP/A.db" causes A --json >"$TMP/A.c.json" || fail "query causes failed"
 [ "$(jq '.causes | length' "$TMP/A.c.json")" -ge 3 ] && [ "$(jq .noise_ns "$TMP/A.c.json")" = "$(jq '[.nodes[].noise_ns] | add' "$TMP/A.json")" ] ||
 	fail "causes: $(jq -c '{noise_ns, n: (.causes | length)}' "$TMP/A.c.json")"
+# a node's cause name holding terminal controls and bytes >= 0x80 (a copy of the store): the text shows
+# it escaped, nothing raw reaches the terminal
+sqlite3 "$TMP/A.db" ".backup '$TMP/H.db'" || fail "cannot copy the store"
+sqlite3 "$TMP/H.db" "UPDATE cause SET name = CAST(x'1b5d303b70776e071b5b324a0dff' AS TEXT) WHERE rowid = (SELECT rowid FROM cause ORDER BY noise_ns DESC LIMIT 1)" ||
+	fail "cannot set a hostile cause name"
+"$VH" query --store "$TMP/H.db" causes A >"$TMP/H.txt" || fail "query causes (text) failed"
+LC_ALL=C grep -q '[^[:print:]]' "$TMP/H.txt" && fail "query causes: raw control bytes in the text: $(od -c "$TMP/H.txt" | head -20)"
+grep -qF '\x1b]0;pwn\x07\x1b[2J\x0d\xff' "$TMP/H.txt" || fail "query causes: the hostile name not shown escaped: $(cat "$TMP/H.txt")"
+ok "query causes: a cause name with ESC, BEL, CR and 0xff shows escaped"
 "$VH" query --store "$TMP/A.db" timeline 5 --json >"$TMP/A.t.json" || fail "query timeline failed"
 [ "$(jq '.intervals | length' "$TMP/A.t.json")" = 300 ] || fail "timeline of node 5: $(jq '.intervals | length' "$TMP/A.t.json") intervals, want 300"
 ok "A: store = report = /metrics for 8 nodes ($used datagrams); integrity ok; WAL; causes, timeline of 300 intervals"

@@ -2,7 +2,8 @@
 /*
  * check_agentcmd: the client of `vnoise-host agent` against a fake guest agent on a socketpair — the real
  * QGA dispatcher (shared/format/qga) in a thread with vnoise's three commands, and scripted hostile peers:
- * stale replies before the sync, garbage, silence, a peer that hangs up.
+ * stale replies before the sync, garbage, silence, a peer that hangs up; and the status as text: strings of
+ * the guest's reply (keys and values) holding terminal controls and bytes >= 0x80 show escaped.
  */
 #include <check.h>
 #include <errno.h>
@@ -39,6 +40,24 @@ static int h_status(void *ctx, const struct jsonr_value *args, struct json_write
 	json_obj_begin(w);
 	json_kv_str(w, "state", "running");
 	json_kv_u64(w, "published", 42);
+	json_obj_end(w);
+	return 0;
+}
+
+/* A hostile status: a key and values with ESC, CR, BEL and bytes >= 0x80. */
+static int h_status_bad(void *ctx, const struct jsonr_value *args, struct json_writer *w, char *err)
+{
+	(void)ctx;
+	(void)args;
+	(void)err;
+	json_obj_begin(w);
+	json_kv_str(w, "state\x1b[2J", "run\rning\a");
+	json_key(w, "list");
+	json_arr_begin(w);
+	json_obj_begin(w);
+	json_kv_str(w, "k\x1b]0;x", "\xc3\xbc\xc2\x9b");
+	json_obj_end(w);
+	json_arr_end(w);
 	json_obj_end(w);
 	return 0;
 }
@@ -96,7 +115,8 @@ static void *fake_main(void *arg)
 static int fake_start(struct fake *f, bool serve, const char *preamble)
 {
 	const struct qga_command cmds[] = { { "__com.vnoise_status", h_status, f },
-					    { "__com.vnoise_start", h_start, f } };
+					    { "__com.vnoise_start", h_start, f },
+					    { "__com.vnoise_bad", h_status_bad, f } };
 	int sv[2];
 
 	memset(f, 0, sizeof(*f));
@@ -106,7 +126,7 @@ static int fake_start(struct fake *f, bool serve, const char *preamble)
 	if (serve) {
 		f->qa = qga_agent_new("test");
 		ck_assert_ptr_nonnull(f->qa);
-		ck_assert_int_eq(qga_agent_register(f->qa, cmds, 2), 0);
+		ck_assert_int_eq(qga_agent_register(f->qa, cmds, 3), 0);
 	}
 	ck_assert_int_eq(pthread_create(&f->t, NULL, fake_main, f), 0);
 	return sv[0];
@@ -139,6 +159,35 @@ START_TEST(test_status_roundtrip)
 	/* a second command on the same connection */
 	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_status", NULL, &r), 0);
 	ck_assert(!r.is_error);
+	agentcmd_conn_free(c);
+	fake_stop(&f, fd);
+}
+END_TEST
+
+START_TEST(test_status_text_escaped)
+{
+	struct fake f;
+	int fd = fake_start(&f, true, NULL);
+	struct agentcmd_conn *c = agentcmd_conn_new(fd, 2000000000ULL);
+	struct qga_reply r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(agentcmd_sync(c), 0);
+	ck_assert_int_eq(agentcmd_exec(c, "__com.vnoise_bad", NULL, &r), 0);
+	ck_assert(!r.is_error);
+	m = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(m);
+	agentcmd_print_text(m, r.ret);
+	fclose(m);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg((buf[i] >= 0x20 && buf[i] < 0x7f) || buf[i] == '\n',
+			      "byte 0x%02x at %zu: %s", (unsigned char)buf[i], i, buf);
+	ck_assert_str_eq(buf, "state\\x1b[2J: run\\x0dning\\x07\n"
+			      "list: k\\x1b]0;x=\\xc3\\xbc\\xc2\\x9b\n");
+	free(buf);
 	agentcmd_conn_free(c);
 	fake_stop(&f, fd);
 }
@@ -302,6 +351,7 @@ static Suite *agentcmd_suite(void)
 
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_status_roundtrip);
+	tcase_add_test(tc, test_status_text_escaped);
 	tcase_add_test(tc, test_start_args_pass_through);
 	tcase_add_test(tc, test_error_reply);
 	tcase_add_test(tc, test_sync_skips_stale);

@@ -8,7 +8,8 @@
  * the default text views fits 80 columns, and --wide gives the full rows; host IRQ and VM-exit sources of the
  * --guest view are named, the clock offset is in readable units, vnoise's own threads are labelled
  * "(vnoise)" in text and "vnoise": true in JSON; every JSON document carries "version" right after
- * "schema" (vnoise.host/1, vnoise.match/1, vnoise.list/1), and vnoise.list/1 is exactly as specified.
+ * "schema" (vnoise.host/1, vnoise.match/1, vnoise.list/1), and vnoise.list/1 is exactly as specified;
+ * names holding terminal controls and bytes >= 0x80 reach no text view raw.
  */
 #include <check.h>
 #include <ctype.h>
@@ -742,6 +743,74 @@ START_TEST(test_list_json)
 }
 END_TEST
 
+/* No byte of text a terminal would act on: controls other than newline, DEL, bytes >= 0x80. */
+static void check_inert(const char *t, const char *what)
+{
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+		ck_assert_msg((*p >= 0x20 && *p < 0x7f) || *p == '\n',
+			      "%s: byte 0x%02x at %td:\n%s", what, *p, (const char *)p - t, t);
+}
+
+/*
+ * Every text view over names a guest or a host user can set: the domain, host tasks preempting it, and
+ * the guest's own thread names (the --guest sources) holding ESC, CR, BEL and bytes >= 0x80. Nothing of them
+ * reaches the terminal raw; each shows escaped (util/termsafe).
+ */
+START_TEST(test_hostile_names)
+{
+	static const char *const bad[] = { "\x1b]0;pwn\a", "ev\ril\x1b[2J", "\xc3\xbc\x9b\xff" };
+	static const struct hostview_ops *const ops[] = { &hostview_text_ops, &matchview_text_ops };
+	char *t;
+
+	hostagg_free(A);
+	A = hostagg_new();
+	ck_assert_ptr_nonnull(A);
+	ck_assert_int_eq(hostagg_domain(A, 0, "vm\x1b[31mred\r",
+					"6f1c0b6e-0000-4000-8000-000000000002", "kvm", 4242, 2,
+					"started"),
+			 0);
+	for (uint32_t v = 0; v < 2; v++) {
+		struct vn_host_run r[3];
+		struct vn_host_msrc ms[3];
+		struct vn_host_match m = { .start_ns = T0,
+					   .end_ns = T0 + S,
+					   .vcpu = v,
+					   .gaps = 10,
+					   .gap_ns = 30 * MS,
+					   .runtime_ns = 990 * MS };
+
+		feed_period(v, T0);
+		memset(r, 0, sizeof(r));
+		for (int k = 0; k < 3; k++) {
+			r[k].start_ns = T0 + (uint64_t)k * 10 * MS;
+			r[k].end_ns = r[k].start_ns + 3 * MS;
+			r[k].out_start_ns = r[k].start_ns;
+			r[k].vcpu = v;
+			r[k].pid = 2000 + (uint32_t)k;
+			memcpy(r[k].comm, bad[k], strlen(bad[k]));
+			ms[k] = msrc(v, T0, k ? VN_HOST_MSRC_GUEST : VN_HOST_MSRC_HOST,
+				     k ? VN_CLASS_THREAD : VN_HCLASS_HOST_PREEMPT,
+				     3000 + (uint32_t)k, bad[k], (uint64_t)(3 - k) * MS);
+		}
+		m.guest_ns[VN_CLASS_THREAD] = 3 * MS;
+		m.host_ns[VN_HCLASS_HOST_PREEMPT] = 3 * MS;
+		feed(VN_CHUNK_HOST_RUN, r, sizeof(r));
+		feed(VN_CHUNK_HOST_MATCH, &m, sizeof(m));
+		feed(VN_CHUNK_HOST_MSRC, ms, sizeof(ms));
+	}
+	feed_chan(T0);
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		for (int wide = 0; wide < 2; wide++) {
+			t = render(ops[o], wide);
+			check_inert(t, o ? "--guest view" : "host view");
+			ck_assert_msg(strstr(t, "vm\\x1b[31mred\\x0d"), "%s", t);
+			ck_assert_msg(strstr(t, o ? "ev\\x0dil\\x1b[2J" : "\\x1b]0;pwn\\x07"), "%s",
+				      t);
+			free(t);
+		}
+}
+END_TEST
+
 START_TEST(test_vnoise_comm)
 {
 	ck_assert(hostview_is_vnoise_comm("vnoise-guest"));
@@ -769,6 +838,7 @@ static Suite *hostview_suite(void)
 	tcase_add_test(tc, test_dtl_json);
 	tcase_add_test(tc, test_list_json);
 	tcase_add_test(tc, test_vnoise_comm);
+	tcase_add_test(tc, test_hostile_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
