@@ -73,7 +73,8 @@ VM_TOOLS := $(BUILD)/tests/vm/vmshd $(BUILD)/tests/vm/vmexec $(BUILD)/tests/vm/s
 PRELOAD := $(BUILD)/libvnoise-preload.so
 TEST_TOOLS := $(BUILD)/tests/tools/ptload $(BUILD)/tests/tools/mpiloop $(BUILD)/tests/tools/udpcat \
 	      $(BUILD)/tests/tools/udpsend \
-	      $(BUILD)/tests/tools/nodesim $(BUILD)/tests/tools/dtlhostile
+	      $(BUILD)/tests/tools/nodesim $(BUILD)/tests/tools/dtlhostile \
+	      $(BUILD)/tests/tools/streamhostile
 # Unit suites mirror the tree: tests/unit/<folder>/check_<module>.c tests <folder>/<module>.c.
 UNIT_SRCS := $(shell find tests/unit -name 'check_*.c' | sort)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -185,6 +186,11 @@ $(BUILD)/tests/tools/dtlhostile: tests/tools/dtlhostile.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB)
+# A guest stream of valid records in a hostile shape, written into a domain's region from the host.
+$(BUILD)/tests/tools/streamhostile: tests/tools/streamhostile.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lpthread
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -42,10 +42,12 @@
  * EVENT_REORDER_NS before its latest event start (an event is published after the ones nested in it), is
  * refused (counted). The two streams are not ordered between them.
  *
- * Memory: what the guest's records make the matcher and the guest-only view hold is kept under the
- * domain's budget (guestchan_opts.budget_bytes): records are refused (counted with the matcher's drops, said
- * at most every REFUSED_WARN_NS) while the records held, twice over (the arrays grow by doubling), reach it;
- * it is looked at every POLL_CHUNK records. Work: a round reads at most POLL_MAX records per ring and stops
+ * Memory: what the guest's records make the matcher and the guest-only view hold, and the host's records
+ * waiting for its gaps, is kept under the domain's budget (guestchan_opts.budget_bytes): the host's records
+ * under a quarter of it (kept less than 10 s behind the host horizon if need be: match_host_trim), and
+ * guest records are refused (counted with the matcher's drops, said at most every REFUSED_WARN_NS) while
+ * all that is held, twice over (the arrays grow by doubling), reaches it; it is looked at every POLL_CHUNK
+ * records. Work: a round reads at most POLL_MAX records per ring and stops
  * reading once ROUND_WORK records were fed or passed by sorted inserts, starting at the next ring each round;
  * the horizon moves only when every ring was read to its head, so that records left in a ring never come late.
  */
@@ -700,15 +702,18 @@ static uint64_t work_done(const struct guestchan *gc)
 	       (gc->m ? match_insert_steps(gc->m) : 0);
 }
 
-/* The guest's waiting records in the matcher and the guest-only view; *bytes: what they hold. */
+/* The guest's waiting records in the matcher and the guest-only view; *bytes: what they hold, with the
+ * host's records waiting in the matcher for the guest's gaps (the budget covers both). */
 static size_t held(const struct guestchan *gc, size_t *bytes)
 {
 	size_t bm = 0, bg = 0, n = 0;
 
 	if (gc->mg)
 		n += merge_held(gc->mg, &bg);
-	if (gc->m)
+	if (gc->m) {
 		n += match_guest_held(gc->m, &bm);
+		bm += match_host_held(gc->m);
+	}
 	*bytes = bg + bm;
 	return n;
 }
@@ -764,8 +769,8 @@ static int read_rings(struct guestchan *gc, uint32_t n)
 	return 0;
 }
 
-/* --guest: read the agent's rings and match what both sides delivered. */
-static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
+/* --guest: read the agent's rings; the guest horizon in host time, or 0 when it cannot move this round. */
+static uint64_t read_guest(struct guestchan *gc, uint64_t now)
 {
 	struct shmreader_ring_info ri;
 	uint64_t gh = UINT64_MAX, ghh;
@@ -773,25 +778,25 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	bool any = false;
 
 	if (gc->epoch_held || shmreader_state(gc->rd) != SHMREADER_OK)
-		return;
+		return 0;
 	if (!clockxchg_valid(gc->clk) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
-		return; /* records wait in the ring until their times can be converted... */
+		return 0; /* records wait in the ring until their times can be converted... */
 	n = shmreader_nrings(gc->rd);
 	if (n > gc->nvcpus)
 		n = gc->nvcpus;
 	if (read_rings(gc, n) == -EPROTO)
-		return;
+		return 0;
 	for (r = 0; r < n; r++) {
 		if (shmreader_ring_info(gc->rd, r, &ri) || !ri.horizon_ns)
 			continue;
 		if (ri.tail < ri.head)
-			return; /* left for the next round: the horizon waits for its records */
+			return 0; /* left for the next round: the horizon waits for its records */
 		any = true;
 		if (ri.horizon_ns < gh)
 			gh = ri.horizon_ns;
 	}
 	if (!any)
-		return;
+		return 0;
 	gc->guest_h = gh;
 	if (gh > gc->mg_horizon) {
 		if (merge_process(gc->mg, gh))
@@ -800,14 +805,24 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 		gc->mg_horizon = gh;
 	}
 	if (clocksync_g2h(clockxchg_model(gc->clk), gh, &ghh))
-		return;
-	if (log_verbosity() >= 2 && ++gc->dbg % 200 == 0)
+		return 0;
+	return ghh;
+}
+
+/* --guest: read the agent's rings and match what both sides delivered; with no guest progress the matcher
+ * still lets go of the host's records it can no longer need. */
+static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
+{
+	uint64_t ghh = read_guest(gc, now);
+
+	if (ghh && log_verbosity() >= 2 && ++gc->dbg % 200 == 0)
 		log_debug(
 		    "guest channel %s: guest horizon %.3f ms behind, host horizon %.3f ms behind",
 		    gc->path, ((double)now - (double)ghh) / 1e6,
 		    ((double)now - (double)host_horizon_ns) / 1e6);
 	gc->match_now = now_ns();
 	(void)match_process(gc->m, ghh, host_horizon_ns, gc->match_now);
+	match_host_trim(gc->m, gc->budget / 4, host_horizon_ns);
 	warn_refused(gc, now);
 }
 

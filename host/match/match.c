@@ -16,6 +16,10 @@
 #include "match/match_priv.h"
 
 #define MATCH_IDLE_KEEP_NS 1000000000ULL /* kept behind the horizon on an unmeasured vCPU */
+/* The host's records are kept at most this far behind the host horizon, whatever the guest does (a horizon
+ * that stands still, an epoch held off): a gap still waiting that started before that is late, and a longer
+ * gap that is ready is matched with the host's records of its last MATCH_HOST_KEEP_NS. */
+#define MATCH_HOST_KEEP_NS 10000000000ULL
 #define DEFAULT_BIG_NS 1000000ULL
 #define SRC_SLOTS (2 * MATCH_MAX_SOURCES) /* hash slots per stats set (power of two) */
 
@@ -86,6 +90,7 @@ struct mvcpu {
 	struct match_counters cnt;
 	struct queue gaps, evs, outs, runs;
 	uint64_t done_ns; /* no future gap starts before this: older records are useless */
+	uint64_t host_floor_ns; /* host records before this are gone (MATCH_HOST_KEEP_NS) */
 	uint64_t seen_ns; /* the sampler's progress: latest end of any sample */
 };
 
@@ -798,7 +803,7 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 	struct queue *gq = &v->gaps;
 	const struct rgap *g = (const struct rgap *)q_at(gq, 0);
 	uint64_t done = v->done_ns, t;
-	size_t k = 0;
+	size_t k = 0, matched;
 
 	v->evs.nact = v->evs.next = 0;
 	v->outs.nact = v->outs.next = 0;
@@ -807,6 +812,17 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 		match_gap(m, v, vcpu, &g[k], now_ns);
 		done = max64(done, g[k].s.end);
 	}
+	matched = k;
+	/* what is still waiting and started before the host's records kept (MATCH_HOST_KEEP_NS behind the
+	 * host horizon, or less: match_host_trim) is late */
+	if (host_h > MATCH_HOST_KEEP_NS && host_h - MATCH_HOST_KEEP_NS > v->host_floor_ns)
+		v->host_floor_ns = host_h - MATCH_HOST_KEEP_NS;
+	for (; k < gq->n && g[k].s.start < v->host_floor_ns; k++) {
+		v->cnt.late++;
+		done = max64(done, g[k].s.end);
+	}
+	q_drop(&v->outs, v->host_floor_ns);
+	q_drop(&v->runs, v->host_floor_ns);
 	q_pop(gq, k);
 	/*
 	 * Future gaps start after the sampler's progress and after any gap still queued. A vCPU no sampler
@@ -825,7 +841,7 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 		q_drop(&v->outs, done);
 		q_drop(&v->runs, done);
 	}
-	return k;
+	return matched;
 }
 
 int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_horizon_ns,
@@ -941,6 +957,45 @@ size_t match_guest_held(const struct match *m, size_t *bytes)
 	}
 	*bytes = b;
 	return n;
+}
+
+/* Bytes of one host record in its queue and the per-gap scratch. */
+static size_t host_rec_bytes(const struct queue *q, const struct match *m)
+{
+	return q->sz + sizeof(*q->act) + sizeof(struct part) + sizeof(struct hspan) + sizeof(*m->stk);
+}
+
+size_t match_host_held(const struct match *m)
+{
+	size_t b = 0;
+
+	for (uint32_t i = 0; i < m->nvcpus; i++) {
+		const struct mvcpu *v = m->v[i];
+
+		if (v)
+			b += v->outs.n * host_rec_bytes(&v->outs, m) +
+			     v->runs.n * host_rec_bytes(&v->runs, m);
+	}
+	return b;
+}
+
+void match_host_trim(struct match *m, size_t max_bytes, uint64_t host_horizon_ns)
+{
+	for (uint64_t keep = MATCH_HOST_KEEP_NS; match_host_held(m) > max_bytes && keep;) {
+		uint64_t floor;
+
+		keep = keep > MATCH_HOST_KEEP_NS / 10 ? keep - MATCH_HOST_KEEP_NS / 10 : 0;
+		floor = host_horizon_ns > keep ? host_horizon_ns - keep : 0;
+		for (uint32_t i = 0; i < m->nvcpus; i++) {
+			struct mvcpu *v = m->v[i];
+
+			if (!v || floor <= v->host_floor_ns)
+				continue;
+			v->host_floor_ns = floor;
+			q_drop(&v->outs, floor);
+			q_drop(&v->runs, floor);
+		}
+	}
 }
 
 uint64_t match_insert_steps(const struct match *m)

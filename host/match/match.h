@@ -133,8 +133,11 @@ int match_add_agg(struct match *m, uint32_t vcpu, uint8_t hcls, uint32_t id, con
 
 /*
  * Match every queued gap of every vCPU whose end is <= guest_horizon_ns and whose end + its uncertainty
- * (at most MATCH_MAX_UNC_WAIT_NS: the host log is not waited for longer) is <= host_horizon_ns, in time order; drop queued host and guest records that can no longer overlap a future
- * gap. now_ns feeds the latency figures. Linear in the records consumed. Returns gaps matched (>= 0).
+ * (at most MATCH_MAX_UNC_WAIT_NS: the host log is not waited for longer) is <= host_horizon_ns, in time
+ * order; drop queued host and guest records that can no longer overlap a future gap, and host records more
+ * than 10 s behind host_horizon_ns whatever the guest does (a gap starting before that is counted late). A
+ * call with guest_horizon_ns 0 only does the latter. now_ns feeds the latency figures. Linear in the records
+ * consumed. Returns gaps matched (>= 0).
  */
 int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_horizon_ns,
 		  uint64_t now_ns);
@@ -168,6 +171,11 @@ void match_counters(const struct match *m, uint32_t vcpu, struct match_counters 
  * scratch included (the queues' room is at most twice that: they grow by doubling). For a budget on what a
  * guest makes the matcher hold, and on the work of an insert (it passes at most that many records). */
 size_t match_guest_held(const struct match *m, size_t *bytes);
+/* The bytes the host's records waiting in the queues hold (outs, runs, their per-record scratch). */
+size_t match_host_held(const struct match *m);
+/* Keep the host's records under max_bytes: they are kept less far behind host_horizon_ns than 10 s, in
+ * steps of 1 s (a gap starting before what is kept is counted late). */
+void match_host_trim(struct match *m, size_t max_bytes, uint64_t host_horizon_ns);
 /* Records passed by the sorted inserts since match_new (the work a stream out of order costs). */
 uint64_t match_insert_steps(const struct match *m);
 /* Gaps queued now, all vCPUs: fed and not yet matched (waiting for a horizon). */
