@@ -18,6 +18,7 @@
 #   collective detector vs vnoise at injection levels 0..1% (seed 003 Tables 3-6)     bench/sweep.sh
 #   guest sample -> host report latency (target max <= 20 ms after the first second), --guest CPU (<= 0.3%)
 #                                                                                       bench/match_vm.sh
+#   vnoise-host's heap and period lines under hostile guest streams (<= baseline + 64 MiB) bench/stream_hostile.sh
 #   soak: RSS/fds/CPU of every vnoise process and every loss counter over MINUTES  bench/soak.sh (by hand, not here)
 #   SHA-256 / HMAC speed (SHA-NI and portable)                                          build/bench/sha256_bench
 #   cluster collector datagrams/s on one core (target >= 100 k): engine, end to end    collect_bench, collect.sh
@@ -89,3 +90,6 @@ bench/host_cost.sh 20
 echo
 echo "## guest<->host channel end to end on a harness VM (reproduce: bench/match_vm.sh 20)"
 bench/match_vm.sh 20
+echo
+echo "## hostile guest streams on a harness VM (reproduce: bench/stream_hostile.sh 60)"
+bench/stream_hostile.sh 60

@@ -962,7 +962,8 @@ size_t match_guest_held(const struct match *m, size_t *bytes)
 /* Bytes of one host record in its queue and the per-gap scratch. */
 static size_t host_rec_bytes(const struct queue *q, const struct match *m)
 {
-	return q->sz + sizeof(*q->act) + sizeof(struct part) + sizeof(struct hspan) + sizeof(*m->stk);
+	return q->sz + sizeof(*q->act) + sizeof(struct part) + sizeof(struct hspan) +
+	       sizeof(*m->stk);
 }
 
 size_t match_host_held(const struct match *m)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 /* Room for any max-byte string: 4 bytes each, and the NUL. */
-#define TERMSAFE_LEN(max) ((max) * 4 + 1)
+#define TERMSAFE_LEN(max) ((max)*4 + 1)
 
 /* s (at most max bytes, NUL-terminated or not; NULL: "") escaped into out (cap > 0 bytes, always
  * NUL-terminated; a sequence that does not fit whole is left out). Returns out. */

@@ -139,7 +139,9 @@ int main(int argc, char **argv)
 		}
 		for (uint32_t r = 0; r < nrings; r++) {
 			for (uint32_t i = 0; i < SLOTS / 2; i++, k++) {
-				struct vn_event e = { .net_ns = 1000, .id = 1, .cls = VN_CLASS_IRQ };
+				struct vn_event e = { .net_ns = 1000,
+						      .id = 1,
+						      .cls = VN_CLASS_IRQ };
 				struct vn_sample s = { .kind = VN_SAMPLE_GAP };
 				int rc;
 

@@ -13,7 +13,8 @@ START_TEST(test_escapes)
 	char out[TERMSAFE_LEN(32)];
 
 	ck_assert_str_eq(termsafe(out, sizeof(out), "kworker/0:1 [x]", 32), "kworker/0:1 [x]");
-	ck_assert_str_eq(termsafe(out, sizeof(out), "\x1b[2J\r\a\x7f", 32), "\\x1b[2J\\x0d\\x07\\x7f");
+	ck_assert_str_eq(termsafe(out, sizeof(out), "\x1b[2J\r\a\x7f", 32),
+			 "\\x1b[2J\\x0d\\x07\\x7f");
 	ck_assert_str_eq(termsafe(out, sizeof(out), "a\\b", 32), "a\\\\b");
 	ck_assert_str_eq(termsafe(out, sizeof(out), "\xc3\xbc\x9b", 32), "\\xc3\\xbc\\x9b");
 	ck_assert_str_eq(termsafe(out, sizeof(out), NULL, 32), "");
