@@ -39,8 +39,8 @@
  * Hostile input bounds. The queues of the matcher and of the guest-only view are sorted by start, so order is
  * checked on start: an agent publishes each ring's samples in time order and its events as they end, so a
  * sample starting more than REORDER_NS before the ring's latest sample start, or an event starting more than
- * EVENT_REORDER_NS before its latest event start (an event is published after the ones nested in it), is
- * refused (counted). The two streams are not ordered between them.
+ * EVENT_REORDER_NS before its latest event start (an event is published after the ones nested in it; the
+ * host's records are not kept longer for it either: match.c), is refused (counted). The two streams are not ordered between them.
  *
  * Memory: what the guest's records make the matcher and the guest-only view hold, and the host's records
  * waiting for its gaps, is kept under the domain's budget (guestchan_opts.budget_bytes): the host's records
@@ -52,7 +52,7 @@
  * the horizon moves only when every ring was read to its head, so that records left in a ring never come late.
  */
 #define REORDER_NS 50000000ULL
-#define EVENT_REORDER_NS 1000000000ULL
+#define EVENT_REORDER_NS 10000000000ULL
 #define POLL_CHUNK 256u
 #define ROUND_WORK GUESTCHAN_ROUND_WORK
 #define POLL_MAX 16384u /* records per ring and round (1.6 M/s at the 5 ms round) */

@@ -26,7 +26,7 @@ static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
 /*
  * The agent's drain passes a CPU's samples, then its events: after a drain held up for 80 ms (its vCPU
  * preempted, seen in the soak) the events come 80 ms behind the latest sample. They are taken, and so is an
- * event published after one nested in it (starting 83 ms before it); an event starting over a second before
+ * event published after one nested in it (starting 83 ms before it); an event starting over 10 s before
  * the latest event start is refused and counted as invalid (the hostile-input bound, on the queues' key).
  */
 START_TEST(test_streams_ordered_apart)
@@ -51,8 +51,8 @@ START_TEST(test_streams_ordered_apart)
 	put_irq(w, g - 3 * MS, g - 2 * MS);
 	put_irq(w, g - 86 * MS,
 		g - 1 * MS); /* encloses the one before, published after it: taken */
-	put_irq(w, g - 1200 * MS,
-		g - 1199 * MS); /* 1.197 s before the latest event start: refused */
+	put_irq(w, g - 10200 * MS,
+		g - 10199 * MS); /* 10.197 s before the latest event start: refused */
 	shmwriter_set_horizon(w, 0, g);
 	shmwriter_set_horizon(w, 1, g);
 	run_rounds(gc, 100 * MS);
