@@ -176,7 +176,9 @@ static void job_del_node(struct clusteragg *cs, uint32_t j, uint32_t idx)
 			jb->sampled[i] = jb->sampled[--jb->nsampled];
 }
 
-/* The node of an authenticated datagram, created on first sight; NULL when the table is full. */
+/* The node of an authenticated datagram, created on first sight (in the datagram's job); NULL when the
+ * table is full. A known node's job is left as it is: only a datagram that passes the anti-replay check may
+ * move it (node_follow_job). */
 static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *h)
 {
 	uint32_t slot;
@@ -204,23 +206,31 @@ static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *
 		cs->st.nodes = cs->nnodes;
 		return n;
 	}
+	return &cs->nodes[idx];
+}
+
+/* The node of index idx reports for job_id now (an authenticated datagram that passed the anti-replay
+ * check says so): it leaves its old job. 0, or -1 (no memory for the new job). */
+static int node_follow_job(struct clusteragg *cs, uint32_t idx, uint64_t job_id)
+{
+	struct node *n = &cs->nodes[idx];
+	long j;
+
+	if (n->job_id == job_id)
+		return 0;
+	j = job_get(cs, job_id);
+	if (j < 0)
+		return -1;
+	job_del_node(cs, n->job, idx);
 	n = &cs->nodes[idx];
-	if (n->job_id != h->job_id) { /* the node moved to another job */
-		j = job_get(cs, h->job_id);
-		if (j < 0)
-			return NULL;
-		job_del_node(cs, n->job, (uint32_t)idx);
-		n = &cs->nodes[idx];
-		if (job_add_node(cs, (uint32_t)j, (uint32_t)idx))
-			return NULL;
-		clusteragg_event(cs, "node %" PRIu64 " moved to job %016" PRIx64, n->node_id,
-				 (uint64_t)h->job_id);
-		n->job_id = h->job_id;
-		n->job = (uint32_t)j;
-		n->cur_have = 0;
-		n->inwin = 0; /* its entries in the old job's window stay there until closed */
-	}
-	return n;
+	if (job_add_node(cs, (uint32_t)j, idx))
+		return -1;
+	clusteragg_event(cs, "node %" PRIu64 " moved to job %016" PRIx64, n->node_id, job_id);
+	n->job_id = job_id;
+	n->job = (uint32_t)j;
+	n->cur_have = 0;
+	n->inwin = 0; /* its entries in the old job's window stay there until closed */
+	return 0;
 }
 
 /* Close window entry w of job jb: the spatial statistics and the delays of its nodes. */
@@ -437,6 +447,11 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		res = n->seq.last == DATAGRAM_SEQ_DUP ? CS_DUP : CS_STALE;
 		goto out;
 	}
+	if (node_follow_job(cs, idx, v.hdr.job_id)) {
+		res = CS_TOO_MANY_NODES;
+		goto out;
+	}
+	n = &cs->nodes[idx];
 	if (n->seq.last == DATAGRAM_SEQ_RESTART) {
 		clusteragg_event(
 		    cs, "node %" PRIu64 " restarted (session %" PRIu64 " after %" PRIu64 ")",

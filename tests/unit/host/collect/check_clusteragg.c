@@ -60,6 +60,45 @@ START_TEST(test_totals_and_parts)
 }
 END_TEST
 
+/*
+ * M5: a replayed datagram of a node's old job is refused before it changes anything: the node stays in the
+ * job it reports for now, and the old job keeps no node.
+ */
+START_TEST(test_replay_keeps_job)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct clusteragg_node_info ni;
+	struct clusteragg_job_info ja, jb;
+	uint8_t old[VN_REPORT_MAX_LEN];
+	size_t oldlen;
+	struct node n;
+	struct sockaddr_in a = node_addr(1);
+
+	node_init(&n, 1, "job-old");
+	ck_assert_int_eq(node_hello(&n, 1), 0);
+	send_iv(&n, 0, 2, 100, 10, 0);
+	memcpy(old, up->d[up->n - 1], up->len[up->n - 1]);
+	oldlen = up->len[up->n - 1];
+	ck_assert_uint_eq(deliver(cs, 5), 2);
+	n.cfg.job_id = datagram_job_id("job-new"); /* the node now works for another job */
+	send_iv(&n, 1, 2, 100, 10, 0);
+	ck_assert_uint_eq(deliver(cs, 6), 1);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.job_id, datagram_job_id("job-new"));
+	/* the old job's datagram, replayed */
+	ck_assert_int_eq(clusteragg_ingest(cs, old, oldlen, (struct sockaddr *)&a, sizeof(a), 7),
+			 CS_DUP);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.job_id, datagram_job_id("job-new"));
+	ck_assert_int_eq(clusteragg_job_info(cs, 0, &ja), 0);
+	ck_assert_int_eq(clusteragg_job_info(cs, 1, &jb), 0);
+	ck_assert_uint_eq(ja.job_id, datagram_job_id("job-old"));
+	ck_assert_uint_eq(ja.nodes, 0);
+	ck_assert_uint_eq(jb.nodes, 1);
+	clusteragg_free(cs);
+}
+END_TEST
+
 START_TEST(test_bad_datagrams)
 {
 	struct clusteragg *cs = store(0, 1, 0);
@@ -382,6 +421,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_totals_and_parts);
 	tcase_add_test(t, test_bad_datagrams);
+	tcase_add_test(t, test_replay_keeps_job);
 	tcase_add_test(t, test_too_many_nodes);
 	tcase_add_test(t, test_hypervisor_versions);
 	tcase_add_test(t, test_hypervisor_sums);
