@@ -77,10 +77,11 @@ static bool version_gate(struct dtlctl *c, uint64_t now, uint32_t ver)
 {
 	enum flipgate_verdict d = flipgate_allow(&c->gate, now, ver);
 
-	if (d == FLIPGATE_HOLD_BEGAN)
+	if (d == FLIPGATE_HOLD_BEGAN && flipgate_say(&c->gate, now))
 		log_warn(
 		    "guest channel %s: the region's layout version changed %d times within %.0f s: "
-		    "held off for %.0f s (%llu changes held off so far)",
+		    "held off for up to %.0f s, or until one lasts 2 s (%llu changes held off so "
+		    "far)",
 		    c->name, FLIPGATE_BURST + 1, FLIPGATE_WINDOW_NS / 1e9,
 		    (double)(c->gate.hold_until_ns - now) / 1e9, (unsigned long long)c->gate.held);
 	return d == FLIPGATE_FOLLOW;

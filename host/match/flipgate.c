@@ -9,12 +9,25 @@ static void followed(struct flipgate *g, uint64_t now)
 	g->at[FLIPGATE_BURST - 1] = now;
 }
 
+/* The hold ends: follow what the guest is now, with no burst left. */
+static enum flipgate_verdict release(struct flipgate *g, uint64_t now)
+{
+	g->hold_until_ns = 0;
+	for (int i = 0; i < FLIPGATE_BURST; i++)
+		g->at[i] = now;
+	return FLIPGATE_FOLLOW;
+}
+
 enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now, uint64_t value)
 {
 	if (g->hold_until_ns && now < g->hold_until_ns) {
-		if (value != g->last)
+		if (value != g->last) {
 			g->held++;
-		g->last = value;
+			g->last = value;
+			g->change_ns = now;
+		} else if (now - g->change_ns >= FLIPGATE_SETTLE_NS) {
+			return release(g, now); /* the guest settled: its state is followed */
+		}
 		return FLIPGATE_HOLD;
 	}
 	if (g->hold_until_ns && now - g->hold_until_ns >= FLIPGATE_WINDOW_NS) {
@@ -22,12 +35,8 @@ enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now, uint64_t 
 		g->hold_ns = 0;
 		memset(g->at, 0, sizeof(g->at));
 	}
-	if (g->hold_until_ns) { /* a hold ended: follow what the guest is now, with no burst left */
-		g->hold_until_ns = 0;
-		for (int i = 0; i < FLIPGATE_BURST; i++)
-			g->at[i] = now;
-		return FLIPGATE_FOLLOW;
-	}
+	if (g->hold_until_ns)
+		return release(g, now);
 	if (g->at[FLIPGATE_BURST - 1] && now - g->at[FLIPGATE_BURST - 1] > FLIPGATE_WINDOW_NS)
 		g->hold_ns = 0; /* a quiet window: the next hold is short again */
 	if (!g->at[0] || now - g->at[0] >= FLIPGATE_WINDOW_NS) {
@@ -42,5 +51,19 @@ enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now, uint64_t 
 	g->holds++;
 	g->held++;
 	g->last = value;
+	g->change_ns = g->began_ns = now;
 	return FLIPGATE_HOLD_BEGAN;
+}
+
+bool flipgate_say(struct flipgate *g, uint64_t now)
+{
+	if (now < g->say_ns)
+		return false;
+	g->say_ns = now + FLIPGATE_SAY_NS;
+	return true;
+}
+
+bool flipgate_quiet(const struct flipgate *g, uint64_t now)
+{
+	return g->holds && now - g->began_ns < FLIPGATE_HOLD_MAX_NS;
 }

@@ -17,6 +17,8 @@
 #define FLIPGATE_WINDOW_NS 60000000000ull
 #define FLIPGATE_HOLD_MIN_NS 60000000000ull
 #define FLIPGATE_HOLD_MAX_NS 300000000000ull
+#define FLIPGATE_SETTLE_NS 2000000000ull
+#define FLIPGATE_SAY_NS 10000000000ull
 
 struct flipgate {
 	uint64_t at[FLIPGATE_BURST]; /* the last changes followed, oldest first (0: none) */
@@ -25,6 +27,9 @@ struct flipgate {
 	uint64_t held; /* changes held off (each value once) */
 	uint64_t holds; /* holds begun */
 	uint64_t last; /* the value of the last change held off */
+	uint64_t change_ns; /* when the value waiting in a hold last changed */
+	uint64_t began_ns; /* when the last hold began */
+	uint64_t say_ns; /* the next hold may be said from then */
 };
 
 enum flipgate_verdict {
@@ -36,5 +41,9 @@ enum flipgate_verdict {
 /* A change to value (the new epoch, the new version) is waiting at host time now_ns: follow it or not. A
  * zeroed gate is a valid gate. */
 enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now_ns, uint64_t value);
+/* A hold began at now_ns: say so now (true at most every FLIPGATE_SAY_NS)? */
+bool flipgate_say(struct flipgate *g, uint64_t now_ns);
+/* A hold began less than FLIPGATE_HOLD_MAX_NS ago: the changes followed are not worth a line each. */
+bool flipgate_quiet(const struct flipgate *g, uint64_t now_ns);
 
 #endif

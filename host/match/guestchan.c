@@ -582,14 +582,16 @@ static void follow_epoch(struct guestchan *gc)
 	if (gc->epoch && ep != gc->epoch) {
 		switch (flipgate_allow(&gc->epoch_gate, now_ns(), ep)) {
 		case FLIPGATE_HOLD_BEGAN:
-			log_warn(
-			    "guest channel %s: the guest agent started %d epochs within %.0f s: "
-			    "new "
-			    "epochs held off for %.0f s (the rings are not read meanwhile; %llu "
-			    "held off so far)",
-			    gc->path, FLIPGATE_BURST + 1, FLIPGATE_WINDOW_NS / 1e9,
-			    (double)(gc->epoch_gate.hold_until_ns - now_ns()) / 1e9,
-			    (unsigned long long)gc->epoch_gate.held);
+			if (flipgate_say(&gc->epoch_gate, now_ns()))
+				log_warn(
+				    "guest channel %s: the guest agent started %d epochs within "
+				    "%.0f s: new epochs held off for up to %.0f s, or until one "
+				    "lasts %.0f s (the rings are not read meanwhile; %llu held "
+				    "off so far)",
+				    gc->path, FLIPGATE_BURST + 1, FLIPGATE_WINDOW_NS / 1e9,
+				    (double)(gc->epoch_gate.hold_until_ns - now_ns()) / 1e9,
+				    FLIPGATE_SETTLE_NS / 1e9,
+				    (unsigned long long)gc->epoch_gate.held);
 			/* fall through */
 		case FLIPGATE_HOLD:
 			gc->epoch_held = true;
@@ -605,12 +607,19 @@ static void follow_epoch(struct guestchan *gc)
 		return;
 	shmreader_stats(gc->rd, &after); /* ... and the missed of the one it attaches */
 	if (gc->epoch) {
-		log_info("guest channel %s: new epoch %llu (guest agent restarted); epoch %llu "
+		char line[512];
+
+		snprintf(line, sizeof(line),
+			 "guest channel %s: new epoch %llu (guest agent restarted); epoch %llu "
 			 "ended: %llu records read, %llu lost, %llu missed",
 			 gc->path, (unsigned long long)h.epoch, (unsigned long long)gc->epoch,
 			 (unsigned long long)(before.records - gc->ep_records),
 			 (unsigned long long)(after.lost - gc->ep_lost),
 			 (unsigned long long)(before.missed - gc->ep_missed));
+		if (flipgate_quiet(&gc->epoch_gate, now_ns()))
+			log_debug("%s", line); /* after a hold: the hold's line said enough */
+		else
+			log_info("%s", line);
 	}
 	clockxchg_restart(gc->clk, now_ns(), gc->epoch != 0);
 	gc->ep_records = after.records;

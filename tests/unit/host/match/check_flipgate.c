@@ -2,7 +2,7 @@
 /*
  * Unit tests for host/match/flipgate: a few changes are followed at once, a flood is held off with a
  * doubling backoff (one hold, one log line, at a time; the state at its end followed), a quiet window makes
- * the next hold short again.
+ * the next hold short again, a guest that settles is followed without waiting for the hold's end.
  */
 #include <check.h>
 #include "check_main.h"
@@ -64,6 +64,32 @@ START_TEST(test_flood_held)
 }
 END_TEST
 
+/* A flood that stops: the state the guest settles in is followed once it lasted FLIPGATE_SETTLE_NS, not
+ * when the hold ends; a hold is said at most every FLIPGATE_SAY_NS, and the changes followed after one are
+ * quiet. */
+START_TEST(test_settle)
+{
+	struct flipgate g = { 0 };
+	uint64_t t = 1000 * S, v = 1, says = 0;
+
+	for (; t < 1012 * S; t += 5000000ull, v++) /* 12 s of flips every 5 ms */
+		if (flipgate_allow(&g, t, v) == FLIPGATE_HOLD_BEGAN && flipgate_say(&g, t))
+			says++;
+	ck_assert_uint_eq(g.holds, 1);
+	ck_assert_uint_eq(says, 1);
+	ck_assert(flipgate_quiet(&g, t));
+	/* the agent starts (value v) and stays */
+	ck_assert_int_eq(flipgate_allow(&g, t, v), FLIPGATE_HOLD);
+	ck_assert_int_eq(flipgate_allow(&g, t + FLIPGATE_SETTLE_NS - 1, v), FLIPGATE_HOLD);
+	ck_assert_int_eq(flipgate_allow(&g, t + FLIPGATE_SETTLE_NS, v), FLIPGATE_FOLLOW);
+	/* flips again at once: a new hold, said only FLIPGATE_SAY_NS after the last */
+	t += FLIPGATE_SETTLE_NS + 1000000ull;
+	ck_assert_int_eq(flipgate_allow(&g, t, ++v), FLIPGATE_HOLD_BEGAN);
+	ck_assert(!flipgate_say(&g, t) || t >= 1000 * S + FLIPGATE_SAY_NS);
+	ck_assert_uint_eq(g.holds, 2);
+}
+END_TEST
+
 static Suite *flipgate_suite(void)
 {
 	Suite *s = suite_create("flipgate");
@@ -71,6 +97,7 @@ static Suite *flipgate_suite(void)
 
 	tcase_add_test(tc, test_burst_followed);
 	tcase_add_test(tc, test_flood_held);
+	tcase_add_test(tc, test_settle);
 	suite_add_tcase(s, tc);
 	return s;
 }
