@@ -72,10 +72,11 @@ static void dtl_stop(struct dtlctl *c)
 	c->pub = NULL;
 }
 
-/* May the publisher stop or start for the layout version ver now? One line when the gate begins a hold. */
-static bool version_gate(struct dtlctl *c, uint64_t now, uint32_t ver)
+/* May the publisher stop (owner 1: a version 1 agent owns the region) or start (owner 2: the region may
+ * carry the DTL) now? One line when the gate begins a hold (at most every 10 s). */
+static bool version_gate(struct dtlctl *c, uint64_t now, uint32_t owner)
 {
-	enum flipgate_verdict d = flipgate_allow(&c->gate, now, ver);
+	enum flipgate_verdict d = flipgate_allow(&c->gate, now, owner);
 
 	if (d == FLIPGATE_HOLD_BEGAN && flipgate_say(&c->gate, now))
 		log_warn(
@@ -98,6 +99,7 @@ bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 	bool changed = false;
 	char why[256];
 
+	flipgate_seen(&c->gate, now, ep && ver < 2 ? 1 : 2);
 	if (c->state == DTLCTL_BUSY && now >= c->lock_retry_ns) {
 		c->lock_retry_ns = now + LOCK_RETRY_NS;
 		if (!flock(c->fd, LOCK_EX | LOCK_NB)) {
@@ -119,7 +121,7 @@ bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 	}
 	if (ep && ver < 2) {
 		if (c->pub) {
-			if (!version_gate(c, now, ver))
+			if (!version_gate(c, now, 1))
 				return false;
 			dtl_stop(c);
 			changed = true;
@@ -132,7 +134,7 @@ bool dtlctl_follow(struct dtlctl *c, uint64_t now)
 		c->state = DTLCTL_V1;
 		return changed;
 	}
-	if (c->pub || (c->state == DTLCTL_V1 && !version_gate(c, now, ver)))
+	if (c->pub || (c->state == DTLCTL_V1 && !version_gate(c, now, 2)))
 		return false;
 	c->pub = dtlpub_new((char *)c->base + vn_dtl_area_offset(c->size),
 			    c->size - vn_dtl_area_offset(c->size), &c->pp, dtlpub_new_epoch(),

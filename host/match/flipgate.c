@@ -55,6 +55,15 @@ enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now, uint64_t 
 	return FLIPGATE_HOLD_BEGAN;
 }
 
+void flipgate_seen(struct flipgate *g, uint64_t now, uint64_t value)
+{
+	if (g->hold_until_ns && now < g->hold_until_ns && value != g->last) {
+		g->held++;
+		g->last = value;
+		g->change_ns = now;
+	}
+}
+
 bool flipgate_say(struct flipgate *g, uint64_t now)
 {
 	if (now < g->say_ns)

@@ -41,6 +41,9 @@ enum flipgate_verdict {
 /* A change to value (the new epoch, the new version) is waiting at host time now_ns: follow it or not. A
  * zeroed gate is a valid gate. */
 enum flipgate_verdict flipgate_allow(struct flipgate *g, uint64_t now_ns, uint64_t value);
+/* The guest's state (value) at now_ns, every round whether or not a change waits: a guest that goes back
+ * and forth between two states has not settled, even when it is asked only in the other one. */
+void flipgate_seen(struct flipgate *g, uint64_t now_ns, uint64_t value);
 /* A hold began at now_ns: say so now (true at most every FLIPGATE_SAY_NS)? */
 bool flipgate_say(struct flipgate *g, uint64_t now_ns);
 /* A hold began less than FLIPGATE_HOLD_MAX_NS ago: the changes followed are not worth a line each. */

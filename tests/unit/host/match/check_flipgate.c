@@ -87,6 +87,13 @@ START_TEST(test_settle)
 	ck_assert_int_eq(flipgate_allow(&g, t, ++v), FLIPGATE_HOLD_BEGAN);
 	ck_assert(!flipgate_say(&g, t) || t >= 1000 * S + FLIPGATE_SAY_NS);
 	ck_assert_uint_eq(g.holds, 2);
+	/* a guest going back and forth, asked only in one of its states: not settled */
+	t += FLIPGATE_HOLD_MIN_NS / 2;
+	for (int k = 0; k < 2000; k++, t += 5000000ull) {
+		flipgate_seen(&g, t, (uint64_t)(k & 1));
+		if (k & 1)
+			ck_assert_int_eq(flipgate_allow(&g, t, 1), FLIPGATE_HOLD);
+	}
 }
 END_TEST
 
