@@ -23,6 +23,15 @@ static void put_irq(struct shm_writer *w, uint64_t start, uint64_t end)
 	ck_assert_int_eq(shmwriter_put_event(w, 0, &e), 0);
 }
 
+/* The end of a test: the responder stopped, the channel and the writer closed. */
+static void finish(struct guestchan *gc, struct shm_writer *w, pthread_t th)
+{
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	guestchan_close(gc);
+	shmwriter_free(w);
+}
+
 /*
  * The agent's drain passes a CPU's samples, then its events: after a drain held up for 80 ms (its vCPU
  * preempted, seen in the soak) the events come 80 ms behind the latest sample. They are taken, and so is an
@@ -60,10 +69,7 @@ START_TEST(test_streams_ordered_apart)
 	ck_assert_uint_eq(ch.records, 6);
 	ck_assert_uint_eq(ch.invalid, 1);
 	ck_assert_uint_eq(ch.lost + ch.missed + ch.unsynced + ch.late, 0);
-	atomic_store(&stop, 1);
-	pthread_join(th, NULL);
-	guestchan_close(gc);
-	shmwriter_free(w);
+	finish(gc, w, th);
 }
 END_TEST
 
@@ -140,10 +146,7 @@ START_TEST(test_budget_far_future)
 	ck_assert_uint_eq(ch.records, 2 * put);
 	ck_assert_int_eq((int)ch.state, VN_HOST_CHAN_OK);
 	ck_assert_uint_ne(ch.clock_uncertainty_ns, UINT64_MAX);
-	atomic_store(&stop, 1);
-	pthread_join(th, NULL);
-	guestchan_close(gc);
-	shmwriter_free(w);
+	finish(gc, w, th);
 }
 END_TEST
 
@@ -189,10 +192,7 @@ START_TEST(test_work_starts_falling)
 	ck_assert_uint_gt(guestchan_work(gc) - total0, 4 * (uint64_t)GUESTCHAN_ROUND_WORK);
 	ck_assert_msg(worst <= GUESTCHAN_ROUND_WORK + 2 * put + 3, "a round did %llu",
 		      (unsigned long long)worst);
-	atomic_store(&stop, 1);
-	pthread_join(th, NULL);
-	guestchan_close(gc);
-	shmwriter_free(w);
+	finish(gc, w, th);
 }
 END_TEST
 
@@ -228,10 +228,7 @@ START_TEST(test_epoch_flood)
 	ck_assert_uint_gt(flips, 200);
 	ck_assert_uint_le(ch.epochs, 1 + FLIPGATE_BURST);
 	ck_assert_uint_ne(ch.clock_uncertainty_ns, UINT64_MAX);
-	atomic_store(&stop, 1);
-	pthread_join(th, NULL);
-	guestchan_close(gc);
-	shmwriter_free(w);
+	finish(gc, w, th);
 }
 END_TEST
 
