@@ -694,6 +694,21 @@ static void guest_period(struct live *mo, uint64_t t)
 	}
 }
 
+/* Every channel's round at t against the dispatch log's horizon; each vCPU's out piece still open is
+ * passed first (its gaps wait for it). */
+static void tick_channels(struct live *mo, uint64_t t)
+{
+	const struct outlog *ol = mo->dl ? schedlog_outlog(mo->dl) : NULL;
+
+	for (int s = 0; ol && s < MAX_SLOTS; s++)
+		if (mo->slots[s].dom >= 0 && mo->dom[mo->slots[s].dom].gc)
+			guestchan_host_open(mo->dom[mo->slots[s].dom].gc, mo->slots[s].vcpu,
+					    outlog_open_since(ol, (uint32_t)s));
+	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
+		if (mo->dom[i].gc)
+			guestchan_tick(mo->dom[i].gc, t, ol ? outlog_horizon(ol) : t);
+}
+
 /* The dispatch log up to t and the channels' matching of it, before the period's counters are cut. */
 static void drain_sources(struct live *mo, uint64_t t)
 {
@@ -702,10 +717,7 @@ static void drain_sources(struct live *mo, uint64_t t)
 			log_warn("dispatch log: read error");
 		schedlog_cut(mo->dl, t);
 	}
-	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-		if (mo->dom[i].gc)
-			guestchan_tick(mo->dom[i].gc, t,
-				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
+	tick_channels(mo, t);
 }
 
 /* Every running domain's counters into its now[] (the others' are zeroed). */
@@ -1277,10 +1289,7 @@ static void tick(struct live *mo, uint64_t t, bool full)
 		log_warn("dispatch log: read error");
 	if (full)
 		taps_poll(mo, t);
-	for (i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++)
-		if (mo->dom[i].gc)
-			guestchan_tick(mo->dom[i].gc, t,
-				       mo->dl ? outlog_horizon(schedlog_outlog(mo->dl)) : t);
+	tick_channels(mo, t);
 }
 
 /*

@@ -412,6 +412,12 @@ void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, 
 		dtlpub_run(pub, vcpu, start_ns, end_ns, pid, comm, idle);
 }
 
+void guestchan_host_open(struct guestchan *gc, uint32_t vcpu, uint64_t open_ns)
+{
+	if (gc->m)
+		match_host_open(gc->m, vcpu, open_ns);
+}
+
 void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
 			uint32_t id, uint64_t count, uint64_t total_ns)
 {
@@ -678,7 +684,7 @@ static void warn_refused(struct guestchan *gc, uint64_t now)
 	skipped = st.invalid + st.stale + st.torn;
 	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		match_counters(gc->m, i, &mc);
-		late += mc.late;
+		late += mc.late + mc.host_late;
 	}
 	if (late < gc->w_late ||
 	    skipped < gc->w_skipped) { /* the matcher or the reader began again */
@@ -691,7 +697,8 @@ static void warn_refused(struct guestchan *gc, uint64_t now)
 		    "ms "
 		    "before ring %u's latest of its kind; counted as invalid) and %llu over the "
 		    "domain's budget of %llu MiB (counted as matcher drops); skipped %llu slots "
-		    "(invalid, stale or torn); %llu gaps came late for the matcher (said at most "
+		    "(invalid, stale or torn); %llu gaps or host records came late for the matcher "
+		    "(after what they overlap was matched; said at most "
 		    "every %.0f s)",
 		    gc->path, (unsigned long long)gc->w_order, (double)gc->w_order_ns / 1e6,
 		    gc->w_order_ring, (unsigned long long)gc->w_budget,
@@ -1022,7 +1029,7 @@ static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_cha
 	ch->clock_rejected = cst.rejected + xs.abandoned;
 	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		match_counters(gc->m, i, &mc);
-		ch->late += mc.late;
+		ch->late += mc.late + mc.host_late;
 		ch->match_dropped += mc.dropped;
 	}
 	ch->match_dropped += gc->over_budget;

@@ -62,6 +62,9 @@ void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, 
 			char state, uint64_t wake_ns, uint32_t flags);
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle);
+/* The vCPU's out piece the dispatch log holds open since open_ns (UINT64_MAX: none), before each
+ * guestchan_tick: its gaps wait for that piece (match_host_open). */
+void guestchan_host_open(struct guestchan *gc, uint32_t vcpu, uint64_t open_ns);
 /* A per-period aggregate of the dispatch log (kind: enum vn_host_agg_kind), after the period's gaps. */
 void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint16_t isa,
 			uint32_t id, uint64_t count, uint64_t total_ns);

@@ -92,6 +92,8 @@ struct mvcpu {
 	uint64_t done_ns; /* no future gap starts before this: older records are useless */
 	uint64_t host_floor_ns; /* host records before this are gone (MATCH_HOST_KEEP_NS) */
 	uint64_t seen_ns; /* the sampler's progress: latest end of any sample */
+	uint64_t
+	    open_ns; /* the host's open out piece began here (match_host_open), UINT64_MAX none */
 };
 
 struct match {
@@ -237,6 +239,7 @@ static struct mvcpu *vcpu_get(struct match *m, uint32_t vcpu)
 	v->evs = (struct queue){ .sz = sizeof(struct rev), .after = ev_after };
 	v->outs = (struct queue){ .sz = sizeof(struct rout), .after = start_after };
 	v->runs = (struct queue){ .sz = sizeof(struct rrun), .after = start_after };
+	v->open_ns = UINT64_MAX;
 	m->v[vcpu] = v;
 	if (vcpu >= m->nvcpus)
 		m->nvcpus = vcpu + 1;
@@ -441,6 +444,7 @@ int match_add_out(struct match *m, uint32_t vcpu, uint64_t start_ns, uint64_t en
 	if (!v)
 		return vcpu >= MATCH_MAX_VCPUS ? -EINVAL : -ENOMEM;
 	v->cnt.outs_in++;
+	v->cnt.host_late += v->seen_ns && start_ns < v->done_ns; /* a measured vCPU */
 	err = span_check(v, start_ns, end_ns);
 	if (err)
 		return err < 0 ? err : 0;
@@ -448,6 +452,16 @@ int match_add_out(struct match *m, uint32_t vcpu, uint64_t start_ns, uint64_t en
 	o.s = (struct span){ start_ns, end_ns };
 	o.state = state;
 	return q_insert(m, v, &v->outs, &o);
+}
+
+void match_host_open(struct match *m, uint32_t vcpu, uint64_t open_ns)
+{
+	struct mvcpu *v = vcpu < MATCH_MAX_VCPUS ? m->v[vcpu] : NULL;
+
+	if (!v && open_ns != UINT64_MAX)
+		v = vcpu_get(m, vcpu);
+	if (v)
+		v->open_ns = open_ns;
 }
 
 int match_add_run(struct match *m, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns, uint32_t pid,
@@ -460,6 +474,7 @@ int match_add_run(struct match *m, uint32_t vcpu, uint64_t start_ns, uint64_t en
 	if (!v)
 		return vcpu >= MATCH_MAX_VCPUS ? -EINVAL : -ENOMEM;
 	v->cnt.runs_in++;
+	v->cnt.host_late += v->seen_ns && start_ns < v->done_ns; /* a measured vCPU */
 	err = span_check(v, start_ns, end_ns);
 	if (err)
 		return err < 0 ? err : 0;
@@ -802,13 +817,15 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 {
 	struct queue *gq = &v->gaps;
 	const struct rgap *g = (const struct rgap *)q_at(gq, 0);
-	uint64_t done = v->done_ns, t;
+	uint64_t done = v->done_ns, t, ready_h = min64(host_h, v->open_ns);
 	size_t k = 0, matched;
 
 	v->evs.nact = v->evs.next = 0;
 	v->outs.nact = v->outs.next = 0;
 	v->runs.nact = v->runs.next = 0;
-	for (; k < gq->n && gap_ready(&g[k], guest_h, host_h); k++) {
+	/* an out piece still open is not in the host's records yet: the gaps it may overlap wait for it,
+	 * whatever the clock model says of where they end */
+	for (; k < gq->n && gap_ready(&g[k], guest_h, ready_h); k++) {
 		match_gap(m, v, vcpu, &g[k], now_ns);
 		done = max64(done, g[k].s.end);
 	}

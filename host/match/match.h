@@ -91,6 +91,8 @@ struct match_stats {
 struct match_counters {
 	uint64_t gaps_in, events_in, outs_in, runs_in, windows_in, aggs_in;
 	uint64_t late; /* gaps that ended before what was already matched: dropped */
+	uint64_t
+	    host_late; /* host records reaching back before what was already matched: that part unused */
 	uint64_t dropped; /* records refused: queue cap or no memory */
 	uint64_t bad; /* records with end < start or an out-of-range vCPU: ignored */
 	uint64_t clamped; /* gaps whose parts exceeded the gap (overlapping guest events): scaled */
@@ -176,6 +178,10 @@ size_t match_host_held(const struct match *m);
 /* Keep the host's records under max_bytes: they are kept less far behind host_horizon_ns than 10 s, in
  * steps of 1 s (a gap starting before what is kept is counted late). */
 void match_host_trim(struct match *m, size_t max_bytes, uint64_t host_horizon_ns);
+/* The host's out piece of vcpu open since open_ns (UINT64_MAX: none): it is delivered (match_add_out) only
+ * when it ends, so no gap of vcpu ending after open_ns is matched before then, whatever the clock model
+ * says. Set it before each match_process. */
+void match_host_open(struct match *m, uint32_t vcpu, uint64_t open_ns);
 /* Records passed by the sorted inserts since match_new (the work a stream out of order costs). */
 uint64_t match_insert_steps(const struct match *m);
 /* Gaps queued now, all vCPUs: fed and not yet matched (waiting for a horizon). */

@@ -692,6 +692,13 @@ uint64_t outlog_horizon(const struct outlog *ol)
 	return ol->horizon;
 }
 
+uint64_t outlog_open_since(const struct outlog *ol, uint32_t slot)
+{
+	if (slot >= ol->max_slots || ol->slots[slot].state != OUTLOG_SLOT_OUT)
+		return UINT64_MAX;
+	return ol->slots[slot].piece_start;
+}
+
 void outlog_counters(const struct outlog *ol, struct outlog_counters *c)
 {
 	*c = ol->cnt;

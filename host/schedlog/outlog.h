@@ -202,6 +202,9 @@ void outlog_advance(struct outlog *ol, uint64_t horizon_ns);
  */
 void outlog_cut(struct outlog *ol, uint64_t end_ns);
 uint64_t outlog_horizon(const struct outlog *ol);
+/* Where the slot's open out piece began (its thread left its CPU and has not come back; the piece is
+ * delivered when it ends or at a cut), or UINT64_MAX when the slot is not out. */
+uint64_t outlog_open_since(const struct outlog *ol, uint32_t slot);
 void outlog_counters(const struct outlog *ol, struct outlog_counters *c);
 
 /* 'R', 'S', 'D', 'T', 't', 'P', 'X' (dead) or '?' for a raw task state; preempt forces 'R'. */

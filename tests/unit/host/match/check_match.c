@@ -623,6 +623,47 @@ START_TEST(test_host_records_bounded)
 }
 END_TEST
 
+/*
+ * Back-to-back gaps, the first ending (by the clock model) 20 us before the host's out piece over it ends:
+ * the piece is delivered only when it ends, so while the dispatch log holds it open the gap waits for it,
+ * whatever the host horizon; then the gap gets its host time instead of none.
+ */
+START_TEST(test_open_out_waits)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+
+	gap(m, 0, 1000 * US, 1450 * US, 10 * US);
+	match_host_open(m, 0, 1010 * US);
+	ck_assert_int_eq(match_process(m, 5 * MS, 5 * MS, 0), 0);
+	out(m, 0, 1010 * US, 1470 * US, 'R');
+	match_host_open(m, 0, UINT64_MAX);
+	ck_assert_int_eq(match_process(m, 5 * MS, 5 * MS, 0), 1);
+	ck_assert_uint_eq(log->n, 1);
+	ck_assert_uint_eq(
+	    log->g[0].host[VN_HCLASS_HOST_PREEMPT] + log->g[0].host[VN_HCLASS_HOST_WAIT], 440 * US);
+	ck_assert_uint_eq(counters(m, 0).late, 0);
+	/* a piece open since after the gap's end (and its margin) does not hold it */
+	gap(m, 0, 2000 * US, 2100 * US, 10 * US);
+	match_host_open(m, 0, 2200 * US);
+	ck_assert_int_eq(match_process(m, 5 * MS, 5 * MS, 0), 1);
+	/* without the hold (a piece the log never said was open) the gap goes without it: the piece reaching
+	 * back before what was matched is counted late */
+	gap(m, 0, 3000 * US, 3450 * US, 10 * US);
+	match_host_open(m, 0, UINT64_MAX);
+	ck_assert_int_eq(match_process(m, 5 * MS, 5 * MS, 0), 1);
+	out(m, 0, 3010 * US, 3470 * US, 'R');
+	ck_assert_uint_eq(counters(m, 0).host_late, 1);
+	ck_assert_uint_eq(
+	    log->g[2].host[VN_HCLASS_HOST_PREEMPT] + log->g[2].host[VN_HCLASS_HOST_WAIT], 0);
+	/* an unknown vCPU with nothing open is not created */
+	match_host_open(m, 7, UINT64_MAX);
+	ck_assert_uint_eq(counters(m, 7).gaps_in, 0);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 /* Gaps out of order are matched in time order; a later gap waits for an earlier one's host horizon. */
 START_TEST(test_gap_order)
 {
@@ -1280,6 +1321,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_horizons);
 	tcase_add_test(tc, test_gap_order);
 	tcase_add_test(tc, test_host_records_bounded);
+	tcase_add_test(tc, test_open_out_waits);
 	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_retention_long);

@@ -201,6 +201,26 @@ START_TEST(test_preempted_by_hog)
 }
 END_TEST
 
+/* The open out piece: where it began while the vCPU is out (after a cut: where the cut left it), none once
+ * it is back or for a slot never registered. */
+START_TEST(test_open_since)
+{
+	struct outlog *ol = mk();
+
+	ck_assert_uint_eq(outlog_open_since(ol, 0), UINT64_MAX);
+	push(ol, sw(1000, 0, VCPU, 0, TS_R, "CPU 0/KVM", 200, NS, "hog"));
+	outlog_advance(ol, 2000);
+	ck_assert_uint_eq(outlog_open_since(ol, 0), 1000);
+	outlog_cut(ol, 3000);
+	ck_assert_uint_eq(outlog_open_since(ol, 0), 3000);
+	push(ol, sw(5000, 0, 200, NS, TS_R, "hog", VCPU, 0, "CPU 0/KVM"));
+	outlog_advance(ol, 6000);
+	ck_assert_uint_eq(outlog_open_since(ol, 0), UINT64_MAX);
+	ck_assert_uint_eq(outlog_open_since(ol, 12345), UINT64_MAX);
+	outlog_free(ol);
+}
+END_TEST
+
 START_TEST(test_blocked_woken_run_delay)
 {
 	struct outlog *ol = mk();
@@ -821,6 +841,7 @@ static Suite *outlog_suite(void)
 
 	tc = tcase_create("intervals");
 	tcase_add_test(tc, test_preempted_by_hog);
+	tcase_add_test(tc, test_open_since);
 	tcase_add_test(tc, test_blocked_woken_run_delay);
 	tcase_add_test(tc, test_blocked_without_wakeup_has_no_delay);
 	tcase_add_test(tc, test_preempt_flag_means_runnable);
