@@ -10,7 +10,8 @@ cleanup_lib() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$TMP"
+	# VNOISE_KEEP_TMP=1 keeps the test's files for a look after a failure
+	if [ "${VNOISE_KEEP_TMP:-0}" = 1 ]; then echo "kept: $TMP" >&2; else rm -rf "$TMP"; fi
 }
 trap cleanup_lib EXIT
 
