@@ -2,7 +2,7 @@
 # A guest that trusts nothing bounds nothing: valid records in a hostile shape, written into a real TCG
 # domain's region from the host (tests/tools/streamhostile: the bytes the guest's BAR2 shows, the clock
 # exchange answered), while `vnoise-host top --guest --batch --json -p 1s` follows the domain. For each
-# stream, STREAM_S seconds (default 15):
+# stream, STREAM_S seconds (default 10):
 #   future   ends an hour ahead under a horizon creeping 1 ms a round: vnoise-host's anonymous RSS (its heap;
 #            VmRSS also counts the region's pages it has read) stays within its
 #            baseline + the domain's budget (--guest-budget, 64 MiB), the refused records are counted as
@@ -19,7 +19,7 @@ require_bpf
 VH=$BUILD/vnoise-host
 SH=$BUILD/tests/tools/streamhostile
 [ -x "$VH" ] && [ -x "$SH" ] || fail "vnoise-host or streamhostile not built"
-SECS=${STREAM_S:-15}
+SECS=${STREAM_S:-10}
 BUDGET_MIB=64
 
 vm_setup || fail "vm_setup"
