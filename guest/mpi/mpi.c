@@ -33,6 +33,7 @@
 #include "cluster/node_send.h"
 #include "format/keyfile.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "measure/measure.h"
 #include "attrib/merge.h"
 #include "util/monotime.h"
@@ -1072,10 +1073,13 @@ static int open_outputs(struct mpi_ctx *m, const struct mpi_params *p)
 		m->udp_fd = socket(m->udp_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	}
 	if (p->output) {
-		m->out_fd = open(p->output, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		m->out_fd = outfile_open(p->output, O_APPEND, OUTFILE_MODE);
 		if (m->out_fd < 0) {
-			log_err("--output: cannot open '%s': %s", p->output, strerror(errno));
-			return EXIT_USAGE;
+			int err = m->out_fd;
+
+			log_err("--output: cannot open '%s': %s", p->output, outfile_strerror(err));
+			m->out_fd = -1;
+			return err == -ELOOP ? EXIT_SYMLINK : EXIT_USAGE;
 		}
 	}
 	m->out = p->collector ? VN_PIPE_OUT_REPORT

@@ -49,6 +49,7 @@
 #include "mpi/pipeline.h"
 #include "cluster/node_send.h"
 #include "util/monotime.h"
+#include "util/outfile.h"
 #include "monitor/tgtdiff.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -130,7 +131,7 @@ static void emit(const struct appstat *s)
 	if (getenv("VNOISE_PRELOAD_OUT") && *getenv("VNOISE_PRELOAD_OUT")) {
 		if (env_path("VNOISE_PRELOAD_OUT", path, sizeof(path)) < 0)
 			return;
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		fd = outfile_open(path, O_APPEND, OUTFILE_MODE);
 		if (fd < 0)
 			return;
 		close_fd = 1;
@@ -172,8 +173,8 @@ static int trace_file(void)
 	char path[512];
 
 	if (env_path("VNOISE_PRELOAD_TRACE", path, sizeof(path)) < 0)
-		return -1;
-	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		return -ENAMETOOLONG;
+	return outfile_open(path, O_APPEND, OUTFILE_MODE); /* -errno on failure */
 }
 
 /* At start: a bad path is said once, and tracing stays off. */
@@ -186,7 +187,8 @@ static void trace_open(void)
 	g_trace_perpid = strstr(v, "%p") != NULL;
 	g_trace_fd = trace_file();
 	if (g_trace_fd < 0) {
-		say("libvnoise-preload: trace off: %s: %s", v, strerror(errno));
+		say("libvnoise-preload: trace off: %s: %s", v, outfile_strerror(g_trace_fd));
+		g_trace_fd = -1;
 		return;
 	}
 	g_trace = 1;
@@ -1116,9 +1118,10 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 		g_iv.out_fd = 1;
 		return 0;
 	case VN_PIPE_OUT_FILE:
-		g_iv.out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		g_iv.out_fd = outfile_open(path, O_APPEND, OUTFILE_MODE);
 		if (g_iv.out_fd < 0) {
-			snprintf(why, wlen, "output %s: %s", path, strerror(errno));
+			snprintf(why, wlen, "output %s: %s", path, outfile_strerror(g_iv.out_fd));
+			g_iv.out_fd = -1;
 			return -1;
 		}
 		return 0;

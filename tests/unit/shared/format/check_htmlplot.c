@@ -271,7 +271,7 @@ END_TEST
 
 START_TEST(atomic)
 {
-	char dir[] = "/tmp/htmlplot.XXXXXX", path[128], tmp[160];
+	char dir[] = "/tmp/htmlplot.XXXXXX", path[128], tmp[160], link_tmp[192];
 	struct stat st;
 	FILE *f;
 
@@ -284,7 +284,17 @@ START_TEST(atomic)
 	ck_assert_int_eq(htmlplot_commit(f, tmp, path), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 4);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
 	ck_assert_int_ne(stat(tmp, &st), 0);
+	/* a symbolic link at the path is refused; the page it points to stays */
+	snprintf(tmp, sizeof(tmp), "%s/link.html", dir);
+	ck_assert_int_eq(symlink(path, tmp), 0);
+	errno = 0;
+	ck_assert_ptr_null(htmlplot_open(tmp, link_tmp, sizeof(link_tmp)));
+	ck_assert_int_eq(errno, ELOOP);
+	unlink(tmp);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 4);
 	snprintf(tmp, sizeof(tmp), "%s/../%s/out.html", dir, strrchr(dir, '/') + 1);
 	ck_assert(htmlplot_same_file(path, tmp));
 	ck_assert(!htmlplot_same_file(path, dir));
