@@ -50,6 +50,7 @@
 #include "cluster/node_send.h"
 #include "util/monotime.h"
 #include "util/outfile.h"
+#include "util/secmem.h"
 #include "monitor/tgtdiff.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -1188,6 +1189,8 @@ static int reg_map_pipe(int fd, char *why, size_t wlen)
 		snprintf(why, wlen, "mmap pipeline: %s", strerror(errno));
 		return -1;
 	}
+	/* the header holds the cluster key: not in this rank's core dump (best effort, as madvise is) */
+	(void)!secmem_dontdump(&pm->h, sizeof(pm->h));
 	if (pm->h.magic != VN_PIPE_MAGIC || pm->h.version != VN_PIPE_VERSION) {
 		snprintf(why, wlen, "pipeline magic 0x%x version %u, want 0x%x %u", pm->h.magic,
 			 pm->h.version, VN_PIPE_MAGIC, VN_PIPE_VERSION);
