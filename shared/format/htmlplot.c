@@ -511,12 +511,14 @@ int htmlplot_commit(FILE *f, const char *tmp, const char *path)
 	if (!f)
 		return -EINVAL;
 	errno = 0;
-	if (ferror(f) || fflush(f) || fsync(fileno(f)))
+	/* fsync is meaningless (EINVAL) on a device such as /dev/null, written in place */
+	if (ferror(f) || fflush(f) || (fsync(fileno(f)) && (errno != EINVAL || tmp[0])))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = errno ? -errno : -EIO;
 	if (err) {
-		unlink(tmp);
+		if (tmp[0])
+			unlink(tmp);
 		return err;
 	}
 	return outfile_tmp_commit(tmp, path);
@@ -533,7 +535,8 @@ void htmlplot_abandon(FILE *f, const char *tmp)
 {
 	if (f)
 		fclose(f);
-	unlink(tmp);
+	if (tmp[0])
+		unlink(tmp);
 }
 
 int htmlplot_top_add(struct htmlplot_top *t, const char *name, double value, uint64_t count,

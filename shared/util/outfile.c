@@ -61,6 +61,11 @@ int outfile_tmp_open(const char *path, char *tmp, size_t tmplen, mode_t mode)
 		return -ENAMETOOLONG;
 	if (!lstat(path, &st) && S_ISLNK(st.st_mode))
 		return -ELOOP;
+	if (!access(path, F_OK) && !lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		/* a device or a FIFO (/dev/null) is written in place: a rename would replace the node */
+		tmp[0] = '\0';
+		return S_ISDIR(st.st_mode) ? -EISDIR : outfile_open(path, O_TRUNC, mode);
+	}
 	fd = mkostemp(tmp, O_CLOEXEC); /* O_CREAT | O_EXCL: a new file, never a link */
 	if (fd < 0)
 		return -errno;
@@ -74,6 +79,8 @@ int outfile_tmp_commit(const char *tmp, const char *path)
 
 	if (!tmp || !path)
 		return -EINVAL;
+	if (!tmp[0]) /* written in place (not a regular file) */
+		return 0;
 	if (rename(tmp, path)) {
 		err = -errno;
 		unlink(tmp);

@@ -14,7 +14,8 @@
  * Two ways to write, chosen by the kind of output:
  *  - replaced whole (a report, a page): outfile_tmp_open() writes a temporary file in the same directory and
  *    outfile_tmp_commit() renames it over the path, so a reader never sees a half-written file and a
- *    failed run leaves the old one. rename() replaces a link at the path itself, never what it points to.
+ *    failed run leaves the old one. rename() replaces a link at the path itself, never what it points to;
+ *    a device or a FIFO at the path is written in place (renaming over /dev/null would replace it).
  *  - streamed for a long run (a record file, a capture, appended lines): outfile_open() writes in place, so
  *    what a killed run wrote stays readable and a pipe or /dev/null works. O_TRUNC is applied only after
  *    O_NOFOLLOW has made sure the path is no link, so nothing is ever truncated through one.
@@ -37,11 +38,14 @@ int outfile_open(const char *path, int flags, mode_t mode) __attribute__((warn_u
 /*
  * Create a temporary file beside path ("PATH.tmp.XXXXXX", its name into tmp[tmplen]) to be renamed over path
  * by outfile_tmp_commit(). The fd (owned by the caller: write, fsync and close it first), or -errno: -ELOOP
- * when path is a symbolic link, -ENAMETOOLONG when the name does not fit in tmp.
+ * when path is a symbolic link, -EISDIR for a directory, -ENAMETOOLONG when the name does not fit in tmp.
+ * A path that is neither absent nor a regular file (a device such as /dev/null, a FIFO) is opened in place
+ * instead, tmp set to "": a rename would replace the device node itself.
  */
 int outfile_tmp_open(const char *path, char *tmp, size_t tmplen, mode_t mode)
     __attribute__((warn_unused_result));
-/* Rename the (closed) temporary file tmp over path; on failure remove tmp. 0 or -errno. */
+/* Rename the (closed) temporary file tmp over path (tmp "": written in place, nothing to do); on failure
+ * remove tmp. 0 or -errno. */
 int outfile_tmp_commit(const char *tmp, const char *path) __attribute__((warn_unused_result));
 /* strerror(-err), but for -ELOOP the reason vnoise refuses it: "a symbolic link (...)". */
 const char *outfile_strerror(int err);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "format/htmlplot.h"
 
@@ -317,6 +318,16 @@ START_TEST(atomic)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 4);
 	ck_assert_int_ne(stat(tmp, &st), 0);
+	/* a device (a private /dev/null: c 1 3) is written in place and stays a device */
+	snprintf(tmp, sizeof(tmp), "%s/null", dir);
+	ck_assert_int_eq(mknod(tmp, S_IFCHR | 0666, makedev(1, 3)), 0);
+	f = htmlplot_open(tmp, link_tmp, sizeof(link_tmp));
+	ck_assert_ptr_nonnull(f);
+	fputs("page", f);
+	ck_assert_int_eq(htmlplot_commit(f, link_tmp, tmp), 0);
+	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	unlink(tmp);
 	/* a directory that does not exist */
 	snprintf(path, sizeof(path), "%s/no/such/dir.html", dir);
 	errno = 0;

@@ -4,7 +4,8 @@
  * a symbolic link is refused (-ELOOP) in place and replaced whole, and what it points to is untouched
  * (not truncated, not appended to); an existing file is truncated or appended to in place and loses the
  * bits beyond the mode; a replaced file is the old one or the new one, never half of one, and leaves no
- * temporary file; /dev/null can be written; the exit codes of write errors.
+ * temporary file; a device (a private /dev/null) is written in place, in both ways, and stays a device; the
+ * exit codes of write errors.
  */
 #include <check.h>
 #include <dirent.h>
@@ -14,12 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "check_main.h"
 #include "cli/exitcode.h"
 #include "util/outfile.h"
 
-static char dir[64], target[128], link_path[128], path[128];
+static char dir[64], target[128], link_path[128], path[128], null_path[128];
 
 static void put(const char *p, const char *text)
 {
@@ -76,6 +78,9 @@ static void setup(void)
 	snprintf(path, sizeof(path), "%s/out", dir);
 	put(target, "precious\n");
 	ck_assert_int_eq(symlink(target, link_path), 0);
+	/* a private /dev/null (c 1 3): the machine's own is never at risk here */
+	snprintf(null_path, sizeof(null_path), "%s/null", dir);
+	ck_assert_int_eq(mknod(null_path, S_IFCHR | 0666, makedev(1, 3)), 0);
 }
 
 static void teardown(void)
@@ -135,7 +140,7 @@ START_TEST(test_link_refused_replaced)
 
 	ck_assert_int_eq(outfile_tmp_open(link_path, tmp, sizeof(tmp), OUTFILE_MODE), -ELOOP);
 	ck_assert_str_eq(get(target), "precious\n");
-	ck_assert_int_eq(entries(), 2); /* no temporary file left */
+	ck_assert_int_eq(entries(), 3); /* no temporary file left */
 	ck_assert_int_eq(outfile_tmp_open(path, tmp, 8, OUTFILE_MODE), -ENAMETOOLONG);
 }
 END_TEST
@@ -164,10 +169,10 @@ START_TEST(test_existing_in_place)
 	ck_assert_str_eq(get(path), "");
 	ck_assert_uint_eq(mode_of(path), 0600);
 	/* a device is written, its mode left alone */
-	fd = outfile_open("/dev/null", O_TRUNC, OUTFILE_MODE);
+	fd = outfile_open(null_path, O_TRUNC, OUTFILE_MODE);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_uint_eq(mode_of("/dev/null"), 0666);
+	ck_assert_uint_eq(mode_of(null_path), 0666);
 	ck_assert_int_eq(outfile_open(path, O_RDWR, OUTFILE_MODE), -EINVAL);
 	ck_assert_int_eq(outfile_open("", 0, OUTFILE_MODE), -EINVAL);
 }
@@ -196,14 +201,34 @@ START_TEST(test_replaced_whole)
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert(before.st_ino != after.st_ino); /* a new file, not the old one rewritten */
 	ck_assert_uint_eq(mode_of(path), 0640);
-	ck_assert_int_eq(entries(), 3); /* victim, its link, the page: no temporary file */
+	ck_assert_int_eq(entries(), 4); /* victim, its link, null, the page: no temporary file */
 	/* a failed rename removes the temporary file */
 	fd = outfile_tmp_open(path, tmp, sizeof(tmp), OUTFILE_MODE);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	ck_assert_int_eq(outfile_tmp_commit(tmp, "/nonexistent/dir/page"), -ENOENT);
 	ck_assert_int_ne(access(tmp, F_OK), 0);
+	ck_assert_int_eq(entries(), 4);
+}
+END_TEST
+
+/* A device at the path is written in place: a rename would put a regular file where the device was. */
+START_TEST(test_replaced_device)
+{
+	char tmp[192];
+	struct stat st;
+	int fd = outfile_tmp_open(null_path, tmp, sizeof(tmp), OUTFILE_MODE);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_str_eq(tmp, "");
+	ck_assert_int_eq(write(fd, "page\n", 5), 5);
+	close(fd);
+	ck_assert_int_eq(outfile_tmp_commit(tmp, null_path), 0);
+	ck_assert_int_eq(stat(null_path, &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0666);
 	ck_assert_int_eq(entries(), 3);
+	ck_assert_int_eq(outfile_tmp_open(dir, tmp, sizeof(tmp), OUTFILE_MODE), -EISDIR);
 }
 END_TEST
 
@@ -230,6 +255,7 @@ static Suite *outfile_suite(void)
 	tcase_add_test(tc, test_link_refused_replaced);
 	tcase_add_test(tc, test_existing_in_place);
 	tcase_add_test(tc, test_replaced_whole);
+	tcase_add_test(tc, test_replaced_device);
 	tcase_add_test(tc, test_exit_code);
 	suite_add_tcase(s, tc);
 	return s;
