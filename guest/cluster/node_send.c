@@ -12,7 +12,8 @@
 int node_send_report(struct vn_pipe *p, uint64_t n, int fd)
 {
 	static struct vn_report_rec rec[VN_PIPE_RANKS * (VN_REPORT_CLS_MAX + 1)];
-	static struct keyfile kf; /* one key, from the pipe */
+	/* one key: the pipeline's own bytes, not copied (their page is left out of core dumps) */
+	struct keyfile kf;
 	struct node nd;
 	uint64_t start, end, from, until, mono, rt, parts;
 	uint16_t klen = p->h.key_len;
@@ -36,8 +37,7 @@ int node_send_report(struct vn_pipe *p, uint64_t n, int fd)
 		nrec = k;
 	}
 	memset(&kf, 0, sizeof(kf));
-	memcpy(kf.bytes[0], p->h.key, klen);
-	kf.keys[0] = (struct datagram_key){ p->h.key_id, kf.bytes[0], klen };
+	kf.keys[0] = (struct datagram_key){ p->h.key_id, p->h.key, klen };
 	kf.n = 1;
 	kf.tab = (struct datagram_keytab){ kf.keys, 1 };
 	memset(&nd, 0, sizeof(nd));
@@ -55,6 +55,5 @@ int node_send_report(struct vn_pipe *p, uint64_t n, int fd)
 	__atomic_fetch_add(&p->h.dgrams, nd.st.datagrams, __ATOMIC_RELAXED);
 	if (rc || nd.st.send_errors)
 		__atomic_fetch_add(&p->h.out_errors, 1, __ATOMIC_RELAXED);
-	explicit_bzero(kf.bytes[0], klen);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include "dtl/dtl.h"
 #include "measure/hypsplit.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "measure/measure.h"
 #include "util/parse.h"
 #include "util/progress.h"
@@ -445,7 +446,7 @@ static int record_failed(struct run *r, int err)
 
 	view_record_error_text(r->rec, err, r->p->output, why, sizeof(why));
 	log_err("%s", why);
-	return recwriter_exit_code(err);
+	return outfile_exit_code(err);
 }
 
 /* record: create the file and write its META chunk. */
@@ -457,8 +458,8 @@ static int setup_record(struct run *r)
 	r->rec = view_record_open(path);
 	if (!r->rec) {
 		err = errno;
-		log_err("cannot create '%s': %s", path, strerror(err));
-		return recwriter_exit_code(-err);
+		log_err("cannot create '%s': %s", path, outfile_strerror(-err));
+		return outfile_exit_code(-err);
 	}
 	if (r->v.hs)
 		hypsplit_set_recorder(r->v.hs, view_record_dtl_span, view_record_dtl_gap, r->rec);
@@ -642,7 +643,7 @@ static int finish_record(struct run *r, int rc)
 	r->rec = NULL;
 	if (err) {
 		log_err("%s", why);
-		return recwriter_exit_code(err);
+		return outfile_exit_code(err);
 	}
 	if (!r->p->quiet)
 		log_info("recorded to %s", r->p->output);

@@ -13,6 +13,7 @@
 #include "dtl/dtl.h"
 #include "measure/hypsplit.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "measure/measure.h"
 #include "util/parse.h"
 #include "format/htmlplot.h"
@@ -553,8 +554,8 @@ static int write_html(struct replay *r, const char *path)
 
 	if (!err)
 		return EXIT_OK;
-	log_err("report: cannot write '%s': %s", path, strerror(-err));
-	return EXIT_FAIL;
+	log_err("report: cannot write '%s': %s", path, outfile_strerror(err));
+	return outfile_exit_code(err);
 }
 
 int replay_run(const struct measure_params *p)

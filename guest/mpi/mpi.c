@@ -33,6 +33,8 @@
 #include "cluster/node_send.h"
 #include "format/keyfile.h"
 #include "util/log.h"
+#include "util/outfile.h"
+#include "util/secmem.h"
 #include "measure/measure.h"
 #include "attrib/merge.h"
 #include "util/monotime.h"
@@ -442,6 +444,10 @@ static int open_dtl(struct mpi_ctx *m, const struct mpi_params *p)
 		log_err("DTL mode: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
+	/* the header holds the cluster key: its page stays out of a core dump */
+	err = secmem_dontdump(&m->priv->h, sizeof(m->priv->h));
+	if (err)
+		log_warn("DTL mode: the key's page may show in a core dump: %s", strerror(-err));
 	memcpy(&m->priv->h, &m->p->h, sizeof(m->priv->h));
 	m->priv->h.flags = (m->p->h.flags & VN_PIPE_F_ALL) | VN_PIPE_F_HYP;
 	m->priv->h.out = m->out;
@@ -1009,8 +1015,10 @@ static void ctx_free(struct mpi_ctx *m)
 {
 	if (!m)
 		return;
-	if (m->p)
+	if (m->p) {
+		explicit_bzero(m->p->h.key, sizeof(m->p->h.key));
 		munmap(m->p, sizeof(struct vn_pipe));
+	}
 	if (m->pipe_fd >= 0)
 		close(m->pipe_fd);
 	passive_close(m->pv);
@@ -1021,6 +1029,8 @@ static void ctx_free(struct mpi_ctx *m)
 	node_close(&m->node);
 	keyfile_clear(&m->keys);
 	dtl_close(m->dtl);
+	if (m->priv)
+		explicit_bzero(m->priv->h.key, sizeof(m->priv->h.key));
 	free(m->priv);
 	free(m);
 }
@@ -1072,10 +1082,13 @@ static int open_outputs(struct mpi_ctx *m, const struct mpi_params *p)
 		m->udp_fd = socket(m->udp_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	}
 	if (p->output) {
-		m->out_fd = open(p->output, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		m->out_fd = outfile_open(p->output, O_APPEND, OUTFILE_MODE);
 		if (m->out_fd < 0) {
-			log_err("--output: cannot open '%s': %s", p->output, strerror(errno));
-			return EXIT_USAGE;
+			int err = m->out_fd;
+
+			log_err("--output: cannot open '%s': %s", p->output, outfile_strerror(err));
+			m->out_fd = -1;
+			return err == -ELOOP ? EXIT_SYMLINK : EXIT_USAGE;
 		}
 	}
 	m->out = p->collector ? VN_PIPE_OUT_REPORT
@@ -1112,6 +1125,11 @@ static int open_pipeline(struct mpi_ctx *m, const struct mpi_params *p)
 		return EXIT_FAIL;
 	}
 	m->p = map;
+	/* the header holds the cluster key (--collector): its page is in no core dump, ours or a rank's */
+	err = secmem_dontdump(&m->p->h, sizeof(m->p->h));
+	if (err)
+		log_warn("interval pipeline: the key's page may show in a core dump: %s",
+			 strerror(-err));
 	/* the collector gets every interval */
 	pipeline_init(m->p, p->job, p->delay_pct, p->min_noise_ns, p->classes,
 		      p->flags | (p->collector ? VN_PIPE_F_ALL : 0));

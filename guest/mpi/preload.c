@@ -16,7 +16,7 @@
  * to the same file do not interleave.
  *
  * Per-call trace: with $VNOISE_PRELOAD_TRACE set ("%p" as above), every wrapped call appends a struct
- * vn_app_call to a per-thread buffer of TRACE_RECS records, written to that file (O_APPEND) with one write()
+ * vn_app_call to a per-thread buffer of TRACEBUF_RECS records (mpi/tracebuf.h), written to that file (O_APPEND) with one write()
  * when full, when the thread ends and at exit. Unset, the cost is one predictable branch per call.
  *
  * MPI ranks started by `vnoise-guest mpi` ($VNOISE_SOCK) register after MPI_Init and take part in the
@@ -47,8 +47,11 @@
 #include <unistd.h>
 #include "mpi/appstat.h"
 #include "mpi/pipeline.h"
+#include "mpi/tracebuf.h"
 #include "cluster/node_send.h"
 #include "util/monotime.h"
+#include "util/outfile.h"
+#include "util/secmem.h"
 #include "monitor/tgtdiff.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -130,7 +133,7 @@ static void emit(const struct appstat *s)
 	if (getenv("VNOISE_PRELOAD_OUT") && *getenv("VNOISE_PRELOAD_OUT")) {
 		if (env_path("VNOISE_PRELOAD_OUT", path, sizeof(path)) < 0)
 			return;
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		fd = outfile_open(path, O_APPEND, OUTFILE_MODE);
 		if (fd < 0)
 			return;
 		close_fd = 1;
@@ -148,23 +151,16 @@ static void emit(const struct appstat *s)
  * meanwhile may be lost or written twice: best effort at exit only). Threads beyond the pool get a private
  * buffer, unmapped at thread end and not flushed at exit if still running.
  */
-#define TRACE_RECS 1024
 #define TRACE_POOL 256
-
-struct tbuf {
-	uint32_t n; /* records held */
-	int slot; /* index in g_pool, -1: private */
-	struct vn_app_call rec[TRACE_RECS];
-};
 
 static int
     g_trace; /* $VNOISE_PRELOAD_TRACE set and its file open: the one branch of the hot path */
 static int g_trace_fd = -1; /* -1 in a forked child until its first flush (atomic) */
 static int g_trace_perpid; /* the path has "%p": a forked child writes its own file */
 static uint64_t g_trace_lost; /* records not written (atomic) */
-static struct tbuf *g_pool[TRACE_POOL];
+static struct tracebuf *g_pool[TRACE_POOL];
 static int g_pool_busy[TRACE_POOL]; /* 1 while a thread owns g_pool[i] (atomic) */
-static __thread struct tbuf *t_buf TLS_IE;
+static __thread struct tracebuf *t_buf TLS_IE;
 static __thread uint32_t t_tid TLS_IE;
 
 static int trace_file(void)
@@ -172,8 +168,8 @@ static int trace_file(void)
 	char path[512];
 
 	if (env_path("VNOISE_PRELOAD_TRACE", path, sizeof(path)) < 0)
-		return -1;
-	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		return -ENAMETOOLONG;
+	return outfile_open(path, O_APPEND, OUTFILE_MODE); /* -errno on failure */
 }
 
 /* At start: a bad path is said once, and tracing stays off. */
@@ -186,7 +182,8 @@ static void trace_open(void)
 	g_trace_perpid = strstr(v, "%p") != NULL;
 	g_trace_fd = trace_file();
 	if (g_trace_fd < 0) {
-		say("libvnoise-preload: trace off: %s: %s", v, strerror(errno));
+		say("libvnoise-preload: trace off: %s: %s", v, outfile_strerror(g_trace_fd));
+		g_trace_fd = -1;
 		return;
 	}
 	g_trace = 1;
@@ -208,10 +205,10 @@ static int trace_fd(void)
 	return fd;
 }
 
-static void trace_flush(struct tbuf *b)
+static void trace_flush(struct tracebuf *b)
 {
 	size_t len;
-	uint32_t n = b->n;
+	uint32_t n = tracebuf_count(b);
 	int fd;
 
 	if (!n)
@@ -223,9 +220,9 @@ static void trace_flush(struct tbuf *b)
 	b->n = 0;
 }
 
-static struct tbuf *trace_buf_get(void)
+static struct tracebuf *trace_buf_get(void)
 {
-	struct tbuf *b;
+	struct tracebuf *b;
 
 	for (int i = 0; i < TRACE_POOL; i++) {
 		int free_slot = 0;
@@ -254,7 +251,7 @@ static struct tbuf *trace_buf_get(void)
 	return b;
 }
 
-static void trace_buf_put(struct tbuf *b)
+static void trace_buf_put(struct tracebuf *b)
 {
 	trace_flush(b);
 	if (b->slot >= 0)
@@ -267,8 +264,8 @@ static void trace_buf_put(struct tbuf *b)
 static __attribute__((noinline)) void trace_add(uint32_t ev, uint32_t cpu, uint64_t t0, uint64_t t1,
 						uint64_t pc, uint64_t arg)
 {
-	struct tbuf *b = t_buf;
-	struct vn_app_call *c;
+	struct tracebuf *b = t_buf;
+	struct vn_app_call c;
 
 	if (!b) {
 		b = t_buf = trace_buf_get();
@@ -279,18 +276,25 @@ static __attribute__((noinline)) void trace_add(uint32_t ev, uint32_t cpu, uint6
 	}
 	if (!t_tid)
 		t_tid = (uint32_t)gettid();
-	c = &b->rec[b->n];
-	c->start_ns = t0;
-	c->dur_ns = t1 - t0;
-	c->pc = pc;
-	c->arg = arg;
-	c->ev = ev;
-	c->cpu = cpu;
-	c->pid = g_pid;
-	c->tid = t_tid;
-	c->rank = g_rank;
-	c->pad = 0;
-	if (++b->n == TRACE_RECS)
+	c.start_ns = t0;
+	c.dur_ns = t1 - t0;
+	c.pc = pc;
+	c.arg = arg;
+	c.ev = ev;
+	c.cpu = cpu;
+	c.pid = g_pid;
+	c.tid = t_tid;
+	c.rank = g_rank;
+	c.pad = 0;
+	if (tracebuf_put(
+		b, &c)) { /* full: written out first, and r dropped (counted) if still no room */
+		trace_flush(b);
+		if (tracebuf_put(b, &c)) {
+			__atomic_fetch_add(&g_trace_lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	if (tracebuf_full(b))
 		trace_flush(b);
 }
 
@@ -1116,9 +1120,10 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 		g_iv.out_fd = 1;
 		return 0;
 	case VN_PIPE_OUT_FILE:
-		g_iv.out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		g_iv.out_fd = outfile_open(path, O_APPEND, OUTFILE_MODE);
 		if (g_iv.out_fd < 0) {
-			snprintf(why, wlen, "output %s: %s", path, strerror(errno));
+			snprintf(why, wlen, "output %s: %s", path, outfile_strerror(g_iv.out_fd));
+			g_iv.out_fd = -1;
 			return -1;
 		}
 		return 0;
@@ -1185,6 +1190,8 @@ static int reg_map_pipe(int fd, char *why, size_t wlen)
 		snprintf(why, wlen, "mmap pipeline: %s", strerror(errno));
 		return -1;
 	}
+	/* the header holds the cluster key: not in this rank's core dump (best effort, as madvise is) */
+	(void)!secmem_dontdump(&pm->h, sizeof(pm->h));
 	if (pm->h.magic != VN_PIPE_MAGIC || pm->h.version != VN_PIPE_VERSION) {
 		snprintf(why, wlen, "pipeline magic 0x%x version %u, want 0x%x %u", pm->h.magic,
 			 pm->h.version, VN_PIPE_MAGIC, VN_PIPE_VERSION);

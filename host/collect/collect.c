@@ -22,6 +22,7 @@
 #include "export/httpd.h"
 #include "format/keyfile.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "util/monotime.h"
 #include "util/parse.h"
 #include "collect/pcapio.h"
@@ -636,14 +637,14 @@ static void import_path(const char *path, char *out, size_t len)
 static int open_db(struct collector *c, const char *path)
 {
 	char err[512];
+	int e;
 
 	c->db = store_open(path, 0, err, sizeof(err));
 	if (c->db)
 		return EXIT_OK;
+	e = errno;
 	log_err("store %s", err); /* err names the file */
-	return errno == EBADMSG || errno == EPROTO ? EXIT_DAMAGED
-	       : errno == ENOSPC		   ? EXIT_CANNOT
-						   : EXIT_FAIL;
+	return e == EBADMSG || e == EPROTO ? EXIT_DAMAGED : outfile_exit_code(-e);
 }
 
 /*
@@ -897,8 +898,10 @@ static int start_live(struct collector *c)
 	if (c->o.pcap_out) {
 		c->out = pcapio_create(c->o.pcap_out, err, sizeof(err));
 		if (!c->out) {
+			int e = errno;
+
 			log_err("--pcap-out %s: %s", c->o.pcap_out, err);
-			return EXIT_FAIL;
+			return outfile_exit_code(-e);
 		}
 	}
 	if (c->o.forward && open_forward(c))

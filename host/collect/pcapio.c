@@ -6,16 +6,19 @@
  * trusting it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
 #include <pcap/pcap.h>
 #include "collect/pcapio.h"
 #include "util/log.h"
+#include "util/outfile.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define IP4_HDR_LEN 20u
@@ -78,7 +81,7 @@ struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
 {
 	struct pcapio_w *w = NULL;
 	FILE *f = NULL;
-	int e = 0;
+	int e = 0, fd;
 
 	if (!path) {
 		e = EINVAL;
@@ -98,9 +101,17 @@ struct pcapio_w *pcapio_create(const char *path, char *err, size_t errlen)
 		log_reason(err, errlen, "%s: libpcap: cannot create a handle", path);
 		goto out;
 	}
-	f = fopen(path, "wbe");
+	/* streamed in place (a killed collector leaves its packets readable); other nodes' data: 0600 */
+	fd = outfile_open(path, O_TRUNC, OUTFILE_MODE_PRIVATE);
+	if (fd < 0) {
+		e = -fd;
+		log_reason(err, errlen, "%s: %s", path, outfile_strerror(fd));
+		goto out;
+	}
+	f = fdopen(fd, "wb");
 	if (!f) {
 		e = errno;
+		close(fd);
 		log_reason(err, errlen, "%s: %s", path, strerror(e));
 		goto out;
 	}

@@ -22,7 +22,8 @@
 struct pcapio_w; /* a capture being written; owned by the caller from create to close */
 
 /*
- * Create path (truncated; "-" is a file named "-", not stdout) as a nanosecond-precision pcap with link
+ * Create path (outfile_open(): truncated in place, mode 0600, a symbolic link refused with ELOOP; "-" is a
+ * file named "-", not stdout) as a nanosecond-precision pcap with link
  * type DLT_RAW (IPv4 and IPv6 packets). Returns the writer, or NULL with errno set and a one-line reason
  * in err (err may be NULL).
  */

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include "collect/store.h"
 #include "util/monotime.h"
+#include "util/outfile.h"
 #include "util/version.h"
 
 /* The schema of STORE_SCHEMA_VERSION. 64-bit ids (job_id) are stored as their two's complement int64. */
@@ -286,11 +287,20 @@ static int writer_pragmas(struct store *s, char *err, size_t errlen)
 struct store *store_open(const char *path, int readonly, char *err, size_t errlen)
 {
 	struct store *s = calloc(1, sizeof(*s));
-	int kind = store_probe(path), flags, e = 0;
+	int kind, flags, fd, e = 0;
 
 	if (!s)
 		return NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
+	if (!readonly) { /* created here, not by SQLite: mode 0640, never through a link */
+		fd = outfile_open(path, 0, OUTFILE_MODE);
+		if (fd < 0) {
+			e = -fail(err, errlen, -fd, "%s: %s", path, outfile_strerror(fd));
+			goto out;
+		}
+		close(fd);
+	}
+	kind = store_probe(path);
 	if (kind < 0) {
 		e = -fail(err, errlen, -kind, "%s: %s", path, strerror(-kind));
 		goto out;
@@ -305,7 +315,8 @@ struct store *store_open(const char *path, int readonly, char *err, size_t errle
 		goto out;
 	}
 	flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		e = -fail(err, errlen, EIO, "%s: %s", path,
 			  s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto out;

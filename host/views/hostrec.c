@@ -16,6 +16,7 @@
 #include "views/hostrec.h"
 #include "engine/hostbind.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "util/parse.h"
 
 /* irq.<n>=<name> lines of a HOST_META chunk. */
@@ -330,8 +331,8 @@ static int write_html(struct replay *rp, const struct host_params *p)
 	err = hosthtml_write(rp->html, rp->a, &rp->in, p->guest, partial, p->html);
 	if (!err)
 		return EXIT_OK;
-	log_err("report: cannot write '%s': %s", p->html, strerror(-err));
-	return EXIT_FAIL;
+	log_err("report: cannot write '%s': %s", p->html, outfile_strerror(err));
+	return outfile_exit_code(err);
 }
 
 /* --gaps: the lines on stdout. EXIT_OK; EXIT_CANNOT when the file holds no matched gap; EXIT_FAIL, said in
@@ -450,11 +451,11 @@ static int rec_open(void *ctx, const char *meta, size_t len)
 	if (!r->w) {
 		int err = errno;
 
-		log_err("cannot create %s: %s", r->path, strerror(err));
-		return recwriter_exit_code(-err);
+		log_err("cannot create %s: %s", r->path, outfile_strerror(-err));
+		return outfile_exit_code(-err);
 	}
 	rec_chunk(r, VN_CHUNK_HOST_META, meta, len);
-	return r->err ? recwriter_exit_code(r->err) : EXIT_OK;
+	return r->err ? outfile_exit_code(r->err) : EXIT_OK;
 }
 
 /* The END chunk closes the file. */
@@ -491,7 +492,7 @@ static int rec_sink_end(void *ctx, const struct hostagg *total, const struct hos
 
 	(void)total;
 	(void)in;
-	return r->err ? recwriter_exit_code(r->err) : EXIT_OK;
+	return r->err ? outfile_exit_code(r->err) : EXIT_OK;
 }
 
 static void rec_sink_close(void *ctx)

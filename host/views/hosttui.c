@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hosttui: the interactive screen of `vnoise-host top` (see hosttui.h): ncurses over the rows of
- * hosttui_model. The screen is one object; a static pointer to it lets the atexit hook and the fatal-signal
- * handler give the terminal back (endwin) on paths that never reach hosttui_close.
+ * hosttui_model. The screen is one object; a static pointer to it lets the atexit hook give the terminal back
+ * (endwin) on paths that never reach hosttui_close. A fatal signal (SIGSEGV, SIGBUS, ...) is another matter:
+ * curses' state may be what broke, and endwin() is not async-signal-safe. Its handler only write()s an
+ * escape sequence made at open (leave the alternate screen and keypad mode, show the cursor, reset the
+ * attributes) and tcsetattr()s the terminal settings saved before curses changed them, then lets the signal
+ * kill the process with its default action (the core dump and exit status are the real ones).
  */
 #include <curses.h>
 #include <errno.h>
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include "util/log.h"
@@ -64,6 +69,11 @@ struct hosttui {
 static const int fatal_sigs[5] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
 static struct hosttui *g_tui; /* the open screen, for atexit and fatal signals */
 static volatile sig_atomic_t g_on; /* curses owns the terminal */
+/* for the fatal-signal handler, made before it is installed: the terminal as it was, the way back */
+static struct termios g_tio;
+static bool g_have_tio;
+static char g_restore[128];
+static size_t g_restore_len;
 
 bool hosttui_wanted(const struct host_params *p)
 {
@@ -73,14 +83,54 @@ bool hosttui_wanted(const struct host_params *p)
 
 /* ---- terminal restore on every path ---- */
 
+/* Async-signal-safe only: write(), tcsetattr(), sigaction(), raise(). */
 static void on_fatal(int sig)
 {
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
 	if (g_on) {
 		g_on = 0;
-		endwin();
+		if (write(STDOUT_FILENO, g_restore, g_restore_len) < 0) {
+			/* nothing else to try */
+		}
+		if (g_have_tio)
+			tcsetattr(STDOUT_FILENO, TCSANOW, &g_tio);
 	}
-	signal(sig, SIG_DFL);
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	/* pending until the handler returns: then the default action, a core where allowed */
 	raise(sig);
+}
+
+/* The terminal's own strings (no padding), else the xterm ones every terminal emulator knows. */
+static void restore_init(void)
+{
+	static const char *const caps[] = { "rmcup", "rmkx", "cnorm", "sgr0" };
+	static const char fallback[] = "\033[?1049l\033[?1l\033>\033[?25h\033[0m";
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		const char *s = tigetstr(caps[i]);
+		size_t n;
+
+		if (!s || s == (char *)-1 || strstr(s, "$<")) {
+			len = 0;
+			break;
+		}
+		n = strlen(s);
+		if (len + n > sizeof(g_restore) - 2) {
+			len = 0;
+			break;
+		}
+		memcpy(g_restore + len, s, n);
+		len += n;
+	}
+	if (!len) {
+		memcpy(g_restore, fallback, sizeof(fallback) - 1);
+		len = sizeof(fallback) - 1;
+	}
+	memcpy(g_restore + len, "\r\n", 2); /* the shell's prompt starts on a line of its own */
+	g_restore_len = len + 2;
 }
 
 static void at_exit(void)
@@ -143,12 +193,15 @@ struct hosttui *hosttui_open(const struct host_params *p, char *err, size_t errl
 	setlocale(LC_NUMERIC,
 		  "C"); /* only the characters: numbers stay as the line output prints them */
 	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	g_have_tio =
+	    tcgetattr(STDOUT_FILENO, &g_tio) == 0; /* curses works on the output's terminal */
 	t->scr = newterm(NULL, stdout, stdin);
 	if (!t->scr) {
 		log_reason(err, errlen, "terminal '%s' not usable by curses", term);
 		free(t);
 		return NULL;
 	}
+	restore_init();
 	g_tui = t;
 	g_on = 1;
 	sigemptyset(&sa.sa_mask);

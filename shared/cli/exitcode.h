@@ -22,6 +22,7 @@ enum {
 	EXIT_UNREACHABLE = 6, /* libvirt unreachable at the URI */
 	EXIT_NODOMAIN = 7, /* a --domain that libvirt does not know */
 	EXIT_CONFLICT = 8, /* enable: a device of vnoise's name that it did not add */
+	EXIT_SYMLINK = 9, /* an output file's path is a symbolic link: refused, nothing written */
 };
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "format/htmlplot.h"
+#include "util/outfile.h"
 
 #define PLOT_W 1200.0 /* viewBox width */
 #define MARGIN_L 80.0 /* y labels */
@@ -485,13 +486,22 @@ void htmlplot_bars(FILE *f, const char *title, const char *unit, const struct ht
 
 FILE *htmlplot_open(const char *path, char *tmp, size_t tmplen)
 {
-	int n = snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
+	int fd = outfile_tmp_open(path, tmp, tmplen, OUTFILE_MODE);
+	FILE *f;
 
-	if (n < 0 || (size_t)n >= tmplen) {
-		errno = ENAMETOOLONG;
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
-	return fopen(tmp, "wx");
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(tmp);
+		errno = e;
+	}
+	return f;
 }
 
 int htmlplot_commit(FILE *f, const char *tmp, const char *path)
@@ -501,15 +511,17 @@ int htmlplot_commit(FILE *f, const char *tmp, const char *path)
 	if (!f)
 		return -EINVAL;
 	errno = 0;
-	if (ferror(f) || fflush(f) || fsync(fileno(f)))
+	/* fsync is meaningless (EINVAL) on a device such as /dev/null, written in place */
+	if (ferror(f) || fflush(f) || (fsync(fileno(f)) && (errno != EINVAL || tmp[0])))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = errno ? -errno : -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	if (err) {
+		if (tmp[0])
+			unlink(tmp);
+		return err;
+	}
+	return outfile_tmp_commit(tmp, path);
 }
 
 int htmlplot_same_file(const char *a, const char *b)
@@ -523,7 +535,8 @@ void htmlplot_abandon(FILE *f, const char *tmp)
 {
 	if (f)
 		fclose(f);
-	unlink(tmp);
+	if (tmp[0])
+		unlink(tmp);
 }
 
 int htmlplot_top_add(struct htmlplot_top *t, const char *name, double value, uint64_t count,

@@ -125,9 +125,11 @@ void htmlplot_bars(FILE *f, const char *title, const char *unit, const struct ht
 		   size_t n);
 
 /*
- * Open a temporary file beside path (path.tmp.PID) for writing; its name into tmp. NULL with errno on
- * failure. htmlplot_commit() closes it and, if every write succeeded, renames it over path; on any error it
- * removes the temporary file and returns -errno (0 on success). htmlplot_abandon() closes and removes it.
+ * Open a temporary file beside path for writing (outfile_tmp_open(): mode 0640, ELOOP when path is a
+ * symbolic link); its name into tmp. NULL with errno on failure. htmlplot_commit() closes it and, if every
+ * write succeeded, renames it over path (a reader sees the old page or the new one, never half of one); on any
+ * error it removes the temporary file and returns -errno (0 on success). htmlplot_abandon() closes and
+ * removes it.
  */
 FILE *htmlplot_open(const char *path, char *tmp, size_t tmplen) __attribute__((warn_unused_result));
 /* Whether paths a and b name the same existing file (the page must not replace the record it reports). */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "format/keyfile.h"
 #include "util/parse.h"
+#include "util/secmem.h"
 
 static int hexval(int c)
 {
@@ -90,6 +91,11 @@ int keyfile_parse(const char *text, struct keyfile *kf, char *err, size_t errlen
 	int rc;
 
 	memset(kf, 0, sizeof(*kf));
+	kf->bytes = secmem_alloc(KEYFILE_MAX * sizeof(kf->bytes[0]));
+	if (!kf->bytes) {
+		snprintf(err, errlen, "no memory for the keys: %s", strerror(errno));
+		return -ENOMEM;
+	}
 	while (*s) {
 		const char *e = strchr(s, '\n');
 		size_t len = e ? (size_t)(e - s) : strlen(s);
@@ -104,6 +110,7 @@ int keyfile_parse(const char *text, struct keyfile *kf, char *err, size_t errlen
 	}
 	if (!kf->n) {
 		snprintf(err, errlen, "no key in it");
+		keyfile_clear(kf);
 		return -EINVAL;
 	}
 	kf->tab.keys = kf->keys;
@@ -113,7 +120,8 @@ int keyfile_parse(const char *text, struct keyfile *kf, char *err, size_t errlen
 
 int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 {
-	char text[8192], why[160];
+	enum { TEXT_MAX = 8192 };
+	char *text = NULL, why[160];
 	struct stat st;
 	ssize_t n;
 	int fd, rc;
@@ -124,6 +132,12 @@ int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 		rc = -errno;
 		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
 		return rc;
+	}
+	text = secmem_alloc(TEXT_MAX); /* the hex text is key material too */
+	if (!text) {
+		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
+		rc = -ENOMEM;
+		goto out;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "key file %s: not a regular file", path);
@@ -136,8 +150,8 @@ int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 		rc = -EPERM;
 		goto out;
 	}
-	n = read(fd, text, sizeof(text) - 1);
-	if (n < 0 || (size_t)n == sizeof(text) - 1) {
+	n = read(fd, text, TEXT_MAX - 1);
+	if (n < 0 || (size_t)n == TEXT_MAX - 1) {
 		snprintf(err, errlen, "key file %s: %s", path,
 			 n < 0 ? strerror(errno) : "larger than 8 KiB");
 		rc = n < 0 ? -EIO : -EINVAL;
@@ -153,14 +167,19 @@ int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 	if (rc)
 		snprintf(err, errlen, "key file %s: %s", path, why);
 out:
-	memset(text, 0, sizeof(text));
+	secmem_free(text, TEXT_MAX);
 	close(fd);
 	return rc;
 }
 
 void keyfile_clear(struct keyfile *kf)
 {
-	explicit_bzero(kf->bytes, sizeof(kf->bytes));
+	if (!kf)
+		return;
+	secmem_free(kf->bytes,
+		    KEYFILE_MAX * sizeof(kf->bytes[0])); /* wiped before it is unmapped */
+	explicit_bzero(kf->keys, sizeof(kf->keys));
+	kf->bytes = NULL;
 	kf->n = 0;
 	kf->tab.n = 0;
 }

@@ -17,22 +17,25 @@
 
 struct keyfile {
 	struct datagram_key keys[KEYFILE_MAX]; /* keys[i].key points into bytes[i] */
-	uint8_t bytes[KEYFILE_MAX][KEYFILE_KEY_MAX];
+	/* [KEYFILE_MAX] keys in their own pages (util/secmem: not in a core dump, wiped and unmapped by
+	 * keyfile_clear()); NULL when empty */
+	uint8_t (*bytes)[KEYFILE_KEY_MAX];
 	struct datagram_keytab tab; /* over keys[0..n): pass &kf->tab to datagram_parse() */
 	size_t n;
 };
 
 /*
- * Load path into *kf. 0, or -ENOENT/-EACCES/... (open), -EPERM (group or others may read it), -EINVAL (a bad
+ * Load path into *kf (its old contents are not freed: an empty or cleared one; keyfile_clear() it after). 0, or -ENOENT/-EACCES/... (open), -EPERM (group or others may read it), -EINVAL (a bad
  * line, a duplicate id, no key at all) with a one-line reason naming the line in err. The first key is the
  * one a node seals with.
  */
 int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-/* Parse text (the file's contents) into *kf: the same rules without the permission check. */
+/* Parse text (the file's contents) into *kf: the same rules without the permission check; -ENOMEM when
+ * the key pages cannot be had. */
 int keyfile_parse(const char *text, struct keyfile *kf, char *err, size_t errlen)
     __attribute__((warn_unused_result));
-/* Wipe the key bytes. */
+/* Wipe the key bytes (explicit_bzero) and unmap their pages; kf is empty after. NULL-safe, idempotent. */
 void keyfile_clear(struct keyfile *kf);
 
 #endif

@@ -11,8 +11,8 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli/exitcode.h"
 #include "util/crc32.h"
+#include "util/outfile.h"
 #include "format/recfile.h"
 #include "format/recwriter.h"
 #include "format/recwriter_priv.h"
@@ -79,9 +79,10 @@ struct recfile_writer *recwriter_open(const char *path)
 		err = -ENOMEM;
 		goto out;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* written in place (a killed run leaves its whole chunks readable; a pipe or /dev/null works) */
+	w->fd = outfile_open(path, O_TRUNC, OUTFILE_MODE);
 	if (w->fd < 0) {
-		err = -errno;
+		err = w->fd;
 		goto out;
 	}
 	memset(&h, 0, sizeof(h));
@@ -194,9 +195,4 @@ int recwriter_error(const struct recfile_writer *w)
 uint64_t recwriter_lost(const struct recfile_writer *w)
 {
 	return w ? w->lost : 0;
-}
-
-int recwriter_exit_code(int err)
-{
-	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG ? EXIT_CANNOT : EXIT_FAIL;
 }

@@ -13,8 +13,9 @@
 struct recfile_writer;
 
 /*
- * Create or truncate path (mode 0644) and write the file header. Returns the writer, owned by the caller
- * until recwriter_close()/recwriter_abort(), or NULL with errno set.
+ * Create or truncate path (outfile_open(): written in place, mode 0640, a symbolic link refused with ELOOP)
+ * and write the file header. Returns the writer, owned by the caller until recwriter_close()/recwriter_abort(),
+ * or NULL with errno set. outfile_exit_code() gives a command's exit code for its errors.
  */
 struct recfile_writer *recwriter_open(const char *path) __attribute__((warn_unused_result));
 
@@ -44,12 +45,5 @@ uint64_t recwriter_chunks(const struct recfile_writer *w);
 
 /* The chunks refused since the writer's sticky error (the failed one included). */
 uint64_t recwriter_lost(const struct recfile_writer *w);
-
-/*
- * The exit code of a command whose record file could not be written with err (-errno): EXIT_CANNOT (4) for
- * a full disk, a quota or a file size limit (-ENOSPC, -EDQUOT, -EFBIG: the machine cannot hold the file),
- * EXIT_FAIL (1) for any other error (docs/CLI.md).
- */
-int recwriter_exit_code(int err);
 
 #endif

@@ -175,9 +175,11 @@ static void send_forged(const struct node *n, const struct keyfile *kf, uint64_t
 	for (uint64_t f = 0; f < forge; f++) {
 		struct keyfile bad = *kf;
 		struct node fake = *n;
+		uint8_t key[KEYFILE_KEY_MAX];
 
-		bad.bytes[0][0] ^= 0x5a;
-		bad.keys[0].key = bad.bytes[0]; /* the copy's keys still point at kf's bytes */
+		memcpy(key, kf->keys[0].key, kf->keys[0].len);
+		key[0] ^= 0x5a;
+		bad.keys[0].key = key; /* the copy's keys still point at kf's bytes */
 		fake.cfg.keys = &bad;
 		fake.xmit = NULL;
 		memset(&rec, 0, sizeof(rec));

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "format/htmlplot.h"
 
@@ -271,7 +272,7 @@ END_TEST
 
 START_TEST(atomic)
 {
-	char dir[] = "/tmp/htmlplot.XXXXXX", path[128], tmp[160];
+	char dir[] = "/tmp/htmlplot.XXXXXX", path[128], tmp[160], link_tmp[192];
 	struct stat st;
 	FILE *f;
 
@@ -284,7 +285,17 @@ START_TEST(atomic)
 	ck_assert_int_eq(htmlplot_commit(f, tmp, path), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 4);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
 	ck_assert_int_ne(stat(tmp, &st), 0);
+	/* a symbolic link at the path is refused; the page it points to stays */
+	snprintf(tmp, sizeof(tmp), "%s/link.html", dir);
+	ck_assert_int_eq(symlink(path, tmp), 0);
+	errno = 0;
+	ck_assert_ptr_null(htmlplot_open(tmp, link_tmp, sizeof(link_tmp)));
+	ck_assert_int_eq(errno, ELOOP);
+	unlink(tmp);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 4);
 	snprintf(tmp, sizeof(tmp), "%s/../%s/out.html", dir, strrchr(dir, '/') + 1);
 	ck_assert(htmlplot_same_file(path, tmp));
 	ck_assert(!htmlplot_same_file(path, dir));
@@ -307,6 +318,16 @@ START_TEST(atomic)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 4);
 	ck_assert_int_ne(stat(tmp, &st), 0);
+	/* a device (a private /dev/null: c 1 3) is written in place and stays a device */
+	snprintf(tmp, sizeof(tmp), "%s/null", dir);
+	ck_assert_int_eq(mknod(tmp, S_IFCHR | 0666, makedev(1, 3)), 0);
+	f = htmlplot_open(tmp, link_tmp, sizeof(link_tmp));
+	ck_assert_ptr_nonnull(f);
+	fputs("page", f);
+	ck_assert_int_eq(htmlplot_commit(f, link_tmp, tmp), 0);
+	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	unlink(tmp);
 	/* a directory that does not exist */
 	snprintf(path, sizeof(path), "%s/no/such/dir.html", dir);
 	errno = 0;

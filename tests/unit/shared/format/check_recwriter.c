@@ -3,7 +3,7 @@
  * Unit tests for shared/format/recwriter: argument checks (nothing is written by a rejected call), a file
  * that cannot even take its header, and a write error in the middle of a file (sticky, counted, the partial
  * chunk cut off again so that the file ends after its last whole chunk and reads back as truncated there),
- * and the exit code of a write error. Round trips through the reader are in check_recreader.
+ * the file's mode, and a symbolic link refused. Round trips through the reader are in check_recreader.
  */
 #include <check.h>
 #include <errno.h>
@@ -17,7 +17,6 @@
 #include "format/recreader.h"
 #include "format/recwriter.h"
 #include "format/recwriter_priv.h"
-#include "cli/exitcode.h"
 
 static char tmpdir[64];
 static char path[128];
@@ -134,14 +133,31 @@ START_TEST(test_write_error_midway)
 }
 END_TEST
 
-/* A full disk, a quota or a file size limit: the machine cannot (4); any other write error: failed (1). */
-START_TEST(test_exit_code)
+/* The file is created 0640 (whatever the umask); a symbolic link is refused and its target kept. */
+START_TEST(test_file_mode_link)
 {
-	ck_assert_int_eq(recwriter_exit_code(-ENOSPC), EXIT_CANNOT);
-	ck_assert_int_eq(recwriter_exit_code(-EDQUOT), EXIT_CANNOT);
-	ck_assert_int_eq(recwriter_exit_code(-EFBIG), EXIT_CANNOT);
-	ck_assert_int_eq(recwriter_exit_code(-EIO), EXIT_FAIL);
-	ck_assert_int_eq(recwriter_exit_code(-EACCES), EXIT_FAIL);
+	char target[160], link_path[160];
+	struct recfile_writer *w;
+	struct stat st;
+	mode_t old = umask(0);
+
+	w = recwriter_open(path);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(recwriter_close(w, NULL), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	snprintf(target, sizeof(target), "%s/victim", tmpdir);
+	snprintf(link_path, sizeof(link_path), "%s/link.vnr", tmpdir);
+	ck_assert_int_eq(rename(path, target), 0);
+	ck_assert_int_eq(symlink(target, link_path), 0);
+	errno = 0;
+	ck_assert_ptr_null(recwriter_open(link_path));
+	ck_assert_int_eq(errno, ELOOP);
+	ck_assert_int_eq(stat(target, &st), 0);
+	ck_assert_int_gt(st.st_size, 0); /* not truncated through the link */
+	unlink(link_path);
+	unlink(target);
+	umask(old);
 	ck_assert_int_eq(recwriter_error(NULL), 0);
 	ck_assert_uint_eq(recwriter_lost(NULL), 0);
 }
@@ -157,7 +173,7 @@ static Suite *recwriter_suite(void)
 	tcase_add_test(tc, test_writer_args);
 	tcase_add_test(tc, test_write_error);
 	tcase_add_test(tc, test_write_error_midway);
-	tcase_add_test(tc, test_exit_code);
+	tcase_add_test(tc, test_file_mode_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
