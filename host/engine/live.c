@@ -26,6 +26,7 @@
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
+#include "match/regionguard.h"
 #include "match/taskclass.h"
 #include "dtl.h"
 #include "record.h"
@@ -1521,12 +1522,17 @@ static int start_sinks(struct live *mo)
 
 int live_run(struct live *mo)
 {
-	int ret;
+	int ret, rc;
 
 	catch_signals();
 	ret = live_setup(mo);
 	if (!ret)
 		ret = start_sinks(mo);
+	/* the screen takes SIGBUS for its own cleanup when it starts: the channels' guard goes back in
+	 * front of it (and hands it every SIGBUS that is not a region's) */
+	if (!ret && (rc = regionguard_install()))
+		log_warn("cannot install the SIGBUS guard of the guest channels: %s",
+			 strerror(-rc));
 	if (!ret && mo->p->cmd != HCMD_LIST) {
 		if (mo->p->cmd == HCMD_RECORD)
 			mo->prog = progress_start("record", mo->p->duration_ns, mo->p->quiet);

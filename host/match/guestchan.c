@@ -542,8 +542,10 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 		errno = EINVAL;
 		return NULL;
 	}
-	if (regionguard_install()) {
-		snprintf(why, whylen, "cannot install the SIGBUS guard: %s", strerror(errno));
+	rc = regionguard_install();
+	if (rc) {
+		snprintf(why, whylen, "cannot install the SIGBUS guard: %s", strerror(-rc));
+		errno = -rc;
 		return NULL;
 	}
 	gc = calloc(1, sizeof(*gc));
