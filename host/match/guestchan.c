@@ -10,8 +10,15 @@
  * side; the epoch that ended is logged with its records read, lost and missed (the reader's counters since
  * it began), and the clock's first alignment in the new epoch is logged too. The region file removed under a
  * running host (rm /dev/shm/<name>) changes nothing for the mapping, which QEMU and the guest keep using: it
- * is said once (checked every LINK_CHECK_NS). A channel opened after the removal finds the file through a
- * QEMU process that still maps it (/proc/PID/map_files, root).
+ * is said once (looked at every round). A channel opened after the removal finds the file through a QEMU
+ * process that still maps it (/proc/PID/map_files, root).
+ *
+ * The region file itself: taken only from a trusted owner and mode (host/match/regiontrust, on the opened
+ * fd); a refused file is said once, counted and never taken. Each round looks at the file's size before it
+ * touches the mapping, and every public entry point that reads or writes the region arms the SIGBUS guard
+ * around it (host/match/regionguard) for a truncation between that look and the access: either way the
+ * channel is lost (said, counted), the mapping and the parts that use it (reader, DTL control) are dropped
+ * with their counters kept, and the file is opened and validated again every REGION_RETRY_NS as a new region.
  */
 #include <dirent.h>
 #include <errno.h>
