@@ -376,7 +376,7 @@ END_TEST
 START_TEST(test_sigbus_elsewhere)
 {
 	struct guestchan *gc = chan(false);
-	char path[] = "/dev/shm/vnoise-unit-bus-XXXXXX";
+	char path[128] = "/dev/shm/vnoise-unit-bus-XXXXXX";
 	volatile char *p;
 	int fd = mkstemp(path);
 
@@ -387,6 +387,8 @@ START_TEST(test_sigbus_elsewhere)
 	ck_assert_ptr_ne((void *)p, MAP_FAILED);
 	ck_assert_int_eq(ftruncate(fd, 0), 0);
 	run_rounds(gc, 20 * MS);
+	region_path(path, sizeof(path));
+	unlink(path); /* the teardown does not run after the death */
 	(void)p[4096]; /* dies here */
 	guestchan_close(gc);
 }
