@@ -249,7 +249,8 @@ $(BUILD)/tests/unit/bench/%: tests/unit/bench/%.c $(BENCH_LIB) $(LIB)
 	$(Q)$(CC) $(UNIT_CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIB) $(CHECK_LIBS) -lm
 
 # Benchmarks: those of host or guest modules link that side's library.
-HOST_BENCHES := $(addprefix $(BUILD)/bench/,clocksync_bench match_bench hostmetrics_bench remotewrite_bench store_bench)
+HOST_BENCHES := $(addprefix $(BUILD)/bench/,clocksync_bench match_bench hostmetrics_bench remotewrite_bench store_bench \
+					    regionguard_bench)
 $(HOST_BENCHES): $(BUILD)/bench/%: bench/%.c $(HOST_LIB) $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

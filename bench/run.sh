@@ -8,6 +8,7 @@
 #   shm producer ns/record, consumer records/s (targets <= 50 ns, >= 10 M/s)            build/bench/shm_bench
 #   DTL host writer ns/entry, % of a core at 1 k out-intervals/s per vCPU (target <= 0.05%), guest reader ns/entry
 #                                                                                       build/bench/dtl_bench
+#   region fault guard ns per access, fstat ns per round, a caught truncation us        build/bench/regionguard_bench
 #   clock alignment ns per update / conversion                                          build/bench/clocksync_bench
 #   matcher intervals/s         (target >= 5 M on one core)                             build/bench/match_bench
 #   collector store inserts/s (target >= 200 k rows/s), a day's ranking on 10 M rows (< 1 s)  build/bench/store_bench
@@ -45,6 +46,9 @@ echo "## shared-memory channel (reproduce: $BUILD/bench/shm_bench -n 20000000 -s
 echo
 echo "## dispatch trace log (reproduce: $BUILD/bench/dtl_bench -n 10000000)"
 "$BUILD/bench/dtl_bench" -n 10000000
+echo
+echo "## region fault guard (reproduce: $BUILD/bench/regionguard_bench -n 10000000)"
+"$BUILD/bench/regionguard_bench" -n 10000000
 echo
 echo "## guest clock responder (reproduce: $BUILD/bench/dtl_responder_bench -d 20)"
 "$BUILD/bench/dtl_responder_bench" -d 20

@@ -211,6 +211,9 @@ enum vn_host_chan_state {
 	VN_HOST_CHAN_WAITING = 1, /* mapped; no guest agent has laid out the region yet */
 	VN_HOST_CHAN_OK = 2, /* reading */
 	VN_HOST_CHAN_CORRUPT = 3, /* the region failed validation; waiting for a new epoch */
+	VN_HOST_CHAN_LOST =
+	    4, /* the region file shrank under the mapping: unmapped, opened again later */
+	VN_HOST_CHAN_REFUSED = 5, /* the region file's owner or mode is not trusted: not mapped */
 };
 
 /* The shared-memory channel of one domain at the end of one period (counters are totals since mapping). */

@@ -12,7 +12,7 @@
 
 #define HOSTINFO_MAX_SELF 64 /* vnoise-host threads recognised in the lists */
 
-/* One domain's dispatch trace log publisher (live runs only), shown as the JSON key "dtl". */
+/* One domain's dispatch trace log publisher and region file (live runs only): JSON keys "dtl", "region". */
 struct hostinfo_dtl {
 	char name[128]; /* the domain */
 	const char *state; /* "on", "v1-agent", "other-publisher", "failed" */
@@ -21,6 +21,12 @@ struct hostinfo_dtl {
 	/* --guest: the bell (JSON key "bell"; NULL: not shown): "none", "unconnected", "silent", "heard" */
 	const char *bell;
 	uint64_t bell_rings, bell_arms;
+	/* the region file (JSON key "region"; NULL: not shown): "mapped", "lost" (it shrank under the
+	 * mapping; opened again), "refused" (owner or mode); why: one line when not mapped */
+	const char *region;
+	char region_why[160];
+	uint64_t region_refused,
+	    region_lost; /* files refused, times lost (since the domain was seen) */
 };
 
 /* Run-wide facts printed with every view. */

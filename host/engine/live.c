@@ -26,6 +26,7 @@
 #include "util/log.h"
 #include "engine/live.h"
 #include "match/guestchan.h"
+#include "match/regionguard.h"
 #include "match/taskclass.h"
 #include "dtl.h"
 #include "record.h"
@@ -71,6 +72,7 @@ struct mdom {
 	uint64_t map_ns; /* when it was (re)mapped: its next period is partial */
 	bool gone_in_period; /* stopped during the current period */
 	struct guestchan *gc; /* the domain's channel: DTL, clock, --guest matching (NULL: none) */
+	uint64_t region_refused, region_lost; /* of the domain's closed channels (chan_close) */
 	struct tapset *taps; /* --flows: the captures on its tap devices (NULL: none) */
 };
 
@@ -316,6 +318,20 @@ static void taps_poll(struct live *mo, uint64_t t)
 			tapset_poll(mo->dom[i].taps, mo->dom[i].running, t);
 }
 
+/* Close the domain's channel; its region counters stay with the domain. */
+static void chan_close(struct mdom *d)
+{
+	struct guestchan_region_info ri;
+
+	if (!d->gc)
+		return;
+	guestchan_region_info(d->gc, &ri);
+	d->region_refused += ri.refused;
+	d->region_lost += ri.lost;
+	guestchan_close(d->gc);
+	d->gc = NULL;
+}
+
 /*
  * Map the domain's channel: its dispatch trace log is published whether or not --guest reads the guest side
  * (a domain without one is shown from the host side only; without --guest that is only a debug line).
@@ -328,10 +344,10 @@ static void chan_open(struct live *mo, struct mdom *d, uint32_t i)
 				    .period_ns = mo->p->period_ns,
 				    .tc = mo->tc,
 				    .budget_bytes = mo->p->guest_budget };
+	struct guestchan_region_info ri;
 	char why[256];
 
-	guestchan_close(d->gc);
-	d->gc = NULL;
+	chan_close(d);
 	if (!d->m.shmem[0]) {
 		if (mo->p->guest)
 			log_warn(
@@ -351,8 +367,10 @@ static void chan_open(struct live *mo, struct mdom *d, uint32_t i)
 		guestchan_set_tids(d->gc, d->m.tids, d->m.nvcpus);
 		if (mo->p->guest)
 			guestchan_set_bell(d->gc, d->m.bell);
-		log_info("domain %s: guest channel /dev/shm/%s%s", d->m.name, d->m.shmem,
-			 mo->p->guest ? "" : " (dispatch trace log)");
+		guestchan_region_info(d->gc, &ri);
+		if (ri.state == GUESTCHAN_REGION_MAPPED) /* refused: the channel said why */
+			log_info("domain %s: guest channel /dev/shm/%s%s", d->m.name, d->m.shmem,
+				 mo->p->guest ? "" : " (dispatch trace log)");
 	}
 }
 
@@ -687,10 +705,8 @@ static void guest_period(struct live *mo, uint64_t t)
 			if (n)
 				take_records(mo, VN_CHUNK_HOST_MGAP, gaps, n * sizeof(gaps[0]));
 		}
-		if (!d->running) {
-			guestchan_close(d->gc);
-			d->gc = NULL;
-		}
+		if (!d->running)
+			chan_close(d);
 	}
 }
 
@@ -911,17 +927,28 @@ static void fill_dtl(struct live *mo, struct hostinfo *in)
 					      [DTLCTL_V1] = "v1-agent",
 					      [DTLCTL_BUSY] = "other-publisher",
 					      [DTLCTL_FAILED] = "failed" };
+	static const char *const regions[] = { [GUESTCHAN_REGION_MAPPED] = "mapped",
+					       [GUESTCHAN_REGION_LOST] = "lost",
+					       [GUESTCHAN_REGION_REFUSED] = "refused" };
 	int n = 0;
 
 	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
 		struct hostinfo_dtl *x = &mo->dtl[n];
+		struct guestchan_region_info ri;
 		struct dtlctl_info g;
 
 		if (!mo->dom[i].gc)
 			continue;
 		guestchan_dtl_info(mo->dom[i].gc, &g);
+		guestchan_region_info(mo->dom[i].gc, &ri);
 		snprintf(x->name, sizeof(x->name), "%s", mo->dom[i].m.name);
 		x->state = g.state <= DTLCTL_FAILED ? states[g.state] : "?";
+		x->region = ri.state <= GUESTCHAN_REGION_REFUSED ? regions[ri.state] : "?";
+		if (ri.state != GUESTCHAN_REGION_MAPPED)
+			x->state = x->region; /* nothing published: the region is why */
+		snprintf(x->region_why, sizeof(x->region_why), "%s", ri.why);
+		x->region_refused = mo->dom[i].region_refused + ri.refused;
+		x->region_lost = mo->dom[i].region_lost + ri.lost;
 		x->detail = g.detail == VN_DTL_DETAIL_TASK ? "task" : "class";
 		x->published = g.published;
 		x->dropped = g.dropped;
@@ -1148,7 +1175,7 @@ void live_free(struct live *mo)
 	free(mo->flows.p);
 	free(mo->tapstats.p);
 	for (int i = 0; i < (int)VN_HOST_MAX_DOMAINS; i++) {
-		guestchan_close(mo->dom[i].gc);
+		chan_close(&mo->dom[i]);
 		taps_close(&mo->dom[i]);
 	}
 	free(mo);
@@ -1504,12 +1531,17 @@ static int start_sinks(struct live *mo)
 
 int live_run(struct live *mo)
 {
-	int ret;
+	int ret, rc;
 
 	catch_signals();
 	ret = live_setup(mo);
 	if (!ret)
 		ret = start_sinks(mo);
+	/* the screen takes SIGBUS for its own cleanup when it starts: the channels' guard goes back in
+	 * front of it (and hands it every SIGBUS that is not a region's) */
+	if (!ret && (rc = regionguard_install()))
+		log_warn("cannot install the SIGBUS guard of the guest channels: %s",
+			 strerror(-rc));
 	if (!ret && mo->p->cmd != HCMD_LIST) {
 		if (mo->p->cmd == HCMD_RECORD)
 			mo->prog = progress_start("record", mo->p->duration_ns, mo->p->quiet);

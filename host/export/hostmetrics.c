@@ -74,6 +74,8 @@ struct hm_domain {
 	uint64_t starts;
 	uint64_t unc_ns; /* clock uncertainty (UINT64_MAX: no model) */
 	int64_t offset_ns;
+	bool region_seen; /* a channel had a region file (live: hostinfo's "dtl" entries) */
+	uint64_t region_refused, region_lost;
 	uint32_t nvcpus;
 	struct hm_vcpu *vcpus;
 };
@@ -365,6 +367,27 @@ static void take_info(struct hostmetrics *m, const struct hostagg *a, const stru
 	m->bad_records += a->bad_records;
 }
 
+/* The domains' region file counters from the live engine's channel entries (by domain name). */
+static void take_regions(struct hostmetrics *m, const struct hostinfo *in)
+{
+	for (int k = 0; k < in->ndtl; k++) {
+		const struct hostinfo_dtl *c = &in->dtl[k];
+
+		if (!c->region)
+			continue;
+		for (uint32_t i = 0; i < HOSTMETRICS_MAX_DOMAINS; i++) {
+			struct hm_domain *x = &m->dom[i];
+
+			if (!x->used || strcmp(x->name, c->name))
+				continue;
+			x->region_seen = true;
+			x->region_refused = umax(x->region_refused, c->region_refused);
+			x->region_lost = umax(x->region_lost, c->region_lost);
+			break;
+		}
+	}
+}
+
 /* ---- the exposition text ---- */
 
 struct hm_render {
@@ -414,7 +437,10 @@ static void dom_labels(struct hm_render *r, const struct hm_domain *x)
 	r->l[1] = (struct promfmt_label){ "uuid", x->uuid, sizeof(x->uuid) };
 }
 
-/* Domain families; f->off: 0 info, 1 running, 2 starts, 3 vCPUs, 4 clock uncertainty, 5 clock offset. */
+/*
+ * Domain families; f->off: 0 info, 1 running, 2 starts, 3 vCPUs, 4 clock uncertainty, 5 clock offset, 6
+ * region files refused, 7 channel lost.
+ */
 static void emit_dom(struct hm_render *r, const struct hm_family *f)
 {
 	for (uint32_t i = 0; i < HOSTMETRICS_MAX_DOMAINS; i++) {
@@ -424,7 +450,12 @@ static void emit_dom(struct hm_render *r, const struct hm_family *f)
 		if (!x->used)
 			continue;
 		dom_labels(r, x);
-		if (f->off == 0) {
+		if (f->off >= 6) {
+			if (x->region_seen)
+				promfmt_sample_u64(r->o, f->name, r->l, 2,
+						   f->off == 6 ? x->region_refused
+							       : x->region_lost);
+		} else if (f->off == 0) {
 			r->l[2] = (struct promfmt_label){ "virt", x->virt, sizeof(x->virt) };
 			promfmt_sample_u64(r->o, f->name, r->l, 3, 1);
 		} else if (f->off < 4) {
@@ -638,6 +669,18 @@ static const struct hm_family hm_families[] = {
 	{ FAM("vnoise_host_domain_clock_offset_seconds", "gauge",
 	      "Guest clock minus host clock (guest channel, --guest)", emit_dom),
 	  .off = 5 },
+	{ FAM("vnoise_host_domain_region_refused_total", "counter",
+	      "Region files of the guest channel refused: not a regular file, owned by another "
+	      "user "
+	      "than root or QEMU's, or writable by others",
+	      emit_dom),
+	  .off = 6 },
+	{ FAM("vnoise_host_domain_region_lost_total", "counter",
+	      "Times the guest channel was lost: its region file shrank under the mapping (opened "
+	      "and "
+	      "validated again)",
+	      emit_dom),
+	  .off = 7 },
 	{ FAM("vnoise_host_vcpu_pcpu", "gauge", "Host CPU the vCPU ran on last (-1: unknown)",
 	      emit_vcpu_pcpu) },
 	VCPUF("vnoise_host_vcpu_periods_total", "Periods with data for the vCPU", periods, false),
@@ -759,6 +802,7 @@ void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur, const 
 	for (uint32_t i = 0; i < VN_HOST_MAX_DOMAINS; i++)
 		if (cur->dom[i].seen)
 			take_domain(m, cur, i, in->end_ns);
+	take_regions(m, in);
 	publish(m);
 	if (m->rw) /* this thread alone swaps the text: no lock to read it */
 		remotewrite_push(m->rw, m->text, m->text_len, (int64_t)(now_rt_ns() / 1000000ull));

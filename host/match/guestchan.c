@@ -10,8 +10,15 @@
  * side; the epoch that ended is logged with its records read, lost and missed (the reader's counters since
  * it began), and the clock's first alignment in the new epoch is logged too. The region file removed under a
  * running host (rm /dev/shm/<name>) changes nothing for the mapping, which QEMU and the guest keep using: it
- * is said once (checked every LINK_CHECK_NS). A channel opened after the removal finds the file through a
- * QEMU process that still maps it (/proc/PID/map_files, root).
+ * is said once (looked at every round). A channel opened after the removal finds the file through a QEMU
+ * process that still maps it (/proc/PID/map_files, root).
+ *
+ * The region file itself: taken only from a trusted owner and mode (host/match/regiontrust, on the opened
+ * fd); a refused file is said once, counted and never taken. Each round looks at the file's size before it
+ * touches the mapping, and every public entry point that reads or writes the region arms the SIGBUS guard
+ * around it (host/match/regionguard) for a truncation between that look and the access: either way the
+ * channel is lost (said, counted), the mapping and the parts that use it (reader, DTL control) are dropped
+ * with their counters kept, and the file is opened and validated again every REGION_RETRY_NS as a new region.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +34,8 @@
 #include "match/guestchan.h"
 #include "match/guestchan_priv.h"
 #include "match/flipgate.h"
+#include "match/regionguard.h"
+#include "match/regiontrust.h"
 #include "util/log.h"
 #include "match/match.h"
 #include "attrib/merge.h"
@@ -59,7 +68,7 @@
 #define MAX_MAP (1ULL << 30)
 #define GONLY_SRC 64u /* guest-only sources diffed per vCPU and period */
 #define MGAP_MAX 65536u /* matched gaps kept per period for the HOST_MGAP records */
-#define LINK_CHECK_NS 1000000000ULL /* the region file's link count is looked at this often */
+#define REGION_RETRY_NS GUESTCHAN_REGION_RETRY_NS
 #define MONOTONE_MAX_NS \
 	1000000ULL /* a model step up to this keeps samples in order (to_host_sample) */
 #define REFUSED_WARN_NS \
@@ -110,8 +119,19 @@ struct guestchan {
 	uint64_t attach_ns; /* host time the current epoch was attached: older gaps are backlog */
 	/* the reader's counters when the current epoch began */
 	uint64_t ep_records, ep_lost, ep_missed;
-	uint64_t link_check_ns; /* next look at the region file's link count */
 	bool unlinked; /* the region file was removed (said once) */
+	/* the region's own state: mapped, lost (shrunk under the mapping) or refused (owner, mode) */
+	enum guestchan_region region;
+	char region_why[160]; /* why not mapped ("" while mapped) */
+	uint64_t region_lost, region_refused; /* times lost; files refused (each said once) */
+	uint64_t region_retry_ns; /* next open and validation while not mapped */
+	bool refused_any; /* the file last refused: never taken (its owner may still map it) */
+	dev_t refused_dev;
+	ino_t refused_ino;
+	struct regionguard guard; /* a SIGBUS in the mapping ends the access (regionguard.h) */
+	struct shmreader_stats
+	    rd_prev; /* the counters of the readers dropped with their mappings */
+	struct dtlctl_info dtl_prev; /* the same for the DTL controls */
 	uint64_t match_now; /* host time of the current match_process() call */
 	struct vn_host_mgap *mgap; /* this period's matched gaps (HOST_MGAP), up to MGAP_MAX */
 	size_t nmgap, mgapcap;
@@ -280,47 +300,259 @@ out:
 	return fd;
 }
 
-/* Map the region file read-write. 0 or -1 (why set). */
-static int map_region(struct guestchan *gc, char *why, size_t whylen)
+/* The counters of the readers and controls that went with their mappings, added to the current ones. */
+static void add_stats(struct shmreader_stats *a, const struct shmreader_stats *b)
 {
-	struct stat st;
+	a->records += b->records;
+	a->lost += b->lost;
+	a->missed += b->missed;
+	a->retries += b->retries;
+	a->torn += b->torn;
+	a->stale += b->stale;
+	a->invalid += b->invalid;
+	a->corrupt += b->corrupt;
+	a->epochs += b->epochs;
+	a->producer_dropped += b->producer_dropped;
+	a->status_invalid += b->status_invalid;
+}
 
-	gc->fd = open(gc->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+static void reader_stats(const struct guestchan *gc, struct shmreader_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (gc->rd)
+		shmreader_stats(gc->rd, out);
+	add_stats(out, &gc->rd_prev);
+}
+
+/* Drop the mapping and the parts that use it (their counters kept); the guest side starts again. */
+static void region_unmap(struct guestchan *gc)
+{
+	bool mapped = gc->base != NULL;
+
+	if (gc->rd) {
+		struct shmreader_stats st;
+
+		shmreader_stats(gc->rd, &st);
+		add_stats(&gc->rd_prev, &st);
+		shmreader_detach(gc->rd);
+		gc->rd = NULL;
+	}
+	if (gc->dtl) {
+		struct dtlctl_info d;
+
+		dtlctl_info(gc->dtl, &d);
+		gc->dtl_prev.published += d.published;
+		gc->dtl_prev.dropped += d.dropped;
+		gc->dtl_prev.aggs += d.aggs;
+		dtlctl_free(gc->dtl);
+		gc->dtl = NULL;
+	}
+	if (gc->base)
+		munmap(gc->base, gc->size);
+	gc->base = NULL;
+	gc->size = 0;
+	if (gc->fd >= 0)
+		close(gc->fd); /* releases the publisher's lock */
+	gc->fd = -1;
+	if (!mapped)
+		return;
+	gc->epoch = 0;
+	gc->epoch_held = false;
+	gc->guest_h = 0;
+	if (gc->m)
+		match_guest_reset(gc->m);
+	clockxchg_new_mailbox(gc->clk);
+	chanbell_forget(gc->bell);
+}
+
+/* The file fd refers to (st) is not to be used: said once a file, counted, never taken (its owner may have
+ * it mapped still). */
+static void region_refuse(struct guestchan *gc, const struct stat *st, const char *reason)
+{
+	bool again =
+	    gc->refused_any && st->st_dev == gc->refused_dev && st->st_ino == gc->refused_ino;
+
+	if (!again) {
+		snprintf(gc->region_why, sizeof(gc->region_why), "%s", reason);
+		gc->refused_any = true;
+		gc->refused_dev = st->st_dev;
+		gc->refused_ino = st->st_ino;
+		gc->region_refused++;
+		log_warn(
+		    "guest channel %s: refused: %s (anyone else who can write the file owns the "
+		    "channel): no guest channel or dispatch trace log for this file",
+		    gc->path, reason);
+	}
+	gc->region = GUESTCHAN_REGION_REFUSED;
+}
+
+/*
+ * Open the region file, check its owner and mode on the opened file (regiontrust), map it read-write and set
+ * up the parts that use it. 0 or -errno with why: -EACCES refused (said and counted), -ENOMEM, others: no
+ * usable file.
+ */
+static int region_open(struct guestchan *gc, const struct dtlpub_params *pp, char *why,
+		       size_t whylen)
+{
+	char reason[128];
+	struct stat st;
+	int rc;
+
+	gc->fd = open(gc->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (gc->fd < 0 && errno == ENOENT)
 		gc->fd = open_removed(gc);
-	if (gc->fd < 0) {
+	if (gc->fd < 0 || fstat(gc->fd, &st)) {
+		rc = -errno;
 		snprintf(why, whylen, "%s: %s", gc->path, strerror(errno));
-		return -1;
+		goto fail;
 	}
-	if (fstat(gc->fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)VN_SHM_HEADER_SIZE ||
-	    (uint64_t)st.st_size > MAX_MAP) {
+	if (gc->refused_any && st.st_dev == gc->refused_dev && st.st_ino == gc->refused_ino)
+		rc = -EACCES; /* the one refused already */
+	else
+		rc = regiontrust_check(&st, regiontrust_qemu(), geteuid(), reason, sizeof(reason));
+	if (rc) {
+		region_refuse(gc, &st, reason);
+		snprintf(why, whylen, "%s: refused: %s", gc->path, gc->region_why);
+		goto fail;
+	}
+	if (st.st_size < (off_t)VN_SHM_HEADER_SIZE || (uint64_t)st.st_size > MAX_MAP) {
 		snprintf(why, whylen, "%s: not a usable region (%lld bytes)", gc->path,
 			 (long long)st.st_size);
-		errno = EINVAL;
-		return -1;
+		rc = -EINVAL;
+		goto fail;
 	}
 	gc->size = (size_t)st.st_size;
 	gc->base = mmap(NULL, gc->size, PROT_READ | PROT_WRITE, MAP_SHARED, gc->fd, 0);
 	if (gc->base == MAP_FAILED) {
 		gc->base = NULL;
+		rc = -errno;
 		snprintf(why, whylen, "%s: mmap: %s", gc->path, strerror(errno));
-		return -1;
+		goto fail;
 	}
+	rc = -ENOMEM;
+	gc->dtl = dtlctl_new(gc->path, gc->fd, gc->base, gc->size, pp, gc->o.tc);
+	if (!gc->dtl || (gc->o.match && !(gc->rd = shmreader_attach(gc->base, gc->size)))) {
+		snprintf(why, whylen, "out of memory");
+		goto fail;
+	}
+	gc->region = GUESTCHAN_REGION_MAPPED;
+	gc->region_why[0] = 0;
 	return 0;
+fail:
+	region_unmap(gc);
+	return rc;
 }
+
+static void dtl_params(const struct guestchan *gc, struct dtlpub_params *pp)
+{
+	*pp = (struct dtlpub_params){ .dom = gc->dom,
+				      .nvcpus = gc->nvcpus,
+				      .detail = gc->o.detail,
+				      .period_ns = gc->o.period_ns };
+}
+
+/* The channel is lost (what: why): said once, counted; the mapping goes, opened again every REGION_RETRY_NS. */
+static void region_lost(struct guestchan *gc, const char *what)
+{
+	gc->region_lost++;
+	gc->region = GUESTCHAN_REGION_LOST;
+	snprintf(gc->region_why, sizeof(gc->region_why), "%s", what);
+	log_warn(
+	    "guest channel %s: %s: channel lost (the guest side starts again); the file is opened "
+	    "and validated again every %.0f s",
+	    gc->path, what, REGION_RETRY_NS / 1e9);
+	region_unmap(gc);
+	gc->region_retry_ns = now_ns() + REGION_RETRY_NS;
+}
+
+/* A SIGBUS in the mapping: the file shrank between the round's look at its size and an access. */
+static void region_faulted(struct guestchan *gc)
+{
+	region_lost(gc, "an access past the region file's end faulted (the file shrank under the "
+			"mapping)");
+}
+
+/* Not mapped: open and validate the file again when it is time (quietly while it stays unusable). */
+static void region_retry(struct guestchan *gc, uint64_t now)
+{
+	struct dtlpub_params pp;
+	char why[256];
+
+	if (now < gc->region_retry_ns)
+		return;
+	gc->region_retry_ns = now + REGION_RETRY_NS;
+	dtl_params(gc, &pp);
+	if (region_open(gc, &pp, why, sizeof(why))) {
+		log_debug("guest channel %s: still not mapped: %s", gc->path, why);
+		return;
+	}
+	log_info("guest channel %s: the region file is whole and valid again (%zu bytes): channel "
+		 "mapped again",
+		 gc->path, gc->size);
+}
+
+/*
+ * Before a round touches the region: open it again if it is not mapped (when due), else look at the file:
+ * shorter than the mapping, the channel is lost (pages past its end would fault); removed, said once (the
+ * mapping goes on: QEMU and the guest keep using it). True when the region may be used.
+ */
+static bool region_ready(struct guestchan *gc, uint64_t now)
+{
+	struct stat st;
+
+	if (!gc->base) {
+		region_retry(gc, now);
+		return gc->base != NULL;
+	}
+	if (fstat(gc->fd, &st))
+		return true; /* cannot happen on an open fd; the guard still holds */
+	if (st.st_size < (off_t)gc->size) {
+		char what[96];
+
+		snprintf(what, sizeof(what),
+			 "the region file shrank to %lld bytes under the mapping (%zu)",
+			 (long long)st.st_size, gc->size);
+		region_lost(gc, what);
+		return false;
+	}
+	if (!st.st_nlink && !gc->unlinked) {
+		gc->unlinked = true;
+		log_warn(
+		    "guest channel %s: the region file was removed; QEMU still maps it and the "
+		    "guest still writes it: reading and publishing go on through this mapping",
+		    gc->path);
+	}
+	return true;
+}
+
+/* Arm the fault guard around an entry point's region accesses; a fault loses the channel and runs ret. */
+#define GUARD_BEGIN(gc, ret)                                           \
+	do {                                                           \
+		regionguard_arm(&(gc)->guard, (gc)->base, (gc)->size); \
+		if (sigsetjmp((gc)->guard.jb, 0)) {                    \
+			region_faulted(gc);                            \
+			ret;                                           \
+		}                                                      \
+	} while (0)
+#define GUARD_END() regionguard_disarm()
 
 struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
 				 const struct guestchan_opts *o, char *why, size_t whylen)
 {
-	struct dtlpub_params pp = {
-		.dom = dom, .nvcpus = nvcpus, .detail = o->detail, .period_ns = o->period_ns
-	};
+	struct dtlpub_params pp;
 	struct guestchan *gc;
+	int rc;
 
 	if (!shm_name || !*shm_name || strchr(shm_name, '/') || !nvcpus ||
 	    nvcpus > MATCH_MAX_VCPUS || nvcpus > VN_DTL_MAX_VCPUS) {
 		snprintf(why, whylen, "no usable ivshmem name");
 		errno = EINVAL;
+		return NULL;
+	}
+	rc = regionguard_install();
+	if (rc) {
+		snprintf(why, whylen, "cannot install the SIGBUS guard: %s", strerror(-rc));
+		errno = -rc;
 		return NULL;
 	}
 	gc = calloc(1, sizeof(*gc));
@@ -344,13 +576,16 @@ struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nv
 		if (!gc->m || new_merge(gc))
 			goto nomem;
 	}
-	if (map_region(gc, why, whylen))
+	dtl_params(gc, &pp);
+	rc = region_open(gc, &pp, why, whylen);
+	if (rc == -EACCES) {
+		gc->region_retry_ns = now_ns() + REGION_RETRY_NS;
+		return gc; /* refused: said, counted and shown; looked at again */
+	}
+	if (rc) {
+		errno = -rc;
 		goto fail;
-	gc->dtl = dtlctl_new(gc->path, gc->fd, gc->base, gc->size, &pp, o->tc);
-	if (!gc->dtl)
-		goto nomem;
-	if (o->match && !(gc->rd = shmreader_attach(gc->base, gc->size)))
-		goto nomem;
+	}
 	return gc;
 nomem:
 	snprintf(why, whylen, "out of memory");
@@ -364,19 +599,29 @@ void guestchan_close(struct guestchan *gc)
 {
 	if (!gc)
 		return;
-	shmreader_detach(gc->rd);
+	region_unmap(gc);
 	chanbell_free(gc->bell);
-	dtlctl_free(gc->dtl);
-	if (gc->base)
-		munmap(gc->base, gc->size);
-	if (gc->fd >= 0)
-		close(gc->fd); /* releases the publisher's lock */
 	match_free(gc->m);
 	merge_free(gc->mg);
 	free(gc->mgap);
 	free(gc->v);
 	clockxchg_free(gc->clk);
 	free(gc);
+}
+
+void guestchan_region_info(const struct guestchan *gc, struct guestchan_region_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->state = gc->region;
+	snprintf(out->why, sizeof(out->why), "%s", gc->region_why);
+	out->lost = gc->region_lost;
+	out->refused = gc->region_refused;
+}
+
+/* The current publisher: NULL while nothing is published or the region is not mapped. */
+static struct dtlpub *cur_pub(const struct guestchan *gc)
+{
+	return gc->dtl ? dtlctl_pub(gc->dtl) : NULL;
 }
 
 void guestchan_set_tids(struct guestchan *gc, const uint32_t *tids, uint32_t n)
@@ -392,24 +637,29 @@ uint32_t guestchan_nvcpus(const struct guestchan *gc)
 void guestchan_host_out(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			char state, uint64_t wake_ns, uint32_t flags)
 {
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 
 	if (gc->m)
 		(void)match_add_out(gc->m, vcpu, start_ns, end_ns, state);
-	if (pub)
-		dtlpub_out(pub, vcpu, start_ns, end_ns, state, wake_ns, flags,
-			   clockxchg_model(gc->clk));
+	if (!pub)
+		return;
+	GUARD_BEGIN(gc, return );
+	dtlpub_out(pub, vcpu, start_ns, end_ns, state, wake_ns, flags, clockxchg_model(gc->clk));
+	GUARD_END();
 }
 
 void guestchan_host_run(struct guestchan *gc, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
 			uint32_t pid, const char *comm, int idle)
 {
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 
 	if (gc->m)
 		(void)match_add_run(gc->m, vcpu, start_ns, end_ns, pid, comm, idle);
-	if (pub)
-		dtlpub_run(pub, vcpu, start_ns, end_ns, pid, comm, idle);
+	if (!pub)
+		return;
+	GUARD_BEGIN(gc, return );
+	dtlpub_run(pub, vcpu, start_ns, end_ns, pid, comm, idle);
+	GUARD_END();
 }
 
 void guestchan_host_open(struct guestchan *gc, uint32_t vcpu, uint64_t open_ns)
@@ -422,27 +672,41 @@ void guestchan_host_agg(struct guestchan *gc, uint32_t vcpu, uint16_t kind, uint
 			uint32_t id, uint64_t count, uint64_t total_ns)
 {
 	uint8_t h = kind == VN_HOST_AGG_EXIT ? VN_HCLASS_VMEXIT : VN_HCLASS_HOST_IRQ;
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 
 	if (gc->m)
 		(void)match_add_agg(gc->m, vcpu, h,
 				    kind == VN_HOST_AGG_EXIT ? id : (uint32_t)kind << 24 | id, "",
 				    total_ns);
-	if (pub)
-		dtlpub_agg(pub, vcpu, kind, isa, id, count, total_ns);
+	if (!pub)
+		return;
+	GUARD_BEGIN(gc, return );
+	dtlpub_agg(pub, vcpu, kind, isa, id, count, total_ns);
+	GUARD_END();
 }
 
 void guestchan_host_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns)
 {
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 
-	if (pub)
-		dtlpub_period(pub, start_ns, end_ns, clockxchg_model(gc->clk));
+	if (!pub)
+		return;
+	GUARD_BEGIN(gc, return );
+	dtlpub_period(pub, start_ns, end_ns, clockxchg_model(gc->clk));
+	GUARD_END();
 }
 
 void guestchan_dtl_info(const struct guestchan *gc, struct dtlctl_info *out)
 {
-	dtlctl_info(gc->dtl, out);
+	memset(out, 0, sizeof(*out));
+	if (gc->dtl)
+		dtlctl_info(gc->dtl, out);
+	else
+		out->state = DTLCTL_FAILED;
+	out->detail = gc->o.detail;
+	out->published += gc->dtl_prev.published;
+	out->dropped += gc->dtl_prev.dropped;
+	out->aggs += gc->dtl_prev.aggs;
 }
 
 /* ---- the bell ---- */
@@ -459,18 +723,23 @@ void guestchan_bell_heard(struct guestchan *gc, short revents, uint64_t now)
 
 int guestchan_bell_arm(struct guestchan *gc, uint64_t now, bool arm)
 {
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 	struct vn_shm_status gs;
+	bool idle;
 	int fd;
 
-	if (!gc->rd || shmreader_state(gc->rd) != SHMREADER_OK ||
-	    (!shmreader_status(gc->rd, &gs) && gs.agent_state != VN_SHM_AGENT_RUNNING))
+	if (!gc->rd || shmreader_state(gc->rd) != SHMREADER_OK)
 		return GUESTCHAN_IDLE; /* no agent publishing: nothing to match */
-	if (!pub)
-		return GUESTCHAN_BUSY; /* not this host's bell to arm */
-	fd = chanbell_arm(gc->bell, now,
-			  arm && clockxchg_valid(gc->clk) && !match_gaps_waiting(gc->m),
-			  dtlpub_writer(pub));
+	GUARD_BEGIN(gc, return GUESTCHAN_IDLE);
+	idle = !shmreader_status(gc->rd, &gs) && gs.agent_state != VN_SHM_AGENT_RUNNING;
+	fd = idle || !pub
+		 ? -1 /* no agent publishing, or not this host's bell to arm */
+		 : chanbell_arm(gc->bell, now,
+				arm && clockxchg_valid(gc->clk) && !match_gaps_waiting(gc->m),
+				dtlpub_writer(pub));
+	GUARD_END();
+	if (idle)
+		return GUESTCHAN_IDLE;
 	return fd >= 0 ? fd : GUESTCHAN_BUSY;
 }
 
@@ -654,18 +923,22 @@ static void dtl_follow(struct guestchan *gc, uint64_t now)
 /* The clock mailbox: the current publisher's, NULL while nothing is published. */
 static struct dtl_writer *pub_writer(const struct guestchan *gc)
 {
-	struct dtlpub *pub = dtlctl_pub(gc->dtl);
+	struct dtlpub *pub = cur_pub(gc);
 
 	return pub ? dtlpub_writer(pub) : NULL;
 }
 
 void guestchan_clock(struct guestchan *gc, uint64_t now)
 {
+	gc->clocked = true;
+	if (!region_ready(gc, now))
+		return;
+	GUARD_BEGIN(gc, return );
 	if (gc->rd)
 		follow_epoch(gc);
 	dtl_follow(gc, now);
 	clockxchg_round(gc->clk, pub_writer(gc), now);
-	gc->clocked = true;
+	GUARD_END();
 }
 
 /*
@@ -680,7 +953,7 @@ static void warn_refused(struct guestchan *gc, uint64_t now)
 
 	if (now < gc->warn_ns)
 		return;
-	shmreader_stats(gc->rd, &st);
+	reader_stats(gc, &st);
 	skipped = st.invalid + st.stale + st.torn;
 	for (uint32_t i = 0; i < gc->nvcpus; i++) {
 		match_counters(gc->m, i, &mc);
@@ -793,7 +1066,7 @@ static uint64_t read_guest(struct guestchan *gc, uint64_t now)
 	uint32_t r, n;
 	bool any = false;
 
-	if (gc->epoch_held || shmreader_state(gc->rd) != SHMREADER_OK)
+	if (!gc->rd || gc->epoch_held || shmreader_state(gc->rd) != SHMREADER_OK)
 		return 0;
 	if (!clockxchg_valid(gc->clk) && now < gc->attach_ns + UNSYNCED_WAIT_NS)
 		return 0; /* records wait in the ring until their times can be converted... */
@@ -842,38 +1115,30 @@ static void match_round(struct guestchan *gc, uint64_t now, uint64_t host_horizo
 	warn_refused(gc, now);
 }
 
-/* The region file removed under us (link count 0): the mapping goes on; said once. */
-static void check_unlinked(struct guestchan *gc, uint64_t now)
-{
-	struct stat st;
-
-	gc->link_check_ns = now + LINK_CHECK_NS;
-	if (gc->unlinked || fstat(gc->fd, &st) || st.st_nlink)
-		return;
-	gc->unlinked = true;
-	log_warn("guest channel %s: the region file was removed; QEMU still maps it and the guest "
-		 "still writes it: reading and publishing go on through this mapping",
-		 gc->path);
-}
-
 void guestchan_tick(struct guestchan *gc, uint64_t now, uint64_t host_horizon_ns)
 {
 	struct clockxchg_stats xs;
+	bool clocked = gc->clocked; /* the round's look at the region was guestchan_clock's */
 
+	gc->clocked = false;
+	if (!(clocked && gc->base) && !region_ready(gc, now)) {
+		if (gc->m)
+			match_round(gc, now, host_horizon_ns); /* the host's records still let go */
+		return;
+	}
+	GUARD_BEGIN(gc, return );
 	if (gc->rd)
 		follow_epoch(gc);
 	dtl_follow(gc, now);
-	if (!gc->clocked)
+	if (!clocked)
 		clockxchg_round(gc->clk, pub_writer(gc), now);
-	gc->clocked = false;
 	clockxchg_check_realigned(gc->clk, now, gc->epoch);
-	if (now >= gc->link_check_ns)
-		check_unlinked(gc, now);
 	clockxchg_stats(gc->clk, &xs);
 	dtlctl_status(gc->dtl, now, gc->o.dispatch ? host_horizon_ns : 0, clockxchg_model(gc->clk),
 		      xs.exchanges);
 	if (gc->rd)
 		match_round(gc, now, host_horizon_ns);
+	GUARD_END();
 }
 
 /* ---- period records ---- */
@@ -976,26 +1241,44 @@ static void vcpu_totals(struct gvcpu *v, struct vn_host_match *o)
 	v->gonly_gaps = v->gonly_gap_ns = 0;
 }
 
-/* The channel's reader counters (state, epoch, records and losses). */
-static void chan_reader(const struct guestchan *gc, struct vn_host_chan *ch)
+/* The guest status' agent state (~0u: unknown or not mapped). */
+static uint32_t agent_state(struct guestchan *gc)
+{
+	struct vn_shm_status gs;
+	volatile uint32_t a = ~0u; /* volatile: set after the guard's sigsetjmp */
+
+	if (!gc->rd)
+		return a;
+	GUARD_BEGIN(gc, return ~0u);
+	if (!shmreader_status(gc->rd, &gs))
+		a = gs.agent_state;
+	GUARD_END();
+	return a;
+}
+
+/* The channel's reader counters (state, epoch, records and losses; totals over its mappings). */
+static void chan_reader(struct guestchan *gc, struct vn_host_chan *ch)
 {
 	struct shmreader_stats st;
-	struct vn_shm_status gs;
 
-	switch (shmreader_state(gc->rd)) {
+	ch->agent_state = agent_state(gc);
+	switch (gc->rd ? (int)shmreader_state(gc->rd) : -1) {
 	case SHMREADER_OK:
 		ch->state = VN_HOST_CHAN_OK;
 		break;
 	case SHMREADER_CORRUPT:
 		ch->state = VN_HOST_CHAN_CORRUPT;
 		break;
+	case -1:
+		ch->state = gc->region == GUESTCHAN_REGION_REFUSED ? VN_HOST_CHAN_REFUSED
+								   : VN_HOST_CHAN_LOST;
+		break;
 	default:
 		ch->state = VN_HOST_CHAN_WAITING;
 	}
 	ch->epoch = gc->epoch;
-	ch->agent_state = shmreader_status(gc->rd, &gs) == 0 ? gs.agent_state : ~0u;
-	ch->rings = shmreader_nrings(gc->rd);
-	shmreader_stats(gc->rd, &st);
+	ch->rings = gc->rd ? shmreader_nrings(gc->rd) : 0;
+	reader_stats(gc, &st);
 	ch->records = st.records;
 	ch->lost = st.lost;
 	ch->missed = st.missed;

@@ -12,7 +12,10 @@
  * vn_host_match and vn_host_msrc per vCPU, vn_host_chan for the domain (protocol/host.h).
  * Faults it rides out (logged, never fatal): a new agent epoch (agent restarted, guest rebooted: the clock and
  * the guest side start again; the ended epoch's records read, lost and missed are logged), the region file
- * removed while the domain runs (the mapping goes on; opened later through QEMU's mapping of it).
+ * removed while the domain runs (the mapping goes on; opened later through QEMU's mapping of it), the region
+ * file truncated under the mapping (seen by its size at each round's start, or by the SIGBUS of an access
+ * past the new end, caught by host/match/regionguard: the channel is lost, unmapped and opened and validated
+ * again later, as a new region). The monitor thread is the one that arms the guard.
  * Single-threaded: the monitor's main thread owns it.
  */
 #ifndef VNOISE_HOST_MATCH_GUESTCHAN_H
@@ -49,12 +52,31 @@ struct guestchan_opts {
  * Map /dev/shm/<shm_name> of a domain with nvcpus vCPUs (dom is the record index) and publish its dispatch
  * trace log in the host half of the region (protocol/dtl.h) whenever the guest header allows it (epoch 0 or
  * version >= 2) and no other vnoise-host does (host/match/dtlctl). Returns the channel or NULL with errno and
- * a one-line reason in why.
+ * a one-line reason in why. A file whose owner or mode is not trusted (host/match/regiontrust) gives a
+ * channel in GUESTCHAN_REGION_REFUSED (said once, counted, why set): it maps nothing, and the name is looked
+ * at again every GUESTCHAN_REGION_RETRY_NS (the refused file itself is never taken).
  */
 struct guestchan *guestchan_open(const char *shm_name, uint32_t dom, uint32_t nvcpus,
 				 const struct guestchan_opts *o, char *why, size_t whylen)
     __attribute__((warn_unused_result));
 void guestchan_close(struct guestchan *gc); /* accepts NULL */
+
+/* The region's own state: whether the file is mapped and, when not, why. */
+enum guestchan_region {
+	GUESTCHAN_REGION_MAPPED = 0,
+	GUESTCHAN_REGION_LOST, /* the file shrank under the mapping: unmapped, opened again every
+				  GUESTCHAN_REGION_RETRY_NS */
+	GUESTCHAN_REGION_REFUSED, /* the file's owner or mode is not trusted (host/match/regiontrust) */
+};
+#define GUESTCHAN_REGION_RETRY_NS 1000000000ULL
+
+struct guestchan_region_info {
+	enum guestchan_region state;
+	char why[160]; /* one line ("" while mapped): "owner uid 1000, not root or libvirt-qemu" */
+	uint64_t lost; /* times the channel was lost, since it was opened */
+	uint64_t refused; /* region files refused (each said once in the log) */
+};
+void guestchan_region_info(const struct guestchan *gc, struct guestchan_region_info *out);
 
 /* The dispatch log's records for this domain's vCPU (host time); wake_ns as struct vn_host_out's, flags:
  * VN_HOST_OUT_F_*. */

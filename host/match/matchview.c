@@ -14,7 +14,10 @@
 #define BIG_GAP_NS 1000000ULL
 #define LL(x) ((unsigned long long)(x))
 
-static const char *const chan_states[] = { "absent", "waiting", "ok", "corrupt" };
+static const char *const chan_states[] = {
+	"absent", "waiting", "ok", "corrupt", "lost", "refused"
+}; /* enum vn_host_chan_state */
+#define NCHAN_STATES (sizeof(chan_states) / sizeof(chan_states[0]))
 static const char *const agent_states[] = { "init", "running", "paused", "stopped" };
 
 static double pct(uint64_t part, uint64_t whole)
@@ -163,7 +166,7 @@ static void text_clock(struct hostview_ctx *c, const struct vn_host_chan *ch)
 	char off[48];
 
 	hostview_list_begin(&l, c->f, c->width, 4, "  channel");
-	hostview_list_item(&l, "%s", ch->state < 4 ? chan_states[ch->state] : "?");
+	hostview_list_item(&l, "%s", ch->state < NCHAN_STATES ? chan_states[ch->state] : "?");
 	if (ch->epoch)
 		hostview_list_item(&l, "epoch %llu", LL(ch->epoch));
 	if (ch->epoch)
@@ -481,7 +484,7 @@ static void json_chan(struct json_writer *w, const struct vn_host_chan *c)
 {
 	json_key(w, "channel");
 	json_obj_begin(w);
-	json_kv_str(w, "state", c->state < 4 ? chan_states[c->state] : "?");
+	json_kv_str(w, "state", c->state < NCHAN_STATES ? chan_states[c->state] : "?");
 	json_kv_u64(w, "epoch", c->epoch);
 	json_kv_str(w, "agent_state",
 		    c->agent_state < 4 ? agent_states[c->agent_state] : "unknown");

@@ -110,7 +110,10 @@ static bool kv_line(const char *val, size_t len, char *line, size_t cap)
 /* One "dtl.K=STATE DETAIL PUBLISHED DROPPED NAME" value into x; false if malformed. */
 static bool parse_dtl(const char *val, size_t len, struct hostinfo_dtl *x)
 {
-	static const char *const states[] = { "on", "v1-agent", "other-publisher", "failed" };
+	static const char *const states[] = {
+		"on",	"v1-agent", "other-publisher", "failed",
+		"lost", "refused", /* the region file was not mapped (live.c's fill_dtl) */
+	};
 	char line[256], state[24], detail[8];
 	unsigned long long pub, drop;
 	int name_at = 0;

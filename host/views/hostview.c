@@ -374,6 +374,16 @@ void hostview_dtl_json(struct json_writer *w, const struct hostagg_domain *d,
 			json_kv_u64(w, "arms", x->bell_arms);
 			json_obj_end(w);
 		}
+		if (x->region) {
+			json_key(w, "region");
+			json_obj_begin(w);
+			json_kv_str(w, "state", x->region);
+			if (x->region_why[0])
+				json_kv_str(w, "why", x->region_why);
+			json_kv_u64(w, "refused", x->region_refused);
+			json_kv_u64(w, "lost", x->region_lost);
+			json_obj_end(w);
+		}
 		return;
 	}
 }

@@ -524,6 +524,40 @@ START_TEST(test_guest_split)
 }
 END_TEST
 
+/* The channels' region files: refused and lost counted per domain, only for domains with a channel. */
+START_TEST(test_region_counters)
+{
+	struct hostagg *a = hostagg_new();
+	struct hostmetrics *m = new_m();
+	struct hostinfo in = info(10 * S);
+	struct hostinfo_dtl dtl = { .name = "d1",
+				    .state = "refused",
+				    .detail = "class",
+				    .region = "refused",
+				    .region_why = "owner uid 1000, not root or libvirt-qemu",
+				    .region_refused = 1,
+				    .region_lost = 2 };
+	const char *t;
+
+	bind_dom(a, 0, "d1", "u-1");
+	bind_dom(a, 1, "d2", "u-2");
+	period(a, 0, 0, 10 * S, 0, 0, 0);
+	period(a, 1, 0, 10 * S, 0, 0, 0);
+	in.dtl = &dtl;
+	in.ndtl = 1;
+	hostmetrics_period(m, a, &in);
+	t = scrape(m);
+	ck_assert_double_eq(
+	    val(t, "vnoise_host_domain_region_refused_total{domain=\"d1\",uuid=\"u-1\"}"), 1);
+	ck_assert_double_eq(
+	    val(t, "vnoise_host_domain_region_lost_total{domain=\"d1\",uuid=\"u-1\"}"), 2);
+	ck_assert(
+	    isnan(val(t, "vnoise_host_domain_region_refused_total{domain=\"d2\",uuid=\"u-2\"}")));
+	hostmetrics_stop(m);
+	hostagg_free(a);
+}
+END_TEST
+
 /* More domains over time than the table holds: the ones not seen for longest are evicted, counted. */
 START_TEST(test_domain_eviction)
 {
@@ -599,6 +633,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("text");
 
 	tcase_add_test(tc, test_families_and_values);
+	tcase_add_test(tc, test_region_counters);
 	tcase_add_test(tc, test_names_valid);
 	tcase_add_test(tc, test_monotonic_restart);
 	tcase_add_test(tc, test_top_causes_other);

@@ -4,9 +4,14 @@
  * the agent's rings (shmwriter): a ring's samples and its events are each held to start order, not to each
  * other's; valid but hostile streams stay within the domain's budget (far-future ends under a creeping
  * horizon) and the round's work (starts falling while ends rise), and a flood of new epochs is held off;
- * the channel's open errors.
+ * the channel's open errors; the region file: refused when another user owns it or anyone may write it, a
+ * truncation under the mapping (seen at a round's start, or as the SIGBUS of an access) survived as a lost
+ * channel that is mapped again when the file comes back, and a SIGBUS elsewhere still fatal.
  */
 #include <check.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include "check_main.h"
 #include "guestchan_check.h"
 #include "match/flipgate.h"
@@ -245,6 +250,150 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+/* ---- the region file itself: who may own it, and a truncation under the mapping ---- */
+
+static void region_path(char *path, size_t len)
+{
+	snprintf(path, len, "/dev/shm/%s", name);
+}
+
+/* The host half untouched: nothing was published into the file. */
+static bool host_area_blank(void)
+{
+	const unsigned char *p = host_area();
+
+	for (size_t i = 0; i < 4096; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* A refused region: not mapped, nothing published into it, the reason shown, said and counted once. */
+static void check_refused(const char *reason)
+{
+	struct guestchan_region_info ri;
+	struct vn_host_match ms[2];
+	struct vn_host_chan ch;
+	struct guestchan *gc = chan(true);
+	size_t n = 0;
+
+	run_rounds(gc, 1500 * MS); /* past a look again (GUESTCHAN_REGION_RETRY_NS) */
+	ck_assert_msg(host_area_blank(),
+		      "the dispatch trace log was published into a refused file");
+	guestchan_region_info(gc, &ri);
+	ck_assert_int_eq((int)ri.state, GUESTCHAN_REGION_REFUSED);
+	ck_assert_msg(strstr(ri.why, reason), "why: %s", ri.why);
+	ck_assert_uint_eq(ri.refused, 1);
+	guestchan_period(gc, 0, mono(), ms, NULL, &n, &ch);
+	ck_assert_uint_eq(ch.state, VN_HOST_CHAN_REFUSED);
+	guestchan_close(gc);
+}
+
+/* M4: a region file another user owns (created before the domain started) is refused. */
+START_TEST(test_refused_owner)
+{
+	const struct passwd *pw = getpwnam("nobody");
+	char path[128], want[64];
+
+	if (geteuid() || !pw) {
+		printf("test_refused_owner: skipped (needs root and the user nobody)\n");
+		return;
+	}
+	region_path(path, sizeof(path));
+	ck_assert_int_eq(chown(path, pw->pw_uid, pw->pw_gid), 0);
+	snprintf(want, sizeof(want), "owner uid %u, not root", (unsigned)pw->pw_uid);
+	check_refused(want);
+}
+END_TEST
+
+/* M4: a region file anyone may write is refused. */
+START_TEST(test_refused_mode)
+{
+	char path[128];
+
+	region_path(path, sizeof(path));
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	check_refused("writable by others (mode 0666)");
+}
+END_TEST
+
+/*
+ * M4: the region file truncated under a running channel (seen at the round's start): the channel is lost,
+ * said and counted once, not a SIGBUS death; restored, it is mapped and published again.
+ */
+START_TEST(test_truncated)
+{
+	struct guestchan_region_info ri;
+	struct guestchan *gc = chan(true);
+	char path[128];
+
+	run_rounds(gc, 100 * MS);
+	ck_assert(!host_area_blank());
+	region_path(path, sizeof(path));
+	ck_assert_int_eq(truncate(path, 0), 0);
+	run_rounds(gc, 200 * MS);
+	guestchan_region_info(gc, &ri);
+	ck_assert_int_eq((int)ri.state, GUESTCHAN_REGION_LOST);
+	ck_assert_uint_eq(ri.lost, 1);
+	ck_assert_msg(strstr(ri.why, "shrank to 0 bytes"), "why: %s", ri.why);
+	ck_assert_int_eq(truncate(path, SIZE), 0); /* back, zeroed */
+	run_rounds(gc, 1500 * MS);
+	guestchan_region_info(gc, &ri);
+	ck_assert_int_eq((int)ri.state, GUESTCHAN_REGION_MAPPED);
+	ck_assert_uint_eq(ri.lost, 1);
+	ck_assert_msg(!host_area_blank(), "not published again after the file came back");
+	guestchan_close(gc);
+}
+END_TEST
+
+/*
+ * M4: truncated between the round's look at the size and the round's writes: the access faults (SIGBUS) and
+ * the guard makes it a lost channel; a later dispatch record for the DTL finds nothing mapped.
+ */
+START_TEST(test_truncated_between)
+{
+	struct guestchan_region_info ri;
+	struct guestchan *gc = chan(false);
+	char path[128];
+	uint64_t t;
+
+	run_rounds(gc, 50 * MS);
+	region_path(path, sizeof(path));
+	t = mono();
+	guestchan_clock(gc, t);
+	ck_assert_int_eq(truncate(path, 4096), 0);
+	guestchan_tick(gc, t, t); /* publishes the DTL status in the host half, past the end */
+	guestchan_region_info(gc, &ri);
+	ck_assert_int_eq((int)ri.state, GUESTCHAN_REGION_LOST);
+	ck_assert_msg(strstr(ri.why, "faulted"), "why: %s", ri.why);
+	guestchan_host_period(gc, t - S, t);
+	ck_assert_uint_eq(ri.lost, 1);
+	guestchan_close(gc);
+}
+END_TEST
+
+/* A SIGBUS that is not an access to a channel's region still kills the process (real bugs crash). */
+START_TEST(test_sigbus_elsewhere)
+{
+	struct guestchan *gc = chan(false);
+	char path[128] = "/dev/shm/vnoise-unit-bus-XXXXXX";
+	volatile char *p;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(fd, 8192), 0);
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne((void *)p, MAP_FAILED);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	run_rounds(gc, 20 * MS);
+	region_path(path, sizeof(path));
+	unlink(path); /* the teardown does not run after the death */
+	(void)p[4096]; /* dies here */
+	guestchan_close(gc);
+}
+END_TEST
+
 static Suite *guestchan_suite(void)
 {
 	Suite *s = suite_create("guestchan");
@@ -257,6 +406,15 @@ static Suite *guestchan_suite(void)
 	tcase_add_test(tc, test_work_starts_falling);
 	tcase_add_test(tc, test_epoch_flood);
 	tcase_add_test(tc, test_open_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("region");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_refused_owner);
+	tcase_add_test(tc, test_refused_mode);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_truncated_between);
+	tcase_add_test_raise_signal(tc, test_sigbus_elsewhere, SIGBUS);
 	suite_add_tcase(s, tc);
 	return s;
 }

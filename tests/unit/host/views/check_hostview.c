@@ -680,6 +680,35 @@ START_TEST(test_dtl_json)
 }
 END_TEST
 
+/* A domain whose region file was refused: the key "region" says so, why, and the counters. */
+START_TEST(test_region_json)
+{
+	const struct hostview_ops *ops[] = { &hostview_json_ops, &matchview_json_ops };
+	struct hostinfo_dtl d = { .name = "vm-realistic",
+				  .state = "refused",
+				  .detail = "class",
+				  .region = "refused",
+				  .region_why = "owner uid 1000, not root or libvirt-qemu",
+				  .region_refused = 1,
+				  .region_lost = 3 };
+
+	for (size_t i = 0; i < 2; i++) {
+		char *j;
+
+		IN.dtl = &d;
+		IN.ndtl = 1;
+		j = render(ops[i], 0);
+		ck_assert_msg(
+		    strstr(j,
+			   "\"region\":{\"state\":\"refused\",\"why\":\"owner uid 1000, not root "
+			   "or libvirt-qemu\",\"refused\":1,\"lost\":3}"),
+		    "%s", j);
+		free(j);
+		IN.ndtl = 0;
+	}
+}
+END_TEST
+
 START_TEST(test_list_json)
 {
 	struct vmap_dom a = { .name = "vm-a",
@@ -836,6 +865,7 @@ static Suite *hostview_suite(void)
 	tcase_add_test(tc, test_vnoise_labelled);
 	tcase_add_test(tc, test_json_version);
 	tcase_add_test(tc, test_dtl_json);
+	tcase_add_test(tc, test_region_json);
 	tcase_add_test(tc, test_list_json);
 	tcase_add_test(tc, test_vnoise_comm);
 	tcase_add_test(tc, test_hostile_names);
