@@ -556,6 +556,36 @@ START_TEST(test_hostile_huge)
 }
 END_TEST
 
+/*
+ * Hostile sums: runtime windows that each claim most of the 64-bit range, and overlapping gaps matched in one
+ * call, add up past UINT64_MAX. The whole run's figures stop there; they never wrap (go backwards).
+ */
+START_TEST(test_hostile_sums)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	const uint64_t half = UINT64_MAX / 2;
+	uint64_t before;
+	int k;
+
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	before = total(m, 0)->runtime_ns;
+	ck_assert_uint_eq(before, 2 * half);
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	ck_assert_uint_eq(total(m, 0)->runtime_ns, UINT64_MAX);
+	ck_assert_uint_eq(match_stats_period(m, 0)->runtime_ns, UINT64_MAX);
+	for (k = 0; k < 3; k++)
+		gap(m, 1, 1 + (uint64_t)k, half, 0);
+	ck_assert_int_eq(match_process(m, UINT64_MAX, UINT64_MAX, 0), 3);
+	ck_assert_uint_eq(total(m, 1)->gaps, 3);
+	ck_assert_uint_eq(total(m, 1)->gap_ns, UINT64_MAX);
+	ck_assert_uint_eq(total(m, 1)->residual_ns, UINT64_MAX);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 /* ---- order, horizons, anomalies ---- */
 
 START_TEST(test_horizons)
@@ -1274,6 +1304,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_clamped);
 	tcase_add_test(tc, test_skew);
 	tcase_add_test(tc, test_hostile_huge);
+	tcase_add_test(tc, test_hostile_sums);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("order");
