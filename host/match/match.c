@@ -803,7 +803,8 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 			   uint64_t host_h, uint64_t now_ns)
 {
 	struct queue *gq = &v->gaps;
-	const struct rgap *g = (const struct rgap *)q_at(gq, 0);
+	const struct rgap *g =
+	    gq->n ? (const struct rgap *)q_at(gq, 0) : NULL; /* a: NULL until used */
 	uint64_t done = v->done_ns, t;
 	size_t k = 0, matched;
 

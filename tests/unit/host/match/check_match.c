@@ -849,6 +849,24 @@ START_TEST(test_unmeasured_vcpu)
 }
 END_TEST
 
+/*
+ * A vCPU whose gap queue was never used (only windows and host records so far) is processed: nothing to
+ * match, and no arithmetic on the queue's absent array (undefined behaviour, which clang's UBSan reports).
+ */
+START_TEST(test_no_gap_yet)
+{
+	struct match *m = new_matcher(NULL);
+
+	ck_assert_int_eq(sample(m, 2, VN_SAMPLE_WINDOW, 10, 20, 0), 0);
+	ck_assert_int_eq(match_add_out(m, 3, 10, 20, 'R'), 0);
+	ck_assert_int_eq(match_process(m, 100, 100, 100), 0);
+	ck_assert_uint_eq(counters(m, 2).queued, 0);
+	ck_assert_uint_eq(counters(m, 3).queued, 1); /* kept for a gap still to come */
+	ck_assert_uint_eq(match_gaps_waiting(m), 0);
+	match_free(m);
+}
+END_TEST
+
 START_TEST(test_vcpus)
 {
 	struct gaplog *log;
@@ -1316,6 +1334,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_retention_long);
 	tcase_add_test(tc, test_bad);
 	tcase_add_test(tc, test_vcpus);
+	tcase_add_test(tc, test_no_gap_yet);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cap");
