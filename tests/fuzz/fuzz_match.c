@@ -5,7 +5,8 @@
  * is a program: a first byte picks the domain's budget, then each operation is a tag byte and fixed fields
  * (fuzz_input.h): guest gaps and windows, guest events, host out intervals and runs, per-period aggregates,
  * match_process with the guest and host horizons held, creeping, jumping far ahead or falling back,
- * match_host_trim with a budget, a new agent epoch (match_guest_reset), a period reset. Record times come
+ * match_host_trim with a budget, a new agent epoch (match_guest_reset), a period reset, and a burst (the next
+ * operation up to 128 times over, so that short inputs fill the budget and the queues). Record times come
  * from a per-vCPU cursor the program steers (creeping, ends an hour ahead, starts falling while ends rise,
  * raw), so the streams are the shapes a hostile agent can publish, not noise a parser rejects at once.
  *
@@ -36,7 +37,7 @@
 #include "match/match.h"
 
 #define NVCPU 4u
-#define MAX_OPS 3000u
+#define MAX_OPS 20000u /* operations per input, a burst's included */
 #define REORDER_NS 50000000ULL /* guestchan.c */
 #define EVENT_REORDER_NS 10000000000ULL /* guestchan.c */
 #define REC_MAX 512u /* bytes one guest record may add to what both engines hold */
@@ -58,8 +59,9 @@ struct fz {
 	int have_gap[NVCPU];
 	struct match_counters cnt[NVCPU];
 	struct match_stats tot[NVCPU]; /* the last whole-run figures seen */
-	int sat
-	    [NVCPU]; /* a figure of the vCPU saturated (sticky: aggregates take from the residual) */
+	uint32_t ops; /* operations done */
+	/* per vCPU: a figure saturated (sticky: aggregates take from the residual) */
+	int sat[NVCPU];
 };
 
 static void on_match_gap(void *ctx, uint32_t vcpu, uint64_t start_ns, uint64_t end_ns,
@@ -286,7 +288,8 @@ static void check_stats(struct fz *f, uint32_t v)
 			abort(); /* sorted, largest first */
 }
 
-static void check_all(struct fz *f)
+/* The bounds, and (full: after a round, or every 16 operations, for speed) every vCPU's figures. */
+static void check_all(struct fz *f, int full)
 {
 	size_t n, b = guest_bytes(f, &n);
 	uint32_t v;
@@ -295,7 +298,7 @@ static void check_all(struct fz *f)
 		abort(); /* refused while twice what is held reaches the budget */
 	if (match_gaps_waiting(f->m) > n)
 		abort();
-	for (v = 0; v < NVCPU; v++)
+	for (v = 0; v < NVCPU && full; v++)
 		check_stats(f, v);
 }
 
@@ -323,108 +326,123 @@ static uint64_t horizon(struct fuzz_in *in, uint64_t h)
 	}
 }
 
+/* One operation of the program (a repeat's body: rep 1, and a repeat in it does nothing). */
+static void one_op(struct fz *f, struct fuzz_in *in, int rep)
+{
+	uint8_t op = fuzz_u8(in);
+	uint32_t v = (uint32_t)(op >> 4) % NVCPU;
+	uint64_t a, b;
+
+	if (f->ops >= MAX_OPS)
+		return;
+	f->ops++;
+	switch (op % 12) {
+	case 0:
+	case 1: { /* a gap (0) or a runtime window (1) */
+		struct vn_sample s = { .cpu = (uint16_t)v, .kind = op % 12 };
+		uint8_t u = fuzz_u8(in);
+
+		span(f, in, v, 0, &a, &b);
+		s.start_ns = a;
+		s.end_ns = b;
+		/* the clock's uncertainty: none, us, ms, or none known */
+		feed_guest(f, v, &s, NULL,
+			   u == 0xff ? UINT64_MAX : (uint64_t)(u & 0x3f) << (10 * (u >> 6)));
+		break;
+	}
+	case 2: { /* a guest event */
+		struct vn_event e = { .cpu = (uint16_t)v };
+		uint8_t k = fuzz_u8(in);
+
+		span(f, in, v, 1, &a, &b);
+		e.start_ns = a;
+		e.end_ns = b;
+		e.cls = k % VN_CLASS_MAX;
+		e.parent_cls = (k >> 3) % VN_CLASS_MAX;
+		e.depth = k >> 6;
+		e.id = fuzz_u8(in) % 8;
+		e.parent_id = fuzz_u8(in) % 8;
+		e.net_ns = (uint32_t)(b - a);
+		comm(in, e.comm);
+		feed_guest(f, v, NULL, &e, 0);
+		break;
+	}
+	case 3: /* a host out interval */
+		span(f, in, v, 2, &a, &b);
+		(void)match_add_out(f->m, v, a, b, fuzz_u8(in) & 1 ? 'R' : 'S');
+		break;
+	case 4: { /* a host task's run */
+		char c[VN_COMM_LEN];
+		uint8_t k = fuzz_u8(in);
+
+		span(f, in, v, 3, &a, &b);
+		comm(in, c);
+		(void)match_add_run(f->m, v, a, b, k % 16, c, k & 0x80);
+		break;
+	}
+	case 5: { /* a per-period aggregate */
+		char c[VN_COMM_LEN];
+		uint8_t k = fuzz_u8(in);
+
+		comm(in, c);
+		(void)match_add_agg(f->m, v,
+				    k & 1   ? VN_HCLASS_VMEXIT
+				    : k & 2 ? VN_HCLASS_HOST_IRQ
+					    : k,
+				    k >> 4, c, fuzz_u64(in));
+		break;
+	}
+	case 6:
+	case 7: { /* a round: horizons moved, matched, the host's records trimmed (guestchan) */
+		uint64_t gh = horizon(in, f->guest_h), hh = horizon(in, f->host_h);
+
+		f->now = hh > f->now ? hh : f->now;
+		f->guest_h = gh;
+		f->host_h = hh;
+		if (merge_process(f->mg, gh))
+			abort(); /* it only fails for memory */
+		(void)match_process(f->m, gh, hh, f->now);
+		match_host_trim(f->m, f->budget / 4, hh);
+		break;
+	}
+	case 8: { /* a trim with the program's budget */
+		size_t before = match_host_held(f->m);
+
+		match_host_trim(f->m, (size_t)fuzz_u8(in) << (fuzz_u8(in) % 16), f->host_h);
+		if (match_host_held(f->m) > before)
+			abort();
+		break;
+	}
+	case 9: /* a new agent epoch: the guest side starts again */
+		match_guest_reset(f->m);
+		merge_free(f->mg);
+		f->mg = merge_new(on_merge_gap, f);
+		if (!f->mg)
+			abort();
+		memset(f->last_start, 0, sizeof(f->last_start));
+		memset(f->have_gap, 0, sizeof(f->have_gap));
+		break;
+	case 10: /* a period ends */
+		match_period_reset(f->m);
+		break;
+	case 11: { /* a burst: the next operation n times over, its times moving on from each */
+		uint32_t n = 1 + fuzz_u8(in) % 128u, i;
+		struct fuzz_in body = *in;
+
+		for (i = 0; i < n && !rep; i++) {
+			*in = body;
+			one_op(f, in, 1);
+		}
+		break;
+	}
+	}
+	check_all(f, op % 12 >= 5 || f->ops % 16 == 0);
+}
+
 static void run(struct fz *f, struct fuzz_in *in)
 {
-	uint32_t ops = 0;
-
-	while (in->n && ops++ < MAX_OPS) {
-		uint8_t op = fuzz_u8(in);
-		uint32_t v = (uint32_t)(op >> 4) % NVCPU;
-		uint64_t a, b;
-
-		switch (op % 11) {
-		case 0:
-		case 1: { /* a gap (0) or a runtime window (1) */
-			struct vn_sample s = { .cpu = (uint16_t)v, .kind = op % 11 };
-			uint8_t u = fuzz_u8(in);
-
-			span(f, in, v, 0, &a, &b);
-			s.start_ns = a;
-			s.end_ns = b;
-			/* the clock's uncertainty: none, us, ms, or none known */
-			feed_guest(f, v, &s, NULL,
-				   u == 0xff ? UINT64_MAX
-					     : (uint64_t)(u & 0x3f) << (10 * (u >> 6)));
-			break;
-		}
-		case 2: { /* a guest event */
-			struct vn_event e = { .cpu = (uint16_t)v };
-			uint8_t k = fuzz_u8(in);
-
-			span(f, in, v, 1, &a, &b);
-			e.start_ns = a;
-			e.end_ns = b;
-			e.cls = k % VN_CLASS_MAX;
-			e.parent_cls = (k >> 3) % VN_CLASS_MAX;
-			e.depth = k >> 6;
-			e.id = fuzz_u8(in) % 8;
-			e.parent_id = fuzz_u8(in) % 8;
-			e.net_ns = (uint32_t)(b - a);
-			comm(in, e.comm);
-			feed_guest(f, v, NULL, &e, 0);
-			break;
-		}
-		case 3: /* a host out interval */
-			span(f, in, v, 2, &a, &b);
-			(void)match_add_out(f->m, v, a, b, fuzz_u8(in) & 1 ? 'R' : 'S');
-			break;
-		case 4: { /* a host task's run */
-			char c[VN_COMM_LEN];
-			uint8_t k = fuzz_u8(in);
-
-			span(f, in, v, 3, &a, &b);
-			comm(in, c);
-			(void)match_add_run(f->m, v, a, b, k % 16, c, k & 0x80);
-			break;
-		}
-		case 5: { /* a per-period aggregate */
-			char c[VN_COMM_LEN];
-			uint8_t k = fuzz_u8(in);
-
-			comm(in, c);
-			(void)match_add_agg(f->m, v,
-					    k & 1   ? VN_HCLASS_VMEXIT
-					    : k & 2 ? VN_HCLASS_HOST_IRQ
-						    : k,
-					    k >> 4, c, fuzz_u64(in));
-			break;
-		}
-		case 6:
-		case 7: { /* a round: horizons moved, matched, the host's records trimmed (guestchan) */
-			uint64_t gh = horizon(in, f->guest_h), hh = horizon(in, f->host_h);
-
-			f->now = hh > f->now ? hh : f->now;
-			f->guest_h = gh;
-			f->host_h = hh;
-			if (merge_process(f->mg, gh))
-				abort(); /* it only fails for memory */
-			(void)match_process(f->m, gh, hh, f->now);
-			match_host_trim(f->m, f->budget / 4, hh);
-			break;
-		}
-		case 8: { /* a trim with the program's budget */
-			size_t before = match_host_held(f->m);
-
-			match_host_trim(f->m, (size_t)fuzz_u8(in) << (fuzz_u8(in) % 16), f->host_h);
-			if (match_host_held(f->m) > before)
-				abort();
-			break;
-		}
-		case 9: /* a new agent epoch: the guest side starts again */
-			match_guest_reset(f->m);
-			merge_free(f->mg);
-			f->mg = merge_new(on_merge_gap, f);
-			if (!f->mg)
-				abort();
-			memset(f->last_start, 0, sizeof(f->last_start));
-			memset(f->have_gap, 0, sizeof(f->have_gap));
-			break;
-		case 10: /* a period ends */
-			match_period_reset(f->m);
-			break;
-		}
-		check_all(f);
-	}
+	while (in->n && f->ops < MAX_OPS)
+		one_op(f, in, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -434,7 +452,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!f)
 		return 0;
-	f->budget = 4096ULL << (fuzz_u8(&in) % 10); /* 4 KiB .. 2 MiB */
+	f->budget = 4096ULL << (fuzz_u8(&in) % 7); /* 4 KiB .. 256 KiB */
 	f->m = match_new(NULL);
 	f->mg = merge_new(on_merge_gap, f);
 	if (f->m && f->mg) {
@@ -442,7 +460,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run(f, &in);
 		(void)!merge_process(f->mg, UINT64_MAX);
 		(void)match_process(f->m, UINT64_MAX, UINT64_MAX, UINT64_MAX);
-		check_all(f);
+		check_all(f, 1);
 	}
 	merge_free(f->mg);
 	match_free(f->m);
