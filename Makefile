@@ -296,11 +296,15 @@ check:
 FUZZ_DIR := build-fuzz
 FUZZ_COMMON := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iprotocol -Ishared
 FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
-FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect
+FUZZ_TARGETS := fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect fuzz_match fuzz_hostrec
 $(FUZZ_DIR)/fuzz_qga: FUZZ_EXTRA :=
 $(FUZZ_DIR)/fuzz_datagram: FUZZ_EXTRA := -Iguest guest/mpi/pipeline.c guest/mpi/appstat.c
 $(FUZZ_DIR)/fuzz_collect: FUZZ_EXTRA := -Ihost host/collect/clusteragg.c host/collect/clusterrot.c \
 				   host/collect/clusterout.c host/export/promfmt.c
+$(FUZZ_DIR)/fuzz_match: FUZZ_EXTRA := -Ihost host/match/match.c
+$(FUZZ_DIR)/fuzz_hostrec: FUZZ_EXTRA := -Ihost $(XML_CFLAGS) host/views/hostrec.c host/views/hostgaps.c \
+				   host/views/hosthtml.c host/views/hostview.c host/engine/hostagg.c \
+				   host/engine/hostbind.c host/match/matchview.c host/net/tapflow.c -lpcap
 FUZZ_LIB_SRCS := $(filter-out shared/bpf/%,$(LIB_SRCS)) # the targets load no eBPF: no libbpf
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 $(FUZZ_DIR)/obj/%.o: %.c
@@ -329,6 +333,10 @@ fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) $(BUILD)/vnoise-guest
 	$(Q)$(FUZZ_DIR)/fuzz_datagram -max_total_time=$${FUZZ_SECONDS:-60} -max_len=40000 $(FUZZ_DIR)/corpus_datagram
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus_collect
 	$(Q)$(FUZZ_DIR)/fuzz_collect -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_collect
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus_match
+	$(Q)$(FUZZ_DIR)/fuzz_match -max_total_time=$${FUZZ_SECONDS:-60} -max_len=20000 $(FUZZ_DIR)/corpus_match
+	$(Q)tests/fuzz/make_corpus.sh --host $(FUZZ_DIR)/corpus_hostrec $(FUZZ_DIR)/fuzz_hostrec
+	$(Q)$(FUZZ_DIR)/fuzz_hostrec -max_total_time=$${FUZZ_SECONDS:-60} -max_len=65536 $(FUZZ_DIR)/corpus_hostrec
 
 # make deadcode: the symbols the libraries export that no product binary (make all: not the unit suites) links,
 # checked against tests/deadcode.allow by scripts/deadcode.sh. The products are built again in $(DEADCODE_DIR)

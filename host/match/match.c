@@ -6,7 +6,8 @@
  * leaves it once per call), so a call is linear in the records it looks at. A gap's parts are gathered by
  * source in a scratch table, made consistent (no negative part, guest scaled down to fit), then committed to
  * both stats sets. match_process() never allocates: the scratch grows with the queues, in the add calls.
- * The gap callback must not call back into the matcher. Records for an out-of-range vCPU are counted apart
+ * The gap callback must not call back into the matcher. The stats' sums saturate (a hostile guest's spans can
+ * add up past 64 bits: overlapping gaps, windows of any length); they never wrap. Records for an out-of-range vCPU are counted apart
  * and show as "bad" in match_counters() of any vcpu >= MATCH_MAX_VCPUS.
  */
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include "attrib/gapsplit.h"
 #include "match/match_priv.h"
+#include "util/satadd.h"
 
 #define MATCH_IDLE_KEEP_NS 1000000000ULL /* kept behind the horizon on an unmeasured vCPU */
 /* The host's records are kept at most this far behind the host horizon, whatever the guest does (a horizon
@@ -393,8 +395,8 @@ int match_add_sample(struct match *m, uint32_t vcpu, const struct vn_sample *s, 
 	if (s->kind == VN_SAMPLE_WINDOW) {
 		d = s->end_ns - s->start_ns;
 		v->cnt.windows_in++;
-		v->total.st.runtime_ns += d;
-		v->period.st.runtime_ns += d;
+		sat_inc64(&v->total.st.runtime_ns, d);
+		sat_inc64(&v->period.st.runtime_ns, d);
 		return 0;
 	}
 	v->cnt.gaps_in++;
@@ -528,7 +530,7 @@ static struct match_source *mset_src(struct mset *s, const struct skey *k)
 static void src_add(struct match_source *src, uint64_t ns)
 {
 	src->count++;
-	src->total_ns += ns;
+	sat_inc64(&src->total_ns, ns);
 	src->max_ns = max64(src->max_ns, ns);
 }
 
@@ -728,14 +730,14 @@ static void mset_gap(struct mset *s, const struct match *m, const struct gapres 
 	int c;
 
 	st->gaps++;
-	st->gap_ns += r->dur;
+	sat_inc64(&st->gap_ns, r->dur);
 	st->max_gap_ns = max64(st->max_gap_ns, r->dur);
 	for (c = 0; c < VN_CLASS_MAX; c++)
-		st->guest_ns[c] += r->guest_ns[c];
+		sat_inc64(&st->guest_ns[c], r->guest_ns[c]);
 	for (c = 0; c < VN_HCLASS_MAX; c++)
-		st->host_ns[c] += r->host_ns[c];
-	st->residual_ns += r->residual;
-	st->reduced_ns += r->reduced;
+		sat_inc64(&st->host_ns[c], r->host_ns[c]);
+	sat_inc64(&st->residual_ns, r->residual);
+	sat_inc64(&st->reduced_ns, r->reduced);
 	if (r->dur >= m->p.big_ns) {
 		uint64_t g = r->dur - r->host - r->residual; /* the guest part */
 
@@ -745,7 +747,7 @@ static void mset_gap(struct mset *s, const struct match *m, const struct gapres 
 		st->big_explained += r->residual <= r->dur / 10;
 	}
 	st->latency_max_ns = max64(st->latency_max_ns, r->lat);
-	st->latency_sum_ns += r->lat;
+	sat_inc64(&st->latency_sum_ns, r->lat);
 	st->uncertainty_max_ns = max64(st->uncertainty_max_ns, r->unc);
 	for (i = 0; i < m->npart; i++)
 		if (m->part[i].ns > 0)
@@ -816,7 +818,8 @@ static size_t process_vcpu(struct match *m, struct mvcpu *v, uint32_t vcpu, uint
 			   uint64_t host_h, uint64_t now_ns)
 {
 	struct queue *gq = &v->gaps;
-	const struct rgap *g = (const struct rgap *)q_at(gq, 0);
+	const struct rgap *g =
+	    gq->n ? (const struct rgap *)q_at(gq, 0) : NULL; /* a: NULL until used */
 	uint64_t done = v->done_ns, t, ready_h = min64(host_h, v->open_ns);
 	size_t k = 0, matched;
 
@@ -878,7 +881,7 @@ int match_process(struct match *m, uint64_t guest_horizon_ns, uint64_t host_hori
 static void mset_agg(struct mset *s, uint8_t hcls, const struct skey *k, uint64_t ns)
 {
 	s->st.residual_ns -= ns;
-	s->st.host_ns[hcls] += ns;
+	sat_inc64(&s->st.host_ns[hcls], ns);
 	src_add(mset_src(s, k), ns);
 }
 

@@ -59,7 +59,8 @@ struct match_source {
 	uint64_t max_ns; /* largest part in one gap */
 };
 
-/* One vCPU's figures over a stats set (the current period or the whole run). */
+/* One vCPU's figures over a stats set (the current period or the whole run). Sums saturate at UINT64_MAX
+ * (a hostile guest's spans can add up past it): they never wrap. */
 struct match_stats {
 	uint64_t gaps; /* guest gaps matched */
 	uint64_t gap_ns; /* their total duration */

@@ -7,11 +7,7 @@
 #include "attrib/classes.h"
 #include "attrib/gapline.h"
 #include "util/json.h"
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
+#include "util/satadd.h"
 
 uint64_t gapline_sum(const struct gapline *g)
 {
@@ -19,9 +15,9 @@ uint64_t gapline_sum(const struct gapline *g)
 	int k;
 
 	for (k = 0; k < VN_CLASS_MAX; k++)
-		s = add_sat(s, g->guest_ns[k]);
+		s = sat_add64(s, g->guest_ns[k]);
 	for (k = 0; k < VN_HCLASS_PARTS; k++)
-		s = add_sat(s, g->hyp_ns[k]);
+		s = sat_add64(s, g->hyp_ns[k]);
 	return s;
 }
 

@@ -13,6 +13,7 @@
 #include "channel/shmreader.h"
 #include "channel/shmreader_priv.h"
 #include "channel/shmregion.h"
+#include "util/satadd.h"
 
 #define SHMREADER_RETRIES 3 /* extra copies of a slot that changed under the copy */
 /* A head advancing more than this between two looks is corruption (2^40 records: a day at 10 M/s). */
@@ -35,11 +36,6 @@ static inline void cpu_relax(void)
 #else
 	__asm__ __volatile__("" ::: "memory");
 #endif
-}
-
-static void sat_add(uint64_t *c, uint64_t n)
-{
-	*c = *c + n < *c ? UINT64_MAX : *c + n;
 }
 
 struct shmreader_ring_state {
@@ -74,7 +70,7 @@ static void epoch_end(struct shm_reader *rd)
 	uint32_t r;
 
 	for (r = 0; r < rd->nrings; r++)
-		sat_add(&rd->st.lost, rd->ring[r].head - rd->ring[r].tail);
+		sat_inc64(&rd->st.lost, rd->ring[r].head - rd->ring[r].tail);
 	rd->nrings = 0;
 }
 
@@ -86,7 +82,7 @@ __attribute__((format(printf, 3, 4))) static void go_corrupt(struct shm_reader *
 	if (rd->state == SHMREADER_OK)
 		epoch_end(rd);
 	if (rd->state != SHMREADER_CORRUPT)
-		sat_add(&rd->st.corrupt, 1);
+		sat_inc64(&rd->st.corrupt, 1);
 	rd->state = SHMREADER_CORRUPT;
 	rd->epoch = epoch;
 	va_start(ap, fmt);
@@ -105,7 +101,7 @@ static void try_attach(struct shm_reader *rd, uint64_t e)
 	memcpy(&h, live, sizeof(h));
 	SHM_FENCE_ACQ();
 	if (SHM_LOAD_RLX(&live->epoch) != e || h.epoch != e) {
-		sat_add(&rd->st.retries, 1); /* being rewritten: look again next time */
+		sat_inc64(&rd->st.retries, 1); /* being rewritten: look again next time */
 		return;
 	}
 	if (shmregion_header_valid(&h, rd->mapped, why, sizeof(why)) < 0) {
@@ -126,12 +122,12 @@ static void try_attach(struct shm_reader *rd, uint64_t e)
 		rs->head = SHM_LOAD_ACQ(&rd->ctl[r].head);
 		rs->dropped = SHM_LOAD_RLX(&rd->ctl[r].dropped);
 		rs->tail = rs->head > rd->slots ? rs->head - keep_after_overrun(rd->slots) : 0;
-		sat_add(&rd->st.missed, rs->tail);
-		sat_add(&rd->st.producer_dropped, rs->dropped);
+		sat_inc64(&rd->st.missed, rs->tail);
+		sat_inc64(&rd->st.producer_dropped, rs->dropped);
 	}
 	rd->epoch = e;
 	rd->state = SHMREADER_OK;
-	sat_add(&rd->st.epochs, 1);
+	sat_inc64(&rd->st.epochs, 1);
 }
 
 enum shmreader_state shmreader_check(struct shm_reader *rd)
@@ -268,7 +264,7 @@ static int ring_refresh(struct shm_reader *rd, uint32_t ring, uint64_t *head)
 			   (unsigned long long)hz, (unsigned long long)rs->horizon);
 		return -EPROTO;
 	}
-	sat_add(&rd->st.producer_dropped, d - rs->dropped);
+	sat_inc64(&rd->st.producer_dropped, d - rs->dropped);
 	rs->dropped = d;
 	rs->horizon = hz;
 	rs->head = h;
@@ -304,7 +300,7 @@ int shmreader_poll(struct shm_reader *rd, uint32_t ring, shmreader_cb cb, void *
 		return -EPROTO;
 	if (head - rs->tail > rd->slots) {
 		nt = head - keep_after_overrun(rd->slots);
-		sat_add(&rd->st.lost, nt - rs->tail);
+		sat_inc64(&rd->st.lost, nt - rs->tail);
 		rs->tail = nt;
 	}
 	slots = rd->slot0 + ((size_t)ring << rd->shift);
@@ -334,12 +330,12 @@ int shmreader_poll(struct shm_reader *rd, uint32_t ring, shmreader_cb cb, void *
 				v = SLOT_TORN;
 				break;
 			}
-			sat_add(&rd->st.retries, 1);
+			sat_inc64(&rd->st.retries, 1);
 			cpu_relax();
 		}
 		if (v == SLOT_GOOD && shmregion_record_valid(&copy) == 0) {
 			rs->tail = pos + 1;
-			sat_add(&rd->st.records, 1);
+			sat_inc64(&rd->st.records, 1);
 			n++;
 			cb(ctx, ring, pos, &copy);
 			continue;
@@ -351,7 +347,7 @@ int shmreader_poll(struct shm_reader *rd, uint32_t ring, shmreader_cb cb, void *
 			if (head - pos >= rd->slots) {
 				nt = head - keep_after_overrun(rd->slots);
 				nt = nt > pos + 1 ? nt : pos + 1;
-				sat_add(&rd->st.lost, nt - pos);
+				sat_inc64(&rd->st.lost, nt - pos);
 				rs->tail = nt;
 				continue;
 			}
@@ -362,11 +358,11 @@ int shmreader_poll(struct shm_reader *rd, uint32_t ring, shmreader_cb cb, void *
 		rs->tail = pos + 1;
 		/* invalid: bad content, or a newer lap the head denies */
 		if (v == SLOT_STALE)
-			sat_add(&rd->st.stale, 1);
+			sat_inc64(&rd->st.stale, 1);
 		else if (v == SLOT_TORN)
-			sat_add(&rd->st.torn, 1);
+			sat_inc64(&rd->st.torn, 1);
 		else
-			sat_add(&rd->st.invalid, 1);
+			sat_inc64(&rd->st.invalid, 1);
 	}
 	return n;
 }
@@ -376,7 +372,7 @@ static int seq_copy(struct shm_reader *rd, const uint32_t *seq, const void *src,
 		    size_t len)
 {
 	if (shmregion_seq_copy(seq, src, dst, len) < 0) {
-		sat_add(&rd->st.retries, 1);
+		sat_inc64(&rd->st.retries, 1);
 		return -EAGAIN;
 	}
 	return 0;
@@ -392,7 +388,7 @@ int shmreader_status(struct shm_reader *rd, struct vn_shm_status *out)
 	if (seq_copy(rd, &m->seq, m, &c, sizeof(c)))
 		return -EAGAIN;
 	if (shmregion_status_valid(&c) < 0) {
-		sat_add(&rd->st.status_invalid, 1);
+		sat_inc64(&rd->st.status_invalid, 1);
 		return -EBADMSG;
 	}
 	*out = c;

@@ -1,6 +1,16 @@
 #!/bin/bash
-# Seed corpus for fuzz_recfile: small real record files made by vnoise-guest (root) or, without root, none.
+# Seed corpora of the record-file targets:
+#   make_corpus.sh DIR VNOISE-GUEST           fuzz_recfile: small real record files made by vnoise-guest (root) or,
+#                                             without root, none;
+#   make_corpus.sh --host DIR FUZZ-HOSTREC    fuzz_hostrec: small host record files (and their sealed programs)
+#                                             that the target writes through the record writer (a real one needs
+#                                             root, eBPF and libvirt domains).
 set -u
+if [ "${1:-}" = --host ]; then
+	mkdir -p "$2"
+	VNOISE_FUZZ_SEEDS=$2 "$3"
+	exit
+fi
 out=$1
 vg=$2
 mkdir -p "$out"

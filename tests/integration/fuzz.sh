@@ -1,14 +1,16 @@
 #!/bin/bash
 # The record reader and merge engine, the collector's engine, the QGA protocol (agent dispatcher, host reply parser) and the
-# shared-memory reader, the dispatch trace log reader, the UDP report datagram and the interval pipeline, under libFuzzer (ASan+UBSan) for a
+# shared-memory reader, the dispatch trace log reader, the UDP report datagram and the interval pipeline, the host's matcher
+# under structured guest and host streams, and `vnoise-host report` on host record files, under libFuzzer (ASan+UBSan) for a
 # short, bounded time: hostile input must never crash them, and every attributed gap's parts must add up (the target aborts otherwise).
 . "$(dirname "$0")/lib.bash"
 command -v clang >/dev/null || fail "clang missing (make deps)"
 secs=${FUZZ_SECONDS:-20}
 qsecs=$(((secs + 1) / 2))
+fsecs=$(((secs + 3) / 4))
 
 # every target at once: their shared library is compiled once, on both CPUs
-targets=(fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect)
+targets=(fuzz_recfile fuzz_qga fuzz_shm fuzz_dtl fuzz_datagram fuzz_collect fuzz_match fuzz_hostrec)
 make -s -j2 -C "$ROOT" "${targets[@]/#/build-fuzz/}" >"$TMP/build.log" 2>&1 ||
 	fail "cannot build the fuzz targets: $(tail -5 "$TMP/build.log")"
 
@@ -46,3 +48,12 @@ fuzz fuzz_datagram "$qsecs" "$TMP/corpus_datagram" -max_len=40000
 
 # The collector's engine under a program of raw datagrams, authentic ones from a malicious node, ticks
 fuzz fuzz_collect "$qsecs" "$TMP/corpus_collect" -max_len=20000
+
+# The matcher and the guest-only view under a program of valid, adversarial guest and host streams and horizons:
+# the budget, every gap's split and the counters are checked after every operation (the target aborts otherwise)
+fuzz fuzz_match "$fsecs" "$TMP/corpus_match" -max_len=20000
+
+# vnoise-host report, every view, on host record files: raw (the reader) and sealed chunk programs (the views)
+"$ROOT/tests/fuzz/make_corpus.sh" --host "$TMP/corpus_hostrec" "$ROOT/build-fuzz/fuzz_hostrec" ||
+	fail "cannot make the host record seeds"
+fuzz fuzz_hostrec "$fsecs" "$TMP/corpus_hostrec" -max_len=65536

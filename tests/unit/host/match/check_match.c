@@ -556,6 +556,36 @@ START_TEST(test_hostile_huge)
 }
 END_TEST
 
+/*
+ * Hostile sums: runtime windows that each claim most of the 64-bit range, and overlapping gaps matched in one
+ * call, add up past UINT64_MAX. The whole run's figures stop there; they never wrap (go backwards).
+ */
+START_TEST(test_hostile_sums)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	const uint64_t half = UINT64_MAX / 2;
+	uint64_t before;
+	int k;
+
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	before = total(m, 0)->runtime_ns;
+	ck_assert_uint_eq(before, 2 * half);
+	ck_assert_int_eq(sample(m, 0, VN_SAMPLE_WINDOW, 0, half, 0), 0);
+	ck_assert_uint_eq(total(m, 0)->runtime_ns, UINT64_MAX);
+	ck_assert_uint_eq(match_stats_period(m, 0)->runtime_ns, UINT64_MAX);
+	for (k = 0; k < 3; k++)
+		gap(m, 1, 1 + (uint64_t)k, half, 0);
+	ck_assert_int_eq(match_process(m, UINT64_MAX, UINT64_MAX, 0), 3);
+	ck_assert_uint_eq(total(m, 1)->gaps, 3);
+	ck_assert_uint_eq(total(m, 1)->gap_ns, UINT64_MAX);
+	ck_assert_uint_eq(total(m, 1)->residual_ns, UINT64_MAX);
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 /* ---- order, horizons, anomalies ---- */
 
 START_TEST(test_horizons)
@@ -856,6 +886,24 @@ START_TEST(test_unmeasured_vcpu)
 	gap(m, 1, 21 * S, 21 * S + 1000, 0);
 	ck_assert_int_eq(match_process(m, 22 * S, 22 * S, 0), 1);
 	ck_assert_uint_eq(match_stats_total(m, 1)->host_ns[VN_HCLASS_HOST_WAIT], 100);
+	match_free(m);
+}
+END_TEST
+
+/*
+ * A vCPU whose gap queue was never used (only windows and host records so far) is processed: nothing to
+ * match, and no arithmetic on the queue's absent array (undefined behaviour, which clang's UBSan reports).
+ */
+START_TEST(test_no_gap_yet)
+{
+	struct match *m = new_matcher(NULL);
+
+	ck_assert_int_eq(sample(m, 2, VN_SAMPLE_WINDOW, 10, 20, 0), 0);
+	ck_assert_int_eq(match_add_out(m, 3, 10, 20, 'R'), 0);
+	ck_assert_int_eq(match_process(m, 100, 100, 100), 0);
+	ck_assert_uint_eq(counters(m, 2).queued, 0);
+	ck_assert_uint_eq(counters(m, 3).queued, 1); /* kept for a gap still to come */
+	ck_assert_uint_eq(match_gaps_waiting(m), 0);
 	match_free(m);
 }
 END_TEST
@@ -1315,6 +1363,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_clamped);
 	tcase_add_test(tc, test_skew);
 	tcase_add_test(tc, test_hostile_huge);
+	tcase_add_test(tc, test_hostile_sums);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("order");
@@ -1327,6 +1376,7 @@ static Suite *match_suite(void)
 	tcase_add_test(tc, test_retention_long);
 	tcase_add_test(tc, test_bad);
 	tcase_add_test(tc, test_vcpus);
+	tcase_add_test(tc, test_no_gap_yet);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cap");
