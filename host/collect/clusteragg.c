@@ -134,9 +134,7 @@ static long job_get(struct clusteragg *cs, uint64_t job_id)
 	if (grow((void **)&cs->jobs, &cs->jcap, cs->njobs + 1, sizeof(*cs->jobs)))
 		return -1;
 	cs->jobs[cs->njobs].job_id = job_id;
-	for (size_t k = 0; k < cs->cfg.njob_names; k++)
-		if (datagram_job_id(cs->cfg.job_names[k]) == job_id)
-			cs->jobs[cs->njobs].name = cs->cfg.job_names[k];
+	cs->jobs[cs->njobs].name = clusteragg_job_name(cs, job_id);
 	cs->st.jobs = cs->njobs + 1;
 	return cs->njobs++;
 }
@@ -551,5 +549,30 @@ int clusteragg_job_info(const struct clusteragg *cs, uint32_t j, struct clustera
 	out->job_id = cs->jobs[j].job_id;
 	out->name = cs->jobs[j].name;
 	out->nodes = cs->jobs[j].nnodes;
+	return 0;
+}
+
+/* ---- for the state snapshot (clusterstate.c) ---- */
+
+const char *clusteragg_job_name(const struct clusteragg *cs, uint64_t job_id)
+{
+	const char *name = NULL;
+
+	for (size_t k = 0; k < cs->cfg.njob_names; k++)
+		if (datagram_job_id(cs->cfg.job_names[k]) == job_id)
+			name = cs->cfg.job_names[k];
+	return name;
+}
+
+int clusteragg_rehash(struct clusteragg *cs)
+{
+	memset(cs->hash, 0, (size_t)cs->hcap * sizeof(*cs->hash));
+	for (uint32_t i = 0; i < cs->nnodes; i++) {
+		uint32_t slot;
+
+		if (node_find(cs, cs->nodes[i].node_id, &slot) >= 0)
+			return -EBADMSG;
+		cs->hash[slot] = i + 1;
+	}
 	return 0;
 }

@@ -145,6 +145,14 @@ struct clusteragg {
 void clusteragg_event(struct clusteragg *cs, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The name cfg.job_names gives job_id (the last that matches), or NULL. */
+const char *clusteragg_job_name(const struct clusteragg *cs, uint64_t job_id);
+/*
+ * The node hash made again from cs->nodes[0..nnodes) (a state snapshot was loaded into them): 0, or -EBADMSG
+ * when two nodes have the same id. cs->nnodes <= cfg.max_nodes, so that the hash has room.
+ */
+int clusteragg_rehash(struct clusteragg *cs);
+
 /* The rotation's (clusterrot.c), for the outputs: */
 /* median of node n's recent compute times of one side (0 sampled, 1 not), ns; 0 when there are none */
 double clusterrot_median(const struct node *n, int side);

@@ -17,6 +17,7 @@
 #include "collect/clusteragg.h"
 #include "collect/clusterout.h"
 #include "collect/clusterrot.h"
+#include "collect/clusterstate.h"
 #include "cli/cliopt.h"
 #include "cli/exitcode.h"
 #include "export/httpd.h"
@@ -33,6 +34,10 @@
 #define BATCH 64 /* datagrams per recvmmsg() */
 #define TICK_NS 5000000ull /* the rotation is driven at least this often */
 #define SNAPSHOT_NS 1000000000ull /* the store's node accounting is written this often */
+#define STATE_NS \
+	30000000000ull /* the engine's state snapshot (a start replays at most this much) */
+#define RETAIN_ROWS 1000 /* rows deleted per table and step of the retention (a few ms at most) */
+#define STATE_NAME "clusteragg" /* the snapshot's row in the store's state table */
 
 enum {
 	O_LISTEN = CLIOPT_OWN,
@@ -51,6 +56,7 @@ enum {
 	O_FORWARD,
 	O_REMOTE_WRITE,
 	O_RW_PERIOD,
+	O_RETAIN,
 };
 
 static const struct cliopt collect_opts_table[] = {
@@ -75,6 +81,12 @@ static const struct cliopt collect_opts_table[] = {
 		  "; a capture, the\n"
 		  "                         old format, is imported into FILE.db; see 'query')" },
 	{ .id = O_NO_STORE, .name = "no-store", .help = "keep nothing on disk" },
+	{ .id = O_RETAIN,
+	  .name = "retain",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "delete stored rows older than TIME, e.g. 30d, 12h, 90m (default 30d;\n"
+		  "                         0 or forever: keep everything)" },
 	{ .id = O_PCAP_OUT,
 	  .name = "pcap-out",
 	  .has_arg = 1,
@@ -165,7 +177,7 @@ static const char usage_head[] =
     "usage: vnoise-host collect -k FILE [options]\n"
     "Receive the nodes' UDP reports, keep them, rank the nodes, rotate detailed sampling.\n";
 static const char usage_tail[] =
-    "TIME takes a unit: 500ms, 2s, 1m (ns us ms s m h); a bare number is in microseconds.\n"
+    "TIME takes a unit: 500ms, 2s, 1m, 30d (ns us ms s m h d); a bare number is in microseconds.\n"
     "exit: 0 done, 1 failure, 2 usage, 5 a damaged capture or store\n";
 
 size_t collect_usage(char *buf, size_t len)
@@ -191,6 +203,26 @@ static void set_defaults(struct collect_opts *o)
 	o->exclude_min = 5;
 	o->max_nodes = 65536;
 	o->rw_period_ns = COLLECT_DEFAULT_RW_PERIOD_NS;
+	o->retain_ns = COLLECT_DEFAULT_RETAIN_NS;
+}
+
+/* --retain TIME: a unit is required (a bare 30 is no retention anyone means); 0 or forever: none. */
+static int take_retain(struct cliopt_parser *ps, struct collect_opts *o)
+{
+	double v;
+
+	if (!strcmp(ps->arg, "forever") || !strcmp(ps->arg, "0")) {
+		o->retain_ns = 0;
+		return 0;
+	}
+	if (!parse_double(ps->arg, &v))
+		return cliopt_fail(
+		    ps, "--retain: '%s' needs a unit (30d, 12h, 90m), or is 0 or forever", ps->arg);
+	if (cliopt_time(ps, &o->retain_ns))
+		return -EINVAL;
+	if (o->retain_ns < 1000000000ull)
+		return cliopt_fail(ps, "--retain: '%s' is not 0, forever or a time >= 1s", ps->arg);
+	return 0;
 }
 
 /* An address option: checked here, bound or served only by the daemon. */
@@ -226,6 +258,8 @@ static int take_number(struct cliopt_parser *ps, int c, struct collect_opts *o)
 		return 0;
 	case CLIOPT_DURATION:
 		return cliopt_time(ps, &o->duration_ns);
+	case O_RETAIN:
+		return take_retain(ps, o);
 	case O_RW_PERIOD:
 		if (cliopt_time(ps, &o->rw_period_ns))
 			return -EINVAL;
@@ -357,11 +391,14 @@ struct collector {
 	uint64_t store_stored_at; /* datagrams stored when it began to fail */
 	int store_rc; /* the exit code the store's failures call for (0: none) */
 	int replaying; /* the store's datagrams are going back into the engine: not stored again */
+	uint64_t replayed; /* datagrams of the store replayed at start */
+	int retain_more; /* the last retention step was full: the next one runs at the next tick */
 	const void *cur_buf; /* the datagram being ingested, for the accepted callback */
 	size_t cur_len;
 	const struct sockaddr *cur_src;
 	socklen_t cur_srclen;
 	uint64_t out_errors, store_errors, sock_drops, cmd_send_errors;
+	uint64_t store_deleted; /* rows the retention deleted (the store's count, for /metrics) */
 	struct httpd *http;
 	/* --forward: the parent and what could not be sent to it */
 	int fwd_fd;
@@ -413,6 +450,10 @@ static int render(void *ctx, struct bufout *o)
 			       "Accepted datagrams that could not be written to the store");
 		promfmt_sample_u64(o, "vnoise_collect_store_errors_total", NULL, 0,
 				   __atomic_load_n(&c->store_errors, __ATOMIC_RELAXED));
+		promfmt_family(o, "vnoise_collect_store_deleted_total", "counter",
+			       "Rows the retention (--retain) deleted from the store");
+		promfmt_sample_u64(o, "vnoise_collect_store_deleted_total", NULL, 0,
+				   __atomic_load_n(&c->store_deleted, __ATOMIC_RELAXED));
 		promfmt_family(o, "vnoise_collect_pcap_errors_total", "counter",
 			       "Datagrams that could not be written to --pcap-out");
 		promfmt_sample_u64(o, "vnoise_collect_pcap_errors_total", NULL, 0, c->out_errors);
@@ -445,6 +486,7 @@ static void store_note(struct collector *c, int rc)
 
 	store_get_stats(c->db, &st);
 	__atomic_store_n(&c->store_errors, st.failed, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->store_deleted, st.deleted, __ATOMIC_RELAXED);
 	if (rc && !c->store_failing) {
 		c->store_failing = 1;
 		c->store_stored_at = st.stored;
@@ -604,8 +646,11 @@ static void status(struct collector *c)
 	clusterout_status(c->cs, line, sizeof(line));
 	pthread_mutex_unlock(&c->lock);
 	if (c->db)
-		fprintf(stderr, "%s socket-drops %" PRIu64 " store-failed %" PRIu64 "\n", line,
-			c->sock_drops, __atomic_load_n(&c->store_errors, __ATOMIC_RELAXED));
+		fprintf(stderr,
+			"%s socket-drops %" PRIu64 " store-failed %" PRIu64
+			" store-deleted %" PRIu64 "\n",
+			line, c->sock_drops, __atomic_load_n(&c->store_errors, __ATOMIC_RELAXED),
+			__atomic_load_n(&c->store_deleted, __ATOMIC_RELAXED));
 	else
 		fprintf(stderr, "%s socket-drops %" PRIu64 "\n", line, c->sock_drops);
 }
@@ -619,6 +664,7 @@ static int reload_one(void *ctx, uint64_t t, const struct sockaddr *src, socklen
 	c->replaying = 1;
 	clusteragg_ingest(c->cs, buf, len, src, srclen, t);
 	c->replaying = 0;
+	c->replayed++;
 	return g_stop ? -EINTR : 0;
 }
 
@@ -681,9 +727,66 @@ static int import_capture(struct collector *c, const char *path, const char *dbp
 }
 
 /*
- * --store: an SQLite database (created when absent), whose datagrams are replayed into the engine so that
- * the totals go on; a capture (the old format) is imported first. A damaged file is reported, never
- * touched: EXIT_DAMAGED.
+ * The engine's state snapshot of the store, if there is one of this build: into the engine. The id of the
+ * last datagram it covers (0: none loaded, the whole history is to be replayed).
+ */
+static int64_t load_state(struct collector *c, const char *path)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	int64_t last = 0;
+	uint64_t saved = 0;
+	struct clusteragg_stats st;
+	int rc = store_get_state(c->db, STATE_NAME, &blob, &len, &last, &saved);
+
+	if (!rc)
+		rc = clusterstate_load(c->cs, blob, len);
+	free(blob);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == -ESTALE)
+		log_info("store %s: the state snapshot is of another vnoise build: the history is "
+			 "replayed instead",
+			 path);
+	else if (rc)
+		log_warn(
+		    "store %s: the state snapshot cannot be used (%s): the history is replayed "
+		    "instead",
+		    path, strerror(-rc));
+	if (rc)
+		return 0;
+	clusteragg_stats(c->cs, &st);
+	log_info("store %s: state snapshot of %.1f s ago loaded (%" PRIu64 " nodes)", path,
+		 (double)(now_rt_ns() - saved) / 1e9, st.nodes);
+	return last;
+}
+
+/*
+ * The store into the engine: its state snapshot, then the datagrams after it (all of them without one), so
+ * that the totals go on. A damaged store is reported, never touched: EXIT_DAMAGED.
+ */
+static int load_store(struct collector *c, const char *path)
+{
+	uint64_t t0 = now_ns();
+	int64_t after = load_state(c, path);
+	int rc = store_replay(c->db, after, reload_one, c);
+
+	if (rc == -EINTR)
+		return EXIT_FAIL;
+	if (rc) {
+		log_err("store %s: %scannot read it back", path,
+			rc == -EBADMSG ? "damaged database: " : "");
+		return EXIT_DAMAGED;
+	}
+	log_info("store %s: %" PRIu64 " datagrams%s replayed in %.3f s (WAL, synchronous=FULL)",
+		 path, c->replayed, after ? " after the snapshot" : "",
+		 (double)(now_ns() - t0) / 1e9);
+	return EXIT_OK;
+}
+
+/*
+ * --store: an SQLite database (created when absent), loaded into the engine (load_store); a capture (the
+ * old format) is imported first. A damaged file is reported, never touched: EXIT_DAMAGED.
  */
 static int open_store(struct collector *c)
 {
@@ -705,15 +808,43 @@ static int open_store(struct collector *c)
 	rc = open_db(c, path);
 	if (rc)
 		return rc;
-	rc = store_replay(c->db, reload_one, c);
-	if (rc == -EINTR)
-		return EXIT_FAIL;
+	return load_store(c, path);
+}
+
+/* The engine's state snapshot into the store, committed with the datagrams it covers. Main thread. */
+static void save_state(struct collector *c)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!c->db)
+		return;
+	pthread_mutex_lock(&c->lock);
+	rc = clusterstate_save(c->cs, &blob, &len);
+	pthread_mutex_unlock(&c->lock);
 	if (rc) {
-		log_err("store %s: cannot read it back", path);
-		return EXIT_DAMAGED;
+		log_warn("store %s: no memory for the state snapshot: a start will replay more",
+			 c->o.store);
+		return;
 	}
-	log_info("store %s: %" PRId64 " datagrams reloaded", path, store_count(c->db, "datagram"));
-	return EXIT_OK;
+	rc = store_put_state(c->db, STATE_NAME, blob, len);
+	free(blob);
+	if (!rc)
+		rc = store_commit(c->db);
+	store_note(c, rc);
+}
+
+/* --retain: one bounded step of deletion (RETAIN_ROWS per table); another at the next tick if it was full. */
+static void retain(struct collector *c)
+{
+	int64_t n;
+
+	if (!c->db || !c->o.retain_ns)
+		return;
+	n = store_retain(c->db, now_rt_ns() - c->o.retain_ns, RETAIN_ROWS);
+	c->retain_more = n >= RETAIN_ROWS;
+	store_note(c, n < 0 ? (int)n : 0);
 }
 
 /* The engine's accounting (nodes, jobs, counters) into the store, then commit. Main thread. */
@@ -944,6 +1075,7 @@ static void run_loop(struct collector *c)
 {
 	uint64_t start = now_ns(), next_status = start + c->o.period_ns;
 	uint64_t next_push = start + c->o.rw_period_ns, next_snap = start + SNAPSHOT_NS;
+	uint64_t next_state = start + STATE_NS;
 
 	while (!g_stop) {
 		struct pollfd pfd = { c->fd, POLLIN, 0 };
@@ -955,6 +1087,13 @@ static void run_loop(struct collector *c)
 			push_remote(c);
 			while (next_push <= t)
 				next_push += c->o.rw_period_ns;
+		}
+		if (c->db && (t >= next_snap || c->retain_more))
+			retain(
+			    c); /* into the batch the accounting's commit (or the next tick's) ends */
+		if (c->db && t >= next_state) {
+			save_state(c);
+			next_state = t + STATE_NS;
 		}
 		if (c->db && t >= next_snap) {
 			snapshot(c);
@@ -1020,6 +1159,14 @@ static void teardown(struct collector *c)
 			log_warn("store %s: the last accounting could not be written: %s",
 				 c->o.store, store_error(c->db));
 	}
+	if (c->db) {
+		struct store_stats st;
+
+		store_get_stats(c->db, &st);
+		if (st.deleted)
+			log_info("store %s: %" PRIu64 " rows older than --retain deleted",
+				 c->o.store, st.deleted);
+	}
 	if (store_close(c->db))
 		log_warn("store %s: write error; the store is incomplete", c->o.store);
 	if (c->out_errors || c->store_errors)
@@ -1058,8 +1205,10 @@ int collect_main(int argc, char **argv)
 	} else {
 		catch_signals();
 		ret = start_live(&c);
-		if (ret == EXIT_OK)
+		if (ret == EXIT_OK) {
 			run_loop(&c);
+			save_state(&c); /* before final_report closes the open intervals */
+		}
 	}
 	if (ret == EXIT_OK)
 		final_report(&c);

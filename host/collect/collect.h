@@ -2,7 +2,8 @@
 /*
  * collect: `vnoise-host collect`, the cluster collector. It receives the nodes' UDP reports on a
  * loopback address unless told otherwise, feeds them to the engine (clusteragg.h), keeps every accepted datagram
- * and the interval summaries in a local SQLite store (store.h) it reloads at start, runs round-robin sampling over the nodes of each
+ * and the interval summaries in a local SQLite store (store.h) with a retention, saves the engine's state in it
+ * (clusterstate.h) every STATE_NS and at exit and starts from that snapshot and the datagrams after it, runs round-robin sampling over the nodes of each
  * job, optionally serves Prometheus /metrics and writes what it received as a capture (--pcap-out); or it
  * replays a capture (--pcap-in) through the same engine and prints the same report.
  */
@@ -16,6 +17,7 @@
 #define COLLECT_DEFAULT_STORE "vnoise-collect.db"
 #define COLLECT_OLD_STORE "vnoise-collect.pcap" /* the store's old format, a capture: imported */
 #define COLLECT_DEFAULT_RW_PERIOD_NS 10000000000ull /* --remote-write-period */
+#define COLLECT_DEFAULT_RETAIN_NS (30ull * 86400 * 1000000000ull) /* --retain: 30 days */
 
 struct collect_opts {
 	const char *listen; /* ADDR:PORT, port 0 picks a free one */
@@ -35,6 +37,7 @@ struct collect_opts {
 	    *forward; /* --forward ADDR:PORT: every accepted datagram to a parent collector */
 	const char *remote_write; /* --remote-write URL (NULL: none) */
 	uint64_t rw_period_ns; /* --remote-write-period, default COLLECT_DEFAULT_RW_PERIOD_NS */
+	uint64_t retain_ns; /* --retain: stored rows older are deleted; 0: kept forever */
 };
 
 /*

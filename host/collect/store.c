@@ -51,6 +51,19 @@ static const char schema_sql[] =
     "CREATE TABLE counter(name TEXT PRIMARY KEY, value INTEGER NOT NULL,"
     " updated_ns INTEGER NOT NULL);";
 
+/*
+ * From schema 1 to 2 (a new store runs both): the engine's state snapshot (state), the retention's index on
+ * the collector's receive time of intervals, and that time on causes (NULL on the rows of schema 1, whose
+ * retention goes by start_ns instead).
+ */
+static const char schema2_sql[] =
+    "CREATE TABLE state(name TEXT PRIMARY KEY, saved_ns INTEGER NOT NULL,"
+    " last_datagram INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX interval_recv ON interval(recv_ns);"
+    "ALTER TABLE cause ADD COLUMN recv_ns INTEGER;"
+    "UPDATE meta SET value = '2' WHERE key = 'schema';"
+    "PRAGMA user_version = 2;";
+
 static const char ins_dgram_sql[] = "INSERT INTO datagram(recv_ns, src, data) VALUES(?1, ?2, ?3)";
 static const char ins_iv_sql[] =
     "INSERT INTO interval VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, ?13,"
@@ -80,14 +93,49 @@ static const char ins_jobiv_sql[] =
     " slow_node = CASE WHEN excluded.max_compute_ns >= max_compute_ns THEN excluded.slow_node"
     "  ELSE slow_node END, max_compute_ns = max(max_compute_ns, excluded.max_compute_ns)";
 static const char ins_cause_sql[] =
-    "INSERT INTO cause VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    "INSERT INTO cause VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 static const char put_node_sql[] =
     "INSERT OR REPLACE INTO node VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
     " ?14, ?15, ?16, ?17, ?18, ?19)";
 static const char put_job_sql[] = "INSERT OR REPLACE INTO job VALUES(?1, ?2, ?3, ?4, ?5)";
 static const char put_counter_sql[] = "INSERT OR REPLACE INTO counter VALUES(?1, ?2, ?3)";
+/* the snapshot covers the datagrams of its own transaction: last_datagram is read inside it */
+static const char put_state_sql[] =
+    "INSERT OR REPLACE INTO state VALUES(?1, ?2, (SELECT coalesce(max(id), 0) FROM datagram), ?3)";
+/*
+ * Retention, at most ?2 rows a statement. Datagrams and causes are rows in arrival order: the first ?2 are
+ * looked at and those received before ?1 go (a clock stepped back delays their deletion, never hastens it);
+ * intervals go by the index on their receive time, the jobs' intervals by their start time.
+ */
+static const char del_dgram_sql[] =
+    "DELETE FROM datagram WHERE id IN (SELECT id FROM datagram ORDER BY id LIMIT ?2)"
+    " AND recv_ns < ?1";
+static const char del_cause_sql[] =
+    "DELETE FROM cause WHERE rowid IN (SELECT rowid FROM cause ORDER BY rowid LIMIT ?2)"
+    " AND coalesce(recv_ns, start_ns) < ?1";
+static const char del_iv_sql[] =
+    "DELETE FROM interval WHERE (job_id, interval_id, node_id) IN (SELECT job_id, interval_id,"
+    " node_id FROM interval WHERE recv_ns < ?1 ORDER BY recv_ns LIMIT ?2)";
+static const char del_jobiv_sql[] =
+    "DELETE FROM job_interval WHERE (job_id, interval_id) IN (SELECT job_id, interval_id"
+    " FROM job_interval WHERE start_ns < ?1 ORDER BY start_ns LIMIT ?2)";
 
-enum { ST_DGRAM, ST_IV, ST_JOBIV, ST_GETC, ST_CAUSE, ST_NODE, ST_JOB, ST_COUNTER, ST_MAX };
+enum {
+	ST_DGRAM,
+	ST_IV,
+	ST_JOBIV,
+	ST_GETC,
+	ST_CAUSE,
+	ST_NODE,
+	ST_JOB,
+	ST_COUNTER,
+	ST_STATE,
+	ST_DEL_DGRAM,
+	ST_DEL_CAUSE,
+	ST_DEL_IV,
+	ST_DEL_JOBIV,
+	ST_MAX
+};
 
 #define STORE_HEAP_LIMIT (64LL << 20) /* bytes of SQLite heap (soft: pages given back above it) */
 
@@ -97,6 +145,7 @@ struct store {
 	int in_batch;
 	uint64_t batch_start_ns; /* CLOCK_MONOTONIC */
 	uint64_t batch_dgrams; /* datagrams in the open batch */
+	uint64_t batch_deleted; /* rows the retention deleted in the open batch */
 	struct store_stats stats;
 	char errmsg[192]; /* the last failure, one line */
 	char path[256];
@@ -183,17 +232,63 @@ static int query_text(sqlite3 *db, const char *sql, char *out, size_t len)
 	return rc;
 }
 
+/* A store of schema 1 made into schema 2, in one transaction (once: the interval index is built). */
+static int upgrade_schema(struct store *s, char *err, size_t errlen)
+{
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema2_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int e = sql_errno(s, sqlite3_errcode(s->db));
+
+		fail(err, errlen, e, "%s: cannot upgrade the schema to version 2: %s", s->path,
+		     e == ENOSPC ? "No space left on device" : sqlite3_errmsg(s->db));
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		errno = e;
+		return -e;
+	}
+	return 0;
+}
+
+/*
+ * PRAGMA quick_check of the tables a start reads whole (the accounting, the snapshot): a check of the whole
+ * file reads all of it (0.6 s a GB), too slow for a start; damage in the history tables is found by what
+ * reads them (the replay after the snapshot, a query: SQLITE_CORRUPT) and by PRAGMA integrity_check.
+ */
+static int quick_check(struct store *s, long uv, char *err, size_t errlen)
+{
+	static const char *const tables[] = { "meta", "node", "job", "counter", "state" };
+
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char sql[64], ok[128];
+
+		if (uv < 2 && !strcmp(tables[i], "state"))
+			continue;
+		snprintf(sql, sizeof(sql), "PRAGMA quick_check(%s)", tables[i]);
+		if (query_text(s->db, sql, ok, sizeof(ok)) != SQLITE_OK)
+			return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
+				    sqlite3_errmsg(s->db));
+		if (strcmp(ok, "ok")) {
+			for (char *p = ok; *p; p++)
+				*p = *p == '\n' ? ' ' : *p; /* one line: the first problems */
+			return fail(err, errlen, EBADMSG, "%s: damaged database (quick_check: %s)",
+				    s->path, ok);
+		}
+	}
+	return 0;
+}
+
 static int make_schema(struct store *s, char *err, size_t errlen)
 {
 	char sql[256];
 
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO meta VALUES('schema', '%d'), ('vnoise_version', '%s'),"
-		 " ('created_ns', '%" PRIu64 "'); PRAGMA user_version = %d;",
-		 STORE_SCHEMA_VERSION, version_string(), now_rt_ns(), STORE_SCHEMA_VERSION);
+		 "INSERT INTO meta VALUES('schema', '1'), ('vnoise_version', '%s'),"
+		 " ('created_ns', '%" PRIu64 "'); PRAGMA user_version = 1;",
+		 version_string(), now_rt_ns());
 	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema2_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		int e = sql_errno(s, sqlite3_errcode(s->db));
 
@@ -206,28 +301,24 @@ static int make_schema(struct store *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* A database that exists: intact (quick_check, unless readonly), ours, and not newer than this build. */
+/*
+ * A database that exists: intact (quick_check, unless readonly), ours, and not newer than this build; a
+ * store of schema 1 is upgraded (unless readonly: a query reads both).
+ */
 static int check_schema(struct store *s, int readonly, char *err, size_t errlen)
 {
 	char v[64], n[64];
 	long uv;
+	int rc;
 
 	if (query_text(s->db, "PRAGMA user_version", v, sizeof(v)) != SQLITE_OK)
 		return sql_fail(s, err, errlen);
-	if (!readonly) {
-		char ok[128];
-
-		if (query_text(s->db, "PRAGMA quick_check", ok, sizeof(ok)) != SQLITE_OK)
-			return fail(err, errlen, EBADMSG, "%s: damaged database: %s", s->path,
-				    sqlite3_errmsg(s->db));
-		if (strcmp(ok, "ok")) {
-			for (char *p = ok; *p; p++)
-				*p = *p == '\n' ? ' ' : *p; /* one line: the first problems */
-			return fail(err, errlen, EBADMSG, "%s: damaged database (quick_check: %s)",
-				    s->path, ok);
-		}
-	}
 	uv = strtol(v, NULL, 10);
+	if (!readonly && uv > 0 && uv <= STORE_SCHEMA_VERSION) {
+		rc = quick_check(s, uv, err, errlen);
+		if (rc)
+			return rc;
+	}
 	if (uv > STORE_SCHEMA_VERSION) {
 		snprintf(
 		    err, errlen,
@@ -249,14 +340,18 @@ static int check_schema(struct store *s, int readonly, char *err, size_t errlen)
 				    "%s: an empty database, not a vnoise store%s", s->path, "");
 		return make_schema(s, err, errlen);
 	}
+	if (uv == 1 && !readonly)
+		return upgrade_schema(s, err, errlen);
 	return 0;
 }
 
 static int prepare_all(struct store *s, char *err, size_t errlen)
 {
-	static const char *const sql[ST_MAX] = { ins_dgram_sql,	  ins_iv_sql,	  ins_jobiv_sql,
-						 get_compute_sql, ins_cause_sql,  put_node_sql,
-						 put_job_sql,	  put_counter_sql };
+	static const char *const sql[ST_MAX] = {
+		ins_dgram_sql, ins_iv_sql,  ins_jobiv_sql,   get_compute_sql, ins_cause_sql,
+		put_node_sql,  put_job_sql, put_counter_sql, put_state_sql,   del_dgram_sql,
+		del_cause_sql, del_iv_sql,  del_jobiv_sql,
+	};
 
 	for (int i = 0; i < ST_MAX; i++)
 		if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
@@ -267,10 +362,14 @@ static int prepare_all(struct store *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Settings of the writer: WAL, NORMAL sync (a commit is durable at the next checkpoint's fsync). */
+/*
+ * Settings of the writer: WAL and FULL sync, so that each batch's commit syncs the WAL and is durable when
+ * COMMIT returns (an OS crash or power cut loses the open batch only, at most STORE_COMMIT_NS of datagrams);
+ * NORMAL would sync at checkpoints only. Read back: a build of SQLite that ignores it is refused.
+ */
 static int writer_pragmas(struct store *s, char *err, size_t errlen)
 {
-	char mode[32];
+	char mode[32], sync[8];
 
 	/* a new database only (a no-op later): fewer, larger pages for the append-mostly tables */
 	if (sqlite3_exec(s->db, "PRAGMA page_size = 16384", NULL, NULL, NULL) != SQLITE_OK ||
@@ -278,9 +377,13 @@ static int writer_pragmas(struct store *s, char *err, size_t errlen)
 		return sql_fail(s, err, errlen);
 	if (strcmp(mode, "wal"))
 		return fail(err, errlen, EIO, "%s: cannot use WAL mode (%s)", s->path, mode);
-	if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;", NULL,
-			 NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(s->db, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;", NULL, NULL,
+			 NULL) != SQLITE_OK ||
+	    query_text(s->db, "PRAGMA synchronous", sync, sizeof(sync)) != SQLITE_OK)
 		return sql_fail(s, err, errlen);
+	if (strcmp(sync, "2"))
+		return fail(err, errlen, EIO, "%s: cannot set synchronous=FULL (it is %s)", s->path,
+			    sync);
 	return 0;
 }
 
@@ -358,6 +461,7 @@ static int batch_fail(struct store *s, int rc, uint64_t extra)
 	s->stats.failures++;
 	s->stats.last_err = -e;
 	s->batch_dgrams = 0;
+	s->batch_deleted = 0; /* rolled back: those rows are there again */
 	s->in_batch = 0;
 	return -e;
 }
@@ -374,7 +478,9 @@ int store_commit(struct store *s)
 				  0); /* the batch is lost (counted); the next one can begin */
 	s->in_batch = 0;
 	s->stats.stored += s->batch_dgrams;
+	s->stats.deleted += s->batch_deleted;
 	s->batch_dgrams = 0;
+	s->batch_deleted = 0;
 	return 0;
 }
 
@@ -512,7 +618,7 @@ static int job_interval(struct store *s, const struct vn_report_hdr *h, int done
 	return run(q);
 }
 
-static int add_causes(struct store *s, const struct datagram_view *v)
+static int add_causes(struct store *s, uint64_t recv_ns, const struct datagram_view *v)
 {
 	sqlite3_stmt *q = s->st[ST_CAUSE];
 	const struct vn_report_hdr *h = &v->hdr;
@@ -534,6 +640,7 @@ static int add_causes(struct store *s, const struct datagram_view *v)
 				  SQLITE_TRANSIENT);
 		bind_u64(q, 9, r->noise_ns);
 		bind_u64(q, 10, r->count);
+		bind_u64(q, 11, recv_ns);
 		rc = run(q);
 		if (rc)
 			return rc;
@@ -559,7 +666,7 @@ int store_add(struct store *s, uint64_t recv_ns, const struct sockaddr *src, soc
 	if (!rc && (v->hdr.kind == VN_REPORT_INTERVAL || v->hdr.kind == VN_REPORT_COUNTERS)) {
 		rc = add_interval(s, recv_ns, v);
 		if (!rc)
-			rc = add_causes(s, v);
+			rc = add_causes(s, recv_ns, v);
 	}
 	if (rc) /* the batch goes, so that no datagram is stored in part */
 		return batch_fail(s, rc, 1);
@@ -636,16 +743,18 @@ int store_put_counter(struct store *s, const char *name, uint64_t value)
 	return rc ? batch_fail(s, rc, 0) : 0;
 }
 
-int store_replay(struct store *s, store_replay_fn *fn, void *ctx)
+int store_replay(struct store *s, int64_t after, store_replay_fn *fn, void *ctx)
 {
 	sqlite3_stmt *q;
 	int rc;
 
 	if (store_commit(s))
 		return -EIO;
-	if (sqlite3_prepare_v2(s->db, "SELECT recv_ns, src, data FROM datagram ORDER BY id", -1, &q,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT recv_ns, src, data FROM datagram WHERE id > ?1 ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
 		return -EIO;
+	sqlite3_bind_int64(q, 1, after);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct sockaddr_storage ss;
 		int sl = sqlite3_column_bytes(q, 1);
@@ -666,7 +775,82 @@ int store_replay(struct store *s, store_replay_fn *fn, void *ctx)
 		}
 	}
 	sqlite3_finalize(q);
+	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+		return -EBADMSG;
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_put_state(struct store *s, const char *name, const void *data, size_t len)
+{
+	sqlite3_stmt *q = s->st[ST_STATE];
+	int rc;
+
+	if (len > INT32_MAX)
+		return -EFBIG;
+	rc = batch(s);
+	if (rc)
+		return batch_fail(s, rc, 0);
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+	bind_u64(q, 2, now_rt_ns());
+	sqlite3_bind_blob(q, 3, data, (int)len, SQLITE_STATIC);
+	rc = run(q);
+	sqlite3_clear_bindings(q); /* data is the caller's */
+	return rc ? batch_fail(s, rc, 0) : 0;
+}
+
+int store_get_state(struct store *s, const char *name, void **data, size_t *len, int64_t *last,
+		    uint64_t *saved_ns)
+{
+	sqlite3_stmt *q;
+	int rc, n;
+
+	*data = NULL;
+	*len = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT data, last_datagram, saved_ns FROM state WHERE name = ?1",
+			       -1, &q, NULL) != SQLITE_OK)
+		return sqlite3_errcode(s->db) == SQLITE_CORRUPT ? -EBADMSG : -EIO;
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(q);
+		return rc == SQLITE_DONE ? -ENOENT : rc == SQLITE_CORRUPT ? -EBADMSG : -EIO;
+	}
+	n = sqlite3_column_bytes(q, 0);
+	*data = malloc(n > 0 ? (size_t)n : 1);
+	if (!*data) {
+		sqlite3_finalize(q);
+		return -ENOMEM;
+	}
+	if (n > 0)
+		memcpy(*data, sqlite3_column_blob(q, 0), (size_t)n);
+	*len = (size_t)n;
+	*last = sqlite3_column_int64(q, 1);
+	*saved_ns = (uint64_t)sqlite3_column_int64(q, 2);
+	sqlite3_finalize(q);
+	return 0;
+}
+
+int64_t store_retain(struct store *s, uint64_t before_ns, unsigned max_rows)
+{
+	static const int del[] = { ST_DEL_DGRAM, ST_DEL_CAUSE, ST_DEL_IV, ST_DEL_JOBIV };
+	int64_t n = 0;
+	int rc = batch(s);
+
+	if (rc)
+		return batch_fail(s, rc, 0);
+	for (size_t i = 0; i < sizeof(del) / sizeof(del[0]); i++) {
+		sqlite3_stmt *q = s->st[del[i]];
+
+		sqlite3_bind_int64(q, 1, before_ns > INT64_MAX ? INT64_MAX : (int64_t)before_ns);
+		sqlite3_bind_int(q, 2, (int)max_rows);
+		rc = run(q);
+		if (rc)
+			return batch_fail(s, rc, 0);
+		n += sqlite3_changes(s->db);
+	}
+	s->batch_deleted += (uint64_t)n;
+	return n;
 }
 
 int64_t store_count(struct store *s, const char *table)
@@ -674,7 +858,7 @@ int64_t store_count(struct store *s, const char *table)
 	char sql[96], v[32];
 
 	if (strcmp(table, "datagram") && strcmp(table, "interval") && strcmp(table, "cause") &&
-	    strcmp(table, "node") && strcmp(table, "job"))
+	    strcmp(table, "node") && strcmp(table, "job") && strcmp(table, "job_interval"))
 		return -EINVAL;
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
 	if (query_text(s->db, sql, v, sizeof(v)) != SQLITE_OK)

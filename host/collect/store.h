@@ -9,6 +9,11 @@
  *   cause     per interval the sources the node named (top causes), one row per record
  *   node      per node the accounting (lost, late, duplicate, stale, restarts...), upserted each snapshot
  *   job       per job its name and node count; counter: the collector's datagram counters by result
+ *   state     the engine's state snapshot (clusterstate.h) and the last datagram it covers: a start loads it
+ *             and replays only the datagrams after it
+ * Durability: WAL with synchronous=FULL: store_commit() returns once the batch is synced, so an OS crash or a
+ * power cut loses at most the open batch (STORE_COMMIT_NS of datagrams), a kill -9 the same.
+ * Retention: store_retain() deletes the rows older than a time, in bounded steps, in the open batch.
  * Readers (`vnoise-host query`, the sqlite3 shell) may read while the collector writes (WAL).
  * Not thread-safe: one struct store per thread.
  */
@@ -20,7 +25,7 @@
 #include <sys/socket.h>
 #include "format/datagram.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2 /* 1: no state table (upgraded when opened for writing) */
 #define STORE_COMMIT_NS 500000000ull /* a batch is committed when this old (kill -9 loses less) */
 
 struct store;
@@ -59,6 +64,7 @@ struct store_stats {
 	    failed; /* datagrams given to store_add() that are not stored (failed, or rolled back) */
 	uint64_t failures; /* batches rolled back */
 	int last_err; /* -errno of the last failure, 0 if none */
+	uint64_t deleted; /* rows the retention deleted (committed), all tables */
 };
 void store_get_stats(const struct store *s, struct store_stats *out);
 /* The last failure in one line ("No space left on device (SQLite: database or disk is full)"), or "". */
@@ -96,14 +102,37 @@ int store_commit(struct store *s) __attribute__((warn_unused_result));
 int store_tick(struct store *s, uint64_t mono_ns) __attribute__((warn_unused_result));
 
 /*
- * Every stored datagram, oldest first, to fn (its return stops the walk and is returned). 0, the callback's
- * value, or -EIO. The address given is the sender's (a sockaddr_in or sockaddr_in6, or NULL).
+ * Every stored datagram whose id is above after (0: all), oldest first, to fn (its return stops the walk and
+ * is returned). 0, the callback's value, -EBADMSG (damaged), or -EIO. The address given is the sender's (a
+ * sockaddr_in or sockaddr_in6, or NULL).
  */
 typedef int store_replay_fn(void *ctx, uint64_t recv_ns, const struct sockaddr *src,
 			    socklen_t srclen, const void *buf, size_t len);
-int store_replay(struct store *s, store_replay_fn *fn, void *ctx);
+int store_replay(struct store *s, int64_t after, store_replay_fn *fn, void *ctx);
 
-/* Rows of the datagram table (for messages and tests); -EIO on error. */
+/*
+ * The state snapshot called name (data[0..len), the caller's) into the open batch: it covers the datagrams
+ * stored up to its commit, the same transaction's included (their last id is recorded with it). 0 or -errno.
+ */
+int store_put_state(struct store *s, const char *name, const void *data, size_t len)
+    __attribute__((warn_unused_result));
+/*
+ * The snapshot called name: *data (malloc'd, the caller frees), *len, the id of the last datagram it covers
+ * (*last) and when it was saved (*saved_ns, CLOCK_REALTIME). 0, -ENOENT (none), -EBADMSG, -ENOMEM, -EIO.
+ */
+int store_get_state(struct store *s, const char *name, void **data, size_t *len, int64_t *last,
+		    uint64_t *saved_ns) __attribute__((warn_unused_result));
+
+/*
+ * Retention: into the open batch, delete at most max_rows rows of each history table (datagram, cause,
+ * interval, job_interval) older than before_ns (CLOCK_REALTIME; the collector's receive time, a job's
+ * intervals by their start). Returns the rows deleted (counted in stats.deleted when committed; a caller
+ * calls again while it returns max_rows or more) or -errno (the batch rolled back, counted).
+ */
+int64_t store_retain(struct store *s, uint64_t before_ns, unsigned max_rows)
+    __attribute__((warn_unused_result));
+
+/* Rows of a table (datagram, interval, cause, job_interval, node, job; for messages and tests); -EIO. */
 int64_t store_count(struct store *s, const char *table);
 
 /* The SQLite handle, for the query module's statements (owned by s). */

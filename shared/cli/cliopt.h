@@ -10,7 +10,7 @@
  * convention (an own option with a letter, a letter or name used twice, an alias of a letter that the
  * command uses with its common meaning).
  *
- * Times: a TIME without a unit is in microseconds everywhere (units ns us ms s m h; 0 needs none). An option
+ * Times: a TIME without a unit is in microseconds everywhere (units ns us ms s m h d; 0 needs none). An option
  * whose bare number used to mean another unit names that unit (bare_unit); for one release a bare non-zero
  * number is rejected there with one line ("-d 10: a time without a unit is in microseconds; write 10s (or
  * 10us)") instead of being silently reinterpreted.

@@ -85,7 +85,8 @@ static const struct {
 		       { "ms", 1000000 },
 		       { "s", 1000000000ULL },
 		       { "m", 60000000000ULL },
-		       { "h", 3600000000000ULL } };
+		       { "h", 3600000000000ULL },
+		       { "d", 86400000000000ULL } };
 
 /*
  * One term "NUMBER[UNIT]" at s into *ns, its unit into *unit (0 when it has none: the number is then in

@@ -16,9 +16,9 @@ int parse_int(const char *s, int min, int max, int *out) __attribute__((warn_unu
 /* Finite non-negative decimal number ("0.1", "5", "1e-3"). */
 int parse_double(const char *s, double *out) __attribute__((warn_unused_result));
 /*
- * Duration to ns: a non-negative number with an optional unit ns, us, ms, s, m, h; without a unit the number
+ * Duration to ns: a non-negative number with an optional unit ns, us, ms, s, m, h, d; without a unit the number
  * is in def_unit_ns (e.g. 1000 for microseconds). "1.5ms" is allowed, and so are several numbers with units,
- * largest unit first and each unit once ("1h30m", "2m0.5s"; not "30m1h" nor "1h30"). -ERANGE when the
+ * largest unit first and each unit once ("1h30m", "2m0.5s", "1d12h"; not "30m1h" nor "1h30"). -ERANGE when the
  * result does not fit in uint64 (about 584 years), -EINVAL for anything else that is not a duration.
  */
 int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)

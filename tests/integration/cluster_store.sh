@@ -8,12 +8,19 @@
 #     accepted more than ~1 s before the kill (its status lines say how many), and no more than were sent.
 #  C. A damaged copy (pages overwritten), a newer schema and a foreign file: one line, exit 5, file untouched.
 #  D. A store of the old format (a capture) is imported into FILE.db, the capture kept, the same totals.
+#  E. Durability: the store a collector writes is in WAL mode (read back with the sqlite3 shell), its WAL is
+#     synced (fdatasync, seen with strace) after each commit while it runs, and a kill -9 once the nodes'
+#     datagrams were committed (> 1 s before) loses none of them.
+#  F. Retention: with --retain 3s the rows older than 3 s are deleted while the collector runs (counted:
+#     status line, exit line, /metrics), younger ones kept; a bare number is refused.
+#  A also: a restart starts from the state snapshot (no datagram replayed) with the report a start that
+#     replays the whole history (the snapshot removed) gives.
 # shellcheck source=lib.bash
 . "$(dirname "$0")/lib.bash"
 VH="$BUILD/vnoise-host"
 SIM="$BUILD/tests/tools/nodesim"
 [ -x "$VH" ] && [ -x "$SIM" ] || fail "vnoise-host or nodesim not built"
-require_tools curl sqlite3 jq
+require_tools curl sqlite3 jq strace
 
 KEY="$TMP/keys"
 printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
@@ -76,7 +83,7 @@ used=$(jq '.datagrams.ok' "$TMP/A.json")
 [ "$(sqlite3 "$TMP/A.db" "SELECT value FROM counter WHERE name = 'ok'")" = "$used" ] || fail "counter ok != $used"
 mt=$(sed -n 's/^vnoise_collect_datagrams_total{result="ok"} \([0-9]*\)$/\1/p' "$TMP/A.metrics")
 [ "$mt" = "$used" ] || fail "/metrics used '$mt' != $used"
-[ "$(sqlite3 "$TMP/A.db" 'PRAGMA user_version')" = 1 ] && [ "$(sqlite3 "$TMP/A.db" "SELECT value FROM meta WHERE key = 'schema'")" = 1 ] ||
+[ "$(sqlite3 "$TMP/A.db" 'PRAGMA user_version')" = 2 ] && [ "$(sqlite3 "$TMP/A.db" "SELECT value FROM meta WHERE key = 'schema'")" = 2 ] ||
 	fail "schema version not recorded"
 [ "$(sqlite3 "$TMP/A.db" 'PRAGMA journal_mode')" = wal ] || fail "not in WAL mode"
 "$VH" query --store "$TMP/A.db" causes A --json >"$TMP/A.c.json" || fail "query causes failed"
@@ -101,6 +108,20 @@ STORED='[.nodes[] | {node, datagrams, lost, noise_ns, compute_ns, class_ns, inte
 [ "$(jq -cS "$STORED" "$TMP/A.json")" = "$(jq -cS "$STORED" "$TMP/S.json")" ] || fail "the store did not reload the totals"
 [ "$(jq -cS "$RANK" "$TMP/A.json")" = "$(jq -cS "$RANK" "$TMP/S.json")" ] || fail "the reloaded ranking differs"
 ok "A: a collector restarted on the store goes on from the same totals and ranking"
+grep -q "state snapshot of .* loaded (8 nodes)" "$TMP/S.err" && grep -q ": 0 datagrams after the snapshot replayed" "$TMP/S.err" ||
+	fail "the restart did not start from the state snapshot: $(cat "$TMP/S.err")"
+# the same start without the snapshot replays every stored datagram and reports the same
+sqlite3 "$TMP/A.db" ".backup '$TMP/R.db'" && sqlite3 "$TMP/R.db" 'DELETE FROM state' || fail "cannot copy the store"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/R.db" --duration 0.1s --json >"$TMP/R.json" \
+	2>"$TMP/R.err" || fail "collector on the store without a snapshot failed: $(cat "$TMP/R.err")"
+grep -q ": $used datagrams replayed" "$TMP/R.err" || fail "without a snapshot: not every datagram replayed: $(cat "$TMP/R.err")"
+# but for the rotation (commands sent, slots), which a replay cannot rebuild and the snapshot keeps
+NOROT='del(.commands, .jobs[].rotation, .jobs[].slots, .nodes[].commands, .nodes[].slots_sampled)'
+[ "$(jq -cS "$NOROT" "$TMP/S.json")" = "$(jq -cS "$NOROT" "$TMP/R.json")" ] ||
+	fail "start from the snapshot != start replaying the history: $(diff <(jq -S "$NOROT" "$TMP/S.json") <(jq -S "$NOROT" "$TMP/R.json") | head -20)"
+[ "$(jq .commands.sent "$TMP/S.json")" -gt 0 ] && [ "$(jq .commands.sent "$TMP/S.json")" = "$(jq .commands.sent "$TMP/A.json")" ] ||
+	fail "the snapshot did not keep the rotation's commands: $(jq -c .commands "$TMP/S.json") vs $(jq -c .commands "$TMP/A.json")"
+ok "A: the restart loaded the state snapshot (0 datagrams replayed); its report = a full replay's ($used datagrams), and it keeps the rotation's $(jq .commands.sent "$TMP/A.json") commands"
 
 # ---------------- B: kill -9 mid-run
 start_collector B --slot 200ms --job B --store "$TMP/B.db" --period 100ms
@@ -161,3 +182,63 @@ integrity "$TMP/old.db"
 	2>"$TMP/D2.err" || fail "second start on the capture failed: $(cat "$TMP/D2.err")"
 [ "$(jq .datagrams.ok "$TMP/D2.json")" = "$(jq .datagrams.ok "$TMP/D.json")" ] || fail "the capture was imported twice"
 ok "D: the old capture store imported into old.db ($(jq .datagrams.ok "$TMP/D.json") datagrams), kept, same totals and ranking"
+
+# ---------------- E: durability
+strace -f -qq -e trace=fdatasync,fsync -y -o "$TMP/E.strace" "$VH" collect -k "$KEY" --listen 127.0.0.1:0 \
+	--store "$TMP/E.db" --slot 0 --period 100ms >/dev/null 2>"$TMP/E.err" &
+SPID=$!
+PIDS+=("$SPID")
+for _ in $(seq 200); do
+	PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/E.err")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+[ -n "$PORT" ] || fail "collector E did not start: $(cat "$TMP/E.err")"
+grep -q "(WAL, synchronous=FULL)" "$TMP/E.err" || fail "the collector does not say it runs synchronous=FULL: $(cat "$TMP/E.err")"
+[ "$(sqlite3 "$TMP/E.db" 'PRAGMA journal_mode')" = wal ] || fail "E: the store is not in WAL mode"
+syncs0=$(grep -c 'E\.db-wal>' "$TMP/E.strace")
+run_nodes E 200 # 2 s
+wait_nodes E
+sleep 1.2 # every datagram is in a committed batch (0.5 s) by now
+syncs=$(($(grep -c 'E\.db-wal>' "$TMP/E.strace") - syncs0))
+used=$(grep '^nodes ' "$TMP/E.err" | tail -1 | sed 's/.* used \([0-9]*\) .*/\1/')
+sent=$(cat "$TMP"/E.node*.json | jq -s 'map(.datagrams) | add')
+CPID=$(pgrep -P "$SPID" -x vnoise-host)
+[ -n "$CPID" ] || fail "E: no collector under strace"
+kill -KILL "$CPID"
+wait "$SPID" 2>/dev/null
+# a commit every 0.5 s of traffic and the accounting's every second: at least 4 in 3 s, each synced
+[ "$syncs" -ge 4 ] || fail "E: the WAL was synced $syncs times in 3 s of commits (synchronous=FULL syncs each): $(grep -v resumed "$TMP/E.strace" | head -5)"
+integrity "$TMP/E.db"
+kept=$(sqlite3 "$TMP/E.db" 'SELECT count(*) FROM datagram')
+[ "$used" = "$sent" ] || fail "E: the collector used $used of the $sent datagrams sent"
+[ "$kept" = "$used" ] || fail "E: kill -9 1.2 s after the last datagram: the store kept $kept of the $used committed"
+ok "E: WAL (sqlite3 shell), the WAL synced $syncs times in 3 s of commits (strace), kill -9 after the commits lost none ($kept datagrams)"
+
+# ---------------- F: retention
+expect_err 2 "needs a unit" "$VH" collect -k "$KEY" --retain 30 --store "$TMP/F.db"
+expect_err 2 "not 0, forever or a time" "$VH" collect -k "$KEY" --retain 10ms --store "$TMP/F.db"
+start_collector F --slot 0 --store "$TMP/F.db" --retain 3s --period 100ms --metrics 127.0.0.1:0
+metrics_port "$TMP/F.err"
+run_nodes F 100 # 1 s
+wait_nodes F
+first=$(cat "$TMP"/F.node*.json | jq -s 'map(.datagrams) | add')
+sleep 0.7 # committed
+[ "$(sqlite3 "$TMP/F.db" 'SELECT count(*) FROM datagram')" = "$first" ] || fail "F: rows deleted before they were 3 s old"
+sleep 4 # 3 s old, then a step of the retention (one a second)
+for t in datagram interval cause job_interval; do
+	[ "$(sqlite3 "$TMP/F.db" "SELECT count(*) FROM $t")" = 0 ] || fail "F: $t keeps $(sqlite3 "$TMP/F.db" "SELECT count(*) FROM $t") rows older than --retain 3s"
+done
+deleted=$(grep '^nodes ' "$TMP/F.err" | tail -1 | sed 's/.* store-deleted \([0-9]*\).*/\1/')
+[ -n "$deleted" ] && [ "$deleted" -gt "$first" ] || fail "F: store-deleted '$deleted', want > $first (the datagrams, their intervals...)"
+m=$(curl -sf "http://127.0.0.1:$MPORT/metrics" | sed -n 's/^vnoise_collect_store_deleted_total \([0-9]*\)$/\1/p')
+[ "$m" = "$deleted" ] || fail "F: /metrics store_deleted '$m' != the status line's $deleted"
+[ "$(sqlite3 "$TMP/F.db" 'SELECT count(*) FROM node')" = 8 ] || fail "F: the node table lost rows to the retention"
+run_nodes F2 100
+wait_nodes F2
+young=$(sqlite3 "$TMP/F.db" 'SELECT count(*) FROM datagram')
+kill -TERM "$CPID"
+wait "$CPID" || fail "collector F exited $?: $(tail -3 "$TMP/F.err")"
+[ "$young" -gt 0 ] || fail "F: the young rows were deleted too"
+grep -q "store $TMP/F.db: [0-9]* rows older than --retain deleted" "$TMP/F.err" || fail "F: no exit line with the rows deleted: $(tail -3 "$TMP/F.err")"
+ok "F: --retain 3s: every row older deleted while running ($deleted rows, = /metrics), $young young datagrams kept, nodes kept"

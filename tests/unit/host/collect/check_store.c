@@ -263,7 +263,7 @@ START_TEST(test_reopen_replay)
 	ck_assert_msg(s != NULL, "%s", err);
 	ck_assert_int_eq(store_count(s, "datagram"), 6);
 	ck_assert_int_eq(store_count(s, "interval"), 6);
-	ck_assert_int_eq(store_replay(s, on_dgram, seen), 42); /* the callback stops the walk */
+	ck_assert_int_eq(store_replay(s, 0, on_dgram, seen), 42); /* the callback stops the walk */
 	ck_assert_int_eq(seen->n, 5);
 	for (int i = 0; i < 5; i++) {
 		ck_assert_uint_eq(seen->t[i], 1000 + (uint64_t)i);
@@ -290,7 +290,7 @@ START_TEST(test_newer_schema)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(store_close(s), 0);
 	ck_assert_int_eq(sqlite3_open(path, (sqlite3 **)&s), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec((sqlite3 *)s, "PRAGMA user_version = 2", 0, 0, 0), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec((sqlite3 *)s, "PRAGMA user_version = 3", 0, 0, 0), SQLITE_OK);
 	sqlite3_close((sqlite3 *)s);
 	snprintf(cp, sizeof(cp), "cp %s %s.orig", path, path);
 	ck_assert_int_eq(system(cp), 0);
@@ -558,6 +558,169 @@ START_TEST(test_full_accounting)
 }
 END_TEST
 
+/* The writer's durability: WAL, and synchronous=FULL on its connection (a commit is synced). */
+START_TEST(test_durability)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	sqlite3_stmt *q;
+
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_int_eq(sqlite3_prepare_v2(store_db(s), "PRAGMA synchronous", -1, &q, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), 2); /* FULL */
+	sqlite3_finalize(q);
+	ck_assert_int_eq(store_close(s), 0);
+	ck_assert_int_eq(sql1(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+}
+END_TEST
+
+/* A store of schema 1 is upgraded when opened for writing: the state table, the index, rows kept. */
+START_TEST(test_upgrade)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	sqlite3 *db;
+	size_t n;
+
+	ck_assert_ptr_nonnull(s);
+	n = make_report(d, &v, 1, 1, 0, 1, 10, 20);
+	ck_assert_int_eq(store_add(s, 5, NULL, 0, d, n, &v), 0);
+	ck_assert_int_eq(store_close(s), 0);
+	/* back to schema 1 as an older build made it */
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db,
+				      "DROP TABLE state; DROP INDEX interval_recv;"
+				      " ALTER TABLE cause DROP COLUMN recv_ns;"
+				      " UPDATE meta SET value = '1' WHERE key = 'schema';"
+				      " PRAGMA user_version = 1",
+				      0, 0, 0),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	s = store_open(path, 1, err, sizeof(err)); /* a query reads it as it is */
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_int_eq(store_close(s), 0);
+	ck_assert_int_eq(sql1(path, "PRAGMA user_version"), 1);
+	s = store_open(path, 0, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_int_eq(store_count(s, "datagram"), 1);
+	ck_assert_int_eq(store_close(s), 0);
+	ck_assert_int_eq(sql1(path, "PRAGMA user_version"), 2);
+	ck_assert_int_eq(sql1(path, "SELECT value FROM meta WHERE key = 'schema'"), 2);
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM sqlite_schema WHERE name IN ('state',"
+				    " 'interval_recv')"),
+			 2);
+	ck_assert_int_eq(sql1(path, "SELECT count(*) FROM cause WHERE recv_ns IS NULL"), 1);
+}
+END_TEST
+
+struct count_ctx {
+	int n;
+	uint64_t first_t;
+};
+
+static int count_dgram(void *ctx, uint64_t t, const struct sockaddr *src, socklen_t srclen,
+		       const void *buf, size_t len)
+{
+	struct count_ctx *c = ctx;
+
+	(void)src, (void)srclen, (void)buf, (void)len;
+	if (!c->n++)
+		c->first_t = t;
+	return 0;
+}
+
+/*
+ * A state snapshot covers the datagrams committed with it: its last id is theirs, a replay after it gives
+ * the later ones only; a rolled-back snapshot leaves the one before.
+ */
+START_TEST(test_state)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	struct count_ctx cc = { 0 };
+	void *blob = NULL;
+	size_t n, len = 0;
+	int64_t last = -1;
+	uint64_t saved = 0;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(store_get_state(s, "x", &blob, &len, &last, &saved), -ENOENT);
+	for (int i = 0; i < 3; i++) {
+		n = make_report(d, &v, 1, (uint64_t)i, 0, 1, 10, 20);
+		ck_assert_int_eq(store_add(s, 100 + (uint64_t)i, NULL, 0, d, n, &v), 0);
+	}
+	ck_assert_int_eq(store_put_state(s, "x", "abc", 3), 0); /* same batch as the 3 */
+	ck_assert_int_eq(store_commit(s), 0);
+	for (int i = 3; i < 5; i++) {
+		n = make_report(d, &v, 1, (uint64_t)i, 0, 1, 10, 20);
+		ck_assert_int_eq(store_add(s, 100 + (uint64_t)i, NULL, 0, d, n, &v), 0);
+	}
+	ck_assert_int_eq(store_close(s), 0);
+	s = store_open(path, 0, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(store_get_state(s, "x", &blob, &len, &last, &saved), 0);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_mem_eq(blob, "abc", 3);
+	free(blob);
+	ck_assert_int_eq(last, 3);
+	ck_assert_uint_gt(saved, 0);
+	ck_assert_int_eq(store_replay(s, last, count_dgram, &cc), 0);
+	ck_assert_int_eq(cc.n, 2);
+	ck_assert_uint_eq(cc.first_t, 103);
+	ck_assert_int_eq(store_close(s), 0);
+}
+END_TEST
+
+/*
+ * Retention: rows received before the cut go, at most max_rows per table and call, counted once
+ * committed; younger rows stay.
+ */
+START_TEST(test_retain)
+{
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	struct store_stats st;
+	int64_t k, total = 0;
+
+	ck_assert_ptr_nonnull(s);
+	for (int i = 0; i < 10; i++) { /* received at 1000..1009 */
+		size_t n = make_report(d, &v, 1, (uint64_t)i, 0, 1, 10, 20);
+
+		ck_assert_int_eq(store_add(s, 1000 + (uint64_t)i, NULL, 0, d, n, &v), 0);
+	}
+	ck_assert_int_eq(store_commit(s), 0);
+	/* before 1006: 6 datagrams, 6 intervals, 6 causes; 2 rows per table and step */
+	k = store_retain(s, 1006, 2);
+	ck_assert_int_eq(k, 6); /* 2 datagrams, 2 causes, 2 intervals (job intervals: by start) */
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.deleted, 0); /* not committed yet */
+	total += k;
+	while ((k = store_retain(s, 1006, 2)) > 0)
+		total += k;
+	ck_assert_int_eq(k, 0);
+	ck_assert_int_eq(store_commit(s), 0);
+	ck_assert_int_eq(total, 18);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.deleted, 18);
+	ck_assert_int_eq(store_count(s, "datagram"), 4);
+	ck_assert_int_eq(store_count(s, "interval"), 4);
+	ck_assert_int_eq(store_count(s, "cause"), 4);
+	ck_assert_int_eq(store_count(s, "job_interval"), 10); /* their start is the nodes' 2000 s */
+	ck_assert_int_eq(sql1(path, "SELECT min(recv_ns) FROM datagram"), 1006);
+	ck_assert_int_eq(sql1(path, "SELECT min(recv_ns) FROM interval"), 1006);
+	/* the jobs' intervals by their start: the 3 first; and the 4 + 4 + 4 rows left, received earlier */
+	ck_assert_int_eq(store_retain(s, 2000000000000ull + 3 * 10000000ull, 100), 15);
+	ck_assert_int_eq(store_commit(s), 0);
+	ck_assert_int_eq(store_count(s, "job_interval"), 7);
+	ck_assert_int_eq(store_count(s, "datagram"), 0);
+	ck_assert_int_eq(store_close(s), 0);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -566,11 +729,15 @@ static Suite *store_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_schema);
 	tcase_add_test(t, test_newer_schema);
+	tcase_add_test(t, test_durability);
+	tcase_add_test(t, test_upgrade);
 	suite_add_tcase(s, t);
 	t = tcase_create("rows");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_batch_and_merge);
 	tcase_add_test(t, test_reopen_replay);
+	tcase_add_test(t, test_state);
+	tcase_add_test(t, test_retain);
 	suite_add_tcase(s, t);
 	t = tcase_create("full");
 	tcase_add_checked_fixture(t, setup, teardown);

@@ -198,6 +198,8 @@ START_TEST(test_duration_combined)
 			  9000000000000ULL); /* a term may exceed the next unit */
 	ck_assert_uint_eq(dur_ok("0.5s250ms", 1), 750000000);
 	ck_assert_uint_eq(dur_ok("1h0m", 1), 3600000000000ULL);
+	ck_assert_uint_eq(dur_ok("30d", 1), 30ULL * 86400000000000ULL); /* days: a retention */
+	ck_assert_uint_eq(dur_ok("1d12h", 1), 36ULL * 3600000000000ULL);
 	/* a bare number stands alone; order and repetition */
 	dur_fails("1h30", 1000, -EINVAL);
 	dur_fails("30m1h", 1000, -EINVAL);
