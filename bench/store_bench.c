@@ -8,9 +8,18 @@
  *  2. Queries on a store of ROWS interval rows (default 10 M: NODES nodes of one job reporting every PERIOD
  *     seconds, back from now; generated with INSERT ... SELECT, not through store_add): the ranking of
  *     the last day (target < 1 s), of the whole store, a node's timeline of a day, a job's causes of a day.
+ *  3. Durability: the inserts of 1. with the store's default (synchronous=FULL: the WAL is synced at each
+ *     batch's commit) against synchronous=NORMAL (the store's old default: synced at checkpoints only)
+ *     and NORMAL with a checkpoint after every batch.
  * Files under $TMPDIR (default /tmp), removed at the end unless -k.
+ * With -G PATH, only the start-up bench's store is made (bench/store_startup.sh): ROWS sealed counters
+ * datagrams of NODES nodes, one every PERIOD seconds back from now, with their interval rows, inserted
+ * directly in one transaction in the store's schema (as a collector with no state snapshot left them).
  *
- *   store_bench [-n INSERTS] [-r ROWS] [-N NODES] [-p PERIOD_S] [-k]
+ * With -R PATH, the retention's steps on such a store (keeping its last 20 days): their time, the receive
+ * loop's stall. With -i, parts 1 and 3 only.
+ *
+ *   store_bench [-n INSERTS] [-r ROWS] [-N NODES] [-p PERIOD_S] [-k] [-i] [-G PATH] [-R PATH]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -101,15 +110,20 @@ static void rm_db(const char *p)
 	unlink(w);
 }
 
-/* Part 1: n inserts, sampled or not; prints rows/s of CPU and of wall time. */
-static void bench_insert(const char *dir, uint64_t n, int sampled)
+/* The durability of part 3: the store's default, its old one, the old one with a checkpoint a batch. */
+enum { DUR_FULL, DUR_NORMAL, DUR_NORMAL_CKPT };
+static const char *const dur_name[] = { "synchronous=FULL (default)", "synchronous=NORMAL (old)",
+					"NORMAL + checkpoint a batch" };
+
+/* Part 1 (and 3): n inserts, sampled or not, at durability dur; prints rows/s of CPU and of wall time. */
+static void bench_insert(const char *dir, uint64_t n, int sampled, int dur)
 {
 	char path[256], err[256];
 	struct store *s;
 	static uint8_t d[1024][VN_REPORT_MAX_LEN];
 	static struct datagram_view v[1024];
 	static size_t len[1024];
-	uint64_t c0, w0, c1, w1;
+	uint64_t c0, w0, c1, w1, stored = 0;
 
 	snprintf(path, sizeof(path), "%s/store_bench_insert.db", dir);
 	rm_db(path);
@@ -118,6 +132,9 @@ static void bench_insert(const char *dir, uint64_t n, int sampled)
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
+	if (dur != DUR_FULL && sqlite3_exec((sqlite3 *)store_db(s), "PRAGMA synchronous = NORMAL",
+					    NULL, NULL, NULL) != SQLITE_OK)
+		exit(1);
 	for (int i = 0; i < 1024; i++) /* 1024 nodes; the interval id is changed per round below */
 		len[i] = make(d[i], &v[i], (uint64_t)i + 1, 0, sampled);
 	c0 = clk(CLOCK_PROCESS_CPUTIME_ID);
@@ -128,6 +145,22 @@ static void bench_insert(const char *dir, uint64_t n, int sampled)
 		x->hdr.interval_id =
 		    k / 1024; /* a new interval row (the raw bytes are not re-sealed) */
 		x->hdr.start_realtime_ns = 1700000000000000000ull + (k / 1024) * S;
+		if (dur ==
+		    DUR_NORMAL_CKPT) { /* the batch committed outside a transaction: checkpoint */
+			struct store_stats st;
+
+			if (store_tick(s, clk(CLOCK_MONOTONIC)))
+				exit(1);
+			store_get_stats(s, &st);
+			if (st.stored != stored &&
+			    sqlite3_wal_checkpoint_v2((sqlite3 *)store_db(s), NULL,
+						      SQLITE_CHECKPOINT_PASSIVE, NULL,
+						      NULL) != SQLITE_OK) {
+				fprintf(stderr, "checkpoint: %s\n", sqlite3_errmsg(store_db(s)));
+				exit(1);
+			}
+			stored = st.stored;
+		}
 		if (store_add(s, 1700000000000000000ull + k, NULL, 0, d[k % 1024], len[k % 1024],
 			      x)) {
 			fprintf(stderr, "store_add failed\n");
@@ -140,11 +173,11 @@ static void bench_insert(const char *dir, uint64_t n, int sampled)
 	}
 	c1 = clk(CLOCK_PROCESS_CPUTIME_ID);
 	w1 = clk(CLOCK_MONOTONIC);
-	printf("insert %-9s %9" PRIu64 " interval rows (%s): %8.0f rows/s CPU, %8.0f rows/s wall"
-	       " (target >= 200000)\n",
+	printf("insert %-9s %9" PRIu64 " interval rows (%s), %s: %8.0f rows/s CPU, %8.0f rows/s"
+	       " wall (target >= 200000)\n",
 	       sampled ? "sampled" : "counters", n,
 	       sampled ? "+ raw datagram + 4 cause rows each" : "+ raw datagram each",
-	       (double)n * S / (double)(c1 - c0), (double)n * S / (double)(w1 - w0));
+	       dur_name[dur], (double)n * S / (double)(c1 - c0), (double)n * S / (double)(w1 - w0));
 	rm_db(path);
 }
 
@@ -207,6 +240,127 @@ static double timed(sqlite3 *db, const char *sql, uint64_t from, uint64_t to, in
 	return (double)(clk(CLOCK_MONOTONIC) - t0) / S;
 }
 
+/* Run sql on db or exit with its error. */
+static void exec_or_die(sqlite3 *db, const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
+		exit(1);
+	}
+}
+
+/*
+ * -G: the start-up bench's store at path (made new): rows sealed counters datagrams, node 1 + k % nodes
+ * reporting interval k / nodes (its seq) every period_s seconds back from now, each with its interval row,
+ * then the job's intervals; one transaction, no state snapshot (a collector that never saved one).
+ */
+static void generate_datagrams(const char *path, uint64_t rows, uint64_t nodes, uint64_t period_s)
+{
+	static const char ins_d[] = "INSERT INTO datagram(recv_ns, src, data) VALUES(?1, NULL, ?2)";
+	static const char ins_i[] =
+	    "INSERT INTO interval VALUES(?1, ?2, ?3, 1, ?4, ?5, ?6, 1, 1, 0, ?7, ?8, 0, 0, ?9, 0,"
+	    " ?9, 0, 0, 0, 0, 0, 0, 0, 0)";
+	uint64_t ivs = rows / nodes, start = clk(CLOCK_REALTIME) - ivs * period_s * S;
+	uint64_t t0 = clk(CLOCK_MONOTONIC);
+	uint8_t d[VN_REPORT_MAX_LEN];
+	struct datagram_view v;
+	sqlite3_stmt *qd, *qi;
+	char err[256];
+	struct store *s;
+	sqlite3 *db;
+
+	rm_db(path);
+	s = store_open(path, 0, err, sizeof(err)); /* the schema */
+	if (!s || store_close(s)) {
+		fprintf(stderr, "%s\n", s ? "cannot close the new store" : err);
+		exit(1);
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		exit(1);
+	exec_or_die(db, "PRAGMA synchronous = OFF");
+	exec_or_die(db, "PRAGMA cache_size = -262144");
+	if (sqlite3_prepare_v2(db, ins_d, -1, &qd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, ins_i, -1, &qi, NULL) != SQLITE_OK) {
+		fprintf(stderr, "generate: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	exec_or_die(db, "BEGIN");
+	for (uint64_t k = 0; k < ivs * nodes; k++) {
+		uint64_t node = 1 + k % nodes, iv = k / nodes;
+		uint64_t recv = start + iv * period_s * S + node * 1000;
+		size_t len = make(d, &v, node, iv, 0);
+
+		sqlite3_bind_int64(qd, 1, (sqlite3_int64)recv);
+		sqlite3_bind_blob(qd, 2, d, (int)len, SQLITE_STATIC);
+		sqlite3_bind_int64(qi, 1, (sqlite3_int64)node);
+		sqlite3_bind_int64(qi, 2, (sqlite3_int64)v.hdr.job_id);
+		sqlite3_bind_int64(qi, 3, (sqlite3_int64)iv);
+		sqlite3_bind_int64(qi, 4, (sqlite3_int64)v.hdr.start_realtime_ns);
+		sqlite3_bind_int64(qi, 5, (sqlite3_int64)v.hdr.end_realtime_ns);
+		sqlite3_bind_int64(qi, 6, (sqlite3_int64)recv);
+		sqlite3_bind_int64(qi, 7, (sqlite3_int64)v.rec[0].compute_ns);
+		sqlite3_bind_int64(qi, 8, (sqlite3_int64)v.rec[0].noise_ns);
+		sqlite3_bind_int64(qi, 9, 300);
+		if (sqlite3_step(qd) != SQLITE_DONE || sqlite3_step(qi) != SQLITE_DONE) {
+			fprintf(stderr, "generate: %s\n", sqlite3_errmsg(db));
+			exit(1);
+		}
+		sqlite3_reset(qd);
+		sqlite3_reset(qi);
+	}
+	exec_or_die(db,
+		    "INSERT INTO job_interval SELECT job_id, interval_id, min(start_ns), count(*),"
+		    " min(compute_ns), max(compute_ns), max(node_id) FROM interval GROUP BY 1, 2");
+	exec_or_die(db, "COMMIT");
+	sqlite3_finalize(qd);
+	sqlite3_finalize(qi);
+	exec_or_die(db, "PRAGMA wal_checkpoint(TRUNCATE)");
+	sqlite3_close(db);
+	printf("store %s: %" PRIu64 " datagram and interval rows (%" PRIu64 " nodes x %" PRIu64
+	       " intervals of %" PRIu64 " s), made in %.1f s\n",
+	       path, ivs * nodes, nodes, ivs, period_s, (double)(clk(CLOCK_MONOTONIC) - t0) / S);
+}
+
+/*
+ * -R: on the store at path (one -G made), STEPS retention steps as the collector runs them (store_retain of
+ * 1000 rows a table, then the commit) deleting what is older than keep_days: the time of a step (the
+ * receive loop's stall), mean and worst, and the rows deleted per second.
+ */
+static void bench_retain(const char *path, uint64_t keep_days)
+{
+	enum { STEPS = 200 };
+	char err[256];
+	struct store *s = store_open(path, 0, err, sizeof(err));
+	uint64_t cut = clk(CLOCK_REALTIME) - keep_days * DAY, sum = 0, worst = 0, rows = 0;
+	int k;
+
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	for (k = 0; k < STEPS; k++) {
+		uint64_t t0 = clk(CLOCK_MONOTONIC), dt;
+		int64_t n = store_retain(s, cut, 1000);
+
+		if (n < 0 || store_commit(s)) {
+			fprintf(stderr, "retention step failed\n");
+			exit(1);
+		}
+		dt = clk(CLOCK_MONOTONIC) - t0;
+		sum += dt;
+		worst = dt > worst ? dt : worst;
+		rows += (uint64_t)n;
+		if (!n)
+			break;
+	}
+	printf("retention --retain %" PRIu64
+	       "d on %s: %d steps of <= 1000 rows a table (with the commit):"
+	       " %.2f ms mean, %.2f ms worst; %" PRIu64 " rows deleted, %.0f rows/s\n",
+	       keep_days, path, k, (double)sum / k / 1e6, (double)worst / 1e6, rows,
+	       (double)rows * S / (double)sum);
+	store_close(s);
+}
+
 static void bench_query(const char *dir, uint64_t rows, uint64_t nodes, uint64_t period_s, int keep)
 {
 	char path[256], err[256];
@@ -255,31 +409,51 @@ static void bench_query(const char *dir, uint64_t rows, uint64_t nodes, uint64_t
 int main(int argc, char **argv)
 {
 	uint64_t n = 2000000, rows = 10000000, nodes = 128, period = 30;
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", *gen = NULL, *ret = NULL;
 	char err[128];
-	int c, keep = 0;
+	int c, keep = 0, inserts_only = 0;
 
-	while ((c = getopt(argc, argv, "n:r:N:p:k")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:N:p:kiG:R:")) != -1) {
 		uint64_t *dst = c == 'n' ? &n : c == 'r' ? &rows : c == 'N' ? &nodes : &period;
 
-		if (c == 'k') {
+		if (c == 'i') {
+			inserts_only = 1;
+			continue;
+		}
+		if (c == 'R') {
+			ret = optarg;
+			continue;
+		}
+		if (c == 'k' || c == 'G') {
 			keep = 1;
+			gen = c == 'G' ? optarg : gen;
 			continue;
 		}
 		if (c == '?' || parse_u64(optarg, dst) || !*dst) {
 			fprintf(stderr, "usage: store_bench [-n INSERTS] [-r ROWS] [-N NODES] "
-					"[-p PERIOD_S] [-k]\n");
+					"[-p PERIOD_S] [-k] [-i] [-G PATH] [-R PATH]\n");
 			return 2;
 		}
 	}
 	if (keyfile_parse("3 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n",
 			  &kf, err, sizeof(err)))
 		return 1;
+	if (gen || ret) {
+		if (gen)
+			generate_datagrams(gen, rows, nodes, period);
+		if (ret) /* keep 20 of the 27 days of the default store */
+			bench_retain(ret, 20);
+		return 0;
+	}
 	printf("# %s -n %" PRIu64 " -r %" PRIu64 " -N %" PRIu64 " -p %" PRIu64
 	       " (SQLite %s, files in %s)\n",
 	       argv[0], n, rows, nodes, period, sqlite3_libversion(), dir);
-	bench_insert(dir, n, 0);
-	bench_insert(dir, n / 2, 1);
+	bench_insert(dir, n, 0, DUR_FULL);
+	bench_insert(dir, n / 2, 1, DUR_FULL);
+	bench_insert(dir, n, 0, DUR_NORMAL);
+	bench_insert(dir, n, 0, DUR_NORMAL_CKPT);
+	if (inserts_only)
+		return 0;
 	bench_query(dir, rows, nodes, period, keep);
 	return 0;
 }
