@@ -5,7 +5,7 @@ PKGS="make gcc libc6-dev clang pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
       check libsubunit-dev clang-format jq util-linux procps libclang-rt-14-dev
       libvirt-dev libxml2-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
       busybox-static cpio libopenmpi-dev openmpi-bin
-      libmicrohttpd-dev libpcap-dev libncurses-dev libsqlite3-dev sqlite3 libsnappy-dev libcurl4-openssl-dev
+      libmicrohttpd-dev libpcap-dev libncurses-dev libsqlite3-dev sqlite3 strace libsnappy-dev libcurl4-openssl-dev
       prometheus tshark curl iproute2 socat
       tmux chromium
       systemd man-db groff-base
