@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include "collect/store.h"
+#include "collect/store_priv.h"
 #include "util/monotime.h"
 #include "util/outfile.h"
 #include "util/version.h"

@@ -132,9 +132,6 @@ int store_get_state(struct store *s, const char *name, void **data, size_t *len,
 int64_t store_retain(struct store *s, uint64_t before_ns, unsigned max_rows)
     __attribute__((warn_unused_result));
 
-/* Rows of a table (datagram, interval, cause, job_interval, node, job; for messages and tests); -EIO. */
-int64_t store_count(struct store *s, const char *table);
-
 /* The SQLite handle, for the query module's statements (owned by s). */
 struct sqlite3 *store_db(struct store *s);
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 #include "collect/store.h"
+#include "collect/store_priv.h"
 #include "collect/collect.h"
 #include "collect/pcapio.h"
 #include "format/keyfile.h"
