@@ -1044,6 +1044,13 @@ static int stats_text(const struct hostinfo *in, uint64_t t, char *buf, size_t l
 			bufout_put(&o, "bell.%d=%s %" PRIu64 " %" PRIu64 " %s\n", i,
 				   in->dtl[i].bell, in->dtl[i].bell_rings, in->dtl[i].bell_arms,
 				   in->dtl[i].name);
+	/* region.K=STATE REFUSED LOST NAMELEN NAME[ WHY]: the domains' region files (NAMELEN: the name's bytes) */
+	for (int i = 0; i < in->ndtl; i++)
+		if (in->dtl[i].region)
+			bufout_put(&o, "region.%d=%s %" PRIu64 " %" PRIu64 " %zu %s%s%s\n", i,
+				   in->dtl[i].region, in->dtl[i].region_refused,
+				   in->dtl[i].region_lost, strlen(in->dtl[i].name), in->dtl[i].name,
+				   in->dtl[i].region_why[0] ? " " : "", in->dtl[i].region_why);
 	bufout_put(&o, "rounds=%" PRIu64 "\n", in->rounds);
 	return bufout_result(&o);
 }
@@ -1051,7 +1058,7 @@ static int stats_text(const struct hostinfo *in, uint64_t t, char *buf, size_t l
 static void write_stats(struct live *mo, uint16_t type, uint64_t t)
 {
 	struct hostinfo in;
-	char buf[1536 + VN_HOST_MAX_DOMAINS * 360];
+	char buf[1536 + VN_HOST_MAX_DOMAINS * 720];
 	int n;
 
 	fill_info(mo, &in, mo->start_ns, t);

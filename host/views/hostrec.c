@@ -163,9 +163,41 @@ static bool parse_bell(struct replay *rp, const char *val, size_t len)
 	return false;
 }
 
+/* One "region.K=STATE REFUSED LOST NAMELEN NAME[ WHY]" value onto the DTL entry of the same domain. */
+static bool parse_region(struct replay *rp, const char *val, size_t len)
+{
+	static const char *const states[] = { "mapped", "lost", "refused" };
+	char line[384], state[16];
+	unsigned long long refused, lost;
+	size_t nlen;
+	int at = 0;
+
+	if (!kv_line(val, len, line, sizeof(line)))
+		return false;
+	if (sscanf(line, "%15s %llu %llu %zu %n", state, &refused, &lost, &nlen, &at) != 4 || !at ||
+	    !nlen || nlen > strlen(line + at))
+		return false;
+	for (int i = 0; i < rp->in.ndtl; i++) {
+		struct hostinfo_dtl *x = &rp->dtl[i];
+		const char *why = line + at + nlen;
+
+		if (strlen(x->name) != nlen || memcmp(x->name, line + at, nlen))
+			continue;
+		x->region = "?";
+		for (size_t k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+			if (!strcmp(state, states[k]))
+				x->region = states[k];
+		x->region_refused = refused;
+		x->region_lost = lost;
+		snprintf(x->region_why, sizeof(x->region_why), "%s", *why == ' ' ? why + 1 : "");
+		return true;
+	}
+	return false;
+}
+
 /*
  * dtl.K lines (STATS, END): the domains' DTL publishers at that time, for the views' "dtl" keys; then the
- * bell.K lines of --guest (the "bell" keys).
+ * bell.K lines of --guest (the "bell" keys) and the region.K lines (the "region" keys).
  */
 static void take_dtl(struct replay *rp, const struct recfile_chunk *ch)
 {
@@ -178,12 +210,16 @@ static void take_dtl(struct replay *rp, const struct recfile_chunk *ch)
 		if (kv.key_len > 4 && !memcmp(kv.key, "dtl.", 4) &&
 		    parse_dtl(kv.val, kv.val_len, &rp->dtl[rp->in.ndtl])) {
 			rp->dtl[rp->in.ndtl].bell = NULL;
+			rp->dtl[rp->in.ndtl].region = NULL;
+			rp->dtl[rp->in.ndtl].region_why[0] = 0;
 			rp->in.ndtl++;
 		}
 	pos = ch->payload;
 	while (recfile_kv_next(&pos, end, &kv) == 1)
 		if (kv.key_len > 5 && !memcmp(kv.key, "bell.", 5))
 			(void)parse_bell(rp, kv.val, kv.val_len);
+		else if (kv.key_len > 7 && !memcmp(kv.key, "region.", 7))
+			(void)parse_region(rp, kv.val, kv.val_len);
 }
 
 /* STATS and END: the run's loss and overhead counters so far (the last one wins). */
