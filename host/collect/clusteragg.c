@@ -397,14 +397,34 @@ static void take_interval(struct clusteragg *cs, uint32_t idx, const struct data
 		interval_done(cs, idx);
 }
 
+enum { SC_TRACK, SC_RESUME, SC_REFUSE };
+
+/* What a datagram does to its node's session (the rule above CS_RESUME_QUIET_NS in clusteragg.h). */
+static int session_change(const struct node *n, const struct vn_report_hdr *h, uint64_t now_ns)
+{
+	uint64_t send = h->send_realtime_ns;
+	int sealed_after = send > n->hi_send_ns && send <= now_ns + CS_FRESH_NS;
+
+	if (!n->seq.started)
+		return SC_TRACK;
+	if (h->session_id > n->seq.session_id)
+		return sealed_after ? SC_TRACK : SC_REFUSE;
+	if (!datagram_seq_behind(&n->seq, h->session_id, h->seq))
+		return SC_TRACK;
+	if (sealed_after && send + CS_FRESH_NS >= now_ns && now_ns >= n->last_seen_ns &&
+	    now_ns - n->last_seen_ns >= CS_RESUME_QUIET_NS)
+		return SC_RESUME;
+	return SC_TRACK; /* stale */
+}
+
 int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		      const struct sockaddr *src, socklen_t srclen, uint64_t now_ns)
 {
 	struct datagram_view v;
 	struct node *n;
-	uint64_t lost, old_session;
+	uint64_t old_session, old_top, send;
 	uint32_t idx;
-	int rc, res;
+	int rc, res, resumed = 0;
 
 	cs->st.received++;
 	rc = datagram_parse(buf, len, datagram_keytab_lookup, (void *)&cs->cfg.keys->tab, &v);
@@ -439,8 +459,29 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 	}
 	idx = (uint32_t)(n - cs->nodes);
 	old_session = n->seq.session_id;
-	lost = datagram_seq_track(&n->seq, v.hdr.session_id, v.hdr.seq);
-	(void)lost;
+	old_top = n->seq.top;
+	switch (session_change(n, &v.hdr, now_ns)) {
+	case SC_RESUME:
+		datagram_seq_resume(&n->seq, v.hdr.session_id, v.hdr.seq);
+		resumed = 1;
+		break;
+	case SC_REFUSE:
+		datagram_seq_refuse(&n->seq);
+		if (!n->refuse_said_ns || now_ns - n->refuse_said_ns >= CS_REFUSE_SAY_NS) {
+			n->refuse_said_ns = now_ns;
+			clusteragg_event(
+			    cs,
+			    "node %" PRIu64 ": session %" PRIu64
+			    " refused: sealed %s (a replay, or the node's clock is off)",
+			    n->node_id, (uint64_t)v.hdr.session_id,
+			    v.hdr.send_realtime_ns > now_ns + CS_FRESH_NS
+				? "more than " CS_FRESH_TEXT " after its receipt"
+				: "before the newest datagram taken from the node");
+		}
+		break;
+	default:
+		datagram_seq_track(&n->seq, v.hdr.session_id, v.hdr.seq);
+	}
 	if (n->seq.last == DATAGRAM_SEQ_DUP || n->seq.last == DATAGRAM_SEQ_STALE) {
 		res = n->seq.last == DATAGRAM_SEQ_DUP ? CS_DUP : CS_STALE;
 		goto out;
@@ -450,13 +491,25 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		goto out;
 	}
 	n = &cs->nodes[idx];
-	if (n->seq.last == DATAGRAM_SEQ_RESTART) {
+	if (resumed) {
+		clusteragg_event(cs,
+				 "node %" PRIu64 " came back behind its sequence (session %" PRIu64
+				 " seq %" PRIu64 " after session %" PRIu64 " seq %" PRIu64
+				 "): taken as a restart",
+				 n->node_id, (uint64_t)v.hdr.session_id, (uint64_t)v.hdr.seq,
+				 old_session, old_top);
+		n->cur_have = 0;
+	} else if (n->seq.last == DATAGRAM_SEQ_RESTART) {
 		clusteragg_event(
 		    cs, "node %" PRIu64 " restarted (session %" PRIu64 " after %" PRIu64 ")",
 		    n->node_id, (uint64_t)v.hdr.session_id, old_session);
 		n->cur_have = 0;
 	}
 	n->last_seen_ns = now_ns;
+	send = v.hdr.send_realtime_ns < now_ns + CS_FRESH_NS ? v.hdr.send_realtime_ns
+							     : now_ns + CS_FRESH_NS;
+	if (send > n->hi_send_ns)
+		n->hi_send_ns = send;
 	n->datagrams++;
 	if (v.hdr.kind == VN_REPORT_HELLO) {
 		if (!n->registered)
@@ -529,6 +582,7 @@ int clusteragg_node_info(const struct clusteragg *cs, uint32_t i, struct cluster
 		.dup = n->seq.dup,
 		.stale = n->seq.stale,
 		.restarts = n->seq.restarts,
+		.resumed = n->seq.resumed,
 		.intervals_sampled = n->intervals[0],
 		.intervals_counters = n->intervals[1],
 		.noise_ns = n->noise_ns,

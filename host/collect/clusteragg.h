@@ -94,10 +94,29 @@ void clusteragg_stats(const struct clusteragg *cs, struct clusteragg_stats *st);
  */
 void clusteragg_close_all(struct clusteragg *cs);
 
+/*
+ * Session changes. A replay is a copy of a datagram sealed earlier; a node that restarts seals new ones.
+ * So a datagram that would change the node's session is taken only when it was sealed after the newest
+ * datagram accepted from the node and not more than CS_FRESH_NS after its receipt:
+ *   - a newer session: the node restarted (as the header's session_id says it grows);
+ *   - an older session (the node's clock stepped back before it restarted), or the current one behind its
+ *     window (its VM restored from a snapshot): also the current session quiet for CS_RESUME_QUIET_NS and
+ *     the seal time within CS_FRESH_NS of the receipt; taken as a restart ("resumed").
+ * Anything else is stale. A seal time counts as at most CS_FRESH_NS past its receipt, so a forged session,
+ * however far ahead, locks the node out for at most CS_LOCKOUT_MAX_NS after the forger's last
+ * datagram (its clock within CS_FRESH_NS of the collector's), a collector restart included: the state and
+ * the store's times are the receipts'.
+ */
+#define CS_RESUME_QUIET_NS 3000000000ull
+#define CS_FRESH_NS 5000000000ull
+#define CS_FRESH_TEXT "5 s"
+#define CS_LOCKOUT_MAX_NS (2 * CS_FRESH_NS)
+
 /* A node as the store snapshots it (read-only view of the engine). */
 struct clusteragg_node_info {
 	uint64_t node_id, job_id, session_id;
 	uint64_t datagrams, records, lost, late, dup, stale, restarts;
+	uint64_t resumed; /* of the restarts, taken with an older session or behind the window */
 	uint64_t intervals_sampled, intervals_counters;
 	uint64_t noise_ns, compute_ns, last_seen_ns;
 	int registered, excluded;

@@ -19,6 +19,7 @@
 #define CS_WIN 64 /* intervals per job kept open for the spatial statistics */
 _Static_assert(CS_WIN <= 64, "node.inwin has a bit per window entry");
 #define CS_RECENT 32 /* recent compute times per side kept for the exclusion rule */
+#define CS_REFUSE_SAY_NS 60000000000ull /* one line per node per minute about refused sessions */
 
 /* Running mean and variance (Welford). */
 struct welford {
@@ -65,6 +66,9 @@ struct node {
 	struct sockaddr_storage addr; /* where its HELLO came from: commands go there */
 	socklen_t addrlen;
 	uint64_t last_seen_ns;
+	uint64_t hi_send_ns; /* newest seal time accepted, at most CS_FRESH_NS past its receipt */
+	uint64_t
+	    refuse_said_ns; /* when a refused session change was last said (CS_REFUSE_SAY_NS) */
 	struct datagram_seq seq;
 	uint64_t datagrams, records, intervals[2] /* sampled, counters */;
 	/* by report class: the guest's (enum vn_class), then the hypervisor's (version 2, from the DTL) */

@@ -506,6 +506,7 @@ static void json_node_counts(struct json_writer *w, const struct node *n)
 	json_kv_u64(w, "duplicate", n->seq.dup);
 	json_kv_u64(w, "stale", n->seq.stale);
 	json_kv_u64(w, "restarts", n->seq.restarts);
+	json_kv_u64(w, "resumed", n->seq.resumed);
 	json_kv_u64(w, "records", n->records);
 	json_key(w, "intervals");
 	json_obj_begin(w);

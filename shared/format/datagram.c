@@ -305,6 +305,28 @@ static uint64_t seq_restart(struct datagram_seq *s, uint64_t session_id, uint64_
 	return seq - floor;
 }
 
+int datagram_seq_behind(const struct datagram_seq *s, uint64_t session_id, uint64_t seq)
+{
+	if (!s->started || session_id > s->session_id)
+		return 0;
+	return session_id < s->session_id || (seq < s->top && s->top - seq >= DATAGRAM_SEQ_WINDOW);
+}
+
+void datagram_seq_resume(struct datagram_seq *s, uint64_t session_id, uint64_t seq)
+{
+	s->restarts++;
+	s->resumed++;
+	seq_restart(s, session_id, seq, seq, DATAGRAM_SEQ_RESTART);
+	s->window =
+	    ~0ULL; /* the seq numbers below were the other instance's: a copy of one is a replay */
+}
+
+void datagram_seq_refuse(struct datagram_seq *s)
+{
+	s->stale++;
+	s->last = DATAGRAM_SEQ_STALE;
+}
+
 uint64_t datagram_seq_track(struct datagram_seq *s, uint64_t session_id, uint64_t seq)
 {
 	uint64_t d, bit;
@@ -315,7 +337,7 @@ uint64_t datagram_seq_track(struct datagram_seq *s, uint64_t session_id, uint64_
 		s->restarts++;
 		return seq_restart(s, session_id, seq, 0, DATAGRAM_SEQ_RESTART);
 	}
-	if (session_id < s->session_id)
+	if (datagram_seq_behind(s, session_id, seq))
 		goto stale;
 
 	if (seq > s->top) {
@@ -327,9 +349,7 @@ uint64_t datagram_seq_track(struct datagram_seq *s, uint64_t session_id, uint64_
 		s->last = d == 1 ? DATAGRAM_SEQ_NEXT : DATAGRAM_SEQ_GAP;
 		return d - 1;
 	}
-	d = s->top - seq;
-	if (d >= DATAGRAM_SEQ_WINDOW)
-		goto stale;
+	d = s->top - seq; /* < DATAGRAM_SEQ_WINDOW: not behind */
 	bit = 1ULL << d;
 	if (s->window & bit) {
 		s->dup++;

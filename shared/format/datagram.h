@@ -139,7 +139,8 @@ enum datagram_seq_class {
 	DATAGRAM_SEQ_LATE = 3, /* older than the newest, not seen yet (reordered): accept */
 	DATAGRAM_SEQ_DUP = 4, /* seen already (network duplicate or replay): drop */
 	DATAGRAM_SEQ_STALE = 5, /* older than the window or than the session: cannot tell, drop */
-	DATAGRAM_SEQ_RESTART = 6, /* a newer session_id: the node restarted, counting starts over */
+	DATAGRAM_SEQ_RESTART =
+	    6, /* a newer session_id, or a resume: the node restarted, counting starts over */
 };
 
 #define DATAGRAM_SEQ_WINDOW \
@@ -156,6 +157,8 @@ struct datagram_seq {
 	uint64_t window; /* bit i: top - i was seen */
 	uint64_t floor; /* losses are counted from this seq on (the first one seen) */
 	uint64_t received, lost, late, dup, stale, restarts;
+	uint64_t
+	    resumed; /* of the restarts, those taken with an older session or behind the window */
 	uint32_t started; /* 0 until the first datagram */
 	uint32_t last; /* enum datagram_seq_class of the last call */
 };
@@ -166,5 +169,22 @@ struct datagram_seq {
  * stale: never negative). Then s->last says whether to use the datagram: drop it when DUP or STALE.
  */
 uint64_t datagram_seq_track(struct datagram_seq *s, uint64_t session_id, uint64_t seq);
+
+/*
+ * 1 when datagram_seq_track() would call (session_id, seq) stale: an older session than the current one, or
+ * the current one's seq behind the window. Whether such a datagram is a replay or the node coming back (its
+ * clock stepped back, its VM restored from a snapshot) is the receiver's call, from what else it knows.
+ */
+int datagram_seq_behind(const struct datagram_seq *s, uint64_t session_id, uint64_t seq);
+
+/*
+ * Take a datagram datagram_seq_behind() called stale as the first of a restarted sender: counting starts
+ * over at seq (nothing before it is counted lost, the window's earlier numbers count as seen: duplicates);
+ * last is DATAGRAM_SEQ_RESTART, restarts and resumed grow.
+ */
+void datagram_seq_resume(struct datagram_seq *s, uint64_t session_id, uint64_t seq);
+
+/* Count a datagram stale without tracking it: the receiver refused the session change it brings. */
+void datagram_seq_refuse(struct datagram_seq *s);
 
 #endif

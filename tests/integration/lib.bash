@@ -95,7 +95,7 @@ start_collector() {
 	CPID=$!
 	PIDS+=("$CPID")
 	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$name.err")
+		PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$name.err" 2>/dev/null)
 		[ -n "$PORT" ] && return 0
 		sleep 0.05
 	done

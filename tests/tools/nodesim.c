@@ -9,8 +9,11 @@
  * On exit it prints its own totals as one JSON line, to compare with the collector's.
  *
  *   nodesim -c ADDR:PORT -k KEYFILE -n NODE_ID -j JOB [-i INTERVALS] [-t PERIOD] [-w WORK_US] [-r RANKS]
- *           [--slow-pct P] [--drop-every K] [--forge N] [--seed S]
+ *           [--slow-pct P] [--drop-every K] [--forge N] [--seed S] [--session N] [--record FILE]
  *   nodesim --flood N ...   send N sealed datagrams as fast as possible, no work (the collector bench)
+ *   nodesim --replay FILE -c ADDR:PORT -k KEYFILE -n NODE_ID -j JOB
+ *                           send the datagrams --record kept, as they are, 1 ms apart (a replay attack)
+ * --session N sets the session id (default: the start time), e.g. one far ahead, as a forger would.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,6 +48,7 @@ static uint64_t rng(void)
 struct dropper {
 	int fd;
 	uint64_t every, n, dropped;
+	FILE *rec; /* --record: each datagram sent, as a 2-byte length (host order) and its bytes */
 };
 
 static ssize_t drop_xmit(void *ctx, const void *buf, size_t len)
@@ -57,7 +61,34 @@ static ssize_t drop_xmit(void *ctx, const void *buf, size_t len)
 		return -ECANCELED; /* lost on purpose: the collector must count it lost */
 	}
 	w = send(d->fd, buf, len, MSG_NOSIGNAL);
+	if (w == (ssize_t)len && d->rec) {
+		uint16_t l = (uint16_t)len;
+
+		if (fwrite(&l, sizeof(l), 1, d->rec) != 1 || fwrite(buf, len, 1, d->rec) != 1)
+			fprintf(stderr, "nodesim: --record: write failed\n");
+	}
 	return w < 0 ? -errno : w;
+}
+
+/* --replay: the datagrams of a --record file, sent as they are; how many went out, or -1. */
+static long replay(int fd, const char *path)
+{
+	static uint8_t buf[65536];
+	FILE *f = fopen(path, "rb");
+	uint16_t l;
+	long sent = 0;
+
+	if (!f) {
+		fprintf(stderr, "nodesim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fread(&l, sizeof(l), 1, f) == 1 && fread(buf, l, 1, f) == 1) {
+		if (send(fd, buf, l, MSG_NOSIGNAL) == (ssize_t)l)
+			sent++;
+		usleep(1000);
+	}
+	fclose(f);
+	return sent;
 }
 
 static volatile sig_atomic_t stop;
@@ -70,14 +101,16 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: nodesim -c ADDR:PORT -k KEYFILE -n NODE_ID -j JOB [-i INTERVALS] "
 			"[-t PERIOD] [-w WORK_US] [-r RANKS] [--slow-pct P] [--drop-every K] "
-			"[--forge N] [--seed S] [--flood N]\n");
+			"[--forge N] [--seed S] [--flood N] [--session N] [--record FILE] "
+			"[--replay FILE]\n");
 	exit(2);
 }
 
 /* What the command line asks for. */
 struct sim_opts {
 	const char *keypath, *job;
-	uint64_t node_id, intervals, period, work_us, drop_every, forge, seed, flood;
+	uint64_t node_id, intervals, period, work_us, drop_every, forge, seed, flood, session;
+	const char *record, *replay;
 	int ranks;
 	double slow; /* extra work while sampled, percent */
 };
@@ -99,6 +132,9 @@ static void parse_args(int argc, char **argv, struct sim_opts *o, struct node_cf
 		{ "forge", required_argument, 0, 'F' },
 		{ "seed", required_argument, 0, 's' },
 		{ "flood", required_argument, 0, 'L' },
+		{ "session", required_argument, 0, 'e' },
+		{ "record", required_argument, 0, 'R' },
+		{ "replay", required_argument, 0, 'P' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *addr = NULL;
@@ -157,6 +193,16 @@ static void parse_args(int argc, char **argv, struct sim_opts *o, struct node_cf
 		case 'L':
 			if (parse_u64(optarg, &o->flood))
 				usage();
+			break;
+		case 'e':
+			if (parse_u64(optarg, &o->session) || !o->session)
+				usage();
+			break;
+		case 'R':
+			o->record = optarg;
+			break;
+		case 'P':
+			o->replay = optarg;
 			break;
 		default:
 			usage();
@@ -338,11 +384,23 @@ int main(int argc, char **argv)
 	cfg.node_id = o.node_id;
 	cfg.job_id = datagram_job_id(o.job);
 	cfg.keys = &kf;
+	cfg.session_id = o.session;
 	if (node_open(&n, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "nodesim: %s\n", err);
 		return 1;
 	}
+	if (o.replay) {
+		long sent = replay(n.fd, o.replay);
+
+		printf("{\"node\":%" PRIu64 ",\"replayed\":%ld}\n", o.node_id, sent);
+		node_close(&n);
+		return sent < 0 ? 1 : 0;
+	}
 	d.fd = n.fd;
+	if (o.record && !(d.rec = fopen(o.record, "wb"))) {
+		fprintf(stderr, "nodesim: %s: %s\n", o.record, strerror(errno));
+		return 1;
+	}
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
 	if (node_hello(&n, clk(CLOCK_REALTIME)))
@@ -356,6 +414,8 @@ int main(int argc, char **argv)
 	if (node_hello(&n, clk(CLOCK_REALTIME)))
 		fprintf(stderr, "nodesim %" PRIu64 ": last hello not sent\n", o.node_id);
 	print_totals(&n, &o, &d);
+	if (d.rec && fclose(d.rec))
+		fprintf(stderr, "nodesim: --record: write failed\n");
 	node_close(&n);
 	keyfile_clear(&kf);
 	return 0;

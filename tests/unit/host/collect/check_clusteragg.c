@@ -99,6 +99,122 @@ START_TEST(test_replay_keeps_job)
 }
 END_TEST
 
+#define SEC 1000000000ull
+#define T0 (1700000000ull * SEC) /* a CLOCK_REALTIME of the test's world */
+
+/*
+ * M6: a node that comes back behind its sequence is taken again within seconds, authenticated, with one
+ * line: restarted with its clock stepped back (an older session), its VM restored from a snapshot (its
+ * session behind the window). Replays stay refused: they were sealed before the newest datagram taken.
+ */
+START_TEST(test_session_resume)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct clusteragg_node_info ni;
+	struct node ahead, right, snap;
+	uint8_t old[VN_REPORT_MAX_LEN], first[VN_REPORT_MAX_LEN];
+	size_t oldlen, firstlen;
+	struct sockaddr_in a = node_addr(1);
+
+	node_init(&ahead, 1, "job");
+	ahead.cfg.session_id = T0 + 3600 * SEC; /* started with its clock an hour ahead */
+	ck_assert_int_eq(hello_at(cs, &ahead, T0 + 3600 * SEC, T0, old, &oldlen), CS_OK);
+	ck_assert_int_eq(hello_at(cs, &ahead, T0 + 3601 * SEC, T0 + SEC, NULL, NULL), CS_OK);
+	/* restarted, its clock set right: an older session, not taken while the old one was live... */
+	node_init(&right, 1, "job");
+	right.cfg.session_id = T0 + 2 * SEC;
+	ck_assert_int_eq(hello_at(cs, &right, T0 + 2 * SEC, T0 + 2 * SEC, NULL, NULL), CS_STALE);
+	/* ...nor sealed before the old one's seal times count for (their receipt + 5 s) */
+	ck_assert_int_eq(hello_at(cs, &right, T0 + 5 * SEC, T0 + 5 * SEC, NULL, NULL), CS_STALE);
+	ck_assert_int_eq(hello_at(cs, &right, T0 + 7 * SEC, T0 + 7 * SEC, NULL, NULL), CS_OK);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, T0 + 2 * SEC);
+	ck_assert_uint_eq(ni.resumed, 1);
+	ck_assert_uint_eq(ni.restarts, 1);
+	ck_assert_uint_eq(ni.stale, 2);
+	/* the old session's datagram replayed: a newer session, sealed before: refused, and nothing moves */
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, old, oldlen, (struct sockaddr *)&a, sizeof(a), T0 + 20 * SEC),
+	    CS_STALE);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, T0 + 2 * SEC);
+	ck_assert_int_eq(hello_at(cs, &right, T0 + 21 * SEC, T0 + 21 * SEC, NULL, NULL), CS_OK);
+
+	/* its VM restored from a snapshot taken 100 datagrams ago: the same session, behind the window */
+	snap = right;
+	ck_assert_int_eq(hello_at(cs, &right, T0 + 22 * SEC, T0 + 22 * SEC, first, &firstlen),
+			 CS_OK);
+	for (uint64_t i = 1; i < 100; i++)
+		ck_assert_int_eq(
+		    hello_at(cs, &right, T0 + 22 * SEC + i, T0 + 22 * SEC + i, NULL, NULL), CS_OK);
+	ck_assert_int_eq(hello_at(cs, &snap, T0 + 23 * SEC, T0 + 23 * SEC, NULL, NULL), CS_STALE);
+	ck_assert_int_eq(hello_at(cs, &snap, T0 + 26 * SEC, T0 + 26 * SEC, NULL, NULL), CS_OK);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.resumed, 2);
+	/* the snapshot's next datagrams go on as the session's; a replay of one before it is refused */
+	ck_assert_int_eq(hello_at(cs, &snap, T0 + 27 * SEC, T0 + 27 * SEC, NULL, NULL), CS_OK);
+	ck_assert_int_eq(
+	    clusteragg_ingest(cs, first, firstlen, (struct sockaddr *)&a, sizeof(a), T0 + 40 * SEC),
+	    CS_DUP);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.resumed, 2);
+	ck_assert_uint_eq(ni.datagrams, 2 + 2 + 100 + 2);
+	clusteragg_free(cs);
+}
+END_TEST
+
+/*
+ * M6: a forged session (a key holder's), however far ahead, locks its node out for at most
+ * CS_LOCKOUT_MAX_NS (10 s) after the forger's last datagram; a session sealed in the future is refused.
+ */
+START_TEST(test_session_forged)
+{
+	struct clusteragg *cs = store(0, 1, 0);
+	struct clusteragg_node_info ni;
+	struct node real, forger, first;
+	uint8_t forged[VN_REPORT_MAX_LEN];
+	size_t forgedlen;
+	struct sockaddr_in a = node_addr(1);
+	uint64_t t;
+
+	node_init(&real, 1, "job");
+	real.cfg.session_id = T0;
+	ck_assert_int_eq(hello_at(cs, &real, T0, T0, NULL, NULL), CS_OK);
+	/* session 2^64-1 sealed at 2^64-1: from the future, refused */
+	node_init(&forger, 1, "job");
+	forger.cfg.session_id = UINT64_MAX;
+	ck_assert_int_eq(hello_at(cs, &forger, UINT64_MAX, T0 + SEC, NULL, NULL), CS_STALE);
+	ck_assert_int_eq(hello_at(cs, &real, T0 + SEC, T0 + SEC, NULL, NULL), CS_OK);
+	/* sealed now: taken (a restart, as far as anyone can tell)... */
+	ck_assert_int_eq(hello_at(cs, &forger, T0 + 2 * SEC, T0 + 2 * SEC, forged, &forgedlen),
+			 CS_OK);
+	/* ...until it has been quiet for 3 s: then the real node is taken again */
+	for (t = T0 + 2 * SEC + SEC / 2; hello_at(cs, &real, t, t, NULL, NULL) != CS_OK;
+	     t += SEC / 2)
+		ck_assert_uint_le(t, T0 + 2 * SEC + CS_LOCKOUT_MAX_NS);
+	ck_assert_uint_ge(t, T0 + 5 * SEC);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, T0);
+	/* the forged datagram replayed does not lock it out again */
+	ck_assert_int_eq(clusteragg_ingest(cs, forged, forgedlen, (struct sockaddr *)&a, sizeof(a),
+					   t + 10 * SEC),
+			 CS_STALE);
+	ck_assert_int_eq(hello_at(cs, &real, t + 11 * SEC, t + 11 * SEC, NULL, NULL), CS_OK);
+
+	/* a node first seen under a forged session sealed far ahead: its seal time counts for 5 s */
+	node_init(&forger, 2, "job");
+	forger.cfg.session_id = UINT64_MAX;
+	ck_assert_int_eq(hello_at(cs, &forger, UINT64_MAX, T0, NULL, NULL), CS_OK);
+	node_init(&first, 2, "job");
+	first.cfg.session_id = T0;
+	for (t = T0 + SEC / 2; hello_at(cs, &first, t, t, NULL, NULL) != CS_OK; t += SEC / 2)
+		ck_assert_uint_le(t, T0 + CS_LOCKOUT_MAX_NS);
+	ck_assert_int_eq(clusteragg_node_info(cs, 1, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, T0);
+	clusteragg_free(cs);
+}
+END_TEST
+
 START_TEST(test_bad_datagrams)
 {
 	struct clusteragg *cs = store(0, 1, 0);
@@ -422,6 +538,8 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_totals_and_parts);
 	tcase_add_test(t, test_bad_datagrams);
 	tcase_add_test(t, test_replay_keeps_job);
+	tcase_add_test(t, test_session_resume);
+	tcase_add_test(t, test_session_forged);
 	tcase_add_test(t, test_too_many_nodes);
 	tcase_add_test(t, test_hypervisor_versions);
 	tcase_add_test(t, test_hypervisor_sums);

@@ -4,7 +4,8 @@
  * snapshot gives the same report and /metrics, refuses the datagrams the first had seen (anti-replay state
  * carried), and goes on equal to it on the same later datagrams and rotation; a snapshot of another
  * layout is refused as such, a damaged one (truncated, bytes changed, beyond max_nodes) is refused or loaded
- * within bounds, never crashing, and a failed load leaves the engine new and working.
+ * within bounds, never crashing, and a failed load leaves the engine new and working; a forged session's
+ * lockout is not brought back by a load.
  */
 #include <check.h>
 #include "check_main.h"
@@ -165,6 +166,45 @@ START_TEST(test_refused)
 END_TEST
 
 /* Bytes changed anywhere after the header: refused, or loaded and the engine works (bounds hold). */
+/*
+ * M6: a forged session's lockout is not brought back by a restart: an engine loaded from a snapshot taken
+ * while the forger held the node takes the real node again at the same bound, and still refuses a replay.
+ */
+START_TEST(test_lockout_not_restored)
+{
+	const uint64_t s = 1000000000ull, t0 = 1700000000ull * s;
+	struct clusteragg *a = store(0, 1, 0), *b = store(0, 1, 0);
+	struct clusteragg_node_info ni;
+	struct node real, forger;
+	uint8_t forged[VN_REPORT_MAX_LEN];
+	size_t forgedlen, len;
+	struct sockaddr_in addr = node_addr(1);
+	void *blob;
+	uint64_t t;
+
+	node_init(&real, 1, "job");
+	real.cfg.session_id = t0;
+	ck_assert_int_eq(hello_at(a, &real, t0, t0, NULL, NULL), CS_OK);
+	node_init(&forger, 1, "job");
+	forger.cfg.session_id = UINT64_MAX;
+	ck_assert_int_eq(hello_at(a, &forger, t0 + s, t0 + s, forged, &forgedlen), CS_OK);
+	ck_assert_int_eq(clusterstate_save(a, &blob, &len), 0);
+	ck_assert_int_eq(clusterstate_load(b, blob, len), 0);
+	free(blob);
+	ck_assert_int_eq(clusteragg_node_info(b, 0, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, UINT64_MAX);
+	for (t = t0 + 2 * s; hello_at(b, &real, t, t, NULL, NULL) != CS_OK; t += s / 2)
+		ck_assert_uint_le(t, t0 + s + CS_LOCKOUT_MAX_NS);
+	ck_assert_int_eq(clusteragg_node_info(b, 0, &ni), 0);
+	ck_assert_uint_eq(ni.session_id, t0);
+	ck_assert_int_eq(
+	    clusteragg_ingest(b, forged, forgedlen, (struct sockaddr *)&addr, sizeof(addr), t + s),
+	    CS_STALE);
+	clusteragg_free(a);
+	clusteragg_free(b);
+}
+END_TEST
+
 START_TEST(test_damaged_bytes)
 {
 	struct node n[6];
@@ -231,6 +271,7 @@ static Suite *clusterstate_suite(void)
 	tcase_add_test(t, test_round_trip);
 	tcase_add_test(t, test_refused);
 	tcase_add_test(t, test_damaged_bytes);
+	tcase_add_test(t, test_lockout_not_restored);
 	suite_add_tcase(s, t);
 	return s;
 }

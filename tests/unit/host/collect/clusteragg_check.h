@@ -138,6 +138,25 @@ static inline unsigned deliver(struct clusteragg *cs, uint64_t t)
 	return ok;
 }
 
+/*
+ * A HELLO of n sealed at send (its CLOCK_REALTIME) and received at recv: the engine's verdict (CS_*). The
+ * datagram is copied to copy (with its length to *copylen) when copy is not NULL, for a replay.
+ */
+static inline int hello_at(struct clusteragg *cs, struct node *n, uint64_t send, uint64_t recv,
+			   uint8_t *copy, size_t *copylen)
+{
+	struct sockaddr_in a = node_addr(n->cfg.node_id);
+
+	ck_assert_int_eq(node_hello(n, send), 0);
+	ck_assert_uint_eq(up->n, 1);
+	up->n = 0;
+	if (copy) {
+		memcpy(copy, up->d[0], up->len[0]);
+		*copylen = up->len[0];
+	}
+	return clusteragg_ingest(cs, up->d[0], up->len[0], (struct sockaddr *)&a, sizeof(a), recv);
+}
+
 /* One interval of a node: nranks summary records with compute, and per-class records. */
 static inline void send_iv(struct node *n, uint64_t iv, int nranks, uint64_t compute,
 			   uint64_t noise, int sampled)

@@ -580,6 +580,23 @@ START_TEST(test_seq_window_and_sessions)
 	TRACK(265, 0, DATAGRAM_SEQ_STALE);
 	ck_assert_uint_eq(s.session_id, 200);
 	ck_assert_uint_eq(s.top, 3);
+
+	/* what datagram_seq_behind calls stale, the receiver may take as a resume */
+	ck_assert(datagram_seq_behind(&s, 100, 1000));
+	ck_assert(!datagram_seq_behind(&s, 300, 0));
+	ck_assert(!datagram_seq_behind(&s, 200, 2));
+	datagram_seq_resume(&s, 100, 500);
+	ck_assert_uint_eq(s.last, DATAGRAM_SEQ_RESTART);
+	ck_assert_uint_eq(s.restarts, 2);
+	ck_assert_uint_eq(s.resumed, 1);
+	ck_assert_uint_eq(s.lost, 198 + 62 + 1); /* nothing before it counted lost */
+	TRACK(499, 0, DATAGRAM_SEQ_DUP); /* the other instance's numbers count as seen */
+	TRACK(501, 0, DATAGRAM_SEQ_NEXT);
+	ck_assert(datagram_seq_behind(&s, 100, 501 - DATAGRAM_SEQ_WINDOW));
+	ck_assert(!datagram_seq_behind(&s, 100, 502 - DATAGRAM_SEQ_WINDOW));
+	datagram_seq_refuse(&s);
+	ck_assert_uint_eq(s.last, DATAGRAM_SEQ_STALE);
+	ck_assert_uint_eq(s.top, 501);
 }
 END_TEST
 #undef TRACK
