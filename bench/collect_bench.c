@@ -16,7 +16,8 @@
  * (CLOCK_THREAD_CPUTIME_ID: the CPU is pinned but the machine may be shared, and time others take from the
  * CPU is not ours; the last line says how much wall time exceeded CPU time). The three run in turn within a
  * repeat, and engine is the median of the per-repeat differences. A last table repeats the 26-record row for
- * jobs of more nodes (the store's per-datagram work grows with them). First with the SHA-256
+ * jobs of more nodes (the store's per-datagram work grows with them), and one more the /metrics text by nodes
+ * (its size and render time: what the receive loop spends on it each second). First with the SHA-256
  * compression function the process would choose (SHA-NI where the CPU has it) and then portable C
  * (sha256_impl_set(), what VNOISE_SHA256=generic selects; a quarter of the datagrams). Prints figures, never pass/fail; exits 1 only when
  * the store did not count the datagrams as expected (then the figures would mean nothing).
@@ -34,6 +35,8 @@
 #include <time.h>
 #include <netinet/in.h>
 #include "collect/clusteragg.h"
+#include "collect/clusterout.h"
+#include "util/bufout.h"
 #include "format/keyfile.h"
 #include "util/parse.h"
 #include "util/sha256.h"
@@ -409,6 +412,74 @@ static int sweep(const struct keyfile *kf, const struct keyfile *other, uint64_t
 	return 0;
 }
 
+/*
+ * The /metrics text of a collector with K nodes (one sampled interval each: their top sources are series):
+ * its size and the CPU time clusterout_prom() takes to render it, median of repeats. The receive loop
+ * renders it (host/collect/collect.c publish: every second, or every 20 renders' time when that is longer);
+ * scrapes only copy it. 0 or -1.
+ */
+static const uint32_t text_nodes[] = { 1024, 4096, 16384, 65536 };
+
+static int exposition(const struct keyfile *kf, int repeats)
+{
+	printf("%-10s %12s %12s %s\n", "nodes", "text bytes", "render",
+	       "receive-loop share at 1/s");
+	for (size_t k = 0; k < sizeof(text_nodes) / sizeof(text_nodes[0]); k++) {
+		uint32_t nn = text_nodes[k];
+		struct clusteragg_cfg cfg = { .keys = kf, .max_nodes = nn };
+		struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(20000) };
+		struct wire hello = { 0 }, w = { 0 };
+		struct clusteragg *cs = NULL;
+		size_t cap = 1u << 20, len = 0;
+		double t[51], ms;
+		char *buf = NULL;
+		int rc = -1;
+
+		src.sin_addr.s_addr = htonl(0x7f000001);
+		if (seal(kf, nn, nn, &sizes[3], &hello, &w) || !(cs = clusteragg_new(&cfg)))
+			goto next;
+		for (size_t i = 0; i < hello.n; i++)
+			(void)clusteragg_ingest(cs, hello.data + hello.off[i], hello.len[i],
+						(struct sockaddr *)&src, sizeof(src), T0_NS);
+		for (size_t i = 0; i < w.n; i++)
+			(void)clusteragg_ingest(cs, w.data + w.off[i], w.len[i],
+						(struct sockaddr *)&src, sizeof(src), T0_NS + i);
+		for (int r = 0; r < repeats && r < 51; r++) {
+			struct bufout o;
+			double t0;
+
+			for (;;) {
+				char *nb = len ? buf : realloc(buf, cap);
+
+				if (!nb)
+					goto next;
+				buf = nb;
+				o = (struct bufout){ .buf = buf, .len = cap };
+				t0 = cpu_s();
+				if (!clusterout_prom(cs, &o) && bufout_result(&o) >= 0)
+					break;
+				cap *= 2;
+				len = 0;
+			}
+			t[r] = cpu_s() - t0;
+			len = o.off;
+		}
+		ms = median(t, repeats < 51 ? repeats : 51) * 1e3;
+		printf("%-10u %12zu %9.1f ms %6.1f%%\n", nn, len, ms, ms / 10.0);
+		rc = 0;
+	next:
+		clusteragg_free(cs);
+		wire_free(&hello);
+		wire_free(&w);
+		free(buf);
+		if (rc) {
+			fprintf(stderr, "collect_bench: out of memory\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	fprintf(
@@ -528,6 +599,11 @@ static int run_all(const struct keyfile *kf, const struct keyfile *other,
 		printf("26 records, sha256 %s, by nodes in the job (16 intervals per node):\n",
 		       sha256_impl_name());
 		if (sweep(kf, other, o->ndgrams, (int)o->repeats))
+			return 1;
+		printf("/metrics text by nodes in the collector (rendered by its receive loop; a "
+		       "scrape "
+		       "copies it):\n");
+		if (exposition(kf, (int)o->repeats))
 			return 1;
 	}
 	printf(

@@ -5,7 +5,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "cli/cliopt.h"
 #include "cli/exitcode.h"
 #include "export/httpd.h"
+#include "export/promtext.h"
 #include "format/keyfile.h"
 #include "util/log.h"
 #include "util/outfile.h"
@@ -33,6 +33,8 @@
 
 #define BATCH 64 /* datagrams per recvmmsg() */
 #define TICK_NS 5000000ull /* the rotation is driven at least this often */
+#define PUBLISH_NS 1000000000ull /* /metrics: the text is made again this often... */
+#define PUBLISH_SHARE 20 /* ...or when the receive loop spent 1/20 of its time on it since */
 #define SNAPSHOT_NS 1000000000ull /* the store's node accounting is written this often */
 #define STATE_NS \
 	30000000000ull /* the engine's state snapshot (a start replays at most this much) */
@@ -381,7 +383,9 @@ struct collector {
 	struct collect_opts o;
 	struct keyfile keys;
 	struct clusteragg *cs;
-	pthread_mutex_t lock; /* cs: the receive loop and the /metrics thread */
+	struct promtext
+	    text; /* /metrics and remote-write: published by the receive loop (promtext) */
+	uint64_t next_publish_ns, publish_cost_ns;
 	int fd;
 	struct sockaddr_storage me;
 	socklen_t melen;
@@ -406,8 +410,6 @@ struct collector {
 	socklen_t fwdlen;
 	uint64_t fwd_sent, fwd_errors;
 	struct remotewrite *rw; /* --remote-write */
-	char *rw_buf; /* the exposition text of the last push */
-	size_t rw_cap;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -435,12 +437,12 @@ static void on_event(void *ctx, const char *line)
 	log_info("%s", line);
 }
 
+/* The exposition text of now (run by the receive loop: see publish). */
 static int render(void *ctx, struct bufout *o)
 {
 	struct collector *c = ctx;
 	int rc;
 
-	pthread_mutex_lock(&c->lock);
 	rc = clusterout_prom(c->cs, o);
 	if (!rc) {
 		promfmt_family(o, "vnoise_collect_socket_drops_total", "counter",
@@ -471,8 +473,30 @@ static int render(void *ctx, struct bufout *o)
 			remotewrite_render_prom(c->rw, "vnoise_collect", o);
 		rc = bufout_result(o) < 0 ? -ENOSPC : 0;
 	}
-	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+/*
+ * Publish the text of now for the scrapes (which only copy it: the receive loop never waits on a scrape) and
+ * remote-write. With --metrics it runs every PUBLISH_NS, or less often when rendering takes more than
+ * 1/PUBLISH_SHARE of the time: a large cluster's text does not slow the receive loop down.
+ */
+static void publish(struct collector *c, uint64_t t)
+{
+	uint64_t t0 = now_ns(), gap;
+
+	(void)promtext_publish(&c->text, render, c); /* on failure the previous text stays */
+	c->publish_cost_ns = now_ns() - t0;
+	gap = c->publish_cost_ns * PUBLISH_SHARE;
+	c->next_publish_ns = t + (gap > PUBLISH_NS ? gap : PUBLISH_NS);
+}
+
+/* The /metrics thread: a copy of the published text. */
+static int serve(void *ctx, struct bufout *o)
+{
+	struct collector *c = ctx;
+
+	return promtext_copy(&c->text, o);
 }
 
 /*
@@ -511,7 +535,7 @@ static void on_accepted(void *ctx, const struct datagram_view *v, uint64_t now_n
 					c->cur_len, v));
 }
 
-/* One datagram from src to dst at t: pcap-out, engine, store. Called under c->lock. */
+/* One datagram from src to dst at t: pcap-out, engine, store. */
 static void take(struct collector *c, const void *buf, size_t len, const struct sockaddr *src,
 		 socklen_t srclen, const struct sockaddr *dst, uint64_t t)
 {
@@ -616,7 +640,6 @@ static int receive(struct collector *c)
 		return 0;
 	uint64_t t = now_rt_ns();
 
-	pthread_mutex_lock(&c->lock);
 	for (int i = 0; i < n; i++) {
 		struct cmsghdr *cm;
 		size_t len = mm[i].msg_len;
@@ -634,7 +657,6 @@ static int receive(struct collector *c)
 		     (struct sockaddr *)&from[i], mm[i].msg_hdr.msg_namelen,
 		     (struct sockaddr *)&c->me, t);
 	}
-	pthread_mutex_unlock(&c->lock);
 	return n;
 }
 
@@ -642,9 +664,7 @@ static void status(struct collector *c)
 {
 	char line[256];
 
-	pthread_mutex_lock(&c->lock);
 	clusterout_status(c->cs, line, sizeof(line));
-	pthread_mutex_unlock(&c->lock);
 	if (c->db)
 		fprintf(stderr,
 			"%s socket-drops %" PRIu64 " store-failed %" PRIu64
@@ -820,9 +840,7 @@ static void save_state(struct collector *c)
 
 	if (!c->db)
 		return;
-	pthread_mutex_lock(&c->lock);
 	rc = clusterstate_save(c->cs, &blob, &len);
-	pthread_mutex_unlock(&c->lock);
 	if (rc) {
 		log_warn("store %s: no memory for the state snapshot: a start will replay more",
 			 c->o.store);
@@ -855,7 +873,6 @@ static void snapshot(struct collector *c)
 
 	if (!c->db)
 		return;
-	pthread_mutex_lock(&c->lock);
 	clusteragg_stats(c->cs, &st);
 	for (uint32_t i = 0; i < st.nodes; i++) {
 		struct clusteragg_node_info ni;
@@ -896,7 +913,6 @@ static void snapshot(struct collector *c)
 	err |= store_put_counter(c->db, "received", st.received);
 	err |= store_put_counter(c->db, "lost", st.lost);
 	err |= store_put_counter(c->db, "commands", st.cmds_sent);
-	pthread_mutex_unlock(&c->lock);
 	err |= store_commit(c->db);
 	store_note(c, err);
 }
@@ -984,33 +1000,19 @@ static int open_forward(struct collector *c)
 	return 0;
 }
 
-/* --remote-write: the /metrics text now, pushed (the engine under the lock while it renders). */
+/* --remote-write: the text of now, published (for the scrapes too) and pushed. */
 static void push_remote(struct collector *c)
 {
-	struct bufout o;
-	size_t cap = c->rw_cap ? c->rw_cap : HTTPD_BODY_MIN;
+	const char *text;
+	size_t len;
 
-	for (;;) {
-		char *b = c->rw_cap >= cap ? c->rw_buf : realloc(c->rw_buf, cap);
-
-		if (!b) {
-			log_warn("--remote-write: out of memory: one snapshot not sent");
-			return;
-		}
-		c->rw_buf = b;
-		c->rw_cap = cap;
-		o = (struct bufout){ .buf = b, .len = cap };
-		if (!render(c, &o) && bufout_result(&o) >= 0)
-			break;
-		if (cap >= HTTPD_BODY_MAX) {
-			log_warn("--remote-write: the metrics outgrew %u bytes: not sent",
-				 HTTPD_BODY_MAX);
-			return;
-		}
-		cap *= 2;
+	publish(c, now_ns());
+	text = promtext_current(&c->text, &len);
+	if (!text) {
+		log_warn("--remote-write: out of memory: one snapshot not sent");
+		return;
 	}
-	remotewrite_push(c->rw, c->rw_buf, (size_t)bufout_result(&o),
-			 (int64_t)(now_rt_ns() / 1000000ull));
+	remotewrite_push(c->rw, text, len, (int64_t)(now_rt_ns() / 1000000ull));
 }
 
 /* The store, the socket, --pcap-out and /metrics: EXIT_OK or the exit status (reported). */
@@ -1047,7 +1049,9 @@ static int start_live(struct collector *c)
 		}
 	}
 	if (c->o.metrics) {
-		c->http = httpd_start(c->o.metrics, render, c, err, sizeof(err));
+		publish(c,
+			now_ns()); /* a scrape before the first tick gets the state of the start */
+		c->http = httpd_start(c->o.metrics, serve, c, err, sizeof(err));
 		if (!c->http) {
 			log_err("--metrics %s: %s", c->o.metrics, err);
 			return EXIT_FAIL;
@@ -1063,10 +1067,8 @@ static void show_period(struct collector *c, uint64_t t, uint64_t start)
 	status(c);
 	if (c->o.json) /* JSON: the report at the end only */
 		return;
-	pthread_mutex_lock(&c->lock);
 	fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
 	clusterout_report(c->cs, stdout, 0);
-	pthread_mutex_unlock(&c->lock);
 	fflush(stdout);
 }
 
@@ -1101,13 +1103,13 @@ static void run_loop(struct collector *c)
 		} else if (c->db) {
 			store_note(c, store_tick(c->db, t));
 		}
+		if (c->http && t >= c->next_publish_ns)
+			publish(c, t);
 		if (c->o.period_ns && t >= next_status) {
 			show_period(c, t, start);
 			next_status += c->o.period_ns;
 		}
-		pthread_mutex_lock(&c->lock);
 		clusterrot_tick(c->cs, now_rt_ns());
-		pthread_mutex_unlock(&c->lock);
 		if (poll(&pfd, 1, (int)(TICK_NS / 1000000)) > 0)
 			/* drain the queue before sleeping again: one wake-up per burst, not per few datagrams */
 			for (int k = 0; k < 64 && receive(c) == BATCH; k++)
@@ -1118,9 +1120,7 @@ static void run_loop(struct collector *c)
 /* The intervals still open are closed, then the report (the last status line first with --period). */
 static void final_report(struct collector *c)
 {
-	pthread_mutex_lock(&c->lock);
 	clusteragg_close_all(c->cs);
-	pthread_mutex_unlock(&c->lock);
 	if (c->o.period_ns)
 		status(c);
 	if (c->o.period_ns && !c->o.json)
@@ -1136,8 +1136,8 @@ static void teardown(struct collector *c)
 		push_remote(c); /* the final totals */
 		remotewrite_stop(c->rw, 5000000000ull);
 	}
-	free(c->rw_buf);
 	httpd_stop(c->http);
+	promtext_free(&c->text); /* the server thread is gone */
 	if (c->fwd_errors)
 		log_warn("%" PRIu64 " accepted datagrams could not be sent to --forward %s",
 			 c->fwd_errors, c->o.forward);
@@ -1184,7 +1184,7 @@ static void teardown(struct collector *c)
 
 int collect_main(int argc, char **argv)
 {
-	struct collector c = { .fd = -1, .fwd_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct collector c = { .fd = -1, .fwd_fd = -1 };
 	char err[256];
 	int ret = parse_args(argc, argv, &c.o);
 
@@ -1195,6 +1195,7 @@ int collect_main(int argc, char **argv)
 		log_err("%s", err);
 		return EXIT_USAGE;
 	}
+	promtext_init(&c.text);
 	c.cs = engine_new(&c);
 	if (!c.cs) {
 		log_err("collector: %s", strerror(errno));

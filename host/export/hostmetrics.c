@@ -2,8 +2,7 @@
 /*
  * hostmetrics: the per-host Prometheus exporter (see hostmetrics.h; bounds and the cardinality rule in
  * hostmetrics_priv.h). The main thread adds each period's aggregate into bounded counters of its own and
- * renders the whole exposition text into a spare buffer, then swaps it in under the lock; the HTTP server
- * thread only copies the current text under that lock.
+ * publishes the whole exposition text (host/export/promtext: the HTTP server thread only copies it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +17,7 @@
 #include "export/remotewrite.h"
 #include "export/hostmetrics_priv.h"
 #include "export/httpd.h"
+#include "export/promtext.h"
 #include "export/promfmt.h"
 #include "attrib/merge.h"
 #include "attrib/classes.h"
@@ -81,13 +81,9 @@ struct hm_domain {
 };
 
 struct hostmetrics {
-	pthread_mutex_t lock; /* guards text/text_len */
+	struct promtext text; /* what a scrape gets */
 	struct httpd *http;
 	struct taskclass *tc;
-	char *text,
-	    *spare; /* the current exposition and the buffer the next one is rendered into */
-	size_t text_len, text_cap, spare_cap;
-	bool too_big; /* warned once: the text outgrew HTTPD_BODY_MAX */
 	/* run-wide facts of the latest period */
 	char dispatch[8];
 	bool irqs, kvm, guest;
@@ -748,46 +744,15 @@ static int render(const struct hostmetrics *m, struct bufout *o)
 	return bufout_result(o) < 0 ? -ENOSPC : 0;
 }
 
-/* Render into the spare buffer (growing it up to HTTPD_BODY_MAX) and swap it in. */
+static int render_fn(void *ctx, struct bufout *o)
+{
+	return render(ctx, o);
+}
+
+/* The text of now, for the next scrapes (the previous one stays when it cannot be made). */
 static void publish(struct hostmetrics *m)
 {
-	size_t cap = m->spare_cap > HTTPD_BODY_MIN ? m->spare_cap : HTTPD_BODY_MIN, len;
-	char *t;
-
-	for (;;) {
-		struct bufout o;
-
-		if (cap > m->spare_cap) {
-			char *nb = realloc(m->spare, cap);
-
-			if (!nb)
-				return; /* keep serving the previous text */
-			m->spare = nb;
-			m->spare_cap = cap;
-		}
-		o = (struct bufout){ .buf = m->spare, .len = m->spare_cap };
-		if (!render(m, &o)) {
-			len = o.off;
-			break;
-		}
-		if (cap >= HTTPD_BODY_MAX) {
-			if (!m->too_big)
-				log_warn("metrics text larger than %u bytes: not updated",
-					 HTTPD_BODY_MAX);
-			m->too_big = true;
-			return;
-		}
-		cap *= 2;
-	}
-	pthread_mutex_lock(&m->lock);
-	t = m->text;
-	m->text = m->spare;
-	m->text_len = len;
-	m->spare = t;
-	len = m->text_cap;
-	m->text_cap = m->spare_cap;
-	m->spare_cap = len;
-	pthread_mutex_unlock(&m->lock);
+	(void)promtext_publish(&m->text, render_fn, m);
 }
 
 void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur, const struct hostinfo *in)
@@ -804,8 +769,12 @@ void hostmetrics_period(struct hostmetrics *m, const struct hostagg *cur, const 
 			take_domain(m, cur, i, in->end_ns);
 	take_regions(m, in);
 	publish(m);
-	if (m->rw) /* this thread alone swaps the text: no lock to read it */
-		remotewrite_push(m->rw, m->text, m->text_len, (int64_t)(now_rt_ns() / 1000000ull));
+	if (m->rw) { /* this thread alone swaps the text: no lock to read it */
+		size_t len;
+		const char *t = promtext_current(&m->text, &len);
+
+		remotewrite_push(m->rw, t, len, (int64_t)(now_rt_ns() / 1000000ull));
+	}
 	m->cost_ns += thread_cpu_ns() - t0; /* shown from the next period on */
 }
 
@@ -816,19 +785,7 @@ void hostmetrics_set_remotewrite(struct hostmetrics *m, struct remotewrite *rw)
 
 int hostmetrics_text(struct hostmetrics *m, struct bufout *o)
 {
-	int rc = 0;
-
-	pthread_mutex_lock(&m->lock);
-	if (o->off + m->text_len + 1 > o->len) {
-		o->full = 1;
-		rc = -ENOSPC;
-	} else {
-		memcpy(o->buf + o->off, m->text, m->text_len);
-		o->off += m->text_len;
-		o->buf[o->off] = 0;
-	}
-	pthread_mutex_unlock(&m->lock);
-	return rc;
+	return promtext_copy(&m->text, o);
 }
 
 static int serve_text(void *ctx, struct bufout *o)
@@ -845,15 +802,15 @@ struct hostmetrics *hostmetrics_new(const char *spec, const char *proc_root, cha
 		log_reason(err, errlen, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&m->lock, NULL);
+	promtext_init(&m->text);
 	snprintf(m->dispatch, sizeof(m->dispatch), "off");
 	m->tc = taskclass_new(proc_root);
 	if (!m->tc) {
 		log_reason(err, errlen, "out of memory");
 		goto fail;
 	}
-	publish(m); /* scrapes before the first period's end get the run-wide families */
-	if (!m->text) {
+	/* scrapes before the first period's end get the run-wide families */
+	if (promtext_publish(&m->text, render_fn, m)) {
 		log_reason(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -886,8 +843,6 @@ void hostmetrics_stop(struct hostmetrics *m)
 	taskclass_free(m->tc);
 	for (uint32_t i = 0; i < HOSTMETRICS_MAX_DOMAINS; i++)
 		free(m->dom[i].vcpus);
-	free(m->text);
-	free(m->spare);
-	pthread_mutex_destroy(&m->lock);
+	promtext_free(&m->text);
 	free(m);
 }

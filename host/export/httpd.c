@@ -248,8 +248,9 @@ struct httpd *httpd_start(const char *spec, httpd_render_fn *fn, void *ctx, char
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
 				mhd_log, h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTPD_MAX_CONNS,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S,
-				MHD_OPTION_END);
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned int)HTTPD_MAX_CONNS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)HTTPD_TIMEOUT_S, MHD_OPTION_END);
 	/*
 	 * From here the socket is libmicrohttpd's: it closes it in httpd_stop, and on most (0.9.75: not
 	 * all) of its failure paths, so we never close it ourselves.

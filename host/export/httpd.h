@@ -19,6 +19,7 @@
 #include "util/bufout.h"
 
 #define HTTPD_MAX_CONNS 32
+#define HTTPD_MAX_CONNS_PER_IP 8 /* one client (source address) takes at most a quarter of them */
 #define HTTPD_TIMEOUT_S 10
 #define HTTPD_BODY_MIN (64u << 10) /* the first render buffer */
 #define HTTPD_BODY_MAX (64u << 20) /* a body that does not fit this is answered 500 */

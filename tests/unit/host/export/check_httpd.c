@@ -134,6 +134,48 @@ static int connect_to(int family, const char *addr, uint16_t port)
 	return fd;
 }
 
+/* As connect_to, from IPv4 source address src (bound first: any 127.0.0.0/8 address is local). */
+static int connect_from(const char *src, const char *addr, uint16_t port)
+{
+	int family = AF_INET;
+	struct sockaddr_storage ss = { 0 };
+	struct timeval tv = { 5, 0 };
+	socklen_t len;
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	if (src) {
+		struct sockaddr_in me = { .sin_family = AF_INET };
+
+		ck_assert_int_eq(inet_pton(AF_INET, src, &me.sin_addr), 1);
+		ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	}
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		ck_assert_int_eq(inet_pton(AF_INET, addr, &a->sin_addr), 1);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		ck_assert_int_eq(inet_pton(AF_INET6, addr, &a->sin6_addr), 1);
+		len = sizeof(*a);
+	}
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Send req on fd (unless NULL) and read one response: until EOF, or until the headers and Content-Length
  * bytes of body are in (no body for HEAD), so keep-alive connections work too.
@@ -442,9 +484,15 @@ START_TEST(test_conn_limit)
 	char buf[64];
 	ssize_t n;
 
-	/* HTTPD_MAX_CONNS keep-alive connections, each known to be accepted (it answered) */
+	/*
+	 * HTTPD_MAX_CONNS keep-alive connections, each known to be accepted (it answered), from as many
+	 * source addresses as the per-client limit needs
+	 */
 	for (int i = 0; i < HTTPD_MAX_CONNS; i++) {
-		fds[i] = connect_to(AF_INET, "127.0.0.1", httpd_port(h));
+		char src[32];
+
+		snprintf(src, sizeof(src), "127.0.0.%d", 2 + i / HTTPD_MAX_CONNS_PER_IP);
+		fds[i] = connect_from(src, "127.0.0.1", httpd_port(h));
 		ck_assert_int_ge(fds[i], 0);
 		exchange(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &r);
 		ck_assert_int_eq(r.status, 200);
@@ -454,7 +502,7 @@ START_TEST(test_conn_limit)
 	 * One more is not served: it waits in the kernel's backlog (libmicrohttpd stops accepting at the
 	 * limit) or is accepted and closed, depending on the libmicrohttpd version.
 	 */
-	fd = connect_to(AF_INET, "127.0.0.1", httpd_port(h));
+	fd = connect_from("127.0.0.200", "127.0.0.1", httpd_port(h));
 	ck_assert_int_ge(fd, 0);
 	(void)send(fd, GET("/metrics"), strlen(GET("/metrics")), MSG_NOSIGNAL);
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &shortwait, sizeof(shortwait)), 0);
@@ -479,6 +527,46 @@ START_TEST(test_conn_limit)
 	}
 	ck_assert_int_eq(status, 200);
 	for (int i = 1; i < HTTPD_MAX_CONNS; i++)
+		close(fds[i]);
+	httpd_stop(h);
+}
+END_TEST
+
+/*
+ * One client (source address) gets at most HTTPD_MAX_CONNS_PER_IP connections: one more from it is closed
+ * unanswered, while another client is still served.
+ */
+START_TEST(test_conn_limit_per_client)
+{
+	struct ctx c = { .mode = SMALL };
+	struct httpd *h = start(&c);
+	int fds[HTTPD_MAX_CONNS_PER_IP], fd;
+	struct resp r;
+	char buf[64];
+	ssize_t n;
+
+	ck_assert_int_lt(HTTPD_MAX_CONNS_PER_IP, HTTPD_MAX_CONNS);
+	for (int i = 0; i < HTTPD_MAX_CONNS_PER_IP; i++) {
+		fds[i] = connect_from("127.0.0.2", "127.0.0.1", httpd_port(h));
+		ck_assert_int_ge(fds[i], 0);
+		exchange(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &r);
+		ck_assert_int_eq(r.status, 200);
+		resp_free(&r);
+	}
+	fd = connect_from("127.0.0.2", "127.0.0.1", httpd_port(h));
+	ck_assert_int_ge(fd, 0);
+	(void)send(fd, GET("/metrics"), strlen(GET("/metrics")), MSG_NOSIGNAL);
+	n = recv(fd, buf, sizeof(buf), 0); /* closed by the server: 0 (or a reset) */
+	ck_assert_int_le(n, 0);
+	ck_assert(n == 0 || errno == ECONNRESET);
+	close(fd);
+	fd = connect_from("127.0.0.3", "127.0.0.1", httpd_port(h));
+	ck_assert_int_ge(fd, 0);
+	exchange(fd, GET("/metrics"), false, &r);
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+	close(fd);
+	for (int i = 0; i < HTTPD_MAX_CONNS_PER_IP; i++)
 		close(fds[i]);
 	httpd_stop(h);
 }
@@ -605,6 +693,7 @@ static Suite *httpd_suite(void)
 	suite_add_tcase(s, tb);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_conn_limit);
+	tcase_add_test(tc, test_conn_limit_per_client);
 	tcase_add_test(tc, test_reset_mid_response);
 	tcase_add_test(tc, test_bound_address_only);
 	suite_add_tcase(s, tc);
