@@ -285,7 +285,7 @@ losses_now() {
 	else
 		echo "agent.status_unanswered 1 loss"
 	fi
-	for r in not-report version malformed unknown-key bad-mac duplicate stale wrong-kind too-many-nodes; do
+	for r in not-report version malformed unknown-key bad-mac duplicate stale wrong-kind too-many-nodes too-many-jobs; do
 		echo "collect.datagrams_$r $(soak_prom "$T/cm.txt" vnoise_collect_datagrams_total "result=\"$r\"") loss"
 	done
 	echo "collect.lost $(soak_prom "$T/cm.txt" vnoise_collect_lost_datagrams_total) drops"

@@ -28,6 +28,7 @@ const char *clusteragg_res_name(int res)
 		[CS_STALE] = "stale",
 		[CS_WRONG_KIND] = "wrong-kind",
 		[CS_TOO_MANY_NODES] = "too-many-nodes",
+		[CS_TOO_MANY_JOBS] = "too-many-jobs",
 	};
 	return res >= 0 && res < CS_RES_MAX ? names[res] : "other";
 }
@@ -58,6 +59,8 @@ struct clusteragg *clusteragg_new(const struct clusteragg_cfg *cfg)
 	if (!cs)
 		return NULL;
 	cs->cfg = *cfg;
+	if (!cs->cfg.max_jobs)
+		cs->cfg.max_jobs = CS_MAX_JOBS_DEFAULT;
 	cs->hcap = 16;
 	while (cs->hcap < 2 * cfg->max_nodes)
 		cs->hcap <<= 1;
@@ -126,13 +129,16 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 	return 0;
 }
 
+/* The index of job_id's job, made on first sight; -ENOSPC beyond cfg.max_jobs, -ENOMEM. */
 static long job_get(struct clusteragg *cs, uint64_t job_id)
 {
 	for (uint32_t j = 0; j < cs->njobs; j++)
 		if (cs->jobs[j].job_id == job_id)
 			return j;
+	if (cs->njobs >= cs->cfg.max_jobs)
+		return -ENOSPC;
 	if (grow((void **)&cs->jobs, &cs->jcap, cs->njobs + 1, sizeof(*cs->jobs)))
-		return -1;
+		return -ENOMEM;
 	cs->jobs[cs->njobs].job_id = job_id;
 	cs->jobs[cs->njobs].name = clusteragg_job_name(cs, job_id);
 	cs->st.jobs = cs->njobs + 1;
@@ -174,10 +180,10 @@ static void job_del_node(struct clusteragg *cs, uint32_t j, uint32_t idx)
 			jb->sampled[i] = jb->sampled[--jb->nsampled];
 }
 
-/* The node of an authenticated datagram, created on first sight (in the datagram's job); NULL when the
- * table is full. A known node's job is left as it is: only a datagram that passes the anti-replay check may
- * move it (node_follow_job). */
-static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *h)
+/* The node of an authenticated datagram, created on first sight (in the datagram's job); NULL with *res
+ * CS_TOO_MANY_NODES or CS_TOO_MANY_JOBS when it cannot be. A known node's job is left as it is: only a
+ * datagram that passes the anti-replay check may move it (node_follow_job). */
+static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *h, int *res)
 {
 	uint32_t slot;
 	long idx = node_find(cs, h->node_id, &slot);
@@ -185,12 +191,15 @@ static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *
 	struct node *n;
 
 	if (idx < 0) {
+		*res = CS_TOO_MANY_NODES;
 		if (cs->nnodes >= cs->cfg.max_nodes ||
 		    grow((void **)&cs->nodes, &cs->ncap, cs->nnodes + 1, sizeof(*cs->nodes)))
 			return NULL;
 		j = job_get(cs, h->job_id);
-		if (j < 0)
+		if (j < 0) {
+			*res = j == -ENOSPC ? CS_TOO_MANY_JOBS : CS_TOO_MANY_NODES;
 			return NULL;
+		}
 		idx = cs->nnodes;
 		n = &cs->nodes[idx];
 		memset(n, 0, sizeof(*n));
@@ -199,6 +208,7 @@ static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *
 		n->job = (uint32_t)j;
 		if (job_add_node(cs, (uint32_t)j, (uint32_t)idx))
 			return NULL;
+		*res = CS_OK;
 		cs->hash[slot] = (uint32_t)idx + 1;
 		cs->nnodes++;
 		cs->st.nodes = cs->nnodes;
@@ -208,7 +218,7 @@ static struct node *node_get(struct clusteragg *cs, const struct vn_report_hdr *
 }
 
 /* The node of index idx reports for job_id now (an authenticated datagram that passed the anti-replay
- * check says so): it leaves its old job. 0, or -1 (no memory for the new job). */
+ * check says so): it leaves its old job. 0, or -ENOSPC (beyond cfg.max_jobs: it stays), -ENOMEM. */
 static int node_follow_job(struct clusteragg *cs, uint32_t idx, uint64_t job_id)
 {
 	struct node *n = &cs->nodes[idx];
@@ -218,11 +228,11 @@ static int node_follow_job(struct clusteragg *cs, uint32_t idx, uint64_t job_id)
 		return 0;
 	j = job_get(cs, job_id);
 	if (j < 0)
-		return -1;
+		return (int)j;
 	job_del_node(cs, n->job, idx);
 	n = &cs->nodes[idx];
 	if (job_add_node(cs, (uint32_t)j, idx))
-		return -1;
+		return -ENOMEM;
 	clusteragg_event(cs, "node %" PRIu64 " moved to job %016" PRIx64, n->node_id, job_id);
 	n->job_id = job_id;
 	n->job = (uint32_t)j;
@@ -452,11 +462,9 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		res = CS_WRONG_KIND;
 	if (res != CS_OK)
 		goto out;
-	n = node_get(cs, &v.hdr);
-	if (!n) {
-		res = CS_TOO_MANY_NODES;
+	n = node_get(cs, &v.hdr, &res);
+	if (!n)
 		goto out;
-	}
 	idx = (uint32_t)(n - cs->nodes);
 	old_session = n->seq.session_id;
 	old_top = n->seq.top;
@@ -486,8 +494,9 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 		res = n->seq.last == DATAGRAM_SEQ_DUP ? CS_DUP : CS_STALE;
 		goto out;
 	}
-	if (node_follow_job(cs, idx, v.hdr.job_id)) {
-		res = CS_TOO_MANY_NODES;
+	rc = node_follow_job(cs, idx, v.hdr.job_id);
+	if (rc) {
+		res = rc == -ENOSPC ? CS_TOO_MANY_JOBS : CS_TOO_MANY_NODES;
 		goto out;
 	}
 	n = &cs->nodes[idx];
@@ -526,6 +535,14 @@ int clusteragg_ingest(struct clusteragg *cs, const void *buf, size_t len,
 	if (cs->cfg.accepted)
 		cs->cfg.accepted(cs->cfg.accepted_ctx, &v, now_ns);
 out:
+	if (res == CS_TOO_MANY_JOBS &&
+	    (!cs->jobs_full_said_ns || now_ns - cs->jobs_full_said_ns >= CS_REFUSE_SAY_NS)) {
+		cs->jobs_full_said_ns = now_ns;
+		clusteragg_event(cs,
+				 "job %016" PRIx64 " refused: %u jobs already (--max-jobs); its "
+				 "datagrams are counted too-many-jobs",
+				 (uint64_t)v.hdr.job_id, cs->cfg.max_jobs);
+	}
 	cs->st.dgrams[res]++;
 	return res;
 }

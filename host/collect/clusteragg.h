@@ -9,7 +9,7 @@
  * clusterout: Prometheus, the text and JSON reports, the status line).
  *
  * Not thread-safe: the caller serialises calls on one struct clusteragg, the rotation's and the outputs'
- * included (collect.c holds a mutex). Memory is bounded by cfg.max_nodes; all of it belongs to the engine.
+ * included. Memory is bounded by cfg.max_nodes and cfg.max_jobs; all of it belongs to the engine.
  */
 #ifndef VNOISE_HOST_COLLECT_CLUSTERAGG_H
 #define VNOISE_HOST_COLLECT_CLUSTERAGG_H
@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include "format/keyfile.h"
 #include "format/datagram.h"
+
+#define CS_MAX_JOBS_DEFAULT 1024
 
 /* Why a datagram was dropped (or not): indexes of clusteragg_stats.dgrams[]. */
 enum clusteragg_res {
@@ -30,7 +32,8 @@ enum clusteragg_res {
 	CS_DUP, /* authentic, already seen (network duplicate or replay) */
 	CS_STALE, /* authentic, too old to tell (older session, or behind the replay window) */
 	CS_WRONG_KIND, /* authentic, but a kind a collector does not take (a SAMPLE command) */
-	CS_TOO_MANY_NODES, /* authentic, a new node beyond cfg.max_nodes */
+	CS_TOO_MANY_NODES, /* authentic, a new node beyond cfg.max_nodes (or no memory for it) */
+	CS_TOO_MANY_JOBS, /* authentic, a new job beyond cfg.max_jobs */
 	CS_RES_MAX,
 };
 const char *clusteragg_res_name(int res); /* "ok", "not-report", ..., stable (metric labels) */
@@ -46,6 +49,7 @@ struct clusteragg_cfg {
 	    exclude_ratio; /* out of the rotation when sampled compute > (1 + ratio) x unsampled */
 	unsigned exclude_min; /* intervals needed on each side before judging (>= 1) */
 	unsigned max_nodes; /* bound on nodes kept */
+	unsigned max_jobs; /* bound on jobs kept (a job stays once made); 0: CS_MAX_JOBS_DEFAULT */
 	/* Send a command datagram; 0 or -errno (counted). Called from clusterrot_tick(). */
 	int (*send)(void *ctx, const struct sockaddr *to, socklen_t tolen, const void *buf,
 		    size_t len);

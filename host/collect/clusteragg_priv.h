@@ -143,6 +143,8 @@ struct clusteragg {
 	struct job *jobs;
 	uint32_t njobs, jcap;
 	uint64_t last_cmd_seq;
+	uint64_t
+	    jobs_full_said_ns; /* when a datagram refused for a new job was last said (once a minute) */
 };
 
 /* One line about a node or a job to cfg.event (no newline; dropped when cfg.event is NULL). */

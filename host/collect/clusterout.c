@@ -47,7 +47,7 @@ static int by_delay(const void *a, const void *b, void *ctx)
 
 /*
  * Node indexes of job jb, slowest first (mean delay behind the interval's fastest node; ties by node id).
- * O(n log n): it runs at every /metrics scrape, on up to --max-nodes nodes.
+ * O(n log n): it runs at every /metrics publish, on up to --max-nodes nodes.
  */
 static uint32_t *ranking(const struct clusteragg *cs, const struct job *jb)
 {

@@ -55,6 +55,7 @@ enum {
 	O_EXCL_PCT,
 	O_EXCL_MIN,
 	O_MAX_NODES,
+	O_MAX_JOBS,
 	O_FORWARD,
 	O_REMOTE_WRITE,
 	O_RW_PERIOD,
@@ -136,6 +137,11 @@ static const struct cliopt collect_opts_table[] = {
 	  .has_arg = 1,
 	  .arg = "N",
 	  .help = "nodes kept at most (default 65536)" },
+	{ .id = O_MAX_JOBS,
+	  .name = "max-jobs",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "jobs kept at most (default 1024): a new job's datagrams beyond are refused" },
 	{ .id = O_FORWARD,
 	  .name = "forward",
 	  .has_arg = 1,
@@ -204,6 +210,7 @@ static void set_defaults(struct collect_opts *o)
 	o->exclude_pct = 20;
 	o->exclude_min = 5;
 	o->max_nodes = 65536;
+	o->max_jobs = CS_MAX_JOBS_DEFAULT;
 	o->rw_period_ns = COLLECT_DEFAULT_RW_PERIOD_NS;
 	o->retain_ns = COLLECT_DEFAULT_RETAIN_NS;
 }
@@ -286,6 +293,8 @@ static int take_number(struct cliopt_parser *ps, int c, struct collect_opts *o)
 		o->wait_nodes = (unsigned)v;
 	else if (c == O_EXCL_MIN)
 		o->exclude_min = (unsigned)v;
+	else if (c == O_MAX_JOBS)
+		o->max_jobs = (unsigned)v;
 	else
 		o->max_nodes = (unsigned)v;
 	return rc;
@@ -948,6 +957,7 @@ static struct clusteragg *engine_new(struct collector *c)
 	cfg.exclude_ratio = c->o.exclude_pct / 100;
 	cfg.exclude_min = c->o.exclude_min;
 	cfg.max_nodes = c->o.max_nodes;
+	cfg.max_jobs = c->o.max_jobs;
 	cfg.send = send_cmd;
 	cfg.send_ctx = c;
 	cfg.event = on_event;

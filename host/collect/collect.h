@@ -26,7 +26,7 @@ struct collect_opts {
 	const char *store; /* NULL: no store */
 	const char *pcap_out, *pcap_in;
 	uint64_t slot_ns; /* 0: no rotation */
-	unsigned sample_nodes, wait_nodes, exclude_min, max_nodes;
+	unsigned sample_nodes, wait_nodes, exclude_min, max_nodes, max_jobs;
 	uint64_t max_slots;
 	double exclude_pct;
 	uint64_t duration_ns, period_ns; /* 0: until a signal / no status lines */

@@ -286,6 +286,56 @@ START_TEST(test_too_many_nodes)
 }
 END_TEST
 
+static int events_jobs;
+static void count_job_events(void *ctx, const char *line)
+{
+	(void)ctx;
+	events_jobs += strstr(line, "--max-jobs") != NULL;
+}
+
+/*
+ * Jobs are bounded (cfg.max_jobs): a new node of one job more, or a node moving to one, is refused
+ * (too-many-jobs, said once a minute) and changes nothing; the jobs there are go on.
+ */
+START_TEST(test_too_many_jobs)
+{
+	struct clusteragg_cfg c = { .keys = &kf,
+				    .max_nodes = 8,
+				    .max_jobs = 2,
+				    .send = wire_send,
+				    .send_ctx = down,
+				    .event = count_job_events };
+	struct clusteragg *cs = clusteragg_new(&c);
+	struct clusteragg_node_info ni;
+	struct clusteragg_stats st;
+	struct node n[4];
+
+	ck_assert_ptr_nonnull(cs);
+	events_jobs = 0;
+	node_init(&n[0], 1, "a");
+	node_init(&n[1], 2, "b");
+	node_init(&n[2], 3, "c");
+	node_init(&n[3], 4, "a");
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(node_hello(&n[i], 1), 0);
+	ck_assert_uint_eq(deliver(cs, 5), 3); /* node 3 (job c) refused */
+	n[0].cfg.job_id = datagram_job_id("d"); /* node 1 moves to a third job: refused, it stays */
+	send_iv(&n[0], 0, 1, 100, 10, 0);
+	ck_assert_uint_eq(deliver(cs, 6), 0);
+	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
+	ck_assert_uint_eq(ni.job_id, datagram_job_id("a"));
+	send_iv(&n[3], 0, 1, 100, 10, 0); /* the jobs there are go on */
+	ck_assert_uint_eq(deliver(cs, 7), 1);
+	clusteragg_stats(cs, &st);
+	ck_assert_uint_eq(st.jobs, 2);
+	ck_assert_uint_eq(st.nodes, 3);
+	ck_assert_uint_eq(st.dgrams[CS_TOO_MANY_JOBS], 2);
+	ck_assert_str_eq(clusteragg_res_name(CS_TOO_MANY_JOBS), "too-many-jobs");
+	ck_assert_int_eq(events_jobs, 1);
+	clusteragg_free(cs);
+}
+END_TEST
+
 /* Hand every command on down to the node it is for; count the accepted ones. */
 /* ---- hypervisor classes (datagram version 2) ---- */
 
@@ -541,6 +591,7 @@ static Suite *clusteragg_suite(void)
 	tcase_add_test(t, test_session_resume);
 	tcase_add_test(t, test_session_forged);
 	tcase_add_test(t, test_too_many_nodes);
+	tcase_add_test(t, test_too_many_jobs);
 	tcase_add_test(t, test_hypervisor_versions);
 	tcase_add_test(t, test_hypervisor_sums);
 	suite_add_tcase(s, t);
