@@ -121,8 +121,7 @@ START_TEST(test_session_resume)
 	ck_assert_int_eq(hello_at(cs, &ahead, T0 + 3600 * SEC, T0, old, &oldlen), CS_OK);
 	ck_assert_int_eq(hello_at(cs, &ahead, T0 + 3601 * SEC, T0 + SEC, NULL, NULL), CS_OK);
 	/* restarted, its clock set right: an older session, not taken while the old one was live... */
-	node_init(&right, 1, "job");
-	right.cfg.session_id = T0 + 2 * SEC;
+	node_session(&right, 1, T0 + 2 * SEC);
 	ck_assert_int_eq(hello_at(cs, &right, T0 + 2 * SEC, T0 + 2 * SEC, NULL, NULL), CS_STALE);
 	/* ...nor sealed before the old one's seal times count for (their receipt + 5 s) */
 	ck_assert_int_eq(hello_at(cs, &right, T0 + 5 * SEC, T0 + 5 * SEC, NULL, NULL), CS_STALE);
@@ -177,21 +176,17 @@ START_TEST(test_session_forged)
 	struct sockaddr_in a = node_addr(1);
 	uint64_t t;
 
-	node_init(&real, 1, "job");
-	real.cfg.session_id = T0;
+	node_session(&real, 1, T0);
 	ck_assert_int_eq(hello_at(cs, &real, T0, T0, NULL, NULL), CS_OK);
 	/* session 2^64-1 sealed at 2^64-1: from the future, refused */
-	node_init(&forger, 1, "job");
-	forger.cfg.session_id = UINT64_MAX;
+	node_session(&forger, 1, UINT64_MAX);
 	ck_assert_int_eq(hello_at(cs, &forger, UINT64_MAX, T0 + SEC, NULL, NULL), CS_STALE);
 	ck_assert_int_eq(hello_at(cs, &real, T0 + SEC, T0 + SEC, NULL, NULL), CS_OK);
 	/* sealed now: taken (a restart, as far as anyone can tell)... */
 	ck_assert_int_eq(hello_at(cs, &forger, T0 + 2 * SEC, T0 + 2 * SEC, forged, &forgedlen),
 			 CS_OK);
 	/* ...until it has been quiet for 3 s: then the real node is taken again */
-	for (t = T0 + 2 * SEC + SEC / 2; hello_at(cs, &real, t, t, NULL, NULL) != CS_OK;
-	     t += SEC / 2)
-		ck_assert_uint_le(t, T0 + 2 * SEC + CS_LOCKOUT_MAX_NS);
+	t = taken_at(cs, &real, T0 + 2 * SEC + SEC / 2, SEC / 2, T0 + 2 * SEC + CS_LOCKOUT_MAX_NS);
 	ck_assert_uint_ge(t, T0 + 5 * SEC);
 	ck_assert_int_eq(clusteragg_node_info(cs, 0, &ni), 0);
 	ck_assert_uint_eq(ni.session_id, T0);
@@ -202,13 +197,10 @@ START_TEST(test_session_forged)
 	ck_assert_int_eq(hello_at(cs, &real, t + 11 * SEC, t + 11 * SEC, NULL, NULL), CS_OK);
 
 	/* a node first seen under a forged session sealed far ahead: its seal time counts for 5 s */
-	node_init(&forger, 2, "job");
-	forger.cfg.session_id = UINT64_MAX;
+	node_session(&forger, 2, UINT64_MAX);
 	ck_assert_int_eq(hello_at(cs, &forger, UINT64_MAX, T0, NULL, NULL), CS_OK);
-	node_init(&first, 2, "job");
-	first.cfg.session_id = T0;
-	for (t = T0 + SEC / 2; hello_at(cs, &first, t, t, NULL, NULL) != CS_OK; t += SEC / 2)
-		ck_assert_uint_le(t, T0 + CS_LOCKOUT_MAX_NS);
+	node_session(&first, 2, T0);
+	(void)taken_at(cs, &first, T0 + SEC / 2, SEC / 2, T0 + CS_LOCKOUT_MAX_NS);
 	ck_assert_int_eq(clusteragg_node_info(cs, 1, &ni), 0);
 	ck_assert_uint_eq(ni.session_id, T0);
 	clusteragg_free(cs);

@@ -182,19 +182,16 @@ START_TEST(test_lockout_not_restored)
 	void *blob;
 	uint64_t t;
 
-	node_init(&real, 1, "job");
-	real.cfg.session_id = t0;
+	node_session(&real, 1, t0);
 	ck_assert_int_eq(hello_at(a, &real, t0, t0, NULL, NULL), CS_OK);
-	node_init(&forger, 1, "job");
-	forger.cfg.session_id = UINT64_MAX;
+	node_session(&forger, 1, UINT64_MAX);
 	ck_assert_int_eq(hello_at(a, &forger, t0 + s, t0 + s, forged, &forgedlen), CS_OK);
 	ck_assert_int_eq(clusterstate_save(a, &blob, &len), 0);
 	ck_assert_int_eq(clusterstate_load(b, blob, len), 0);
 	free(blob);
 	ck_assert_int_eq(clusteragg_node_info(b, 0, &ni), 0);
 	ck_assert_uint_eq(ni.session_id, UINT64_MAX);
-	for (t = t0 + 2 * s; hello_at(b, &real, t, t, NULL, NULL) != CS_OK; t += s / 2)
-		ck_assert_uint_le(t, t0 + s + CS_LOCKOUT_MAX_NS);
+	t = taken_at(b, &real, t0 + 2 * s, s / 2, t0 + s + CS_LOCKOUT_MAX_NS);
 	ck_assert_int_eq(clusteragg_node_info(b, 0, &ni), 0);
 	ck_assert_uint_eq(ni.session_id, t0);
 	ck_assert_int_eq(

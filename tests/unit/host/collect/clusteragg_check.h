@@ -102,6 +102,13 @@ static inline void node_init(struct node *n, uint64_t id, const char *job)
 	n->xmit_ctx = up;
 }
 
+/* A node of job "job" under the given session id (its start time, as node_open makes it). */
+static inline void node_session(struct node *n, uint64_t id, uint64_t session)
+{
+	node_init(n, id, "job");
+	n->cfg.session_id = session;
+}
+
 static inline struct clusteragg *store(uint64_t slot_ns, unsigned wait, uint64_t max_slots)
 {
 	struct clusteragg_cfg c = {
@@ -155,6 +162,20 @@ static inline int hello_at(struct clusteragg *cs, struct node *n, uint64_t send,
 		*copylen = up->len[0];
 	}
 	return clusteragg_ingest(cs, up->d[0], up->len[0], (struct sockaddr *)&a, sizeof(a), recv);
+}
+
+/*
+ * The first time from `from` on, in steps of step, at which n's HELLO (sealed and received then) is taken
+ * (CS_OK); fails the test past until.
+ */
+static inline uint64_t taken_at(struct clusteragg *cs, struct node *n, uint64_t from, uint64_t step,
+				uint64_t until)
+{
+	uint64_t t;
+
+	for (t = from; hello_at(cs, n, t, t, NULL, NULL) != CS_OK; t += step)
+		ck_assert_uint_le(t, until);
+	return t;
 }
 
 /* One interval of a node: nranks summary records with compute, and per-class records. */

@@ -100,44 +100,12 @@ static long content_length(const struct resp *r)
 	return v ? strtol(v, NULL, 10) : -1;
 }
 
-static int connect_to(int family, const char *addr, uint16_t port)
+/*
+ * A connection to addr:port of family, from IPv4 source address src when not NULL (bound first: any
+ * 127.0.0.0/8 address is local), with a 5 s receive timeout; -1 with errno when refused.
+ */
+static int connect_from(int family, const char *src, const char *addr, uint16_t port)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct timeval tv = { 5, 0 };
-	socklen_t len;
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ck_assert_int_ge(fd, 0);
-	if (family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		ck_assert_int_eq(inet_pton(AF_INET, addr, &a->sin_addr), 1);
-		len = sizeof(*a);
-	} else {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		ck_assert_int_eq(inet_pton(AF_INET6, addr, &a->sin6_addr), 1);
-		len = sizeof(*a);
-	}
-	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
-/* As connect_to, from IPv4 source address src (bound first: any 127.0.0.0/8 address is local). */
-static int connect_from(const char *src, const char *addr, uint16_t port)
-{
-	int family = AF_INET;
 	struct sockaddr_storage ss = { 0 };
 	struct timeval tv = { 5, 0 };
 	socklen_t len;
@@ -147,6 +115,7 @@ static int connect_from(const char *src, const char *addr, uint16_t port)
 	if (src) {
 		struct sockaddr_in me = { .sin_family = AF_INET };
 
+		ck_assert_int_eq(family, AF_INET);
 		ck_assert_int_eq(inet_pton(AF_INET, src, &me.sin_addr), 1);
 		ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
 	}
@@ -174,6 +143,11 @@ static int connect_from(const char *src, const char *addr, uint16_t port)
 		return -1;
 	}
 	return fd;
+}
+
+static int connect_to(int family, const char *addr, uint16_t port)
+{
+	return connect_from(family, NULL, addr, port);
 }
 
 /*
@@ -492,7 +466,7 @@ START_TEST(test_conn_limit)
 		char src[32];
 
 		snprintf(src, sizeof(src), "127.0.0.%d", 2 + i / HTTPD_MAX_CONNS_PER_IP);
-		fds[i] = connect_from(src, "127.0.0.1", httpd_port(h));
+		fds[i] = connect_from(AF_INET, src, "127.0.0.1", httpd_port(h));
 		ck_assert_int_ge(fds[i], 0);
 		exchange(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &r);
 		ck_assert_int_eq(r.status, 200);
@@ -502,7 +476,7 @@ START_TEST(test_conn_limit)
 	 * One more is not served: it waits in the kernel's backlog (libmicrohttpd stops accepting at the
 	 * limit) or is accepted and closed, depending on the libmicrohttpd version.
 	 */
-	fd = connect_from("127.0.0.200", "127.0.0.1", httpd_port(h));
+	fd = connect_from(AF_INET, "127.0.0.200", "127.0.0.1", httpd_port(h));
 	ck_assert_int_ge(fd, 0);
 	(void)send(fd, GET("/metrics"), strlen(GET("/metrics")), MSG_NOSIGNAL);
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &shortwait, sizeof(shortwait)), 0);
@@ -547,20 +521,20 @@ START_TEST(test_conn_limit_per_client)
 
 	ck_assert_int_lt(HTTPD_MAX_CONNS_PER_IP, HTTPD_MAX_CONNS);
 	for (int i = 0; i < HTTPD_MAX_CONNS_PER_IP; i++) {
-		fds[i] = connect_from("127.0.0.2", "127.0.0.1", httpd_port(h));
+		fds[i] = connect_from(AF_INET, "127.0.0.2", "127.0.0.1", httpd_port(h));
 		ck_assert_int_ge(fds[i], 0);
 		exchange(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &r);
 		ck_assert_int_eq(r.status, 200);
 		resp_free(&r);
 	}
-	fd = connect_from("127.0.0.2", "127.0.0.1", httpd_port(h));
+	fd = connect_from(AF_INET, "127.0.0.2", "127.0.0.1", httpd_port(h));
 	ck_assert_int_ge(fd, 0);
 	(void)send(fd, GET("/metrics"), strlen(GET("/metrics")), MSG_NOSIGNAL);
 	n = recv(fd, buf, sizeof(buf), 0); /* closed by the server: 0 (or a reset) */
 	ck_assert_int_le(n, 0);
 	ck_assert(n == 0 || errno == ECONNRESET);
 	close(fd);
-	fd = connect_from("127.0.0.3", "127.0.0.1", httpd_port(h));
+	fd = connect_from(AF_INET, "127.0.0.3", "127.0.0.1", httpd_port(h));
 	ck_assert_int_ge(fd, 0);
 	exchange(fd, GET("/metrics"), false, &r);
 	ck_assert_int_eq(r.status, 200);
