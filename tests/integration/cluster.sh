@@ -14,8 +14,7 @@ SIM="$BUILD/tests/tools/nodesim"
 require_tools curl promtool tshark jq
 
 KEY="$TMP/keys"
-printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
-chmod 600 "$KEY"
+make_key "$KEY"
 
 # --- bad input: one line, exit 2 (usage) or 5 (damaged capture)
 expect_err 2 "key-file is required" "$VH" collect

@@ -23,8 +23,7 @@ SIM="$BUILD/tests/tools/nodesim"
 require_tools curl sqlite3 jq strace
 
 KEY="$TMP/keys"
-printf '# test key\n7 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
-chmod 600 "$KEY"
+make_key "$KEY"
 
 # run_nodes NAME INTERVALS: 8 nodes of job NAME in the background; their pids in NPIDS
 run_nodes() {
