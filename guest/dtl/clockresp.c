@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "dtl/clockresp.h"
 #include "channel/dtlreader.h"
+#include "util/lockfile.h"
 #include "util/log.h"
 #include "util/monotime.h"
 
@@ -187,43 +188,25 @@ void clockresp_free(struct clockresp *c)
 	free(c);
 }
 
-/* The lock file fd is ours alone: a regular file of this user (root) that no one else may open. */
-static bool lock_private(int fd)
-{
-	struct stat st;
-
-	return !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	       !(st.st_mode & 077);
-}
-
 /*
  * Take the responder lock (one answering process per guest); false while another holds it. A lock file that
- * is not private (another user could open it and hold the lock for ever) is replaced by a new one: the lock
- * lives in a directory only root writes to, so only root could have left it there.
+ * is not private is replaced (util/lockfile), said once.
  */
 static bool take_lock(struct clockresp *c)
 {
 	if (c->lock_fd < 0) {
-		c->lock_fd =
-		    open(c->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-		if (c->lock_fd >= 0 && !lock_private(c->lock_fd)) {
-			close(c->lock_fd);
-			c->lock_fd = -1;
-			if (unlink(c->lock_path) == 0)
-				c->lock_fd = open(c->lock_path,
-						  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
-						      O_NOFOLLOW | O_NOCTTY,
-						  0600);
-			if (!c->warned_lock)
-				log_warn(
-				    "clock responder: %s was not a private file of this user: %s",
-				    c->lock_path,
-				    c->lock_fd >= 0 ? "replaced (mode 0600)"
-						    : "cannot replace it, not answering");
-			c->warned_lock = true;
-		}
-		if (c->lock_fd < 0)
+		bool replaced;
+		int fd = lockfile_open(c->lock_path, &replaced);
+
+		if (replaced && !c->warned_lock)
+			log_warn("clock responder: %s was not a private file of this user: %s",
+				 c->lock_path,
+				 fd >= 0 ? "replaced (mode 0600)"
+					 : "cannot replace it, not answering");
+		c->warned_lock |= replaced;
+		if (fd < 0)
 			return false;
+		c->lock_fd = fd;
 	}
 	if (flock(c->lock_fd, LOCK_EX | LOCK_NB))
 		return false;

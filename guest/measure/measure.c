@@ -21,6 +21,7 @@
 #include "measure/hypsplit.h"
 #include "util/log.h"
 #include "util/outfile.h"
+#include "measure/cpuclaim.h"
 #include "measure/measure.h"
 #include "util/parse.h"
 #include "util/progress.h"
@@ -66,6 +67,7 @@ struct run {
 	uint64_t *lost_seen; /* per sampler: drops already reported to the sink */
 	uint64_t ktrace_lost_seen;
 	struct progress *prog; /* measure/record -d on a terminal, NULL otherwise */
+	struct cpuclaim claims; /* one vnoise sampler per CPU */
 	char doing[PATH_MAX + 64]; /* its phrase: "measuring CPUs 0-1" */
 };
 
@@ -403,6 +405,49 @@ static void finish_dtl(struct run *r)
 }
 
 /* The view's settings and tables for the chosen CPUs, the IRQ names and the kernel helper. */
+/*
+ * One vnoise sampler per CPU (measure/cpuclaim), before anything is attached: a CPU another holds is
+ * refused (exit 8), or with --force measured, said and marked (its sampler thread among vnoise's own).
+ */
+static int claim_cpus(struct run *r)
+{
+	const char *what = r->p->sink ? "agent" : params_cmd_name(r->p->cmd);
+	int warned = 0;
+
+	cpuclaim_init(&r->claims, NULL);
+	for (int i = 0; i < r->v.ncpus; i++) {
+		struct cpuclaim_holder h;
+		int err = cpuclaim_take(&r->claims, r->v.cpus[i], what, &h);
+
+		if (err == -EBUSY && !r->p->force) {
+			log_err("CPU %d is sampled by vnoise-guest %s (pid %d): two samplers on "
+				"one CPU "
+				"count each other as noise; stop it, choose other CPUs (-c) or add "
+				"--force",
+				h.cpu, h.what, h.pid);
+			return EXIT_CONFLICT;
+		}
+		if (err == -EBUSY) {
+			struct view_shared *sh = &r->v.shared[r->v.nshared++];
+
+			sh->cpu = h.cpu;
+			sh->pid = h.pid;
+			snprintf(sh->what, sizeof(sh->what), "%s", h.what);
+			if (h.tid > 0)
+				r->v.self[r->v.nself++] = h.tid;
+			log_warn(
+			    "CPU %d is sampled by vnoise-guest %s (pid %d) too (--force): each "
+			    "counts the other as noise; its sampler is marked (vnoise)",
+			    h.cpu, h.what, h.pid);
+		} else if (err && !warned) {
+			warned = 1;
+			log_warn("cannot check for another vnoise sampler on CPU %d (%s: %s)",
+				 r->v.cpus[i], CPUCLAIM_DIR, strerror(-err));
+		}
+	}
+	return 0;
+}
+
 static int setup_view(struct run *r)
 {
 	const struct measure_params *p = r->p;
@@ -418,6 +463,8 @@ static int setup_view(struct run *r)
 	r->v.self[r->v.nself++] =
 	    (int)getpid(); /* the main thread; the samplers join in start_samplers */
 	rc = setup_cpus(r);
+	if (!rc)
+		rc = claim_cpus(r);
 	if (rc)
 		return rc;
 	if (p->cmd == CMD_TOP && view_period_new(&r->v)) {
@@ -493,6 +540,7 @@ static int start_samplers(struct run *r)
 			return err == -EPERM ? EXIT_CANNOT : EXIT_FAIL;
 		}
 		ktrace_set_sampler(r->kh, s->cpu, s->tid);
+		cpuclaim_set_tid(&r->claims, s->cpu, s->tid);
 		r->v.self[r->v.nself++] = s->tid;
 	}
 	return 0;
@@ -705,6 +753,7 @@ static void run_free(struct run *r)
 	free(r->v.proc);
 	free(r->smp);
 	free(r->lost_seen);
+	cpuclaim_release(&r->claims);
 }
 
 /* The ending signals end the run through the normal path; an embedder stops it through its sink instead. */

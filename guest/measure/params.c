@@ -11,7 +11,7 @@
 #include "measure/params.h"
 #include "util/parse.h"
 
-enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML, OPT_GAPS };
+enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML, OPT_GAPS, OPT_FORCE };
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
 static const struct cliopt opts[] = {
@@ -44,6 +44,9 @@ static const struct cliopt opts[] = {
 	{ .id = OPT_GAPS,
 	  .name = "gaps",
 	  .help = "one JSON line per gap: CPU, start, length, split" },
+	{ .id = OPT_FORCE,
+	  .name = "force",
+	  .help = "measure CPUs another vnoise sampler is on, marked" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
@@ -109,19 +112,26 @@ const char *params_usage(enum vn_cmd cmd)
 	return usage[cmd];
 }
 
+static const struct {
+	const char *n;
+	enum vn_cmd c;
+} cmds[] = { { "measure", CMD_MEASURE },
+	     { "top", CMD_TOP },
+	     { "hist", CMD_HIST },
+	     { "record", CMD_RECORD },
+	     { "report", CMD_REPORT } };
+
+const char *params_cmd_name(enum vn_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (cmds[i].c == cmd)
+			return cmds[i].n;
+	return "measure";
+}
+
 static int cmd_of(const char *name, enum vn_cmd *cmd)
 {
-	static const struct {
-		const char *n;
-		enum vn_cmd c;
-	} cmds[] = { { "measure", CMD_MEASURE },
-		     { "top", CMD_TOP },
-		     { "hist", CMD_HIST },
-		     { "record", CMD_RECORD },
-		     { "report", CMD_REPORT } };
-	size_t i;
-
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(name, cmds[i].n)) {
 			*cmd = cmds[i].c;
 			return 0;
@@ -226,6 +236,9 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case OPT_HIST:
 		p->report_hist = 1;
 		return 0;
+	case OPT_FORCE:
+		p->force = 1;
+		return 0;
 	case OPT_WIDE:
 		p->wide = 1;
 		return 0;
@@ -253,6 +266,9 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 			return cliopt_fail(ps, "report needs exactly one FILE");
 		if (p->output)
 			return cliopt_fail(ps, "-o is for record only");
+		if (p->force)
+			return cliopt_fail(
+			    ps, "--force is for the measuring commands (a report samples nothing)");
 		if (p->wide && p->json && !p->report_hist)
 			return cliopt_fail(ps, "--wide is for the text views, not --json");
 		if (p->html && (p->json || p->report_hist))

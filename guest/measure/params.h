@@ -63,6 +63,7 @@ struct measure_params {
 	const char
 	    *html; /* report --html OUT.html: the HTML report of the file, written to OUT.html */
 	int wide; /* --wide: the text views' full tables (over 80 columns) */
+	int force; /* --force: measure CPUs another vnoise sampler holds (measure/cpuclaim), marked so */
 	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };
 
@@ -74,5 +75,7 @@ int params_parse(int argc, char **argv, struct measure_params *p, char *err, siz
     __attribute__((warn_unused_result));
 /* Usage text of a command. */
 const char *params_usage(enum vn_cmd cmd);
+/* The command's name: "measure", "top", "hist", "record", "report". */
+const char *params_cmd_name(enum vn_cmd cmd);
 
 #endif

@@ -300,6 +300,11 @@ void view_header(FILE *f, const struct view *v)
 						 : "the host's log covered no sample");
 	if (v->partial)
 		fprintf(f, "partial: %s\n", v->partial);
+	for (int i = 0; i < v->nshared; i++)
+		fprintf(f,
+			"CPU %d shared with vnoise-guest %s (pid %d, --force): each sampler counts "
+			"the other as noise\n",
+			v->shared[i].cpu, v->shared[i].what, v->shared[i].pid);
 }
 
 /* The %CPU_AVAIL cell: 3 decimals; "partial" when a damaged file left the CPU without its runtime. */

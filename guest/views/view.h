@@ -40,8 +40,9 @@ struct view_proc {
 };
 
 #define VIEW_MAX_PROGS 48
-#define VIEW_MAX_SELF \
-	(PARAMS_MAX_CPUS + 1) /* vnoise's own threads: the main thread and the samplers */
+#define VIEW_MAX_SELF          \
+	(2 * PARAMS_MAX_CPUS + \
+	 1) /* vnoise's threads: the main one, the samplers, another's (--force) */
 
 /*
  * Per-CPU totals as shown: the merge totals with the proc fallback's adjustments and, with a DTL, the
@@ -99,6 +100,12 @@ struct view {
 	const char *partial; /* report FILE: why the file could not be read whole (NULL: it was) */
 	int nself; /* vnoise's own threads (tids), labelled "(vnoise)" among the sources */
 	int self[VIEW_MAX_SELF];
+	/* --force: CPUs another vnoise sampler was sampling too (measure/cpuclaim); its thread is in self */
+	int nshared;
+	struct view_shared {
+		int cpu, pid;
+		char what[16];
+	} shared[PARAMS_MAX_CPUS];
 	struct view_period *period; /* [ncpus] for top (view_period_new()), else NULL */
 	/* the host's dispatch trace log (guest/dtl): the split of steal and unexplained, NULL without */
 	struct hypsplit *hs;

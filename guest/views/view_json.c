@@ -36,6 +36,16 @@ static void settings(struct json_writer *w, const struct view *v)
 		json_kv_u64(w, "dtl_late", v->dtl_late);
 		json_kv_bool(w, "dtl_split", view_split(v));
 	}
+	json_key(w, "shared_cpus"); /* --force: CPUs another vnoise sampler sampled too */
+	json_arr_begin(w);
+	for (int i = 0; i < v->nshared; i++) {
+		json_obj_begin(w);
+		json_kv_u64(w, "cpu", (uint64_t)v->shared[i].cpu);
+		json_kv_u64(w, "pid", (uint64_t)v->shared[i].pid);
+		json_kv_str(w, "by", v->shared[i].what);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
 }
 
 /* "notes": the footer of the text views (shared/attrib/explain), a string each. */

@@ -21,7 +21,8 @@ enum {
 			     read was reported */
 	EXIT_UNREACHABLE = 6, /* libvirt unreachable at the URI */
 	EXIT_NODOMAIN = 7, /* a --domain that libvirt does not know */
-	EXIT_CONFLICT = 8, /* enable: a device of vnoise's name that it did not add */
+	EXIT_CONFLICT =
+	    8, /* held by another: a device of vnoise's name (enable), a CPU's sampler */
 	EXIT_SYMLINK = 9, /* an output file's path is a symbolic link: refused, nothing written */
 };
 

@@ -95,6 +95,12 @@ c=$(jq -c '.domains[0] | {channel: .channel | {state, records}, clock}' "$TMP/r.
 jq -e '.domains[0] | .channel.state == "ok" and .channel.records > 0 and .clock.aligned and
 	.clock.uncertainty_ns <= 2000000' "$TMP/r.json" >/dev/null || fail "record --guest beside qemu-ga: $c"
 ok "vnoise-host record --guest: $c"
+# a second sampler on vCPU 0 (the agent samples it): refused in one line naming the agent, exit 8
+rc=0
+out=$(vm_exec 'vnoise-guest measure -c 0 -d 1s 2>&1 >/dev/null') || rc=$?
+[ "$rc" = 8 ] && grep -q "^vnoise-guest: error: CPU 0 is sampled by vnoise-guest agent (pid $(guest_agent_pid))" <<<"$out" ||
+	fail "measure -c 0 beside the agent: exit $rc: $out"
+ok "measure -c 0 beside the agent: exit 8, '$out'"
 qga_ping "after record --guest"
 out=$(vm_hagent stop) || fail "vnoise-host agent stop: $out"
 grep -q '^state: paused$' <<<"$out" || fail "vnoise-host agent stop: $out"

@@ -558,6 +558,11 @@ START_TEST(test_help_per_command)
 		ck_assert(lists(c, "top"));
 	}
 	ck_assert(!lists(CMD_MEASURE, "output") && lists(CMD_MEASURE, "json"));
+	/* --force: the measuring commands, not report (it samples nothing) */
+	for (c = CMD_MEASURE; c < CMD_REPORT; c++)
+		ck_assert(lists(c, "force"));
+	ck_assert(!lists(CMD_REPORT, "force"));
+	FAILS("--force is for the measuring commands", "report", "x.vnr", "--force");
 	ck_assert(!lists(CMD_TOP, "output") && !lists(CMD_TOP, "json"));
 	ck_assert(!lists(CMD_HIST, "output") && !lists(CMD_HIST, "json"));
 	ck_assert(lists(CMD_RECORD, "output") && lists(CMD_RECORD, "json"));
