@@ -1042,7 +1042,7 @@ static int open_collector(struct mpi_ctx *m, const struct mpi_params *p)
 	char host[256] = "", kerr[256];
 
 	if (parse_sockaddr(p->collector, 1, &nc.collector, &nc.collector_len)) {
-		log_err("--collector: '%s' is not a numeric ADDR:PORT", p->collector);
+		log_err("invalid --collector '%s': " PARSE_SOCKADDR_WANT, p->collector);
 		return EXIT_USAGE;
 	}
 	if (keyfile_load(p->key_file, &m->keys, kerr, sizeof(kerr))) {
@@ -1076,7 +1076,7 @@ static int open_outputs(struct mpi_ctx *m, const struct mpi_params *p)
 	}
 	if (p->udp) {
 		if (parse_sockaddr(p->udp, 1, &m->udp_addr, &m->udp_len)) {
-			log_err("--udp: '%s' is not a numeric ADDR:PORT", p->udp);
+			log_err("invalid --udp '%s': " PARSE_SOCKADDR_WANT, p->udp);
 			return EXIT_USAGE;
 		}
 		m->udp_fd = socket(m->udp_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);

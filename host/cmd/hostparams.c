@@ -295,9 +295,7 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 		socklen_t sl;
 
 		if (parse_sockaddr(a, 0, &ss, &sl))
-			return cliopt_fail(
-			    ps, "invalid --metrics '%s': want a numeric ADDR:PORT or [IPv6]:PORT",
-			    a);
+			return cliopt_fail(ps, "invalid --metrics '%s': " PARSE_SOCKADDR_WANT, a);
 		p->metrics = a;
 		return 0;
 	}

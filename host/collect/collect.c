@@ -241,7 +241,7 @@ static int take_sockaddr(struct cliopt_parser *ps, const char **out)
 	socklen_t sl;
 
 	if (parse_sockaddr(ps->arg, 0, &ss, &sl))
-		return cliopt_fail(ps, "%s: '%s' is not a numeric ADDR:PORT", cliopt_name(ps),
+		return cliopt_fail(ps, "invalid %s '%s': " PARSE_SOCKADDR_WANT, cliopt_name(ps),
 				   ps->arg);
 	*out = ps->arg;
 	return 0;
@@ -997,7 +997,8 @@ static int open_forward(struct collector *c)
 	char a[64];
 
 	if (parse_sockaddr(c->o.forward, 1, &c->fwd, &c->fwdlen)) {
-		log_err("--forward %s: not a numeric ADDR:PORT with a port", c->o.forward);
+		log_err("invalid --forward '%s': " PARSE_SOCKADDR_WANT " (a port > 0)",
+			c->o.forward);
 		return -EINVAL;
 	}
 	c->fwd_fd = socket(c->fwd.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -205,7 +205,7 @@ struct httpd *httpd_start(const char *spec, httpd_render_fn *fn, void *ctx, char
 
 	if (parse_sockaddr(spec, 0, &ss, &sslen)) {
 		e = EINVAL;
-		snprintf(err, errlen, "%s: not a numeric ADDR:PORT or [IPv6]:PORT", spec);
+		snprintf(err, errlen, "'%s': " PARSE_SOCKADDR_WANT, spec);
 		goto out;
 	}
 	h = calloc(1, sizeof(*h));

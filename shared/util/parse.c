@@ -252,6 +252,10 @@ int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, soc
 	}
 	if (parse_int(colon + 1, min_port, 65535, &port))
 		return -EINVAL;
+	if (!host[0] && s[0] != '[')
+		snprintf(host, sizeof(host), "0.0.0.0"); /* ":PORT": every interface */
+	else if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons((uint16_t)port);

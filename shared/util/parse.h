@@ -30,9 +30,12 @@ int parse_duration(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
 int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
     __attribute__((warn_unused_result));
 /*
- * "1.2.3.4:PORT" or "[::1]:PORT" into *ss and *len: numeric addresses only (no resolver: the guest binary is
- * static), port in [min_port, 65535] (min_port 0 lets a listener pick a free port). 0 or -EINVAL.
+ * A socket address as users write it into *ss and *len: "1.2.3.4:PORT", "[::1]:PORT", "localhost:PORT"
+ * (127.0.0.1) or ":PORT" (0.0.0.0: every IPv4 interface, for a listener); no other name (no resolver: the
+ * guest binary is static). Port in [min_port, 65535] (min_port 0 lets a listener pick a free port).
+ * 0 or -EINVAL (say PARSE_SOCKADDR_WANT).
  */
+#define PARSE_SOCKADDR_WANT "want ADDR:PORT: 1.2.3.4:P, [::1]:P, localhost:P or :P (every interface)"
 int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, socklen_t *len)
     __attribute__((warn_unused_result));
 /* "ADDR:PORT" / "[ADDR6]:PORT" of an IPv4 or IPv6 socket address into buf; returns buf. */

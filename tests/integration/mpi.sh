@@ -18,7 +18,7 @@ touch "$TMP/start"
 
 expect_err 2 "no command" "$VG" mpi
 expect_err 2 "--classes: bad list" "$VG" mpi --classes irq,bogus -- true
-expect_err 2 "--udp: 'nowhere' is not a numeric ADDR:PORT" "$VG" mpi --udp nowhere -- true
+expect_err 2 "invalid --udp 'nowhere': want ADDR:PORT" "$VG" mpi --udp nowhere -- true
 expect_err 2 "exclude each other" "$VG" mpi --output x --udp 127.0.0.1:9 -- true
 
 # --- acceptance: 2 ranks, injected noise and imbalance --------------------------------------------------

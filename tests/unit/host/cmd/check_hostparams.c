@@ -411,8 +411,12 @@ START_TEST(test_serve_batch_metrics_html)
 	ck_assert_int_eq(P.dtl_detail, VN_DTL_DETAIL_TASK);
 	OK("serve", "--metrics=[::1]:0");
 	ck_assert_str_eq(P.metrics, "[::1]:0");
-	FAILS("invalid --metrics 'localhost:9464': want a numeric ADDR:PORT", "serve", "--metrics",
-	      "localhost:9464");
+	OK("serve", "--metrics", "localhost:9464");
+	ck_assert_str_eq(P.metrics, "localhost:9464");
+	OK("serve", "--metrics", ":9464");
+	FAILS(
+	    "invalid --metrics 'example.com:9464': want ADDR:PORT: 1.2.3.4:P, [::1]:P, localhost:P",
+	    "serve", "--metrics", "example.com:9464");
 	FAILS("invalid --metrics '9464'", "serve", "--metrics", "9464");
 	FAILS("invalid --metrics ''", "serve", "--metrics", "");
 	FAILS("--metrics is for serve only", "top", "--metrics", "127.0.0.1:1");

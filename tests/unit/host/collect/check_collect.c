@@ -91,7 +91,7 @@ START_TEST(test_rejects)
 {
 	static const char *const bad[][4] = {
 		{ "--listen", "127.0.0.1:1", NULL }, /* no key file */
-		{ "-k", "k", "--listen", "localhost:1" },
+		{ "-k", "k", "--listen", "example.com:1" },
 		{ "-k", "k", "--listen", "1.2.3.4" },
 		{ "-k", "k", "--metrics", "1.2.3.4:70000" },
 		{ "-k", "k", "--slot", "10us" },

@@ -4,7 +4,7 @@
  * content type, length, body, keep-alive), 404 and 405 (Allow), a request body ignored, a 1 MB render
  * served whole (buffer growth and the size remembered), a failing render and one that outgrows the cap
  * answered 500, the counters, the connection limit, a client that resets mid-response (no SIGPIPE, server
- * still up), binding only to the given address, IPv6, and start failures (port in use, non-numeric spec).
+ * still up), binding only to the given address, IPv6, and start failures (port in use, a spec that is not an address), localhost.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -628,10 +628,10 @@ END_TEST
 
 START_TEST(test_bad_spec)
 {
-	static const char *const specs[] = { "localhost:9100", "127.0.0.1", "127.0.0.1:99999",
-					     "1.2.3:80",       "",	    "127.0.0.1:x",
-					     "[::1:9100",      "[::1]9100", "127.0.0.1:-1",
-					     ":9100" };
+	static const char *const specs[] = {
+		"example.com:9100", "127.0.0.1", "127.0.0.1:99999", "1.2.3:80",	    "",
+		"127.0.0.1:x",	    "[::1:9100", "[::1]9100",	    "127.0.0.1:-1", ":"
+	};
 	struct ctx c = { .mode = SMALL };
 	char err[256];
 
@@ -640,10 +640,25 @@ START_TEST(test_bad_spec)
 		errno = 0;
 		ck_assert_ptr_null(httpd_start(specs[i], render, &c, err, sizeof(err)));
 		ck_assert_int_eq(errno, EINVAL);
-		ck_assert_msg(strstr(err, "numeric"), "%s: message: %s", specs[i], err);
+		ck_assert_msg(strstr(err, "want ADDR:PORT"), "%s: message: %s", specs[i], err);
 		ck_assert_ptr_null(strchr(err, '\n'));
 	}
 	httpd_stop(NULL);
+	/* as users write it: localhost is the loopback */
+	{
+		struct httpd *h = httpd_start("localhost:0", render, &c, err, sizeof(err));
+		struct resp r;
+		int fd;
+
+		ck_assert_msg(h != NULL, "localhost:0: %s", err);
+		fd = connect_to(AF_INET, "127.0.0.1", httpd_port(h));
+		ck_assert_int_ge(fd, 0);
+		exchange(fd, GET("/metrics"), false, &r);
+		ck_assert_int_eq(r.status, 200);
+		resp_free(&r);
+		close(fd);
+		httpd_stop(h);
+	}
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for shared/util/parse: the strict number helpers. Every helper must reject empty strings, signs and
+ * Unit tests for shared/util/parse: the strict number helpers and socket addresses as users write them. Every helper must reject empty strings, signs and
  * blanks where not allowed, trailing junk, hex and overflow, and leave *out alone on error.
  */
 #include <check.h>
@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "util/parse.h"
 
 #define SENTINEL_U64 0xdeadbeefcafef00dULL
@@ -418,6 +420,46 @@ START_TEST(test_cpulist_full_range)
 }
 END_TEST
 
+/* addr as parse_sockaddr(min_port 0) reads it, formatted back ("" when refused) */
+static const char *addr(const char *in)
+{
+	static char out[64];
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (parse_sockaddr(in, 0, &ss, &len))
+		return "";
+	ck_assert_uint_eq(len, ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+						       : sizeof(struct sockaddr_in6));
+	return parse_sockaddr_fmt((struct sockaddr *)&ss, out, sizeof(out));
+}
+
+START_TEST(test_sockaddr_as_written)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	ck_assert_str_eq(addr("1.2.3.4:80"), "1.2.3.4:80");
+	ck_assert_str_eq(addr("[::1]:9464"), "[::1]:9464");
+	ck_assert_str_eq(addr("[::]:0"), "[::]:0");
+	ck_assert_str_eq(addr("localhost:9464"), "127.0.0.1:9464");
+	ck_assert_str_eq(addr(":9464"), "0.0.0.0:9464"); /* every interface */
+	/* no resolver, no bare port, no junk */
+	ck_assert_str_eq(addr("example.com:80"), "");
+	ck_assert_str_eq(addr("9464"), "");
+	ck_assert_str_eq(addr(""), "");
+	ck_assert_str_eq(addr(":"), "");
+	ck_assert_str_eq(addr("[]:80"), "");
+	ck_assert_str_eq(addr("[::1]9464"), "");
+	ck_assert_str_eq(addr("localhost:65536"), "");
+	ck_assert_str_eq(addr("1.2.3.4:-1"), "");
+	ck_assert_str_eq(addr("1.2.3.4:80x"), "");
+	/* a destination wants a port > 0 */
+	ck_assert_int_eq(parse_sockaddr("localhost:0", 1, &ss, &len), -EINVAL);
+	ck_assert_int_eq(parse_sockaddr("localhost:1", 1, &ss, &len), 0);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -456,6 +498,10 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_cpulist_limit);
 	tcase_add_test(tc, test_cpulist_max_counts_unique);
 	tcase_add_test(tc, test_cpulist_full_range);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sockaddr");
+	tcase_add_test(tc, test_sockaddr_as_written);
 	suite_add_tcase(s, tc);
 	return s;
 }
