@@ -39,7 +39,8 @@ static void holder(int fd, int cpu, struct cpuclaim_holder *h)
 		line[n] = 0;
 		if (sscanf(line, "%d %d %15s", &h->pid, &h->tid, what) == 3 &&
 		    strspn(what, "abcdefghijklmnopqrstuvwxyz") == strlen(what))
-			snprintf(h->what, sizeof(h->what), "%s", what); /* a word: safe on a terminal */
+			snprintf(h->what, sizeof(h->what), "%s",
+				 what); /* a word: safe on a terminal */
 	}
 }
 

@@ -35,7 +35,8 @@ int parse_cpulist(const char *s, int *cpus, int max, int limit, int *n)
  * guest binary is static). Port in [min_port, 65535] (min_port 0 lets a listener pick a free port).
  * 0 or -EINVAL (say PARSE_SOCKADDR_WANT).
  */
-#define PARSE_SOCKADDR_WANT "want ADDR:PORT: 1.2.3.4:P, [::1]:P, localhost:P or :P (every interface)"
+#define PARSE_SOCKADDR_WANT \
+	"want ADDR:PORT: 1.2.3.4:P, [::1]:P, localhost:P or :P (every interface)"
 int parse_sockaddr(const char *s, int min_port, struct sockaddr_storage *ss, socklen_t *len)
     __attribute__((warn_unused_result));
 /* "ADDR:PORT" / "[ADDR6]:PORT" of an IPv4 or IPv6 socket address into buf; returns buf. */

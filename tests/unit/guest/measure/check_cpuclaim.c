@@ -81,7 +81,8 @@ START_TEST(test_busy_names_holder)
 	ck_assert_int_eq(cpuclaim_take(&c, 4, "measure", &h), 0); /* another CPU is free */
 	ck_assert_int_eq(kill(child, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(child, &st, 0), child);
-	ck_assert_int_eq(cpuclaim_take(&c, 3, "measure", &h), 0); /* killed: its lock went with it */
+	ck_assert_int_eq(cpuclaim_take(&c, 3, "measure", &h),
+			 0); /* killed: its lock went with it */
 	cpuclaim_release(&c);
 	child = holder(4); /* released: another process takes it */
 	kill(child, SIGKILL);
