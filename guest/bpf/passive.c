@@ -63,9 +63,11 @@ static int pv_span_cb(void *ctx, void *data, size_t len)
 /* Open -> configure -> leave out what this kernel lacks -> load -> attach -> map the counters. */
 static int pv_load(struct passive *pv, const struct passive_opts *o, const char **why)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct btf *vmlinux;
 	int err;
 
+	bpfutil_set_print(); /* libbpf's own lines only with -v: the reason is said in one line */
+	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
 		*why = "no kernel BTF (/sys/kernel/btf/vmlinux)";
 		return -ENOENT;

@@ -440,9 +440,16 @@ static int claim_cpus(struct run *r)
 			    "counts the other as noise; its sampler is marked (vnoise)",
 			    h.cpu, h.what, h.pid);
 		} else if (err && !warned) {
-			warned = 1;
-			log_warn("cannot check for another vnoise sampler on CPU %d (%s: %s)",
-				 r->v.cpus[i], CPUCLAIM_DIR, strerror(-err));
+			warned =
+			    1; /* not root: /run is root's (and so are the samplers that matter most) */
+			if (err == -EACCES || err == -EPERM)
+				log_debug(
+				    "cannot check for another vnoise sampler on CPU %d (%s: %s)",
+				    r->v.cpus[i], CPUCLAIM_DIR, strerror(-err));
+			else
+				log_warn(
+				    "cannot check for another vnoise sampler on CPU %d (%s: %s)",
+				    r->v.cpus[i], CPUCLAIM_DIR, strerror(-err));
 		}
 	}
 	return 0;

@@ -527,6 +527,7 @@ static const struct cliopt opts[] = {
 	  .bare_unit = "s" },
 	{ .id = CLIOPT_JSON, .help = "JSON lines (schema vnoise.monitor/1) instead of the table" },
 	{ .id = CLIOPT_QUIET, .help = "only the summary" },
+	{ .id = CLIOPT_VERBOSE },
 	{ .id = OPT_WIDE,
 	  .name = "wide",
 	  .help = "the table also lists the host causes of the HYP column" },
@@ -605,7 +606,9 @@ static int parse_period(struct cliopt_parser *ps, struct monitor_params *p)
 
 static int parse_opt(struct cliopt_parser *ps, int c, struct monitor_params *p)
 {
-	const struct cliopt_flags flags = { .json = &p->json, .quiet = &p->quiet };
+	const struct cliopt_flags flags = { .json = &p->json,
+					    .quiet = &p->quiet,
+					    .verbose = &p->verbose };
 
 	if (cliopt_flag(c, &flags))
 		return 0;
@@ -898,6 +901,8 @@ int monitor_main(int argc, char **argv)
 		log_err("%s (see 'vnoise-guest monitor --help')", err);
 		return EXIT_USAGE;
 	}
+	if (p.verbose)
+		log_set_verbosity(p.verbose);
 	rc = check_targets(&p);
 	if (rc)
 		return rc;

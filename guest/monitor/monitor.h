@@ -26,6 +26,7 @@ struct monitor_params {
 	uint64_t period_ns; /* default 1 s */
 	int json;
 	int quiet;
+	int verbose; /* -v: libbpf's own lines too */
 	int wide; /* --wide: the hypervisor causes in the table too */
 };
 

@@ -74,6 +74,14 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" measure --helper bpf --
 	>/dev/null 2>"$TMP/e"
 [ $? -eq 4 ] && grep -q "needs root" "$TMP/e" || fail "--helper bpf unprivileged: $(cat "$TMP/e")"
 ok "--helper bpf unprivileged -> exit 4"
+# monitor unprivileged: one line, exit 4; libbpf's own lines only with -v
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" monitor --cpus "$cpu" -d 1s >/dev/null 2>"$TMP/e" || rc=$?
+[ "$rc" = 4 ] && [ "$(wc -l <"$TMP/e")" = 1 ] && grep -q "not permitted to load eBPF" "$TMP/e" ||
+	fail "monitor unprivileged: exit $rc, want 4 and one line: $(cat "$TMP/e")"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" monitor --cpus "$cpu" -d 1s -v >/dev/null 2>"$TMP/ev"
+grep -q '^libbpf: ' "$TMP/ev" || fail "monitor -v unprivileged: libbpf's lines not shown: $(cat "$TMP/ev")"
+ok "monitor unprivileged -> exit 4, one line: $(cat "$TMP/e"); libbpf's lines with -v"
 
 # Signals: the run ends through the normal path (summary printed) and leaves nothing behind.
 # Programs of runs that just ended are freed asynchronously (RCU): count helpers until they are gone.

@@ -39,8 +39,10 @@ START_TEST(test_times)
 	ck_assert_int_eq(P.json, 1);
 	ck_assert_int_eq(P.quiet, 1);
 	ck_assert_int_eq(P.wide, 0);
-	OK("monitor", "--pid", "1", "--wide");
+	ck_assert_int_eq(P.verbose, 0);
+	OK("monitor", "--pid", "1", "--wide", "-v", "-v");
 	ck_assert_int_eq(P.wide, 1);
+	ck_assert_int_eq(P.verbose, 2); /* -v: libbpf's own lines too */
 	FAILS("-d 2: microseconds 2s", "monitor", "--pid", "1", "-d", "2");
 	FAILS("--period 2: 2s", "monitor", "--pid", "1", "--period", "2");
 	FAILS("--period 10ms", "monitor", "--pid", "1", "--period", "1ms");
