@@ -18,6 +18,7 @@
 #include "util/parse.h"
 #include "format/htmlplot.h"
 #include "format/recreader.h"
+#include "host.h"
 #include "record.h"
 #include "views/view.h"
 #include "views/view_gaps.h"
@@ -38,6 +39,7 @@ struct replay {
 	struct view_gaps *gaps; /* --gaps: the lines, NULL otherwise */
 	int gaps_err; /* --gaps: out of memory while collecting them */
 	int have_meta;
+	int host_file; /* a HOST_META chunk: the file is vnoise-host's */
 	int truncated; /* the file ends early (cut short, or never closed) */
 	uint64_t bad_records;
 };
@@ -411,6 +413,8 @@ static int read_chunks(struct replay *r, struct recfile_reader *rd, const char *
 		}
 		if (c.type == VN_CHUNK_META)
 			take_meta(r, &c);
+		else if (c.type == VN_CHUNK_HOST_META)
+			r->host_file = 1;
 		else if (c.type == VN_CHUNK_SAMPLES || c.type == VN_CHUNK_EVENTS)
 			take_records(r, &c);
 		else if (c.type == VN_CHUNK_STATS)
@@ -586,6 +590,13 @@ int replay_run(const struct measure_params *p)
 		goto out;
 	}
 	damaged = read_chunks(r, rd, p->input);
+	if (!r->have_meta && r->host_file) {
+		log_err("%s: a vnoise-host record file (the host's view): read it with "
+			"'vnoise-host report %s'",
+			p->input, p->input);
+		rc = EXIT_DAMAGED;
+		goto out;
+	}
 	if (!r->have_meta) {
 		log_err("%s: no readable metadata chunk; nothing to report", p->input);
 		rc = EXIT_DAMAGED;

@@ -407,6 +407,9 @@ static unsigned pick_sides(const struct setup_params *p, virDomainPtr d)
 	if (!p->live && !p->config) {
 		if (active == 0)
 			return VIR_DOMAIN_AFFECT_CONFIG;
+		if (p->dry_run) /* it changes nothing: show both */
+			return VIR_DOMAIN_AFFECT_LIVE |
+			       (persistent == 1 ? VIR_DOMAIN_AFFECT_CONFIG : 0);
 		log_err("%s is running: say --live (change it now), --config (from the next start) "
 			"or both",
 			p->dom);

@@ -53,6 +53,7 @@ struct replay {
 	uint64_t bad; /* malformed host chunks */
 	uint64_t chunks; /* intact chunks read */
 	bool host_file; /* a HOST_META chunk was seen */
+	bool guest_file; /* a (guest) META chunk: the file is vnoise-guest's */
 	bool damaged, truncated;
 };
 
@@ -270,6 +271,9 @@ static void take_chunk(struct replay *rp, const struct recfile_chunk *ch)
 	case VN_CHUNK_HOST_META:
 		take_meta(rp, ch);
 		break;
+	case VN_CHUNK_META:
+		rp->guest_file = true;
+		break;
 	case VN_CHUNK_HOST_MGAP: {
 		int err = rp->gaps ? hostgaps_chunk(rp->gaps, ch->payload, ch->len) : 0;
 
@@ -334,6 +338,12 @@ static int check_file(struct replay *rp, const struct hostview_ops *view)
 		log_err("%s: cut before its first chunk (the recording was stopped as it began): "
 			"nothing to report",
 			rp->path);
+		return EXIT_DAMAGED;
+	}
+	if (!rp->host_file && rp->guest_file) {
+		log_err("%s: a vnoise-guest record file (a guest's view): read it with "
+			"'vnoise-guest report %s'",
+			rp->path, rp->path);
 		return EXIT_DAMAGED;
 	}
 	if (!rp->host_file) {

@@ -143,9 +143,12 @@ ok "a running domain without --live or --config: exit 2"
 	[ "$(grep -c "name='$BELL'" "$TMP/dry")" = 2 ] ||
 	fail "disable --live --config --dry-run: $(cat "$TMP/dry")"
 inactive "$D" | cmp -s - "$TMP/enabled.xml" || fail "disable --dry-run changed the domain"
+# --dry-run alone on a running domain changes nothing: it shows both sides, as --live --config does
+"$VH" disable -D "$D" --dry-run >"$TMP/dry1" 2>"$TMP/err" || fail "disable --dry-run alone: $(cat "$TMP/err")"
+cmp -s "$TMP/dry" "$TMP/dry1" || fail "disable --dry-run alone differs from --live --config --dry-run: $(diff "$TMP/dry" "$TMP/dry1")"
 "$VH" enable -D "$D" --live --config >"$TMP/out" 2>&1 && grep -q "nothing to do" "$TMP/out" ||
 	fail "enable --live --config on an enabled running domain: $(cat "$TMP/out")"
-ok "disable --live --config --dry-run lists both sides' devices; enable on both sides again: nothing to do"
+ok "disable --live --config --dry-run (and --dry-run alone) lists both sides' devices; enable on both sides again: nothing to do"
 
 # ---- live changes: libvirt 9.0 / QEMU 7.2 hot-plug and hot-unplug the devices (q35, TCG) ----
 "$VH" disable -D "$D" --live >"$TMP/out" 2>"$TMP/err" || fail "disable --live: $(cat "$TMP/err")"

@@ -58,7 +58,11 @@ head -c 4096 /dev/urandom >"$TMP/random.rec"
 expect_err 5 "not a vnoise record file" "$VH" report "$TMP/random.rec"
 "$VG" record --cpus 0 --duration 1s --helper proc -o "$TMP/guest.rec" -q >/dev/null 2>&1 ||
 	fail "vnoise-guest record failed"
-expect_err 5 "not a vnoise-host record file" "$VH" report "$TMP/guest.rec"
+expect_err 5 "a vnoise-guest record file (a guest's view): read it with 'vnoise-guest report $TMP/guest.rec'" \
+	"$VH" report "$TMP/guest.rec"
+# and the other way round: vnoise-guest names the tool of a host record
+expect_err 5 "a vnoise-host record file (the host's view): read it with 'vnoise-host report $TMP/good.rec'" \
+	"$VG" report "$TMP/good.rec"
 expect_err 1 "cannot read" "$VH" report "$TMP/does-not-exist.rec"
 # --gaps: a host file without --guest has no matched gaps (exit 4, one line); not with --json
 expect_err 4 "no matched guest gaps: recorded without --guest" "$VH" report "$TMP/good.rec" --gaps
