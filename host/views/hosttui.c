@@ -432,11 +432,12 @@ static void draw_cell(struct hosttui *t, int y, const struct hosttui_colpos *cp,
 				 r->name, r->running ? "" : " (stopped)");
 		if (!r->is_vcpu && t->colour)
 			attron(COLOR_PAIR(PAIR_DOM) | A_BOLD);
-		put(y, cp->x, cp->w, name);
+		put(y, cp->x, cp->w, hosttui_fit(name, cp->w, t->utf8, buf, sizeof(buf)));
 		attroff(COLOR_PAIR(PAIR_DOM) | A_BOLD);
 		return;
 	case HOSTTUI_COL_TOP:
-		put(y, cp->x, cp->w, r->seen ? r->top : "-");
+		put(y, cp->x, cp->w,
+		    r->seen ? hosttui_fit(r->top, cp->w, t->utf8, buf, sizeof(buf)) : "-");
 		return;
 	case HOSTTUI_COL_SPARK:
 		hosttui_spark(r->hist, cp->w, t->utf8, buf, sizeof(buf));
@@ -491,7 +492,7 @@ enum { LIST_PCT_A, LIST_RATE, LIST_PCT_B }; /* the figure a list shows: item a a
 static void draw_list(struct hosttui *t, int y, int x, int w, const char *title,
 		      const struct hosttui_item *it, int n, int kind, const char *empty)
 {
-	char fig[24], line[160];
+	char fig[24], line[160], cut[512];
 
 	attron(A_UNDERLINE);
 	put(y, x, w - 1, title);
@@ -504,9 +505,11 @@ static void draw_list(struct hosttui *t, int y, int x, int w, const char *title,
 		else
 			snprintf(fig, sizeof(fig), "%s%%",
 				 hosttui_fmt_pct(kind == LIST_PCT_B ? it[i].b : it[i].a, line, 16));
-		snprintf(line, sizeof(line), "%-*.*s %7s", w - 9 > 0 ? w - 9 : 0,
-			 w - 9 > 0 ? w - 9 : 0, it[i].name, fig);
-		put(y + 1 + i, x, w - 1, line);
+		if (w - 9 > 0)
+			put(y + 1 + i, x, w - 9,
+			    hosttui_fit(it[i].name, w - 9, t->utf8, cut, sizeof(cut)));
+		snprintf(line, sizeof(line), " %7s", fig);
+		put(y + 1 + i, x + (w - 9 > 0 ? w - 9 : 0), 8, line);
 	}
 }
 

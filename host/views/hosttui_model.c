@@ -205,6 +205,50 @@ const char *hosttui_fmt_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* The byte offset of cell k of UTF-8 s (its length when s has fewer cells). */
+static size_t cell_off(const char *s, int k)
+{
+	size_t b = 0;
+
+	while (s[b] && k-- > 0) {
+		b++;
+		while ((s[b] & 0xc0) == 0x80)
+			b++;
+	}
+	return b;
+}
+
+static int cells(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += (*s & 0xc0) != 0x80;
+	return n;
+}
+
+const char *hosttui_fit(const char *s, int w, bool utf8, char *buf, size_t len)
+{
+	int n = cells(s), keep, tail, pid = 0;
+	const char *br = strrchr(s, '[');
+	size_t hb, tb;
+
+	if (n <= w || w < 3) {
+		snprintf(buf, len, "%.*s", (int)cell_off(s, w < 0 ? 0 : w), s);
+		return buf;
+	}
+	if (br && s[strlen(s) - 1] == ']')
+		pid = cells(br);
+	keep = w - 1; /* the ellipsis takes a cell */
+	tail = keep / 2 > pid ? keep / 2 : pid;
+	if (tail > keep)
+		tail = keep;
+	hb = cell_off(s, keep - tail);
+	tb = cell_off(s, n - tail);
+	snprintf(buf, len, "%.*s%s%s", (int)hb, s, utf8 ? "\u2026" : "~", s + tb);
+	return buf;
+}
+
 const char *hosttui_spark(const float *hist, int w, bool utf8, char *buf, size_t len)
 {
 	static const char *const blocks[8] = { "\u2581", "\u2582", "\u2583", "\u2584",

@@ -155,6 +155,14 @@ const char *hosttui_fmt_ns(uint64_t ns, char *buf, size_t len);
  */
 const char *hosttui_spark(const float *hist, int w, bool utf8, char *buf, size_t len);
 
+/*
+ * Text s (UTF-8) fitted into w cells for a column, into buf: as it is when it fits; else cut in the middle
+ * with an ellipsis ("\u2026" with utf8, else "~"), keeping a trailing "[PID]" whole and as much of the end
+ * as of the start, so that names differing only at their ends (web-prod-01, web-prod-02) stay apart.
+ * Returns buf (len >= 4 * w + 4 holds any result).
+ */
+const char *hosttui_fit(const char *s, int w, bool utf8, char *buf, size_t len);
+
 /* /proc/stat's aggregate "cpu" line: busy and total jiffies. Returns 0 or -EINVAL. */
 int hosttui_cpu_parse(const char *text, uint64_t *busy, uint64_t *total)
     __attribute__((warn_unused_result));

@@ -33,7 +33,9 @@ hog="vnhog$$"
 hog=${hog:0:11}
 "$VG" inject --cpu 0 --comm "$hog" --spike 3ms --every 10ms --duration 80s --quiet >"$TMP/hog.out" 2>&1 &
 PIDS+=($!)
-dom=${VM_NAME:0:19} # the name column may cut it
+dom=$VM_NAME
+# a row of the name column: the name may be cut in the middle (an ellipsis), its start and end shown
+row="${VM_NAME:0:4}[^ ]*${VM_NAME: -2}"
 
 screen() { $T capture-pane -p -t top; }
 alt() { $T display -p -t top '#{alternate_on}'; }
@@ -72,7 +74,7 @@ keys "clear" Enter
 # ---- 120x40 ----
 keys "$VH top -D $VM_NAME --period 1s 2>$TMP/top.err; echo TOP-EXIT=\$?" Enter
 wait_for "lost: dispatch [0-9]+, events"
-wait_for "[▸+] $dom"
+wait_for "[▸+] $row"
 [ "$(alt)" = 1 ] || fail "the screen is not on the alternate screen"
 screen | grep -q "vnoise-host top - qemu:///system  period 1s" || fail "no title line"
 wait_for "host CPU [0-9.<]+% of [0-9]+ \| vnoise [0-9.<]+% \(BPF [0-9.<]+%\)" # from the 2nd period
@@ -113,7 +115,7 @@ wait_for "period 1s  up"
 keys / z z z Enter
 wait_for "no domain matches the filter"
 keys / Escape
-wait_for "[▾-] $dom"
+wait_for "[▾-] $row"
 keys h
 wait_for "vnoise-host top: keys"
 keys Space
@@ -127,7 +129,7 @@ sleep 1.5 # a period drawn at the new size
 screen >"$TMP/s80"
 sed 's/^/    | /' "$TMP/s80"
 grep -q "lost: dispatch" "$TMP/s80" || fail "80x24: no header"
-grep -q "[▾-] $dom" "$TMP/s80" || fail "80x24: no row for the domain"
+grep -qE "[▾-] $row" "$TMP/s80" || fail "80x24: no row for the domain (its name's start and end)"
 grep -qE "domain. +steal% +out% +prmpt% top preemp +exits/s +hirq% " "$TMP/s80" ||
 	fail "80x24: the host columns are not all there"
 grep -qE "^$hog\[" "$TMP/s80" || fail "80x24: the detail pane lost the hog"

@@ -385,6 +385,31 @@ START_TEST(layout_widths)
 }
 END_TEST
 
+/* Names fitted to a column: whole when they fit; else cut in the middle, a trailing [PID] kept whole. */
+START_TEST(fit_names)
+{
+	char a[64], b[64];
+
+	ck_assert_str_eq(hosttui_fit("web1", 10, true, a, sizeof(a)), "web1");
+	ck_assert_str_eq(hosttui_fit("web-prod-01", 11, false, a, sizeof(a)), "web-prod-01");
+	/* web-prod-01 and web-prod-02 stay apart at 10 cells */
+	ck_assert_str_eq(hosttui_fit("web-prod-01", 10, false, a, sizeof(a)), "web-p~d-01");
+	ck_assert_str_eq(hosttui_fit("web-prod-02", 10, false, b, sizeof(b)), "web-p~d-02");
+	ck_assert_str_ne(a, b);
+	/* the pid whole */
+	ck_assert_str_eq(hosttui_fit("linuxhog[10793]", 10, false, a, sizeof(a)), "li~[10793]");
+	ck_assert_str_eq(hosttui_fit("vnoise-test-vm[1079]", 12, false, a, sizeof(a)),
+			 "vnois~[1079]");
+	/* UTF-8: an ellipsis of one cell (three bytes), cells counted, not bytes */
+	hosttui_fit("vnoise-test-12345-abc", 12, true, a, sizeof(a));
+	ck_assert_str_eq(a, "vnoise\u20265-abc");
+	hosttui_fit("d\u00e9j\u00e0-vu-domain-42", 8, true, a, sizeof(a));
+	ck_assert_str_eq(a, "d\u00e9j\u00e0\u2026-42");
+	/* too narrow for an ellipsis: cut */
+	ck_assert_str_eq(hosttui_fit("abcdef", 2, true, a, sizeof(a)), "ab");
+}
+END_TEST
+
 START_TEST(units)
 {
 	char b[32];
@@ -487,6 +512,7 @@ static Suite *hosttui_model_suite(void)
 	tcase_add_test(layout, layout_widths);
 	suite_add_tcase(s, layout);
 	tcase_add_test(fmt, units);
+	tcase_add_test(fmt, fit_names);
 	tcase_add_test(fmt, sparkline);
 	tcase_add_test(fmt, cpu_and_period);
 	suite_add_tcase(s, fmt);
