@@ -286,9 +286,8 @@ int inject_main(int argc, char **argv)
 	size_t i;
 	int r, ret = EXIT_FAIL;
 
-	log_set_prog("vnoise-guest inject");
 	if (injectopt_parse(argc, argv, &p, msg, sizeof(msg))) {
-		log_err("%s", msg);
+		log_err("%s (see 'vnoise-guest inject --help')", msg);
 		return EXIT_USAGE;
 	}
 	if (p.help) {

@@ -319,6 +319,16 @@ static int is_bare_nonzero(const char *s)
 	       v > 0;
 }
 
+/* Microseconds in one of a bare TIME's former units ("s", "ms", "us", "m", "h"). */
+static uint64_t unit_us(const char *unit)
+{
+	return !strcmp(unit, "h")    ? 3600000000ull
+	       : !strcmp(unit, "m")  ? 60000000ull
+	       : !strcmp(unit, "s")  ? 1000000ull
+	       : !strcmp(unit, "ms") ? 1000ull
+				     : 1ull;
+}
+
 /* What is wrong with a TIME that parse_duration refused with rc. */
 static const char *time_problem(int rc)
 {
@@ -337,9 +347,19 @@ int cliopt_parse_time(const char *spelled, const char *s, const char *bare_unit,
 		return -EINVAL;
 	}
 	if (bare_unit && is_bare_nonzero(s)) {
-		log_reason(err, errlen,
-			   "%s %s: a time without a unit is in microseconds; write %s%s (or %sus)",
-			   spelled, s, s, bare_unit, s);
+		double days = (double)v / 1000.0 * (double)unit_us(bare_unit) / 86400e6;
+
+		if (days > 1) /* the unit it once had would give days: microseconds are meant */
+			log_reason(
+			    err, errlen,
+			    "%s %s: a time without a unit is in microseconds; write %sus (%.3g s; "
+			    "%s%s would be %.1f days)",
+			    spelled, s, s, (double)v / 1e9, s, bare_unit, days);
+		else
+			log_reason(
+			    err, errlen,
+			    "%s %s: a time without a unit is in microseconds; write %s%s (or %sus)",
+			    spelled, s, s, bare_unit, s);
 		return -EINVAL;
 	}
 	*ns = v;

@@ -36,7 +36,7 @@ expect_err 2 "--level" "$VG" inject --cpu "$cpu" --level 0
 expect_err 2 "error" "$VG" inject --level 1
 expect_err 4 "CPU 1000 is not present" "$VG" measure --cpus 1000 --duration 1s
 # A missing CPU is the same exit code and line in inject as in measure (it was exit 2 in inject)
-expect_err 4 "^vnoise-guest inject: error: CPU 1000 is not present on this machine$" "$VG" inject --cpu 1000 --level 1
+expect_err 4 "^vnoise-guest: error: CPU 1000 is not present on this machine$" "$VG" inject --cpu 1000 --level 1
 # A job command that cannot be started is one line, a shell's exit code and no summary
 expect_err 127 "^vnoise-guest: error: cannot run '/nonexistent': command not found$" "$VG" mpi -- /nonexistent
 expect_err 127 "cannot run 'vnoise-no-such-command': command not found" "$VG" mpi --no-helper -- vnoise-no-such-command -np 2
