@@ -32,6 +32,8 @@ struct hostinfo_dtl {
 /* Run-wide facts printed with every view. */
 struct hostinfo {
 	const char *source; /* "live" or the record file name */
+	const char
+	    *cmd; /* live: the command measuring ("top", "record", "serve"), for the text's title */
 	uint64_t start_ns, end_ns; /* host CLOCK_MONOTONIC span covered */
 	uint64_t period_ns;
 	const char *dispatch; /* "bpf", "off" */

@@ -975,6 +975,7 @@ static void fill_info(struct live *mo, struct hostinfo *in, uint64_t start, uint
 {
 	memset(in, 0, sizeof(*in));
 	in->source = "live";
+	in->cmd = mo->p->cmd == HCMD_TOP ? "top" : mo->p->cmd == HCMD_SERVE ? "serve" : "record";
 	in->start_ns = start;
 	in->end_ns = end;
 	in->period_ns = mo->p->period_ns;

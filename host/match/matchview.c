@@ -105,7 +105,10 @@ bool matchview_is_vnoise(const struct hostinfo *in, const struct hostagg_msrc *s
 	return s->cls == VN_CLASS_THREAD && hostview_is_vnoise_comm(s->comm);
 }
 
-/* A clock offset in the unit that suits it: "+850.000 us", "-12.345 ms", "+3.250 s", "-2 d 03:04:05.678". */
+/*
+ * A clock offset in the unit that suits it: "+850.000 us", "-12.345 ms", "+3.250 s", "-36:27.041" (under an
+ * hour), "+3:04:05.678" (under a day), "-2 d 03:04:05.678".
+ */
 const char *matchview_offset_text(int64_t ns, char *buf, size_t len)
 {
 	uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
@@ -120,8 +123,16 @@ const char *matchview_offset_text(int64_t ns, char *buf, size_t len)
 	else {
 		uint64_t ms = m / 1000000ULL, s = ms / 1000;
 
-		snprintf(buf, len, "%c%llu d %02llu:%02llu:%02llu.%03llu", sign, LL(s / 86400),
-			 LL(s / 3600 % 24), LL(s / 60 % 60), LL(s % 60), LL(ms % 1000));
+		if (s < 3600)
+			snprintf(buf, len, "%c%llu:%02llu.%03llu", sign, LL(s / 60), LL(s % 60),
+				 LL(ms % 1000));
+		else if (s < 86400)
+			snprintf(buf, len, "%c%llu:%02llu:%02llu.%03llu", sign, LL(s / 3600),
+				 LL(s / 60 % 60), LL(s % 60), LL(ms % 1000));
+		else
+			snprintf(buf, len, "%c%llu d %02llu:%02llu:%02llu.%03llu", sign,
+				 LL(s / 86400), LL(s / 3600 % 24), LL(s / 60 % 60), LL(s % 60),
+				 LL(ms % 1000));
 	}
 	return buf;
 }

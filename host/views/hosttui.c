@@ -357,22 +357,6 @@ static void draw_head(struct hosttui *t, int w)
 	attroff(COLOR_PAIR(PAIR_HIGH));
 }
 
-/* The third header line: counts, sort, filter, view. */
-static void draw_state(struct hosttui *t, int w, size_t nshown)
-{
-	const struct hosttui_model *m = shown(t);
-	size_t nd = 0, nv = 0;
-	char line[256];
-
-	for (size_t i = 0; i < m->n; i++)
-		m->rows[i].is_vcpu ? nv++ : nd++;
-	snprintf(line, sizeof(line), "domains %zu  vCPUs %zu  rows %zu  sort %s %s%s%s%s%s", nd, nv,
-		 nshown, hosttui_col_name(t->view.sort), t->view.reverse ? "(reversed)" : "",
-		 t->view.filter[0] || t->filtering ? "  filter: " : "", t->view.filter,
-		 t->filtering ? "_" : "", t->view.guest ? "  [guest view]" : "");
-	put(2, 0, w, line);
-}
-
 /* The sort marker: the direction of the order shown (names A-Z are "up"). */
 static const char *sort_mark(const struct hosttui *t)
 {
@@ -384,6 +368,23 @@ static const char *sort_mark(const struct hosttui *t)
 	return up ? "^" : "v";
 }
 
+/* The third header line: counts, sort, filter, view. */
+static void draw_state(struct hosttui *t, int w, size_t nshown)
+{
+	const struct hosttui_model *m = shown(t);
+	size_t nd = 0, nv = 0;
+	char line[256];
+
+	for (size_t i = 0; i < m->n; i++)
+		m->rows[i].is_vcpu ? nv++ : nd++;
+	snprintf(line, sizeof(line), "domains %zu  vCPUs %zu  rows %zu  sort %s%s %s%s%s%s%s", nd,
+		 nv, nshown, hosttui_col_name(t->view.sort), sort_mark(t),
+		 t->view.reverse ? "(reversed)" : "",
+		 t->view.filter[0] || t->filtering ? "  filter: " : "", t->view.filter,
+		 t->filtering ? "_" : "", t->view.guest ? "  [guest view]" : "");
+	put(2, 0, w, line);
+}
+
 static void draw_colhead(struct hosttui *t, int y, int w, const struct hosttui_colpos *cp, int ncp)
 {
 	char buf[96];
@@ -391,26 +392,20 @@ static void draw_colhead(struct hosttui *t, int y, int w, const struct hosttui_c
 	attron(t->colour ? COLOR_PAIR(PAIR_BAR) : A_REVERSE);
 	mvhline(y, 0, ' ', w);
 	for (int k = 0; k < ncp; k++) {
-		int c = cp[k].col;
+		int c = cp[k].col, len = (int)strlen(hosttui_col_name(c));
 		bool left = c == HOSTTUI_COL_NAME || c == HOSTTUI_COL_TOP || c == HOSTTUI_COL_SPARK;
+		/* the direction mark only inside the column: never over the space between two */
+		bool mark = c == t->view.sort && (left || cp[k].w > len);
 
+		snprintf(buf, sizeof(buf), "%s%s%s", mark && !left ? sort_mark(t) : "",
+			 hosttui_col_name(c), mark && left ? sort_mark(t) : "");
 		if (c == t->view.sort)
-			snprintf(buf, sizeof(buf), "%s%s", left ? "" : sort_mark(t),
-				 hosttui_col_name(c));
-		else
-			snprintf(buf, sizeof(buf), "%s", hosttui_col_name(c));
-		if (c == t->view.sort && left)
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s", sort_mark(t));
-		if (c == t->view.sort)
-			attron(A_BOLD);
+			attron(A_BOLD | A_UNDERLINE);
 		if (left)
 			put(y, cp[k].x, cp[k].w, buf);
-		else /* right-aligned; the marker may take the space before the column */
-			put(y,
-			    cp[k].x + cp[k].w - (int)strlen(hosttui_col_name(c)) -
-				(c == t->view.sort),
-			    cp[k].w + 1, buf);
-		attroff(A_BOLD);
+		else /* right-aligned */
+			put(y, cp[k].x + cp[k].w - len - mark, len + mark, buf);
+		attroff(A_BOLD | A_UNDERLINE);
 	}
 	attroff(t->colour ? COLOR_PAIR(PAIR_BAR) : A_REVERSE);
 }
@@ -953,9 +948,7 @@ static int keys(struct hosttui *t)
 		if (t->filtering) {
 			filter_key(t, ch);
 		} else if (t->help) {
-			if (ch == 'q' || ch == KEY_F(10))
-				return 1;
-			t->help = false;
+			t->help = false; /* any key leaves the help, q too (as the help says) */
 		} else if (key(t, ch)) {
 			return 1;
 		}

@@ -418,7 +418,10 @@ static void text_head(struct hostview_ctx *c)
 	struct hostview_list l;
 	char label[96];
 
-	snprintf(label, sizeof(label), "vnoise-host %.60s:", in->source);
+	if (!strcmp(in->source, "live")) /* the command that measured: top, record, serve */
+		snprintf(label, sizeof(label), "vnoise-host %s:", in->cmd ? in->cmd : "live");
+	else
+		snprintf(label, sizeof(label), "vnoise-host report %.60s:", in->source);
 	hostview_list_begin(&l, c->f, c->width, 2, label);
 	hostview_list_item(&l, "%.1f s", (double)span / 1e9);
 	hostview_list_item(&l, "period %.3g s", (double)in->period_ns / 1e9);

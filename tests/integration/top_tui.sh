@@ -2,8 +2,8 @@
 # vnoise-host top's interactive screen against a real QEMU TCG domain, driven in a
 # detached tmux session: vCPU 0 pinned to host CPU 0 and kept busy by a guest sampler, a host hog with a
 # distinctive comm pinned to CPU 0 (3 ms every 10 ms).
-#  - 120x40: the header (host CPU, vnoise's cost, losses) and a row for the domain; the default sort marker
-#    on prmpt%; Enter expands the domain to its vCPU rows; N sorts by name (marker on "domain", vCPU 0 above
+#  - 120x40: the header (host CPU, vnoise's cost, losses) and a row for the domain; the default sort (prmpt%▼)
+#    on the state line, no mark between two headers; Enter expands the domain to its vCPU rows; N sorts by name (marker on "domain", vCPU 0 above
 #    vCPU 1), N again reverses it (vCPU 1 above vCPU 0); the selected vCPU 0 opens the detail pane, where the
 #    hog is the top preemptor (and in the row's top-preemptor column); p pauses, + and - change the period,
 #    / filters by name, h shows the help.
@@ -78,11 +78,12 @@ wait_for "[▸+] $row"
 [ "$(alt)" = 1 ] || fail "the screen is not on the alternate screen"
 screen | grep -q "vnoise-host top - qemu:///system  period 1s" || fail "no title line"
 wait_for "host CPU [0-9.<]+% of [0-9]+ \| vnoise [0-9.<]+% \(BPF [0-9.<]+%\)" # from the 2nd period
-screen | grep -qE "domain +steal% +out% ?▼prmpt% top preemptor +exits/s +hirq% prmpt% history" ||
-	fail "column header or default sort marker (▼ on prmpt%) missing"
+screen | grep -qE "domain +steal% +out% +prmpt% top preemptor +exits/s +hirq% prmpt% history" ||
+	fail "column header missing (or the sort mark glued between two columns)"
+screen | grep -qE "sort prmpt%▼" || fail "the state line does not say the sort and its direction (prmpt%▼)"
 screen | grep -q "vCPU 0" && fail "vCPU rows shown before the domain was expanded"
 screen | sed 's/^/    | /'
-ok "120x40: header, cost line, column header with the sort marker, a row for $VM_NAME"
+ok "120x40: header, cost line, column header, the sort (prmpt%▼) on the state line, a row for $VM_NAME"
 
 keys Enter
 wait_for "^ +vCPU 1 "
@@ -120,7 +121,12 @@ keys h
 wait_for "vnoise-host top: keys"
 keys Space
 wait_for "lost: dispatch"
-ok "p pauses and resumes, + and - change the period, / filters, h shows the help"
+keys h
+wait_for "vnoise-host top: keys"
+keys q # any key leaves the help, q too: top goes on
+wait_for "lost: dispatch"
+screen | grep -q "TOP-EXIT=" && fail "q on the help screen quit top"
+ok "p pauses and resumes, + and - change the period, / filters, h shows the help, q leaves it"
 
 # ---- 80x24 (SIGWINCH) ----
 $T resize-window -t top -x 80 -y 24 || fail "cannot resize the pane"

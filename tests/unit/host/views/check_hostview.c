@@ -466,7 +466,19 @@ START_TEST(test_host_table_shape)
 	/* under the table, the footer's host words for STEAL over 1% of the vCPUs' time */
 	ck_assert_msg(strstr(t, "\nSTEAL 25%: the vCPUs were runnable while something else ran"),
 		      "%s", t);
+	/* titled by the command that measured (a file: report FILE) */
+	ck_assert_msg(!strncmp(t, "vnoise-host live: 2.0 s", 23), "%.80s", t);
 	free(t);
+	IN.cmd = "record";
+	t = render(&hostview_text_ops, 0);
+	ck_assert_msg(!strncmp(t, "vnoise-host record: 2.0 s", 25), "%.80s", t);
+	free(t);
+	IN.source = "r.vhr";
+	t = render(&hostview_text_ops, 0);
+	ck_assert_msg(!strncmp(t, "vnoise-host report r.vhr: 2.0 s", 31), "%.80s", t);
+	free(t);
+	IN.source = "live";
+	IN.cmd = NULL;
 	t = render(&hostview_text_ops, 1);
 	ck_assert_int_eq(check_tables(t), 3);
 	free(t);
@@ -585,6 +597,8 @@ START_TEST(test_clock_offset)
 		{ 850000, "+850.000 us" },
 		{ -12345678, "-12.346 ms" },
 		{ 3250000000LL, "+3.250 s" },
+		{ -(36 * 60LL + 27) * 1000000000LL - 41000000LL, "-36:27.041" },
+		{ (3 * 3600LL + 4 * 60 + 5) * 1000000000LL + 678000000LL, "+3:04:05.678" },
 		{ -(2 * 86400LL + 3 * 3600 + 4 * 60 + 5) * 1000000000LL - 678000000LL,
 		  "-2 d 03:04:05.678" },
 		{ INT64_MIN, "-106751 d 23:47:16.854" },
