@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/monotime.h"
@@ -234,6 +236,8 @@ int detect_main(int argc, char **argv)
 	if (p.help) {
 		if (launcher_rank0())
 			fputs(detect_usage, stdout);
+		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
 		return EXIT_OK;
 	}
 	MPI_UNTRACKED(MPI_Init(&argc, &argv));

@@ -56,8 +56,7 @@ const char sweep_usage[] =
     "  -q, --quiet            no progress lines on stderr\n"
     "  -h, --help             this help\n"
     "  -V, --version          print the version and exit\n"
-    "TIME takes a unit: 500ms, 2s, 1m30s (ns us ms s m h); a bare number is in\n"
-    "microseconds.\n";
+    CLIOPT_TIME_LINE;
 
 /*
  * Quick mode. The run time is set, not the count: the same 2-rank barrier takes 0.2 us on this 2-vCPU guest

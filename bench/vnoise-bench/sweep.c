@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "util/log.h"
 #include "util/monotime.h"
 #include "util/progress.h"
@@ -1044,6 +1046,8 @@ int sweep_main(int argc, char **argv, const char *argv0)
 	}
 	if (p.help) {
 		fputs(sweep_usage, stdout);
+		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
 		return EXIT_OK;
 	}
 	if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK")) {

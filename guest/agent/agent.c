@@ -36,6 +36,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/exitcode.h"
 #include "agent/agent.h"
 #include "agent/guestdev.h"
 #include "cli/cliopt.h"
@@ -100,8 +101,7 @@ static const char usage[] =
     "                   --helper, --no-hypercall, -q, -v\n"
     "                   (see 'vnoise-guest measure --help')\n"
     "  -h, --help             this help\n"
-    "  -V, --version          print the version and exit\n"
-    "TIME: a number and a unit ns us ms s m h (without one: us)\n";
+    "  -V, --version          print the version and exit\n" CLIOPT_TIME_LINE;
 
 struct port {
 	const char *name;
@@ -1009,6 +1009,9 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 	free(mv);
 	if (rc == 1) {
 		fputs(usage, stdout);
+		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
+					      CLIOPT_EXIT(EXIT_CONFLICT));
 		return -1;
 	}
 	if (rc < 0) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "inject/injectopt.h"
 #include "util/parse.h"
 
@@ -368,13 +369,17 @@ const char *injectopt_usage(void)
 		n = snprintf(
 		    usage, sizeof(usage), "%s",
 		    "usage: vnoise-guest inject --cpu N (--level PCT | --spike TIME --every TIME)\n"
-		    "                           [options]\n"
-		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
+		    "                           [options]\n" CLIOPT_TIME_LINE);
 		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
 		if (n < (int)sizeof(usage))
-			snprintf(usage + n, sizeof(usage) - (size_t)n, "%s",
-				 "Prints 'inject: pid P tid T ...' at start and\n"
-				 "'inject: busy_ns=B wall_ns=W count=C' (ground truth) at exit.\n");
+			n += snprintf(
+			    usage + n, sizeof(usage) - (size_t)n, "%s",
+			    "Prints 'inject: pid P tid T ...' at start and\n"
+			    "'inject: busy_ns=B wall_ns=W count=C' (ground truth) at exit.\n");
+		if (n < (int)sizeof(usage))
+			cliopt_exit_help(usage, sizeof(usage), (size_t)n,
+					 CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+					     CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
 	}
 	return usage;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "measure/params.h"
 #include "util/parse.h"
 
@@ -83,6 +84,18 @@ static const char *const usage_line[] = {
 		       "The views of a record file, as the live run showed them.\n",
 };
 
+/* The exit codes each command can give (cli/exitcode.h; docs/CLI.md). */
+static unsigned exits_of(enum vn_cmd cmd)
+{
+	unsigned m = CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) | CLIOPT_EXIT(EXIT_USAGE) |
+		     CLIOPT_EXIT(EXIT_CANNOT);
+
+	if (cmd == CMD_REPORT)
+		return m | CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK);
+	m |= CLIOPT_EXIT(EXIT_STOPPED) | CLIOPT_EXIT(EXIT_CONFLICT);
+	return cmd == CMD_RECORD ? m | CLIOPT_EXIT(EXIT_SYMLINK) : m;
+}
+
 const char *params_usage(enum vn_cmd cmd)
 {
 	static char usage[CMD_REPORT + 1][4096];
@@ -105,10 +118,9 @@ const char *params_usage(enum vn_cmd cmd)
 			sel[i].help = "the file to write (required)";
 	}
 	n = snprintf(usage[cmd], sizeof(usage[cmd]), "%s%s", usage_line[cmd],
-		     cmd == CMD_REPORT
-			 ? ""
-			 : "TIME: a number and a unit ns us ms s m h (without one: us)\n");
-	cliopt_help(sel, usage[cmd] + n, sizeof(usage[cmd]) - (size_t)n);
+		     cmd == CMD_REPORT ? "" : CLIOPT_TIME_LINE);
+	n += (int)cliopt_help(sel, usage[cmd] + n, sizeof(usage[cmd]) - (size_t)n);
+	cliopt_exit_help(usage[cmd], sizeof(usage[cmd]), (size_t)n, exits_of(cmd));
 	return usage[cmd];
 }
 

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/exitcode.h"
 #include "attrib/classes.h"
 #include "attrib/explain.h"
 #include "cli/cliopt.h"
@@ -548,15 +549,15 @@ const char *monitor_usage(void)
 		    usage, sizeof(usage), "%s",
 		    "usage: vnoise-guest monitor (--pid LIST | --cgroup DIR | --cpus LIST) "
 		    "[options]\n"
-		    "Passive mode: no sampler; the noise that hits the target tasks (their "
-		    "preemption while runnable,\n"
-		    "IRQs/softirqs/NMIs while they ran, steal), per target, every period. Needs "
-		    "root (eBPF).\n"
-		    "With a dispatch trace log from the host (vnoise-host on the host): the time "
-		    "the host took the\n"
-		    "target's vCPU while it ran or waited (HYP), by host cause.\n"
-		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
-		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+		    "Passive mode: no sampler; the noise that hits the target tasks (their\n"
+		    "preemption while runnable, IRQs/softirqs/NMIs while they ran, steal), per\n"
+		    "target, every period. Needs root (eBPF). With a dispatch trace log from the\n"
+		    "host (vnoise-host on the host): the time the host took the target's vCPU\n"
+		    "while it ran or waited (HYP), by host cause.\n" CLIOPT_TIME_LINE);
+		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+		cliopt_exit_help(usage, sizeof(usage), (size_t)n,
+				 CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+				     CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
 	}
 	return usage;
 }

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/exitcode.h"
 #include "attrib/classes.h"
 #include "cli/cliopt.h"
 #include "mpi/pipeline.h"
@@ -889,11 +890,14 @@ const char *mpi_usage(void)
 		    "with the noise that hit each rank (passive kernel helper, needs root). "
 		    "Delayed\n"
 		    "ranks are reported as noise (with the cause), imbalance or unexplained, one\n"
-		    "JSON line (schema vnoise.interval/1) per interval that has one. Exit: the "
-		    "job's\n"
-		    "status; 127 when COMMAND is not found, 126 when it cannot be executed.\n"
-		    "TIME: a number and a unit ns us ms s m h (without one: us)\n");
-		cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+		    "JSON line (schema vnoise.interval/1) per interval that has "
+		    "one.\n" CLIOPT_TIME_LINE);
+		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
+		snprintf(
+		    usage + n, sizeof(usage) - (size_t)n, "%s",
+		    "exit: the job's status (128+N: killed by signal N); else 1 failed, 2 usage,\n"
+		    "      4 cannot here, 9 output path is a symlink, 126 COMMAND cannot be\n"
+		    "      executed, 127 COMMAND not found\n");
 	}
 	return usage;
 }

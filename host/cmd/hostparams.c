@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include "dtl.h"
 #include "cli/cliopt.h"
+#include "cli/exitcode.h"
 #include "cmd/hostparams.h"
 #include "export/remotewrite.h"
 #include "util/parse.h"
@@ -184,7 +185,8 @@ static void host_table(unsigned show, struct cliopt table[NOPTS + 1])
 static const char *const usage_head[] = {
 	[HCMD_TOP] =
 	    "usage: vnoise-host top [options]\n"
-	    "A live table per domain and vCPU every period: steal, out-time, preemptors, exits.\n",
+	    "A live table per domain and vCPU every period: steal, out-time, preemptors,\n"
+	    "exits.\n",
 	[HCMD_RECORD] = "usage: vnoise-host record -o FILE [options]\n"
 			"What top shows, written to FILE; prints the run's summary at the end.\n",
 	[HCMD_REPORT] = "usage: vnoise-host report FILE [options]\n"
@@ -198,8 +200,19 @@ static const char *const usage_head[] = {
 	    "prints one JSON line per period with --json.\n",
 };
 
-static const char time_note[] =
-    "TIME takes a unit: 500ms, 2s, 1m (ns us ms s m h); a bare number is in microseconds.\n";
+static const char time_note[] = CLIOPT_TIME_LINE;
+
+/* The exit codes each command can give (cli/exitcode.h; docs/CLI.md). */
+static unsigned exits_of(enum host_cmd cmd)
+{
+	unsigned m = CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) | CLIOPT_EXIT(EXIT_USAGE) |
+		     CLIOPT_EXIT(EXIT_CANNOT);
+
+	if (cmd == HCMD_REPORT)
+		return m | CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK);
+	m |= CLIOPT_EXIT(EXIT_UNREACHABLE) | CLIOPT_EXIT(EXIT_NODOMAIN);
+	return cmd == HCMD_RECORD ? m | CLIOPT_EXIT(EXIT_SYMLINK) : m;
+}
 
 size_t hostparams_usage(enum host_cmd cmd, char *buf, size_t len)
 {
@@ -215,7 +228,7 @@ size_t hostparams_usage(enum host_cmd cmd, char *buf, size_t len)
 		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", time_note);
 		n += w > 0 ? (size_t)w : 0;
 	}
-	return n;
+	return cliopt_exit_help(buf, len, n, exits_of(cmd));
 }
 
 static void set_defaults(struct host_params *p)

@@ -183,10 +183,9 @@ static const struct cliopt collect_opts_table[] = {
 
 static const char usage_head[] =
     "usage: vnoise-host collect -k FILE [options]\n"
-    "Receive the nodes' UDP reports, keep them, rank the nodes, rotate detailed sampling.\n";
-static const char usage_tail[] =
-    "TIME takes a unit: 500ms, 2s, 1m, 30d (ns us ms s m h d); a bare number is in microseconds.\n"
-    "exit: 0 done, 1 failure, 2 usage, 5 a damaged capture or store\n";
+    "Receive the nodes' UDP reports, keep them, rank the nodes, rotate detailed\n"
+    "sampling.\n";
+static const char usage_tail[] = CLIOPT_TIME_LINE;
 
 size_t collect_usage(char *buf, size_t len)
 {
@@ -196,7 +195,11 @@ size_t collect_usage(char *buf, size_t len)
 	snprintf(buf, len, "%s", usage_head);
 	n += cliopt_help(collect_opts_table, n < len ? buf + n : NULL, n < len ? len - n : 0);
 	w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", usage_tail);
-	return n + (w > 0 ? (size_t)w : 0);
+	n += w > 0 ? (size_t)w : 0;
+	return cliopt_exit_help(buf, len, n,
+				CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
+				    CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
+				    CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK));
 }
 
 static void set_defaults(struct collect_opts *o)

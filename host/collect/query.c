@@ -98,8 +98,8 @@ static const char usage_head[] =
 static const char usage_tail[] =
     "WHEN: now, -DURATION before now (-1h, -30m), @SECONDS since the epoch, or\n"
     "YYYY-MM-DD[THH:MM[:SS]] in UTC.\n"
-    "exit: 0 done, 1 failure, 2 usage, 4 nothing of that node or job in the range,\n"
-    "5 a damaged, foreign or newer store\n";
+    "exit: 0 ok, 1 failed, 2 usage, 4 nothing of that node or job in the range,\n"
+    "      5 a damaged, foreign or newer store\n";
 
 size_t query_usage(char *buf, size_t len)
 {

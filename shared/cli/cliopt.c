@@ -436,9 +436,19 @@ static size_t VN_FMT(4, 5) append(char *buf, size_t len, size_t n, const char *f
 }
 
 /* One option line of a help: "  -c, --cpus LIST        CPUs...\n" at buf + n; returns the new n. */
+#define HELP_WIDTH 80 /* every help line fits a terminal of 80 columns */
+#define HELP_TEXT_COL 25 /* where the options' texts begin */
+
+/*
+ * One option's lines: the option at the left, its text from HELP_TEXT_COL wrapped at word boundaries within
+ * HELP_WIDTH (a text's own line breaks and indentation are words' spaces). An option too long for its
+ * column has its text on the next line.
+ */
 static size_t help_line(const struct cliopt *e, char *buf, size_t len, size_t n)
 {
+	const char *w = e->help;
 	char left[64];
+	int col;
 
 	if (e->letter)
 		snprintf(left, sizeof(left), "  -%c, --%s%s%s", e->letter, e->name,
@@ -446,7 +456,32 @@ static size_t help_line(const struct cliopt *e, char *buf, size_t len, size_t n)
 	else
 		snprintf(left, sizeof(left), "      --%s%s%s", e->name, e->has_arg ? " " : "",
 			 e->has_arg && e->arg ? e->arg : "");
-	return append(buf, len, n, "%-24s %s\n", left, e->help);
+	if ((int)strlen(left) < HELP_TEXT_COL) {
+		n = append(buf, len, n, "%-*s", HELP_TEXT_COL, left);
+	} else {
+		n = append(buf, len, n, "%s\n%*s", left, HELP_TEXT_COL, "");
+	}
+	col = HELP_TEXT_COL;
+	while (*w) {
+		int l;
+
+		while (*w == ' ' || *w == '\n')
+			w++;
+		l = (int)strcspn(w, " \n");
+		if (!l)
+			break;
+		if (col > HELP_TEXT_COL && col + 1 + l > HELP_WIDTH) {
+			n = append(buf, len, n, "\n%*s", HELP_TEXT_COL, "");
+			col = HELP_TEXT_COL;
+		} else if (col > HELP_TEXT_COL) {
+			n = append(buf, len, n, " ");
+			col++;
+		}
+		n = append(buf, len, n, "%.*s", l, w);
+		col += l;
+		w += l;
+	}
+	return append(buf, len, n, "\n");
 }
 
 size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len)
@@ -477,6 +512,51 @@ size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len)
 			n = help_line(cliopt_common(CLIOPT_VERSION), buf, len, n);
 	}
 	return n;
+}
+
+size_t cliopt_exit_help(char *buf, size_t len, size_t n, unsigned mask)
+{
+	static const char *const words[] = {
+		[EXIT_OK] = "ok",
+		[EXIT_FAIL] = "failed",
+		[EXIT_USAGE] = "usage",
+		[EXIT_STOPPED] = "threshold hit",
+		[EXIT_CANNOT] = "cannot here",
+		[EXIT_DAMAGED] = "damaged or foreign file",
+		[EXIT_UNREACHABLE] = "libvirt unreachable",
+		[EXIT_NODOMAIN] = "no such domain",
+		[EXIT_CONFLICT] = "held by another",
+		[EXIT_SYMLINK] = "output path is a symlink",
+	};
+	int col = 0;
+
+	for (unsigned c = 0; c < sizeof(words) / sizeof(words[0]); c++) {
+		char item[80];
+		int l;
+
+		if (!(mask & CLIOPT_EXIT(c)))
+			continue;
+		l = snprintf(item, sizeof(item), "%u %s", c, words[c]);
+		if (!col) {
+			n = append(buf, len, n, "exit: %s", item);
+			col = 6 + l;
+		} else if (col + 2 + l > HELP_WIDTH - 1) {
+			n = append(buf, len, n, ",\n      %s", item);
+			col = 6 + l;
+		} else {
+			n = append(buf, len, n, ", %s", item);
+			col += 2 + l;
+		}
+	}
+	return append(buf, len, n, "%s", col ? "\n" : "");
+}
+
+void cliopt_exit_print(FILE *f, unsigned mask)
+{
+	char line[512];
+
+	cliopt_exit_help(line, sizeof(line), 0, mask);
+	fputs(line, f);
 }
 
 /* "a, b or c": the names of cmds into buf (len > 0). */

@@ -31,6 +31,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include "util/log.h"
 
@@ -181,6 +182,19 @@ int cliopt_fail(struct cliopt_parser *ps, const char *fmt, ...) VN_FMT(2, 3);
  * hidden options left out, -V, --version after -h, into buf. Returns the length it needed (as snprintf).
  */
 size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len);
+
+/* A command's exit codes (cli/exitcode.h), for its help: CLIOPT_EXITS(EXIT_OK, EXIT_FAIL, ...) is a mask. */
+#define CLIOPT_EXIT(code) (1u << (code))
+/*
+ * Append the help's exit-code line of the codes in mask ("exit: 0 ok, 1 failed, 2 usage, ..." from the one
+ * table of their words, wrapped within 80 columns) to buf at n; returns the new length.
+ */
+size_t cliopt_exit_help(char *buf, size_t len, size_t n, unsigned mask);
+/* The same line printed on f (a help that is a fixed text). */
+void cliopt_exit_print(FILE *f, unsigned mask);
+
+/* The one line every command's help says about TIME values (parse_duration's units; bare: us). */
+#define CLIOPT_TIME_LINE "TIME: a number and a unit (ns us ms s m h d), e.g. 2s; without one: us\n"
 
 /* One command of a program's table; a table ends with an entry whose name is NULL. */
 struct cliopt_cmd {

@@ -126,6 +126,24 @@ for c in detect sweep; do
 done
 ok "every command: --help on stdout, exit 0, no %%, no Seed; --version and -V"
 
+# Every help of the three programs, and of each command: within 80 columns; each command's has one
+# exit-code line, and a TIME line (when it has one) in the one wording (cli/cliopt.h CLIOPT_TIME_LINE).
+time_line='TIME: a number and a unit (ns us ms s m h d), e.g. 2s; without one: us'
+fits() {
+	"$@" --help >"$TMP/h.out" 2>/dev/null
+	awk 'length > 80 { print; bad = 1 } END { exit bad }' "$TMP/h.out" >"$TMP/long" ||
+		fail "'$(name "$@") --help' has lines over 80 columns: $(head -2 "$TMP/long")"
+}
+for b in "$VG" "$VH" "$VB"; do fits "$b"; done
+for cmd in "${guest_cmds[@]/#/$VG }" "${host_cmds[@]/#/$VH }" "$VB detect" "$VB sweep"; do
+	# shellcheck disable=SC2086 # "PROG COMMAND"
+	fits $cmd
+	[ "$(grep -c '^exit: ' "$TMP/h.out")" = 1 ] || fail "'${cmd##*/} --help' has no (or more than one) exit-code line"
+	! grep '^TIME' "$TMP/h.out" | grep -qvxF "$time_line" ||
+		fail "'${cmd##*/} --help': another TIME line: $(grep '^TIME' "$TMP/h.out")"
+done
+ok "every --help within 80 columns; every command's with an exit-code line and the one TIME line"
+
 # What each command refuses or ignores is not in its help.
 check_help "$VG" measure
 lacks "$VG" measure -- output

@@ -311,6 +311,47 @@ START_TEST(test_help)
 }
 END_TEST
 
+/* Help within 80 columns: a long text wrapped at words under its column, a long option on its own line,
+ * a text's own line breaks taken as spaces; the exit-code line from the one table, wrapped too. */
+START_TEST(test_help_wraps)
+{
+	static const struct cliopt wide[] = {
+		{ .id = OPT_UDP,
+		  .name = "udp",
+		  .has_arg = 1,
+		  .arg = "ADDR:PORT",
+		  .help = "send datagrams to the collector at ADDR:PORT, one per interval, sealed "
+			  "with\n      the key of --key-file" },
+		{ .id = OPT_EVERY,
+		  .name = "every-interval",
+		  .has_arg = 1,
+		  .arg = "TIME",
+		  .help = "interval" },
+		{ 0 },
+	};
+	char buf[2048];
+	const char *l;
+
+	cliopt_help(wide, buf, sizeof(buf));
+	ck_assert_str_eq(
+	    buf, "      --udp ADDR:PORT    send datagrams to the collector at ADDR:PORT, one per\n"
+		 "                         interval, sealed with the key of --key-file\n"
+		 "      --every-interval TIME\n"
+		 "                         interval\n");
+	cliopt_exit_help(buf, sizeof(buf), 0,
+			 CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
+			     CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_UNREACHABLE) |
+			     CLIOPT_EXIT(EXIT_NODOMAIN) | CLIOPT_EXIT(EXIT_SYMLINK));
+	ck_assert_str_eq(
+	    buf, "exit: 0 ok, 2 usage, 4 cannot here, 5 damaged or foreign file,\n"
+		 "      6 libvirt unreachable, 7 no such domain, 9 output path is a symlink\n");
+	for (l = buf; *l; l += strcspn(l, "\n") + 1)
+		ck_assert_uint_le(strcspn(l, "\n"), 80);
+	cliopt_exit_help(buf, sizeof(buf), 0, 0);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 /* ---- --version and the program dispatch, run in a child: --version exits ---- */
 
 static int demo_cmd(int argc, char **argv)
@@ -465,6 +506,7 @@ static Suite *cliopt_suite(void)
 	tcase_add_test(tc, test_convention_enforced);
 	tcase_add_test(tc, test_common_table);
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_help_wraps);
 	tcase_add_test(tc, test_flags);
 	suite_add_tcase(s, tc);
 
