@@ -55,8 +55,7 @@ const char sweep_usage[] =
     "  -j, --json             one vnoise.sweep/1 document instead of the table\n"
     "  -q, --quiet            no progress lines on stderr\n"
     "  -h, --help             this help\n"
-    "  -V, --version          print the version and exit\n"
-    CLIOPT_TIME_LINE;
+    "  -V, --version          print the version and exit\n" CLIOPT_TIME_LINE;
 
 /*
  * Quick mode. The run time is set, not the count: the same 2-rank barrier takes 0.2 us on this 2-vCPU guest

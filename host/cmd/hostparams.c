@@ -183,10 +183,9 @@ static void host_table(unsigned show, struct cliopt table[NOPTS + 1])
 }
 
 static const char *const usage_head[] = {
-	[HCMD_TOP] =
-	    "usage: vnoise-host top [options]\n"
-	    "A live table per domain and vCPU every period: steal, out-time, preemptors,\n"
-	    "exits.\n",
+	[HCMD_TOP] = "usage: vnoise-host top [options]\n"
+		     "A live table per domain and vCPU every period: steal, out-time, preemptors,\n"
+		     "exits.\n",
 	[HCMD_RECORD] = "usage: vnoise-host record -o FILE [options]\n"
 			"What top shows, written to FILE; prints the run's summary at the end.\n",
 	[HCMD_REPORT] = "usage: vnoise-host report FILE [options]\n"

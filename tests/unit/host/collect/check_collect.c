@@ -214,7 +214,8 @@ START_TEST(test_help)
 	ck_assert_ptr_nonnull(strstr(buf, "      --pcap-in FILE"));
 	ck_assert_ptr_nonnull(strstr(buf, "  -p, --period TIME"));
 	ck_assert_ptr_nonnull(strstr(buf, "rises more than P%")); /* wrapped within 80 columns */
-	ck_assert_ptr_nonnull(strstr(buf, "\nexit: 0 ok, 1 failed, 2 usage, 4 cannot here, 5 damaged"));
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "\nexit: 0 ok, 1 failed, 2 usage, 4 cannot here, 5 damaged"));
 	/* the deprecated letters are in no help */
 	ck_assert_ptr_null(strstr(buf, "-l,"));
 	ck_assert_ptr_null(strstr(buf, "-s,"));
