@@ -143,7 +143,8 @@ enum vn_pipe_verdict {
 };
 enum vn_pipe_out {
 	VN_PIPE_OUT_NONE = 0,
-	VN_PIPE_OUT_STDOUT = 1,
+	VN_PIPE_OUT_STDOUT =
+	    1, /* vnoise-guest mpi's stdout: out_path "/proc/PID/fd/N" (empty: the rank's own fd 1) */
 	VN_PIPE_OUT_FILE = 2,
 	VN_PIPE_OUT_UDP = 3,
 	VN_PIPE_OUT_REPORT =
@@ -241,7 +242,7 @@ struct vn_pipe_hdr {
 	/* output of the reports */
 	__u32 out; /* enum vn_pipe_out */
 	__u32 min_delay_ns; /* rule: a delay must also exceed this (ns) */
-	char out_path[256]; /* file, or "ADDR:PORT" for UDP */
+	char out_path[256]; /* file, "ADDR:PORT" for UDP, vnoise-guest's stdout for STDOUT */
 	/* counters (atomic adds) */
 	__u64 intervals; /* intervals filtered */
 	__u64 reported; /* reports written */

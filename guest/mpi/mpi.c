@@ -69,6 +69,7 @@ struct mpi_ctx {
 	uint32_t
 	    out; /* enum vn_pipe_out: our own copy, the pipeline's can be rewritten by a rank */
 	int out_fd; /* flush output */
+	int job_out_to_err; /* the reports have stdout: the job's stdout is our stderr */
 	int udp_fd;
 	struct sockaddr_storage udp_addr;
 	socklen_t udp_len;
@@ -658,6 +659,8 @@ static pid_t start_job(struct mpi_ctx *m, char **cmd, const char *preload, const
 		setenv("VNOISE_SOCK", m->sock, 1);
 		if (!getenv("VNOISE_PRELOAD_OUT"))
 			setenv("VNOISE_PRELOAD_STATS", "0", 1);
+		if (m->job_out_to_err && dup2(2, 1) < 0)
+			_exit(126);
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(ep[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
@@ -1099,6 +1102,11 @@ static int open_outputs(struct mpi_ctx *m, const struct mpi_params *p)
 		 : p->udp     ? VN_PIPE_OUT_UDP
 		 : p->output  ? VN_PIPE_OUT_FILE
 			      : VN_PIPE_OUT_STDOUT;
+	/* stdout is the reports' (| jq): the job prints on our stderr, never among them */
+	m->job_out_to_err = m->out == VN_PIPE_OUT_STDOUT;
+	if (m->job_out_to_err)
+		log_info("the reports go to stdout, the job's own output to stderr (-o FILE keeps "
+			 "the job's stdout)");
 	return EXIT_OK;
 }
 
@@ -1139,11 +1147,16 @@ static int open_pipeline(struct mpi_ctx *m, const struct mpi_params *p)
 		      p->flags | (p->collector ? VN_PIPE_F_ALL : 0));
 	m->p->h.min_delay_ns = (uint32_t)p->min_delay_ns;
 	m->p->h.out = m->out;
-	snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s",
-		 p->collector ? p->collector
-		 : p->udp     ? p->udp
-		 : p->output  ? p->output
-			      : "");
+	if (m->out ==
+	    VN_PIPE_OUT_STDOUT) /* the ranks' way to our stdout (they run on this machine) */
+		snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "/proc/%d/fd/1",
+			 (int)getpid());
+	else
+		snprintf(m->p->h.out_path, sizeof(m->p->h.out_path), "%s",
+			 p->collector ? p->collector
+			 : p->udp     ? p->udp
+			 : p->output  ? p->output
+				      : "");
 	if (m->collector) {
 		const struct datagram_key *k = &m->keys.keys[0];
 

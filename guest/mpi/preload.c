@@ -1117,7 +1117,14 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 	case VN_PIPE_OUT_NONE:
 		return 0;
 	case VN_PIPE_OUT_STDOUT:
-		g_iv.out_fd = 1;
+		/* vnoise-guest's own stdout, apart from the job's (which is its stderr) */
+		g_iv.out_fd = path[0] && memchr(path, 0, sizeof(path))
+				  ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY)
+				  : 1;
+		if (g_iv.out_fd < 0) {
+			snprintf(why, wlen, "output %s: %s", path, strerror(errno));
+			return -1;
+		}
 		return 0;
 	case VN_PIPE_OUT_FILE:
 		g_iv.out_fd = outfile_open(path, O_APPEND, OUTFILE_MODE);

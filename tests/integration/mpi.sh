@@ -66,6 +66,15 @@ echo "other intervals reported: $n_other of 60"
 [ "$n_other" -le 10 ] || fail "$n_other other intervals reported (> 10 of 60): the rule flags ordinary iterations"
 ok "the filter keeps quiet intervals out ($n_other of 52 others reported)"
 
+# --- the reports on stdout (| jq), the job's own output apart -----------------------------------------
+"$VG" mpi --job pipe --delay-pct 20 -- "${MPIRUN[@]}" -np 2 "$ML" --pin --iters 30 --work-us 3000 \
+	--inject 1:4000:10,20 >"$TMP/pipe.out" 2>"$TMP/pipe.err" || fail "the job (reports on stdout) failed: $(tail -5 "$TMP/pipe.err")"
+jq -ce . <"$TMP/pipe.out" >/dev/null || fail "stdout is not JSON lines only: $(grep -vn '^{' "$TMP/pipe.out" | head -3)"
+[ "$(grep -c '"schema":"vnoise.interval/1"' "$TMP/pipe.out")" -ge 1 ] || fail "no report on stdout: $(head -3 "$TMP/pipe.out")"
+grep -q '^mpiloop: ranks=2 ' "$TMP/pipe.err" || fail "the job's own line is not on stderr: $(head -5 "$TMP/pipe.err")"
+grep -q 'the reports go to stdout, the job.s own output to stderr' "$TMP/pipe.err" || fail "not said: $(head -3 "$TMP/pipe.err")"
+ok "reports on stdout: $(wc -l <"$TMP/pipe.out") JSON lines, jq reads them all; the job's output on stderr"
+
 # --- 4 ranks on 2 CPUs, every interval reported, UDP output ----------------------------------------------
 "$UC" 5 >"$TMP/udp.out" &
 UPID=$!
