@@ -28,6 +28,7 @@ struct mpi_params {
 	int dtl; /* 0 with --no-dtl: the guest-only view (the hypervisor's share stays steal/unexplained) */
 	uint64_t
 	    dtl_wait_ns; /* --dtl-wait: longest wait for the host's horizon per interval, default 2 s */
+	int verbose; /* -v: vnoise's own cost in the ranks, libbpf's lines */
 	char **cmd; /* the job's argv (inside the caller's argv), NULL-terminated */
 };
 
