@@ -408,6 +408,15 @@ static void table_hyp_causes(const struct mon_run *r, const struct hypspan_tot *
 		printf("    host  %10.1f us  other\n", h->other_ns / 1e3);
 }
 
+/* A cell of width w for ns shown in us; when the us do not fit, in ms ("12345.6ms"), then s. */
+static const char *cell_us(char *buf, size_t len, int w, uint64_t ns)
+{
+	if (snprintf(buf, len, "%*.1f", w, ns / 1e3) > w &&
+	    snprintf(buf, len, "%*.1fms", w - 2, ns / 1e6) > w)
+		snprintf(buf, len, "%*.1fs", w - 1, ns / 1e9);
+	return buf;
+}
+
 /* One target's row (b - a) and its causes, one line each; sp: its split with the host's time (the table
  * with a HYP column: every cell after RUN adds up to NOISE) or NULL; h: the host's time by cause (--wide). */
 static void table_row(const struct mon_run *r, const struct mon_target *t, const struct vn_tgt *a,
@@ -426,19 +435,38 @@ static void table_row(const struct mon_run *r, const struct mon_target *t, const
 			       sp->hyp_ns[VN_HCLASS_HOST_IRQ] + sp->hyp_ns[VN_HCLASS_HW];
 		uint64_t on = sp->quiet_ns + sp_noise - sp->guest_ns[VN_CLASS_THREAD] - hyp;
 
-		printf("%7.1f %9.1f %7.1f %7.1f %8.1f %7.1f %7.1f %7.1f %s (%s)%s\n", on / 1e6,
-		       sp_noise / 1e3, sp->guest_ns[VN_CLASS_THREAD] / 1e3,
-		       sp->guest_ns[VN_CLASS_IRQ] / 1e3, sp->guest_ns[VN_CLASS_SOFTIRQ] / 1e3,
-		       sp->guest_ns[VN_CLASS_NMI] / 1e3, sp->guest_ns[VN_CLASS_STEAL] / 1e3,
-		       hyp / 1e3, t->name, t->comm, t->gone ? " exited" : "");
+		char c[8][24], top[120] = "";
+		struct hyp_named hn[HYPSPAN_CAUSES];
+
+		/* the host's largest cause on the row (--wide lists them all) */
+		if (h && !r->p->wide && hyp_names(r, h, hn) > 0)
+			snprintf(top, sizeof(top), ", host %.60s", hn[0].name);
+		char line[256];
+		int len = snprintf(line, sizeof(line), "%7.1f %s %s %s %s %s %s %s %s (%s)%s",
+				   on / 1e6, cell_us(c[0], sizeof(c[0]), 9, sp_noise),
+				   cell_us(c[1], sizeof(c[1]), 7, sp->guest_ns[VN_CLASS_THREAD]),
+				   cell_us(c[2], sizeof(c[2]), 7, sp->guest_ns[VN_CLASS_IRQ]),
+				   cell_us(c[3], sizeof(c[3]), 8, sp->guest_ns[VN_CLASS_SOFTIRQ]),
+				   cell_us(c[4], sizeof(c[4]), 7, sp->guest_ns[VN_CLASS_NMI]),
+				   cell_us(c[5], sizeof(c[5]), 7, sp->guest_ns[VN_CLASS_STEAL]),
+				   cell_us(c[6], sizeof(c[6]), 7, hyp), t->name, t->comm,
+				   t->gone ? " exited" : "");
+
+		/* the host cause as far as 80 columns leave room for it */
+		printf("%s%.*s\n", line, len < 80 ? 80 - len : 0, top);
 	} else {
-		printf("%8.1f %8.3f %10.1f %7.1f %8.1f %7.1f %9.1f  %s (%s)%s\n", run / 1e6, pct,
-		       (b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]) / 1e3,
-		       (b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]) / 1e3,
-		       (b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]) / 1e3,
-		       (b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]) / 1e3,
-		       (b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]) / 1e3, t->name, t->comm,
-		       t->gone ? " exited" : "");
+		char c[5][24];
+
+		printf(
+		    "%8.1f %8.3f %s %s %s %s %s  %s (%s)%s\n", run / 1e6, pct,
+		    cell_us(c[0], sizeof(c[0]), 10,
+			    b->ns[VN_CLASS_THREAD] - a->ns[VN_CLASS_THREAD]),
+		    cell_us(c[1], sizeof(c[1]), 7, b->ns[VN_CLASS_IRQ] - a->ns[VN_CLASS_IRQ]),
+		    cell_us(c[2], sizeof(c[2]), 8,
+			    b->ns[VN_CLASS_SOFTIRQ] - a->ns[VN_CLASS_SOFTIRQ]),
+		    cell_us(c[3], sizeof(c[3]), 7, b->ns[VN_CLASS_NMI] - a->ns[VN_CLASS_NMI]),
+		    cell_us(c[4], sizeof(c[4]), 9, b->ns[VN_CLASS_STEAL] - a->ns[VN_CLASS_STEAL]),
+		    t->name, t->comm, t->gone ? " exited" : "");
 	}
 	for (int k = 0; k < n; k++)
 		printf("    cause %10.1f us  %s%s\n", cs[k].ns / 1e3,
@@ -478,7 +506,7 @@ static void print_table(const struct mon_run *r, double secs, int summary)
 	else if (summary)
 		printf("summary over %.2f s\n", secs);
 	else
-		printf("%8.2f s\n", secs);
+		printf("at %.2f s\n", secs);
 	if (hyp)
 		printf("%7s %9s %7s %7s %8s %7s %7s %7s %s\n", "RUN(ms)", "NOISE(us)", "THR(us)",
 		       "IRQ(us)", "SIRQ(us)", "NMI(us)", "STL(us)", "HYP(us)", "TARGET");
