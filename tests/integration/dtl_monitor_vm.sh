@@ -176,7 +176,10 @@ sum=$(awk "$US"' $1 == "RUN(ms)" { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	fail "class: rows whose cells do not add up to NOISE (rows, bad: $sum): $(cat "$TMP/class.txt")"
 grep -Eq '^    host +[0-9.]+ us  host-user-task \(host_preempt\)$' "$TMP/class.txt" ||
 	fail "class: --wide lists no host-user-task cause: $(cat "$TMP/class.txt")"
-[ "$(grep -E '^RUN|^    |^ *[0-9]' "$TMP/class.txt" | wc -L)" -le 80 ] || fail "class: the table is wider than 80 columns"
+[ "$(grep -E '^RUN|^    ' "$TMP/class.txt" | wc -L)" -le 80 ] || fail "class: the table is wider than 80 columns"
+# every cell in its column: a value too wide for its us is in ms (no cell runs into the next)
+awk '$1 == "RUN(ms)" { h = 1; next } h && /^ *[0-9]/ { if (NF < 9) bad++ } END { exit bad > 0 }' "$TMP/class.txt" ||
+	fail "class: a row whose cells ran together: $(cat "$TMP/class.txt")"
 ok "class: the table's HYP column holds $hyp us over the run, every row adds up to NOISE ($sum: rows, bad); --wide names host-user-task"
 wait "${PIDS[-1]}"
 stop_host class
