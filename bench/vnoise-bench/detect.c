@@ -236,8 +236,7 @@ int detect_main(int argc, char **argv)
 	if (p.help) {
 		if (launcher_rank0())
 			fputs(detect_usage, stdout);
-		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
+		cliopt_exit_print(stdout, CLIOPT_EXITS_COMMON);
 		return EXIT_OK;
 	}
 	MPI_UNTRACKED(MPI_Init(&argc, &argv));

@@ -1046,8 +1046,7 @@ int sweep_main(int argc, char **argv, const char *argv0)
 	}
 	if (p.help) {
 		fputs(sweep_usage, stdout);
-		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
+		cliopt_exit_print(stdout, CLIOPT_EXITS_COMMON);
 		return EXIT_OK;
 	}
 	if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK")) {

@@ -1009,9 +1009,7 @@ static int parse_args(struct agent *ag, int argc, char **argv, uint64_t *duratio
 	free(mv);
 	if (rc == 1) {
 		fputs(usage, stdout);
-		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
-					      CLIOPT_EXIT(EXIT_CONFLICT));
+		cliopt_exit_print(stdout, CLIOPT_EXITS_COMMON | CLIOPT_EXIT(EXIT_CONFLICT));
 		return -1;
 	}
 	if (rc < 0) {

@@ -377,9 +377,7 @@ const char *injectopt_usage(void)
 			    "Prints 'inject: pid P tid T ...' at start and\n"
 			    "'inject: busy_ns=B wall_ns=W count=C' (ground truth) at exit.\n");
 		if (n < (int)sizeof(usage))
-			cliopt_exit_help(usage, sizeof(usage), (size_t)n,
-					 CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					     CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
+			cliopt_exit_help(usage, sizeof(usage), (size_t)n, CLIOPT_EXITS_COMMON);
 	}
 	return usage;
 }

@@ -87,8 +87,7 @@ static const char *const usage_line[] = {
 /* The exit codes each command can give (cli/exitcode.h; docs/CLI.md). */
 static unsigned exits_of(enum vn_cmd cmd)
 {
-	unsigned m = CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) | CLIOPT_EXIT(EXIT_USAGE) |
-		     CLIOPT_EXIT(EXIT_CANNOT);
+	unsigned m = CLIOPT_EXITS_COMMON;
 
 	if (cmd == CMD_REPORT)
 		return m | CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK);

@@ -583,9 +583,7 @@ const char *monitor_usage(void)
 		    "host (vnoise-host on the host): the time the host took the target's vCPU\n"
 		    "while it ran or waited (HYP), by host cause.\n" CLIOPT_TIME_LINE);
 		n += (int)cliopt_help(opts, usage + n, sizeof(usage) - (size_t)n);
-		cliopt_exit_help(usage, sizeof(usage), (size_t)n,
-				 CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-				     CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT));
+		cliopt_exit_help(usage, sizeof(usage), (size_t)n, CLIOPT_EXITS_COMMON);
 	}
 	return usage;
 }

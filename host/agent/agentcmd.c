@@ -328,10 +328,9 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 			fputs(agent_usage, stdout);
 			cliopt_help(agent_opts, help, sizeof(help));
 			fputs(help, stdout);
-			cliopt_exit_print(
-			    stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
-					CLIOPT_EXIT(EXIT_UNREACHABLE) | CLIOPT_EXIT(EXIT_NODOMAIN));
+			cliopt_exit_print(stdout, CLIOPT_EXITS_COMMON |
+						      CLIOPT_EXIT(EXIT_UNREACHABLE) |
+						      CLIOPT_EXIT(EXIT_NODOMAIN));
 			return 1;
 		}
 		if (c > 0) {

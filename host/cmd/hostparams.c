@@ -204,8 +204,7 @@ static const char time_note[] = CLIOPT_TIME_LINE;
 /* The exit codes each command can give (cli/exitcode.h; docs/CLI.md). */
 static unsigned exits_of(enum host_cmd cmd)
 {
-	unsigned m = CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) | CLIOPT_EXIT(EXIT_USAGE) |
-		     CLIOPT_EXIT(EXIT_CANNOT);
+	unsigned m = CLIOPT_EXITS_COMMON;
 
 	if (cmd == HCMD_REPORT)
 		return m | CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK);

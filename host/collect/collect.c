@@ -197,9 +197,8 @@ size_t collect_usage(char *buf, size_t len)
 	w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "%s", usage_tail);
 	n += w > 0 ? (size_t)w : 0;
 	return cliopt_exit_help(buf, len, n,
-				CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-				    CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
-				    CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK));
+				CLIOPT_EXITS_COMMON | CLIOPT_EXIT(EXIT_DAMAGED) |
+				    CLIOPT_EXIT(EXIT_SYMLINK));
 }
 
 static void set_defaults(struct collect_opts *o)

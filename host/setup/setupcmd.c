@@ -524,9 +524,7 @@ int setupcmd_main(int argc, char **argv)
 			     "none) to a domain; what\nis already there is kept.\n\n"
 			   : "Remove what enable added (the virtio-serial controller stays).\n\n");
 		fputs(help, stdout);
-		cliopt_exit_print(stdout, CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) |
-					      CLIOPT_EXIT(EXIT_USAGE) | CLIOPT_EXIT(EXIT_CANNOT) |
-					      CLIOPT_EXIT(EXIT_UNREACHABLE) |
+		cliopt_exit_print(stdout, CLIOPT_EXITS_COMMON | CLIOPT_EXIT(EXIT_UNREACHABLE) |
 					      CLIOPT_EXIT(EXIT_NODOMAIN) |
 					      CLIOPT_EXIT(EXIT_CONFLICT));
 		return EXIT_OK;

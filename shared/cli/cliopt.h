@@ -32,6 +32,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "cli/exitcode.h"
 #include <stdint.h>
 #include "util/log.h"
 
@@ -185,6 +186,10 @@ size_t cliopt_help(const struct cliopt *opts, char *buf, size_t len);
 
 /* A command's exit codes (cli/exitcode.h), for its help: CLIOPT_EXITS(EXIT_OK, EXIT_FAIL, ...) is a mask. */
 #define CLIOPT_EXIT(code) (1u << (code))
+/* The codes of every command: 0 ok, 1 failed, 2 usage, 4 cannot here. */
+#define CLIOPT_EXITS_COMMON                                                        \
+	(CLIOPT_EXIT(EXIT_OK) | CLIOPT_EXIT(EXIT_FAIL) | CLIOPT_EXIT(EXIT_USAGE) | \
+	 CLIOPT_EXIT(EXIT_CANNOT))
 /*
  * Append the help's exit-code line of the codes in mask ("exit: 0 ok, 1 failed, 2 usage, ..." from the one
  * table of their words, wrapped within 80 columns) to buf at n; returns the new length.

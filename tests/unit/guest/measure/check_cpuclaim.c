@@ -18,22 +18,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check_main.h"
+#include "tmpdir_check.h"
 #include "measure/cpuclaim.h"
 
-static char dir[] = "/tmp/check_cpuclaim.XXXXXX";
+static char dir[PATH_MAX];
 
 static void setup(void)
 {
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tmpdir_make(dir, sizeof(dir), "check_cpuclaim");
 }
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	strcpy(dir, "/tmp/check_cpuclaim.XXXXXX");
+	tmpdir_remove(dir);
 }
 
 /* A child that claims cpu as "agent" with sampler thread 4242, says so on a pipe, then waits to be killed. */
@@ -94,7 +91,7 @@ START_TEST(test_garbage_file)
 {
 	struct cpuclaim c;
 	struct cpuclaim_holder h;
-	char path[PATH_MAX];
+	char path[PATH_MAX + 32];
 	FILE *f;
 	int fd;
 

@@ -13,24 +13,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check_main.h"
+#include "tmpdir_check.h"
 #include "util/lockfile.h"
 
-static char dir[] = "/tmp/check_lockfile.XXXXXX";
-static char path[PATH_MAX];
+static char dir[PATH_MAX];
+static char path[PATH_MAX + 16];
 
 static void setup(void)
 {
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tmpdir_make(dir, sizeof(dir), "check_lockfile");
 	snprintf(path, sizeof(path), "%s/x.lock", dir);
 }
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	strcpy(dir, "/tmp/check_lockfile.XXXXXX");
+	tmpdir_remove(dir);
 }
 
 static mode_t mode_of(int fd)
