@@ -18,7 +18,7 @@ make_key "$KEY"
 
 # --- bad input: one line, exit 2 (usage) or 5 (damaged capture)
 expect_err 2 "key-file is required" "$VH" collect
-expect_err 2 "invalid --listen 'example.com:1': want ADDR:PORT: 1.2.3.4:P, [::1]:P, localhost:P" "$VH" collect -k "$KEY" --listen example.com:1
+expect_err 2 "invalid --listen 'example.com:1': want ADDR:PORT: 1.2.3.4:P, .::1.:P, localhost:P or :P" "$VH" collect -k "$KEY" --listen example.com:1
 expect_err 2 "slot" "$VH" collect -k "$KEY" --slot 10us
 cp "$KEY" "$TMP/openkey" && chmod 644 "$TMP/openkey"
 expect_err 2 "group or others may read it" "$VH" collect -k "$TMP/openkey" --no-store
