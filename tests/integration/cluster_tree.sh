@@ -16,7 +16,7 @@ require_tools jq
 KEY="$TMP/keys"
 make_key "$KEY"
 
-expect_err 2 "forward" "$VH" collect -k "$KEY" --no-store --forward localhost:7361
+expect_err 2 "forward" "$VH" collect -k "$KEY" --no-store --forward example.com:7361
 expect_err 2 "forward" "$VH" collect -k "$KEY" --pcap-in /dev/null --forward 127.0.0.1:7361
 
 start_collector P --slot 0 --no-store --job T
