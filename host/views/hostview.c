@@ -422,7 +422,8 @@ static void text_head(struct hostview_ctx *c)
 		snprintf(label, sizeof(label), "vnoise-host %s:", in->cmd ? in->cmd : "live");
 	else
 		snprintf(label, sizeof(label), "vnoise-host report %.60s:", in->source);
-	hostview_list_begin(&l, c->f, c->width, 2, label);
+	/* the heading wraps even with --wide: only the table's rows are kept whole */
+	hostview_list_begin(&l, c->f, HOSTVIEW_WIDTH, 2, label);
 	hostview_list_item(&l, "%.1f s", (double)span / 1e9);
 	hostview_list_item(&l, "period %.3g s", (double)in->period_ns / 1e9);
 	hostview_list_item(&l, "dispatch log %s", in->dispatch);

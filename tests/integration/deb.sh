@@ -97,8 +97,10 @@ ok "the extracted binaries print $ver; vnoise-guest measure -c $cpu -d 1s: $(jq 
 
 # Installed paths: vnoise-guest (sbin/) finds the preload library in ../lib/vnoise, vnoise-bench (bin/) finds
 # vnoise-guest in ../sbin; with only vnoise-guest (or only vnoise-mpi) installed, each says what it misses.
+# The job's stdout reaches vnoise-guest mpi's stderr (its stdout is the report).
 # shellcheck disable=SC2016 # $LD_PRELOAD is the child's
-pre=$(cd "$TMP" && env -u VNOISE_PRELOAD "$root/usr/sbin/vnoise-guest" mpi -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+pre=$(cd "$TMP" && env -u VNOISE_PRELOAD "$root/usr/sbin/vnoise-guest" mpi -- sh -c 'echo "PRELOAD=$LD_PRELOAD"' \
+	2>&1 >/dev/null | sed -n 's/^PRELOAD=//p')
 [ "$(readlink -f "${pre%% *}")" = "$root/usr/lib/vnoise/libvnoise-preload.so" ] ||
 	fail "vnoise-guest mpi from /usr/sbin preloads '$pre', not /usr/lib/vnoise/libvnoise-preload.so"
 (cd "$TMP" && env -u VNOISE_PRELOAD "$TMP/only-guest/usr/sbin/vnoise-guest" mpi -- true) >/dev/null 2>"$TMP/mpi.err" &&

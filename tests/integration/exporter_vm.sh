@@ -22,7 +22,7 @@ VH=$BUILD/vnoise-host
 expect_err 2 "metrics" "$VH" serve --metrics 9464
 expect_err 2 "metrics" "$VH" serve --metrics ""
 expect_err 2 "metrics" "$VH" top --metrics 127.0.0.1:0
-expect_err 2 "metrics" "$VH" serve --metrics localhost:9464
+expect_err 2 "metrics" "$VH" serve --metrics example.com:9464
 
 vm_setup || fail "vm_setup"
 # the guest agent measures vCPU 0 (keeps it busy) and publishes into the channel (the --guest part below)

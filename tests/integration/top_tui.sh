@@ -136,7 +136,7 @@ screen >"$TMP/s80"
 sed 's/^/    | /' "$TMP/s80"
 grep -q "lost: dispatch" "$TMP/s80" || fail "80x24: no header"
 grep -qE "[▾-] $row" "$TMP/s80" || fail "80x24: no row for the domain (its name's start and end)"
-grep -qE "domain. +steal% +out% +prmpt% top preemp +exits/s +hirq% " "$TMP/s80" ||
+grep -qE "domain. +steal% +out% +prmpt% top preemp[a-z]* +exits/s +hirq%( |$)" "$TMP/s80" ||
 	fail "80x24: the host columns are not all there"
 grep -qE "^$hog\[" "$TMP/s80" || fail "80x24: the detail pane lost the hog"
 [ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/s80")" -le 80 ] || fail "80x24: a line is wider than 80 cells"
