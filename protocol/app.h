@@ -126,7 +126,7 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
  * ("Interval pipeline") documents it.
  */
 #define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
-#define VN_PIPE_VERSION 3
+#define VN_PIPE_VERSION 4
 #define VN_PIPE_RANKS 64
 #define VN_PIPE_SLOTS 3
 #define VN_PIPE_JOURNAL \
@@ -268,13 +268,35 @@ struct vn_pipe_hdr {
 	/* journal (VN_PIPE_F_DEFER) */
 	__u64 journal_top; /* highest interval + 1 copied into the journal (atomic max) */
 	__u64 journal_lost; /* copies that could not be made (a rank found the slot moved on) */
+	/* VN_PIPE_OUT_REPORT with vnoise-guest mpi -o: the JSON lines too, into /proc/copy_pid/fd/copy_fd
+	 * (vnoise-guest's open file; 0: none) */
+	__u32 copy_pid, copy_fd;
 };
-_Static_assert(sizeof(struct vn_pipe_hdr) == 536, "vn_pipe_hdr is ABI");
+_Static_assert(sizeof(struct vn_pipe_hdr) == 544, "vn_pipe_hdr is ABI");
+
+/*
+ * The filter's tally of one rank (by rank index) over the run, for vnoise-guest mpi's end table: the intervals
+ * it was delayed in, their delays, and the causes of those intervals by time (the largest single cause of
+ * each, or the hypervisor's when it wins). A cause takes a free entry by compare-and-swap of key[k] (0 ->
+ * (cls << 32 | id) + 1), then adds to cause[k].ns; a cause without an entry adds to other_ns.
+ */
+#define VN_PIPE_RANK_CAUSES 4
+#define VN_PIPE_CAUSE_HYP \
+	0xffu /* cause[].cls of a hypervisor cause: comm is its DTL key, id its word */
+struct vn_pipe_rank {
+	__u64 delayed; /* intervals the filter found this rank delayed in (atomic add) */
+	__u64
+	    delay_ns; /* their delays summed: compute time beyond the fastest rank's (atomic add) */
+	__u64 other_ns; /* cause time that found no entry (atomic add) */
+	__u64 key[VN_PIPE_RANK_CAUSES];
+	struct vn_tgt_cause cause[VN_PIPE_RANK_CAUSES];
+};
 
 struct vn_pipe {
 	struct vn_pipe_hdr h;
 	struct vn_pipe_slot slot[VN_PIPE_SLOTS];
 	struct vn_pipe_jent journal[VN_PIPE_JOURNAL];
+	struct vn_pipe_rank rank[VN_PIPE_RANKS];
 };
 
 #endif

@@ -57,6 +57,7 @@ struct run {
 	struct procstat_irqnames *irqn;
 	struct procstat_snap *snap0;
 	struct view_record *rec; /* record only */
+	int quit; /* an interactive view's q */
 	/* the host's dispatch trace log (state absent without one), NULL for a sink */
 	struct dtl *dtl;
 	int merge_err;
@@ -465,6 +466,8 @@ static int setup_view(struct run *r)
 	r->v.runtime_ns = p->runtime_ns;
 	r->v.top_n = p->top_n;
 	r->v.wide = p->wide;
+	r->v.bucket_ns = p->bucket_ns;
+	r->v.entries = p->entries;
 	r->v.version = version_string();
 	r->v.irq_name = irq_name_cb;
 	r->v.self[r->v.nself++] =
@@ -587,13 +590,13 @@ static int run_take(struct run *r, uint64_t horizon)
 	return EXIT_OK;
 }
 
-/* Whether the run is over: a signal, the embedder's stop, --duration, or a --stop-* hit (r->stopped). */
+/* Whether the run is over: a signal, q on the screen, the embedder's stop, --duration, or a --stop-* hit (r->stopped). */
 static int run_over(struct run *r)
 {
 	const struct measure_params *p = r->p;
 	int i;
 
-	if (got_signal || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
+	if (got_signal || r->quit || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
 		return 1;
 	if (p->duration_ns && r->now - r->t0 >= p->duration_ns)
 		return 1;
@@ -676,6 +679,8 @@ static int run_loop(struct run *r)
 			return rc;
 		prev_drain = r->now;
 		progress_update(r->prog, r->now, NULL);
+		if (r->ops->input && r->ops->input(stdout, &r->v))
+			r->quit = 1;
 		if (r->ops->tick && r->now >= next_tick) {
 			/* the view prints on stdout, maybe the same terminal */
 			progress_clear(r->prog);

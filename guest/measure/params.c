@@ -12,7 +12,18 @@
 #include "measure/params.h"
 #include "util/parse.h"
 
-enum { OPT_HELPER = CLIOPT_OWN, OPT_NOHC, OPT_HIST, OPT_WIDE, OPT_HTML, OPT_GAPS, OPT_FORCE };
+enum {
+	OPT_HELPER = CLIOPT_OWN,
+	OPT_NOHC,
+	OPT_HIST,
+	OPT_WIDE,
+	OPT_HTML,
+	OPT_GAPS,
+	OPT_FORCE,
+	OPT_BATCH,
+	OPT_BUCKET,
+	OPT_ENTRIES
+};
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
 static const struct cliopt opts[] = {
@@ -48,6 +59,21 @@ static const struct cliopt opts[] = {
 	{ .id = OPT_FORCE,
 	  .name = "force",
 	  .help = "measure CPUs another vnoise sampler is on, marked" },
+	{ .id = OPT_BUCKET,
+	  .name = "bucket-size",
+	  .has_arg = 1,
+	  .arg = "TIME",
+	  .help = "rows of this width from 0 (default 4 an octave from\n"
+		  "                         the threshold)" },
+	{ .id = OPT_ENTRIES,
+	  .name = "entries",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "at most N rows, the rest in the 'over' row (default\n"
+		  "                         256 with --bucket-size, else all)" },
+	{ .id = OPT_BATCH,
+	  .name = "batch",
+	  .help = "a stream of tables, not the screen (as in a pipe)" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
@@ -57,6 +83,12 @@ static const struct cliopt opts[] = {
 /* What each command's help leaves out: the options it refuses, or has no use for (report). */
 static int not_for(enum vn_cmd cmd, int id)
 {
+	if (id == OPT_BATCH)
+		return cmd != CMD_TOP;
+	if (id == OPT_BUCKET || id == OPT_ENTRIES)
+		return cmd != CMD_HIST && cmd != CMD_REPORT;
+	if (cmd == CMD_HIST && id == CLIOPT_TOP) /* hist lists no sources */
+		return 1;
 	switch (cmd) {
 	case CMD_MEASURE:
 		return id == CLIOPT_OUTPUT || id == OPT_HTML || id == OPT_GAPS;
@@ -74,8 +106,9 @@ static int not_for(enum vn_cmd cmd, int id)
 static const char *const usage_line[] = {
 	[CMD_MEASURE] = "usage: vnoise-guest measure [options]\n"
 			"Measure the noise on CPUs; at the end a table per CPU and its sources.\n",
-	[CMD_TOP] = "usage: vnoise-guest top [options]\n"
-		    "Measure and show every period the last period's table and sources.\n",
+	[CMD_TOP] =
+	    "usage: vnoise-guest top [options]\n"
+	    "Measure; every period a screen of the last period per CPU (--batch: tables).\n",
 	[CMD_HIST] = "usage: vnoise-guest hist [options]\n"
 		     "Measure; at the end the histogram of noise sample durations, per class.\n",
 	[CMD_RECORD] = "usage: vnoise-guest record -o FILE [options]\n"
@@ -235,6 +268,7 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case CLIOPT_PRIORITY:
 		return cliopt_priority(ps, &p->policy, &p->prio);
 	case CLIOPT_TOP:
+		p->top_set = 1;
 		return cliopt_int(ps, 0, 1000, &p->top_n);
 	case CLIOPT_OUTPUT:
 		p->output = ps->arg;
@@ -250,6 +284,13 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case OPT_FORCE:
 		p->force = 1;
 		return 0;
+	case OPT_BATCH:
+		p->batch = 1;
+		return 0;
+	case OPT_BUCKET:
+		return time_in(ps, 1, 1000000000ULL, "1ns..1s", &p->bucket_ns);
+	case OPT_ENTRIES:
+		return cliopt_int(ps, 1, 10000, &p->entries);
 	case OPT_WIDE:
 		p->wide = 1;
 		return 0;
@@ -270,6 +311,13 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct measure_params *p,
 			 int runtime_set)
 {
+	if (p->batch && p->cmd != CMD_TOP)
+		return cliopt_fail(ps, "--batch is for top only");
+	if ((p->bucket_ns || p->entries) && p->cmd != CMD_HIST && !p->report_hist)
+		return cliopt_fail(ps, "--%s is for hist (and report --hist) only",
+				   p->bucket_ns ? "bucket-size" : "entries");
+	if (p->cmd == CMD_HIST && p->top_set)
+		return cliopt_fail(ps, "--top is not for hist (it lists no sources)");
 	if (p->cmd == CMD_REPORT) {
 		if (!p->input && optind == argc - 1)
 			p->input = argv[optind++];

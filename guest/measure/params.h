@@ -63,6 +63,10 @@ struct measure_params {
 	const char
 	    *html; /* report --html OUT.html: the HTML report of the file, written to OUT.html */
 	int wide; /* --wide: the text views' full tables (over 80 columns) */
+	uint64_t bucket_ns; /* hist --bucket-size: linear rows of this width (0: 4 an octave) */
+	int entries; /* hist --entries: at most this many rows, then "over" (0: the default) */
+	int top_set; /* --top given */
+	int batch; /* top --batch: the stream of tables, not the screen */
 	int force; /* --force: measure CPUs another vnoise sampler holds (measure/cpuclaim), marked so */
 	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };

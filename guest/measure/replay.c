@@ -482,6 +482,8 @@ static struct replay *replay_new(const struct measure_params *p)
 	r->v.m = merge_new(replay_gap_cb, r);
 	r->v.top_n = p->top_n;
 	r->v.wide = p->wide;
+	r->v.bucket_ns = p->bucket_ns;
+	r->v.entries = p->entries;
 	r->v.irq_name = replay_irq_name;
 	r->v.irq_ctx = r;
 	return r;
@@ -598,7 +600,8 @@ int replay_run(const struct measure_params *p)
 		goto out;
 	}
 	if (!r->have_meta) {
-		log_err("%s: no readable metadata chunk; nothing to report", p->input);
+		if (!damaged) /* else the reader's error said why, in its one line */
+			log_err("%s: no readable metadata chunk; nothing to report", p->input);
 		rc = EXIT_DAMAGED;
 		goto out;
 	}

@@ -28,6 +28,7 @@
 #include "util/log.h"
 #include "measure/measure.h"
 #include "attrib/merge.h"
+#include "procfs/procstat.h"
 #include "monitor/monitor.h"
 #include "util/json.h"
 #include "util/monotime.h"
@@ -72,25 +73,25 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
+static const char *irq_name_cb(void *ctx, uint32_t irq)
+{
+	return procstat_irq_name(ctx, irq);
+}
+
 const char *monitor_cause_name(const struct vn_tgt_cause *c, char *buf, size_t len)
 {
-	switch (c->cls) {
-	case VN_CLASS_THREAD:
-		snprintf(buf, len, "thread:%.16s[%u]", c->comm, c->id);
-		break;
-	case VN_CLASS_IRQ:
-		if (c->id >= VN_VEC_BASE)
-			snprintf(buf, len, "irq:%s", merge_vector_name(c->id - VN_VEC_BASE));
-		else
-			snprintf(buf, len, "irq:%u", c->id);
-		break;
-	case VN_CLASS_SOFTIRQ:
-		snprintf(buf, len, "softirq:%s", merge_softirq_name(c->id));
-		break;
-	default:
-		snprintf(buf, len, "%s", classes_guest_name(c->cls));
+	/* device IRQs by their action ("irq:virtio0-input"): /proc/interrupts read once, on the first */
+	static struct procstat_irqnames *names;
+	static int tried;
+	struct merge_source s = { .cls = c->cls, .id = c->id };
+
+	if (c->cls == VN_CLASS_IRQ && c->id < VN_VEC_BASE && !tried) {
+		tried = 1;
+		names = procstat_irqnames_read();
 	}
-	return buf;
+	memcpy(s.comm, c->comm,
+	       sizeof(s.comm) < sizeof(c->comm) ? sizeof(s.comm) : sizeof(c->comm));
+	return merge_source_name(&s, names ? irq_name_cb : NULL, names, buf, len);
 }
 
 uint64_t monitor_noise_total(const struct vn_tgt *t)
@@ -829,6 +830,17 @@ static void snapshot(struct mon_run *r)
 	}
 }
 
+/* Only the hypervisor's totals of every target into hcur (after the drain). */
+static void hyp_snapshot(struct mon_run *r)
+{
+	for (int i = 0; r->hs && i < r->nt; i++) {
+		const struct hypspan_tot *h = hypspan_tot(r->hs, (uint32_t)r->t[i].idx);
+
+		if (h)
+			r->hcur[i] = *h;
+	}
+}
+
 /* Print cur against the last print (summary: against the start). */
 static void report(const struct mon_run *r, uint64_t now, int summary)
 {
@@ -918,6 +930,7 @@ int monitor_main(int argc, char **argv)
 	struct mon_run *r;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[256];
+	uint64_t end;
 	int rc = monitor_parse(argc, argv, &p, err, sizeof(err));
 
 	if (rc == 1) {
@@ -944,9 +957,13 @@ int monitor_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	run(r);
-	hyp_drain(r);
+	/* the summary covers the run, not the wait for the host's horizon after it: the targets' counters
+	 * as the run ended, the hypervisor's share of them once the host's log has covered them */
+	end = now_ns();
 	snapshot(r);
-	report(r, now_ns(), 1);
+	hyp_drain(r);
+	hyp_snapshot(r);
+	report(r, end, 1);
 	if (!passive_runs(r->pv))
 		log_warn("the passive helper saw no target run: are the targets on this machine?");
 out:

@@ -34,6 +34,7 @@
 #include "cluster/node_send.h"
 #include "format/keyfile.h"
 #include "util/log.h"
+#include "util/termsafe.h"
 #include "util/outfile.h"
 #include "util/secmem.h"
 #include "measure/measure.h"
@@ -298,6 +299,11 @@ static void report_priv(struct mpi_ctx *m, uint64_t n)
 			__atomic_add_fetch(&sh->out_errors, 1, __ATOMIC_RELAXED);
 		sh->seq = ph->seq;
 		__atomic_add_fetch(&sh->dgrams, ph->dgrams - dg, __ATOMIC_RELAXED);
+		if (sh->copy_pid) { /* -o beside --collector: the same interval as a JSON line */
+			len = pipeline_json(m->priv, n, buf, sizeof(buf));
+			if (len <= 0 || write(m->out_fd, buf, (size_t)len) != len)
+				__atomic_add_fetch(&sh->out_errors, 1, __ATOMIC_RELAXED);
+		}
 		return;
 	}
 	len = pipeline_json(m->priv, n, buf, sizeof(buf));
@@ -538,6 +544,75 @@ static void summary_dtl(const struct mpi_ctx *m)
 	    (unsigned long long)st.replies, st.responder_cpu_ns / 1e6);
 }
 
+/* A cause of the per-rank tally, as the reports name it (a hypervisor cause by its DTL key). */
+static const char *tally_cause_name(const struct vn_tgt_cause *c, char *buf, size_t len)
+{
+	char safe[64];
+
+	if (c->cls == VN_PIPE_CAUSE_HYP) {
+		termsafe(safe, sizeof(safe), c->comm, sizeof(c->comm));
+		snprintf(buf, len, "host:%.40s", safe);
+		return buf;
+	}
+	monitor_cause_name(c, safe, sizeof(safe));
+	termsafe(buf, len, safe, sizeof(safe));
+	return buf;
+}
+
+/*
+ * The end table: per rank, the intervals it was delayed in (of those filtered), its largest cause in them
+ * and that cause's share of their cause time, the delay in all. From the pipe that filtered (the private one
+ * with the host's log).
+ */
+static void rank_table(struct mpi_ctx *m)
+{
+	const struct vn_pipe *fp = m->priv ? m->priv : m->p;
+	uint64_t total = __atomic_load_n(&fp->h.intervals, __ATOMIC_RELAXED);
+	char nm[96];
+
+	if (!total)
+		return;
+	for (int i = 0; i < m->nc; i++) {
+		const struct mpi_client *c = &m->c[i];
+		const struct vn_pipe_rank *t;
+		uint64_t sum, best = 0;
+		int b = -1;
+
+		if (c->rank < 0 || c->rank >= VN_PIPE_RANKS)
+			continue;
+		t = &fp->rank[c->rank];
+		sum = t->other_ns;
+		for (int k = 0; k < VN_PIPE_RANK_CAUSES; k++) {
+			if (!t->key[k])
+				continue;
+			sum += t->cause[k].ns;
+			if (b < 0 || t->cause[k].ns > best) {
+				b = k;
+				best = t->cause[k].ns;
+			}
+		}
+		if (!t->delayed) {
+			log_info("rank %d (pid %d): never delayed in %llu intervals", c->rank,
+				 c->pid, (unsigned long long)total);
+			continue;
+		}
+		if (b < 0) {
+			log_info(
+			    "rank %d (pid %d): delayed in %llu/%llu intervals, by more work than "
+			    "the fastest (no noise), %.1f ms in all",
+			    c->rank, c->pid, (unsigned long long)t->delayed,
+			    (unsigned long long)total, t->delay_ns / 1e6);
+			continue;
+		}
+		log_info(
+		    "rank %d (pid %d): delayed in %llu/%llu intervals, mostly %s (%.0f%% of the "
+		    "causes' time), %.1f ms in all",
+		    c->rank, c->pid, (unsigned long long)t->delayed, (unsigned long long)total,
+		    tally_cause_name(&t->cause[b], nm, sizeof(nm)),
+		    sum ? 100.0 * (double)best / (double)sum : 0.0, t->delay_ns / 1e6);
+	}
+}
+
 static void summary(struct mpi_ctx *m)
 {
 	const struct vn_pipe_hdr *h = &m->p->h;
@@ -574,6 +649,7 @@ static void summary(struct mpi_ctx *m)
 			 (unsigned long long)m->node.st.cmds_foreign,
 			 (unsigned long long)m->node.st.cmds_replayed);
 	summary_dtl(m);
+	rank_table(m);
 	for (int i = 0; i < m->nc; i++) {
 		const struct mpi_client *c = &m->c[i];
 		const struct vn_tgt *t = &c->last;
@@ -822,7 +898,9 @@ static const struct cliopt opts[] = {
 	  .name = "all",
 	  .help = "report every interval, not only those with a delayed\n"
 		  "                         rank" },
-	{ .id = CLIOPT_OUTPUT, .help = "append the reports to FILE (default: stdout)" },
+	{ .id = CLIOPT_OUTPUT,
+	  .help = "append the reports to FILE (default: stdout; with\n                         "
+		  "--collector: a copy of what it is sent)" },
 	{ .id = OPT_UDP,
 	  .name = "udp",
 	  .has_arg = 1,
@@ -993,8 +1071,8 @@ static int check_params(struct cliopt_parser *ps, const struct mpi_params *p)
 		return cliopt_fail(ps, "no command: vnoise-guest mpi [options] -- mpirun ...");
 	if (p->output && p->udp)
 		return cliopt_fail(ps, "--output and --udp exclude each other");
-	if (p->collector && (p->output || p->udp))
-		return cliopt_fail(ps, "--collector excludes --output and --udp");
+	if (p->collector && p->udp)
+		return cliopt_fail(ps, "--collector excludes --udp");
 	if (!p->collector != !p->key_file)
 		return cliopt_fail(ps, p->collector ? "--collector needs --key-file"
 						    : "--key-file goes with --collector");
@@ -1165,6 +1243,10 @@ static int open_pipeline(struct mpi_ctx *m, const struct mpi_params *p)
 			 : p->udp     ? p->udp
 			 : p->output  ? p->output
 				      : "");
+	if (p->collector && p->output) { /* -o too: the ranks reach our file */
+		m->p->h.copy_pid = (uint32_t)getpid();
+		m->p->h.copy_fd = (uint32_t)m->out_fd;
+	}
 	if (m->collector) {
 		const struct datagram_key *k = &m->keys.keys[0];
 

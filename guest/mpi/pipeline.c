@@ -30,8 +30,6 @@
 #define TICKET_SHIFT 16
 #define TICKET_COUNT 0xffffull
 
-static const char *const verdict_names[] = { "none", "noise", "imbalance", "unexplained" };
-
 static inline uint64_t ticket_iv(uint64_t t)
 {
 	return t >> TICKET_SHIFT;
@@ -307,6 +305,53 @@ static int hyp_cause_wins(const struct vn_pipe *p, const struct vn_pipe_iv *r)
 	} while (0)
 
 /* Delay and verdicts of every record found; returns the delayed ranks. */
+/* Rank i was delayed by d in an interval whose record is r: its tally (struct vn_pipe_rank). */
+static void rank_tally(struct vn_pipe *p, unsigned i, const struct vn_pipe_iv *r, uint64_t d)
+{
+	struct vn_pipe_rank *t = &p->rank[i];
+	uint64_t key, ns;
+	uint32_t id;
+	uint8_t cls;
+	const char *comm;
+	unsigned k;
+
+	__atomic_fetch_add(&t->delayed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->delay_ns, d, __ATOMIC_RELAXED);
+	if (hyp_cause_wins(p, r)) {
+		cls = VN_PIPE_CAUSE_HYP;
+		id = r->hyp_cause;
+		ns = r->hyp_cause_ns;
+		comm = r->hyp_key;
+	} else if (r->cause_cls != VN_CLASS_NONE) {
+		cls = r->cause_cls;
+		id = r->cause_id;
+		ns = r->cause_ns;
+		comm = r->cause_comm;
+	} else {
+		return;
+	}
+	key = ((uint64_t)cls << 32 | id) + 1;
+	for (k = 0; k < VN_PIPE_RANK_CAUSES; k++) {
+		uint64_t want = 0;
+
+		if (__atomic_load_n(&t->key[k], __ATOMIC_ACQUIRE) == key)
+			break;
+		if (__atomic_compare_exchange_n(&t->key[k], &want, key, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			t->cause[k].cls = cls; /* written once, by the filter that took the entry */
+			t->cause[k].id = id;
+			memcpy(t->cause[k].comm, comm, sizeof(t->cause[k].comm));
+			break;
+		}
+		if (want == key)
+			break;
+	}
+	if (k < VN_PIPE_RANK_CAUSES)
+		__atomic_fetch_add(&t->cause[k].ns, ns, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&t->other_ns, ns, __ATOMIC_RELAXED);
+}
+
 static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const uint64_t *comp,
 				const uint8_t *have, unsigned lim, int fastest)
 {
@@ -335,6 +380,7 @@ static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const
 			gv = fh.hyp ? verdict_of(p, r, comp[i], d, &fg) : v;
 			gdelayed += gv == VN_VERDICT_NOISE;
 			hdelayed += v == VN_VERDICT_NOISE && hyp_cause_wins(p, r);
+			rank_tally(p, i, r, d);
 		}
 		PIPE_SET(r->delay_ns, d);
 		PIPE_SET(r->verdict, v);
@@ -451,7 +497,7 @@ int pipeline_take_report(struct vn_pipe *p, uint64_t n)
 
 const char *pipeline_verdict_name(unsigned v)
 {
-	return v < sizeof(verdict_names) / sizeof(verdict_names[0]) ? verdict_names[v] : "?";
+	return classes_verdict_name(v);
 }
 
 /* ---- the report line ---- */

@@ -569,9 +569,10 @@ static struct {
 	int sock; /* registration socket, kept open: its end tells the monitor the rank left */
 	uint32_t out; /* enum vn_pipe_out */
 	int out_fd;
+	int copy_fd; /* VN_PIPE_OUT_REPORT with vnoise-guest mpi -o: the JSON lines too */
 	struct sockaddr_storage sa; /* VN_PIPE_OUT_UDP */
 	socklen_t salen;
-} g_iv = { .perf_fd = -1, .sock = -1, .out_fd = -1 };
+} g_iv = { .perf_fd = -1, .sock = -1, .out_fd = -1, .copy_fd = -1 };
 static __thread int t_iv TLS_IE; /* IV_* for this thread */
 
 /*
@@ -787,6 +788,11 @@ static void iv_report(struct vn_pipe *p, uint64_t n)
 	    VN_PIPE_OUT_REPORT) { /* datagrams to the collector: node_send counts errors */
 		if (!node_send_report(p, n, g_iv.out_fd))
 			__atomic_fetch_add(&p->h.reported, 1, __ATOMIC_RELAXED);
+		if (g_iv.copy_fd >= 0) {
+			len = pipeline_json(p, n, buf, sizeof(buf));
+			if (len <= 0 || write(g_iv.copy_fd, buf, (size_t)len) != len)
+				__atomic_fetch_add(&p->h.out_errors, 1, __ATOMIC_RELAXED);
+		}
 		__atomic_fetch_add(&p->h.report_ns, now_ns() - t0, __ATOMIC_RELAXED);
 		return;
 	}
@@ -1143,6 +1149,16 @@ static int out_setup(const struct vn_pipe_hdr *h, char *why, size_t wlen)
 			snprintf(why, wlen, "collector %s: connect: %s", path, strerror(errno));
 			return -1;
 		}
+		if (h->copy_pid) {
+			char copy[64];
+
+			snprintf(copy, sizeof(copy), "/proc/%u/fd/%u", h->copy_pid, h->copy_fd);
+			g_iv.copy_fd = open(copy, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+			if (g_iv.copy_fd < 0) {
+				snprintf(why, wlen, "output %s: %s", copy, strerror(errno));
+				return -1;
+			}
+		}
 		return 0;
 	}
 	snprintf(why, wlen, "unknown output kind %u in the pipeline", g_iv.out);
@@ -1283,7 +1299,9 @@ static void iv_untracked(int rank, const char *why, const struct vn_reg_rep *rep
 	}
 	if (g_iv.out_fd > 2)
 		close(g_iv.out_fd);
-	g_iv.out_fd = -1;
+	if (g_iv.copy_fd > 2)
+		close(g_iv.copy_fd);
+	g_iv.out_fd = g_iv.copy_fd = -1;
 	if (g_iv.p) {
 		t_iv = IV_UNREGISTERED;
 		return;
@@ -1359,7 +1377,9 @@ static void at_fork_child(void)
 		close(g_iv.perf_fd);
 	if (g_iv.out_fd > 2)
 		close(g_iv.out_fd);
-	g_iv.sock = g_iv.perf_fd = g_iv.out_fd = -1;
+	if (g_iv.copy_fd > 2)
+		close(g_iv.copy_fd);
+	g_iv.sock = g_iv.perf_fd = g_iv.out_fd = g_iv.copy_fd = -1;
 }
 
 VN_EXPORT int MPI_Init(int *argc, char ***argv)

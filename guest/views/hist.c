@@ -35,6 +35,22 @@ static uint64_t bucket_upper(unsigned idx)
 	return bucket_lower(idx) + ((1ull << shift) - 1);
 }
 
+void hist_coarse_bounds(uint64_t v, unsigned per_octave, uint64_t *lo, uint64_t *hi)
+{
+	unsigned idx = hist_index(v), g, base;
+
+	if (per_octave < 1 || per_octave > HIST_SUB || HIST_SUB % per_octave)
+		per_octave = HIST_SUB;
+	if (idx < 2 * HIST_SUB) {
+		*lo = *hi = idx;
+		return;
+	}
+	g = HIST_SUB / per_octave;
+	base = 2 * HIST_SUB + (idx - 2 * HIST_SUB) / g * g;
+	*lo = bucket_lower(base);
+	*hi = bucket_upper(base + g - 1);
+}
+
 uint64_t hist_lowest_equiv(uint64_t v)
 {
 	return bucket_lower(hist_index(v));

@@ -79,6 +79,12 @@ uint64_t hist_max(const struct hist *h);
  */
 uint64_t hist_percentile(const struct hist *h, double p);
 
+/*
+ * A coarser view of the same buckets: per_octave rows per power of two (1, 2, 4, 8 or 16; else 16), each
+ * HIST_SUB / per_octave sub-buckets whole; [lo, hi] (inclusive) of the row that holds v (below 32 ns: v).
+ */
+void hist_coarse_bounds(uint64_t v, unsigned per_octave, uint64_t *lo, uint64_t *hi);
+
 /* Start iterating h's non-empty buckets; hist_iter_next() returns false after the last one. */
 void hist_iter_init(struct hist_iter *it, const struct hist *h);
 bool hist_iter_next(struct hist_iter *it, struct hist_bucket *out);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "attrib/classes.h"
 #include "attrib/explain.h"
 #include "views/view.h"
@@ -26,8 +27,14 @@ const struct view_ops *view_pick(const struct measure_params *p)
 		return &view_silent_ops;
 	if (p->cmd == CMD_HIST || p->report_hist)
 		return &view_hist_ops;
-	if (p->cmd == CMD_TOP)
-		return &view_top_ops;
+	if (p->cmd == CMD_TOP) {
+		const char *term = getenv("TERM");
+
+		return p->batch || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !term ||
+			       !*term || !strcmp(term, "dumb")
+			   ? &view_top_ops
+			   : &view_screen_ops;
+	}
 	return p->json ? &view_json_ops : &view_text_ops;
 }
 
@@ -569,7 +576,7 @@ void view_sources(FILE *f, const struct view *v)
 		n = merge_top_sources(v->m, v->cpus[i], src, (size_t)top);
 		fprintf(f, "CPU %d top noise sources (net time inside noise samples):\n",
 			v->cpus[i]);
-		view_source_table(f, v, src, n, r.runtime_ns, 1);
+		view_source_table(f, v, src, n, r.runtime_ns, VIEW_MAX);
 	}
 }
 

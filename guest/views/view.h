@@ -93,6 +93,9 @@ struct view {
 	int top_n;
 	int wide; /* --wide: the full table of before (over 80 columns) */
 	uint64_t
+	    bucket_ns; /* hist rows: linear of this width from 0; 0: 4 an octave from the threshold */
+	int entries; /* hist rows at most, then "over" (0: 256 linear, all log) */
+	uint64_t
 	    t0_ns; /* CLOCK_MONOTONIC when sampling began (0: unknown): origin of the lead-up's times */
 	const char
 	    *version; /* the vnoise that measured: version_string(), or a record's META version= */
@@ -125,11 +128,15 @@ struct view_ops {
 	void (*start)(const struct view *v, uint64_t planned_ns);
 	void (*tick)(FILE *f, const struct view *v);
 	void (*end)(FILE *f, const struct view *v);
+	/* An interactive view's keys, at every poll of the live loop between ticks: 1 to end the run. */
+	int (*input)(FILE *f, const struct view *v);
 };
 
-extern const struct view_ops view_text_ops, view_json_ops, view_hist_ops, view_top_ops;
+extern const struct view_ops view_text_ops, view_json_ops, view_hist_ops, view_top_ops,
+    view_screen_ops;
 
-/* The view of a command: hist, top, JSON or text; none at all for an embedder's sink (it reports). */
+/* The view of a command: hist, top (its screen on a terminal, else its stream), JSON or text; none at all
+ * for an embedder's sink (it reports). */
 const struct view_ops *view_pick(const struct measure_params *p);
 
 /* Fold a gap into the histograms and top's period maximum and queue it for the hypervisor split (merge
@@ -190,9 +197,11 @@ void view_table(FILE *f, const struct view *v);
 /* The top_n noise sources of each CPU (or its busiest interrupt counters in proc mode), a table each. */
 void view_sources(FILE *f, const struct view *v);
 /*
- * One CPU's source table: src[n] largest first, runtime_ns the base of %RUNTIME; with_max: a MAX(us)
- * column (top has no per-period maximum per source).
+ * One CPU's source table: src[n] largest first, runtime_ns the base of %RUNTIME; with_max VIEW_MAX or
+ * VIEW_MAX_RUN: each source's largest event (MAX(us); top's period tables, whose title says so: the run's
+ * largest, a period keeps no maximum per source); 0: no such column.
  */
+enum { VIEW_MAX = 1, VIEW_MAX_RUN = 2 };
 void view_source_table(FILE *f, const struct view *v, const struct merge_source *src, size_t n,
 		       uint64_t runtime_ns, int with_max);
 /* The hypervisor sources of each CPU (with a DTL), a table each. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view_top: the live tables of `top`, refreshed every period (the screen is cleared first when stdout is a
+ * view_top: top's stream of tables (top --batch, or top whose stdout or stdin is not a terminal; the
+ * interactive screen is view_screen.c), refreshed every period (the screen is cleared first when stdout is a
  * terminal). Each refresh shows the last period only: the totals since the previous refresh (kept per CPU in
  * v->period), its largest noise sample and its sources. At the end, the text summary of the whole run.
  */
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "views/view_text.h"
+#include "views/view_top.h"
 
 #define SINCE(b, a) ((b) > (a) ? (b) - (a) : 0)
 
@@ -48,11 +50,7 @@ static int src_by_total(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
-/*
- * The sources of CPU index i in the last period, largest first, then the snapshot for the next one. The
- * merge engine's source array only grows and keeps its order, so entry k now is entry k then.
- */
-static void period_sources(FILE *f, const struct view *v, int i, uint64_t runtime_ns)
+size_t view_top_period_sources(const struct view *v, int i, struct merge_source **out)
 {
 	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[i]);
 	struct view_period *p = &v->period[i];
@@ -69,27 +67,53 @@ static void period_sources(FILE *f, const struct view *v, int i, uint64_t runtim
 		}
 		n += d[n].total_ns > 0;
 	}
-	qsort(d, n, sizeof(*d), src_by_total);
-	fprintf(f, "CPU %d top noise sources in the period (net time inside noise samples):\n",
-		v->cpus[i]);
-	view_source_table(f, v, d, n < (size_t)v->top_n ? n : (size_t)v->top_n, runtime_ns, 0);
-	free(d);
+	if (n)
+		qsort(d, n, sizeof(*d), src_by_total);
+	*out = d;
 	if (nsrc > p->cap) {
 		struct merge_source *ns = realloc(p->src, nsrc * sizeof(*ns));
 
 		if (!ns)
-			return; /* out of memory: the next period counts this one's new sources too */
+			return n; /* out of memory: the next period counts this one's new sources too */
 		p->src = ns;
 		p->cap = nsrc;
 	}
 	if (nsrc)
 		memcpy(p->src, mc->src, nsrc * sizeof(*p->src));
 	p->nsrc = nsrc;
+	return n;
+}
+
+/* The stream's source table of CPU index i in the last period. */
+static void period_sources(FILE *f, const struct view *v, int i, uint64_t runtime_ns)
+{
+	struct merge_source *d = NULL;
+	size_t n = view_top_period_sources(v, i, &d);
+
+	fprintf(f, "CPU %d top noise sources in the period (net time in gaps; MAX: the run's):\n",
+		v->cpus[i]);
+	view_source_table(f, v, d, n < (size_t)v->top_n ? n : (size_t)v->top_n, runtime_ns,
+			  VIEW_MAX_RUN);
+	free(d);
+}
+
+void view_top_period(const struct view *v, struct view_row *rows)
+{
+	struct view_row cur;
+	int i;
+
+	for (i = 0; i < v->ncpus; i++) {
+		view_row(v, i, &cur);
+		row_since(&rows[i], &cur, &v->period[i].row, v->period[i].max_ns);
+		v->period[i].row = cur;
+		v->period[i].max_ns = 0;
+		v->period[i].t_ns = v->duration_ns;
+	}
 }
 
 static void view_top_tick(FILE *f, const struct view *v)
 {
-	struct view_row *rows = calloc((size_t)v->ncpus + 1, sizeof(*rows)), cur;
+	struct view_row *rows = calloc((size_t)v->ncpus + 1, sizeof(*rows));
 	uint64_t since = v->period ? v->period[0].t_ns : 0;
 	int i;
 
@@ -103,13 +127,7 @@ static void view_top_tick(FILE *f, const struct view *v)
 		(v->duration_ns - since) / 1e9, v->duration_ns / 1e9);
 	fprintf(f, "kernel helper %s, threshold %.1f us%s%s\n", v->helper, v->threshold_ns / 1e3,
 		view_has_dtl(v) ? ", host dispatch trace log " : "", view_has_dtl(v) ? v->dtl : "");
-	for (i = 0; i < v->ncpus; i++) {
-		view_row(v, i, &cur);
-		row_since(&rows[i], &cur, &v->period[i].row, v->period[i].max_ns);
-		v->period[i].row = cur;
-		v->period[i].max_ns = 0;
-		v->period[i].t_ns = v->duration_ns;
-	}
+	view_top_period(v, rows);
 	view_table_rows(f, v, rows);
 	for (i = 0; i < v->ncpus && v->top_n > 0; i++)
 		period_sources(f, v, i, rows[i].runtime_ns);

@@ -16,7 +16,7 @@
 #include "views/hosttui.h"
 #include "views/hostview.h"
 
-/* The sinks of p's command into lv. Returns 0 or -errno. */
+/* The sinks of p's command into lv. Returns 0, -errno, or an exit code once a sink said why it failed. */
 static int add_sinks(struct live *lv, const struct host_params *p)
 {
 	int rc = 0;
@@ -53,6 +53,10 @@ int livecmd_run(const struct host_params *p)
 		goto out;
 	}
 	rc = add_sinks(lv, p);
+	if (rc > 0) { /* an exit code: the output said why */
+		ret = rc;
+		goto out;
+	}
 	if (rc) {
 		log_err("cannot set up the outputs: %s", strerror(-rc));
 		goto out;

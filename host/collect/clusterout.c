@@ -17,6 +17,8 @@
 #include "util/parse.h"
 #include "export/promfmt.h"
 #include "util/json.h"
+#include "util/termcell.h"
+#include "util/termsafe.h"
 #include "util/version.h"
 
 /* The node's hypervisor noise, all classes (ns). */
@@ -616,14 +618,105 @@ static int report_json(const struct clusteragg *cs, FILE *f)
 	return json_finish(&w);
 }
 
-static void report_text(const struct clusteragg *cs, FILE *f)
+/* The digits of v. */
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* A node's state in the ranking: excluded, sampled now, or neither. */
+static const char *node_state(const struct clusteragg *cs, const struct job *jb, uint32_t i,
+			      int wide)
+{
+	const struct node *n = &cs->nodes[i];
+
+	if (n->excluded)
+		return wide ? "excluded" : "X";
+	if (clusterrot_sampled_now(cs, jb, i))
+		return wide ? "sampled" : "S";
+	return "-";
+}
+
+/* The --wide table: every figure, one row per node (over 80 columns). */
+static void job_table_wide(const struct clusteragg *cs, const struct job *jb, const uint32_t *r,
+			   FILE *f)
+{
+	fprintf(f, "%4s %10s %9s %9s %6s %6s %10s %10s %10s %8s %6s %5s %-8s %s\n", "pos", "node",
+		"delay_us", "slowest", "s_ivs", "c_ivs", "noise_ms", "hyp_ms", "compute_ms",
+		"temp_cv", "lost", "slots", "state", "top source");
+	for (uint32_t i = 0; r && i < jb->nnodes; i++) {
+		const struct node *n = &cs->nodes[r[i]];
+		const struct src_ent *t = top_source(n);
+		char ts[64] = "-", safe[TERMSAFE_LEN(VN_REPORT_NAME_LEN)];
+
+		if (t)
+			snprintf(ts, sizeof(ts), "%s:%.16s %.3f ms", datagram_class_name(t->cls),
+				 termsafe(safe, sizeof(safe), t->name, sizeof(t->name)),
+				 t->ns / 1e6);
+		fprintf(f,
+			"%4u %10" PRIu64 " %9.1f %9" PRIu64 " %6" PRIu64 " %6" PRIu64
+			" %10.3f %10.3f %10.3f %8.3f %6" PRIu64 " %5" PRIu64 " %-8s %s\n",
+			i + 1, n->node_id, mean_delay(n) / 1e3, n->slowest, n->intervals[0],
+			n->intervals[1], n->noise_ns / 1e6, node_hyp_ns(n) / 1e6,
+			n->compute_ns / 1e6, welford_cv(&n->temporal_noise), n->seq.lost,
+			n->slots_sampled, node_state(cs, jb, r[i], 1), ts);
+	}
+	fputs(
+	    "pos: place in the ranking (1 = the slowest); delay_us: mean compute time beyond the "
+	    "fastest node's per interval; slowest: intervals it was the slowest in; s_ivs, c_ivs: "
+	    "intervals reported in detail (sampled) and from counters; temp_cv: the coefficient of "
+	    "variation of its noise over time; lost: datagrams; slots: slots sampled\n",
+	    f);
+}
+
+/* The default table: 80 columns (the node column as wide as the longest id, the source cut in the
+ * middle), a legend under it. */
+static void job_table(const struct clusteragg *cs, const struct job *jb, const uint32_t *r, FILE *f)
+{
+	int nw = 4, sw;
+
+	for (uint32_t i = 0; r && i < jb->nnodes; i++)
+		if (digits(cs->nodes[r[i]].node_id) > nw)
+			nw = digits(cs->nodes[r[i]].node_id);
+	/* pos node delay_us slowest noise_ms hyp_ms lost st: 3+1+nw+1+9+1+7+1+9+1+8+1+5+1+2+1 */
+	sw = 80 - (52 + nw);
+	if (sw < 10)
+		sw = 10;
+	fprintf(f, "%3s %*s %9s %7s %9s %8s %5s %2s %s\n", "pos", nw, "node", "delay_us", "slowest",
+		"noise_ms", "hyp_ms", "lost", "st", "top source");
+	for (uint32_t i = 0; r && i < jb->nnodes; i++) {
+		const struct node *n = &cs->nodes[r[i]];
+		const struct src_ent *t = top_source(n);
+		char ts[96] = "-", safe[TERMSAFE_LEN(VN_REPORT_NAME_LEN)], cut[4 * 96];
+
+		if (t)
+			snprintf(ts, sizeof(ts), "%s:%s", datagram_class_name(t->cls),
+				 termsafe(safe, sizeof(safe), t->name, sizeof(t->name)));
+		termcell_fit(ts, sw, false, cut, sizeof(cut));
+		fprintf(f, "%3u %*" PRIu64 " %9.1f %7" PRIu64 " %9.3f %8.3f %5" PRIu64 " %2s %s\n",
+			i + 1, nw, n->node_id, mean_delay(n) / 1e3, n->slowest, n->noise_ns / 1e6,
+			node_hyp_ns(n) / 1e6, n->seq.lost, node_state(cs, jb, r[i], 0), cut);
+	}
+	fputs("pos: place in the ranking (1 = the slowest); delay_us: mean compute time beyond\n"
+	      "the fastest node's per interval; slowest: intervals it was the slowest in;\n"
+	      "lost: datagrams; st: S sampled now, X excluded; --wide: every figure\n",
+	      f);
+}
+
+static void report_text(const struct clusteragg *cs, FILE *f, int wide)
 {
 	struct clusteragg_stats st;
 
 	clusteragg_stats(cs, &st);
 	fprintf(f,
 		"datagrams: %" PRIu64 " received, %" PRIu64 " used, %" PRIu64 " lost, %" PRIu64
-		" failed authentication, %" PRIu64 " malformed, %" PRIu64 " duplicate, %" PRIu64
+		" failed authentication,\n  %" PRIu64 " malformed, %" PRIu64 " duplicate, %" PRIu64
 		" stale; %" PRIu64 " commands sent\n",
 		st.received, st.dgrams[CS_OK], st.lost,
 		st.dgrams[CS_BAD_MAC] + st.dgrams[CS_UNKNOWN_KEY], st.dgrams[CS_MALFORMED],
@@ -631,45 +724,28 @@ static void report_text(const struct clusteragg *cs, FILE *f)
 	for (uint32_t j = 0; j < cs->njobs; j++) {
 		const struct job *jb = &cs->jobs[j];
 		uint32_t *r = ranking(cs, jb);
+		char safe[TERMSAFE_LEN(64)];
 
 		fprintf(f,
 			"\njob %s%s%016" PRIx64 "%s: %u nodes, %" PRIu64 " slots, %" PRIu64
-			" intervals compared; spatial CV compute %.3f, noise %.3f\n",
-			jb->name ? jb->name : "", jb->name ? " (" : "", jb->job_id,
-			jb->name ? ")" : "", jb->nnodes, jb->rotating ? jb->slot + 1 : 0,
-			jb->intervals_closed, jb->spatial_compute.mean, jb->spatial_noise.mean);
-		fprintf(f, "%4s %10s %9s %9s %6s %6s %10s %10s %10s %8s %6s %5s %-8s %s\n", "rank",
-			"node", "delay_us", "slowest", "s_ivs", "c_ivs", "noise_ms", "hyp_ms",
-			"compute_ms", "temp_cv", "lost", "slots", "state", "top source");
-		for (uint32_t i = 0; r && i < jb->nnodes; i++) {
-			const struct node *n = &cs->nodes[r[i]];
-			const struct src_ent *t = top_source(n);
-			char ts[64] = "-";
-
-			if (t)
-				snprintf(ts, sizeof(ts), "%s:%.16s %.3f ms",
-					 datagram_class_name(t->cls), t->name, t->ns / 1e6);
-			fprintf(f,
-				"%4u %10" PRIu64 " %9.1f %9" PRIu64 " %6" PRIu64 " %6" PRIu64
-				" %10.3f %10.3f %10.3f %8.3f %6" PRIu64 " %5" PRIu64 " %-8s %s\n",
-				i + 1, n->node_id, mean_delay(n) / 1e3, n->slowest, n->intervals[0],
-				n->intervals[1], n->noise_ns / 1e6, node_hyp_ns(n) / 1e6,
-				n->compute_ns / 1e6, welford_cv(&n->temporal_noise), n->seq.lost,
-				n->slots_sampled,
-				n->excluded			       ? "excluded"
-				: clusterrot_sampled_now(cs, jb, r[i]) ? "sampled"
-								       : "-",
-				ts);
-		}
+			" intervals compared;\n  spatial CV of compute %.3f, of noise %.3f\n",
+			jb->name ? termsafe(safe, sizeof(safe), jb->name, 64) : "",
+			jb->name ? " (" : "", jb->job_id, jb->name ? ")" : "", jb->nnodes,
+			jb->rotating ? jb->slot + 1 : 0, jb->intervals_closed,
+			jb->spatial_compute.mean, jb->spatial_noise.mean);
+		if (wide)
+			job_table_wide(cs, jb, r, f);
+		else
+			job_table(cs, jb, r, f);
 		free(r);
 	}
 }
 
-int clusterout_report(const struct clusteragg *cs, FILE *f, int json)
+int clusterout_report(const struct clusteragg *cs, FILE *f, int json, int wide)
 {
 	if (json)
 		return report_json(cs, f);
-	report_text(cs, f);
+	report_text(cs, f, wide);
 	return 0;
 }
 

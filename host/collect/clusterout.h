@@ -20,7 +20,7 @@ int clusterout_prom(const struct clusteragg *cs, struct bufout *o)
  * The report: a table per job and node (text), or one vnoise.collect/1 JSON object (json != 0). Returns 0,
  * or -errno from the JSON writer (a stream error); the text table returns 0 (check ferror(f)).
  */
-int clusterout_report(const struct clusteragg *cs, FILE *f, int json);
+int clusterout_report(const struct clusteragg *cs, FILE *f, int json, int wide);
 /* One status line (nodes, datagrams, lost, failed authentication, sampled now) without newline. */
 void clusterout_status(const struct clusteragg *cs, char *buf, size_t len);
 

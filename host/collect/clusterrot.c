@@ -7,10 +7,12 @@
  * end the nodes it sampled are judged on the median of their last CS_RECENT compute times, sampled and not.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collect/clusteragg_priv.h"
 #include "collect/clusterrot.h"
+#include "util/termsafe.h"
 
 #define CS_LIVE_SLOTS \
 	3 /* a node silent for this many slots (at least 3 s) is skipped by the rotation */
@@ -134,6 +136,19 @@ static void slot_start(struct clusteragg *cs, struct job *jb, uint64_t now_ns)
 	}
 }
 
+/* A job as the events name it: its name as given to --job and its id, or the id alone. */
+static const char *job_label(const struct job *jb, char *buf, size_t len)
+{
+	char safe[TERMSAFE_LEN(64)];
+
+	if (jb->name)
+		snprintf(buf, len, "%s (%016" PRIx64 ")",
+			 termsafe(safe, sizeof(safe), jb->name, 64), jb->job_id);
+	else
+		snprintf(buf, len, "%016" PRIx64, jb->job_id);
+	return buf;
+}
+
 void clusterrot_tick(struct clusteragg *cs, uint64_t now_ns)
 {
 	if (!cs->cfg.slot_ns)
@@ -141,6 +156,7 @@ void clusterrot_tick(struct clusteragg *cs, uint64_t now_ns)
 	for (uint32_t j = 0; j < cs->njobs; j++) {
 		struct job *jb = &cs->jobs[j];
 		uint32_t live = 0;
+		char lab[TERMSAFE_LEN(64) + 24];
 
 		if (jb->rotating == 2 || (jb->rotating == 1 && now_ns < jb->slot_end_ns))
 			continue;
@@ -149,9 +165,9 @@ void clusterrot_tick(struct clusteragg *cs, uint64_t now_ns)
 				live += node_live(cs, &cs->nodes[jb->nodes[i]], now_ns);
 			if (live < cs->cfg.wait_nodes)
 				continue;
-			clusteragg_event(
-			    cs, "job %016" PRIx64 ": rotation starts over %u nodes, %u per slot",
-			    jb->job_id, live, cs->cfg.sample_nodes);
+			clusteragg_event(cs, "job %s: rotation starts over %u nodes, %u per slot",
+					 job_label(jb, lab, sizeof(lab)), live,
+					 cs->cfg.sample_nodes);
 			jb->rotating = 1;
 			jb->slot = 0;
 			jb->cursor = 0;
@@ -161,9 +177,8 @@ void clusterrot_tick(struct clusteragg *cs, uint64_t now_ns)
 		slot_end(cs, jb, now_ns);
 		if (cs->cfg.max_slots && jb->slot + 1 >= cs->cfg.max_slots) {
 			jb->rotating = 2;
-			clusteragg_event(
-			    cs, "job %016" PRIx64 ": rotation done after %" PRIu64 " slots",
-			    jb->job_id, jb->slot + 1);
+			clusteragg_event(cs, "job %s: rotation done after %" PRIu64 " slots",
+					 job_label(jb, lab, sizeof(lab)), jb->slot + 1);
 			continue;
 		}
 		jb->slot++;

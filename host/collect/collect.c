@@ -60,6 +60,7 @@ enum {
 	O_REMOTE_WRITE,
 	O_RW_PERIOD,
 	O_RETAIN,
+	O_WIDE,
 };
 
 static const struct cliopt collect_opts_table[] = {
@@ -169,6 +170,9 @@ static const struct cliopt collect_opts_table[] = {
 		  "                         report's tables on stdout (a dashboard)",
 	  .bare_unit = "s" },
 	{ .id = CLIOPT_JSON, .help = "the final report as one vnoise.collect/1 JSON object" },
+	{ .id = O_WIDE,
+	  .name = "wide",
+	  .help = "the report's tables with every figure (over 80 columns)" },
 	{ .id = CLIOPT_QUIET },
 	{ .id = CLIOPT_VERBOSE },
 	{ .id = CLIOPT_HELP },
@@ -345,6 +349,9 @@ static int take_option(struct cliopt_parser *ps, int c, struct collect_opts *o, 
 			    ps, "--job: '%.40s' is not a name of 1 to 31 bytes (16 at most)",
 			    ps->arg);
 		o->jobs[o->njobs++] = ps->arg;
+		return 0;
+	case O_WIDE:
+		o->wide = 1;
 		return 0;
 	case CLIOPT_HELP:
 		return 1;
@@ -1081,7 +1088,7 @@ static void show_period(struct collector *c, uint64_t t, uint64_t start)
 	if (c->o.json) /* JSON: the report at the end only */
 		return;
 	fprintf(stdout, "\n--- %.1f s\n", (double)(t - start) / 1e9);
-	clusterout_report(c->cs, stdout, 0);
+	clusterout_report(c->cs, stdout, 0, c->o.wide);
 	fflush(stdout);
 }
 
@@ -1138,7 +1145,7 @@ static void final_report(struct collector *c)
 		status(c);
 	if (c->o.period_ns && !c->o.json)
 		fputs("\n--- end\n", stdout);
-	clusterout_report(c->cs, stdout, c->o.json);
+	clusterout_report(c->cs, stdout, c->o.json, c->o.wide);
 	fflush(stdout);
 }
 

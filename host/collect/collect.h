@@ -31,6 +31,7 @@ struct collect_opts {
 	double exclude_pct;
 	uint64_t duration_ns, period_ns; /* 0: until a signal / no status lines */
 	int json, verbose, quiet;
+	int wide; /* --wide: the tables with every figure */
 	const char *jobs[16]; /* --job ID: names shown for these jobs' ids */
 	unsigned njobs;
 	const char

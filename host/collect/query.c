@@ -16,6 +16,9 @@
 #include "format/datagram.h"
 #include "util/json.h"
 #include "util/termsafe.h"
+#include "util/termcell.h"
+#include "attrib/classes.h"
+#include "attrib/merge.h"
 #include "util/log.h"
 #include "util/monotime.h"
 #include "util/parse.h"
@@ -54,15 +57,17 @@ static const char timeline_sql[] =
 static const char causes_sql[] =
     "SELECT class, src_kind, src_id, name, sum(noise_ns) AS ns, sum(count), count(DISTINCT node_id)"
     " FROM cause WHERE job_id = ?3 AND start_ns >= ?1 AND start_ns < ?2"
+    " AND (?5 IS NULL OR node_id = ?5)"
     " GROUP BY class, src_kind, src_id, name ORDER BY ns DESC, class, src_id LIMIT ?4";
 
 static const char classes_sql[] =
     "SELECT count(*), count(DISTINCT node_id), sum(noise_ns), sum(compute_ns), sum(nmi_ns),"
     " sum(irq_ns), sum(softirq_ns), sum(thread_ns), sum(hcall_ns), sum(steal_ns),"
     " sum(unexplained_ns), sum(host_preempt_ns), sum(host_wait_ns), sum(vmexit_ns),"
-    " sum(host_irq_ns) FROM interval WHERE job_id = ?3 AND start_ns >= ?1 AND start_ns < ?2";
+    " sum(host_irq_ns) FROM interval WHERE job_id = ?3 AND start_ns >= ?1 AND start_ns < ?2"
+    " AND (?4 IS NULL OR node_id = ?4)";
 
-enum { O_STORE = CLIOPT_OWN, O_FROM, O_TO };
+enum { O_STORE = CLIOPT_OWN, O_FROM, O_TO, O_NODE };
 
 static const struct cliopt query_opts_table[] = {
 	{ .id = O_STORE,
@@ -80,6 +85,11 @@ static const struct cliopt query_opts_table[] = {
 	  .has_arg = 1,
 	  .arg = "WHEN",
 	  .help = "intervals that started before WHEN (default: no bound)" },
+	{ .id = O_NODE,
+	  .name = "node",
+	  .has_arg = 1,
+	  .arg = "N",
+	  .help = "causes: of node N only (why is it slow)" },
 	{ .id = CLIOPT_TOP, .help = "causes shown (default 10)" },
 	{ .id = CLIOPT_JSON, .help = "one vnoise.query/1 JSON object" },
 	{ .id = CLIOPT_QUIET },
@@ -93,11 +103,12 @@ static const char usage_head[] =
     "Ask the collector's store (vnoise-host collect --store):\n"
     "  ranking [JOB]   the slow-node ranking per job (the collector report's)\n"
     "  timeline NODE   a node's intervals: compute, noise by class, sampled or not\n"
-    "  causes JOB      a job's noise by class and its top causes (the nodes' sources)\n"
+    "  causes JOB      a job's noise by class and its top causes (the nodes'\n"
+    "                  sources); --node N: of one node\n"
     "JOB is a name given to the nodes' --job or a 16-hex-digit job id.\n";
 static const char usage_tail[] =
     "WHEN: now, -DURATION before now (-1h, -30m), @SECONDS since the epoch, or\n"
-    "YYYY-MM-DD[THH:MM[:SS]] in UTC.\n"
+    "YYYY-MM-DD[THH:MM[:SS]] in UTC. Tables print local times.\n"
     "exit: 0 ok, 1 failed, 2 usage, 4 nothing of that node or job in the range,\n"
     "      5 a damaged, foreign or newer store\n";
 
@@ -231,6 +242,12 @@ static int take_option(struct cliopt_parser *ps, int c, uint64_t now_ns, struct 
 					   "YYYY-MM-DDTHH:MM:SS UTC)",
 					   cliopt_name(ps), ps->arg);
 		return 0;
+	case O_NODE:
+		if (parse_u64(ps->arg, &o->cause_node))
+			return cliopt_fail(ps, "--node: want a node id (a number), not '%s'",
+					   ps->arg);
+		o->have_cause_node = 1;
+		return 0;
 	case CLIOPT_TOP:
 		return cliopt_int(ps, 1, 100000, &o->top);
 	case CLIOPT_HELP:
@@ -269,6 +286,8 @@ int query_parse(int argc, char **argv, uint64_t now_ns, struct query_opts *o, ch
 		return cliopt_fail(&ps, "what to ask: ranking, timeline NODE or causes JOB");
 	if (o->to_ns && o->to_ns <= o->from_ns)
 		return cliopt_fail(&ps, "--to must come after --from");
+	if (o->have_cause_node && o->what != QUERY_CAUSES)
+		return cliopt_fail(&ps, "--node is for causes (timeline takes its NODE)");
 	return 0;
 }
 
@@ -341,7 +360,7 @@ static void job_begin(sqlite3 *db, struct json_writer *w, FILE *f, uint64_t job_
 	}
 	fprintf(f, "\njob %s%s%s%s\n%4s %10s %12s %9s %9s %12s %12s\n",
 		termsafe(safe, sizeof(safe), name, sizeof(name)), name[0] ? " (" : "", hex,
-		name[0] ? ")" : "", "rank", "node", "delay_us", "slowest", "intervals", "noise_ms",
+		name[0] ? ")" : "", "pos", "node", "delay_us", "slowest", "intervals", "noise_ms",
 		"hyp_ms");
 }
 
@@ -406,24 +425,75 @@ static int ranking(sqlite3 *db, const struct query_opts *o, FILE *f, struct json
 		json_obj_end(w);
 	} else if (first) {
 		fprintf(f, "no intervals in the range\n");
+	} else {
+		fputs(
+		    "pos: place in the ranking (1 = the slowest); delay_us: mean compute time "
+		    "beyond\n"
+		    "the fastest node's over the stored intervals in the range (the collector's\n"
+		    "final table averages every interval it compared); slowest: intervals it was\n"
+		    "the slowest in; intervals: compared ones (2 nodes or more)\n",
+		    f);
 	}
 	return rc == SQLITE_DONE ? EXIT_OK : EXIT_FAIL;
 }
 
-/* One timeline row: JSON object or text line. */
-static void timeline_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int json)
+/* The local time of epoch ns t: "HH:MM:SS.mmm"; its day into day ("YYYY-MM-DD"). */
+static void local_time(uint64_t t, char *hms, size_t hlen, char *day, size_t dlen)
+{
+	time_t sec = (time_t)(t / 1000000000ull);
+	struct tm tm;
+	char b[16];
+
+	if (!localtime_r(&sec, &tm)) {
+		snprintf(hms, hlen, "?");
+		snprintf(day, dlen, "?");
+		return;
+	}
+	strftime(b, sizeof(b), "%H:%M:%S", &tm);
+	snprintf(hms, hlen, "%s.%03u", b, (unsigned)(t / 1000000ull % 1000));
+	strftime(day, dlen, "%Y-%m-%d %Z", &tm);
+}
+
+/* The timeline's text state: the day and the job of the row before. */
+struct tl_text {
+	char day[40];
+	uint64_t job;
+	char job_name[TERMSAFE_LEN(64)];
+};
+
+/* One timeline row: JSON object or text line (80 columns: a day line when the day changes). */
+static void timeline_row(sqlite3 *db, sqlite3_stmt *q, FILE *f, struct json_writer *w, int json,
+			 struct tl_text *tt)
 {
 	uint64_t hyp = 0;
 
 	for (int c = 16; c < 20; c++)
 		hyp += (uint64_t)sqlite3_column_int64(q, c);
 	if (!json) {
-		fprintf(
-		    f, "%10" PRIu64 " %016" PRIx64 " %20" PRIu64 " %12.3f %12.3f %10.3f %7s %7d\n",
-		    (uint64_t)sqlite3_column_int64(q, 0), (uint64_t)sqlite3_column_int64(q, 1),
-		    (uint64_t)sqlite3_column_int64(q, 2), (double)sqlite3_column_int64(q, 4) / 1e6,
-		    (double)sqlite3_column_int64(q, 5) / 1e6, (double)hyp / 1e6,
-		    sqlite3_column_int(q, 6) ? "yes" : "no", sqlite3_column_int(q, 7));
+		uint64_t job = (uint64_t)sqlite3_column_int64(q, 1);
+		char hms[24], day[40], name[64], safe[TERMSAFE_LEN(64)], cut[16];
+
+		local_time((uint64_t)sqlite3_column_int64(q, 2), hms, sizeof(hms), day,
+			   sizeof(day));
+		if (strcmp(day, tt->day)) {
+			fprintf(f, "-- %s\n", day);
+			snprintf(tt->day, sizeof(tt->day), "%s", day);
+		}
+		if (job != tt->job || !tt->job_name[0]) {
+			job_name(db, job, name, sizeof(name));
+			if (!name[0])
+				snprintf(name, sizeof(name), "%016" PRIx64, job);
+			termsafe(safe, sizeof(safe), name, sizeof(name));
+			snprintf(tt->job_name, sizeof(tt->job_name), "%s", safe);
+			tt->job = job;
+		}
+		termcell_fit(tt->job_name, 10, false, cut, sizeof(cut));
+		fprintf(f, "%9" PRIu64 " %-12s %-10s %10.3f %9.3f %8.3f %4s %s\n",
+			(uint64_t)sqlite3_column_int64(q, 0), hms, cut,
+			(double)sqlite3_column_int64(q, 4) / 1e6,
+			(double)sqlite3_column_int64(q, 5) / 1e6, (double)hyp / 1e6,
+			sqlite3_column_int(q, 6) ? "yes" : "no",
+			classes_verdict_name((unsigned)sqlite3_column_int(q, 7)));
 		return;
 	}
 	char hex[24];
@@ -439,6 +509,7 @@ static void timeline_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int js
 	json_kv_u64(w, "hypervisor_ns", hyp);
 	json_kv_bool(w, "sampled", sqlite3_column_int(q, 6));
 	json_kv_u64(w, "verdict", (uint64_t)sqlite3_column_int(q, 7));
+	json_kv_str(w, "verdict_name", classes_verdict_name((unsigned)sqlite3_column_int(q, 7)));
 	json_kv_u64(w, "parts", (uint64_t)sqlite3_column_int(q, 8));
 	json_key(w, "class_ns");
 	json_obj_begin(w);
@@ -465,6 +536,7 @@ static int finish_rows(sqlite3 *db, sqlite3_stmt *q, int rc, struct json_writer 
 static int timeline(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_writer *w)
 {
 	sqlite3_stmt *q = prepare(db, timeline_sql, o);
+	struct tl_text tt = { .job = 0 };
 	unsigned n = 0;
 	int rc;
 
@@ -479,10 +551,12 @@ static int timeline(sqlite3 *db, const struct query_opts *o, FILE *f, struct jso
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if (!n && !o->json) /* no table at all for a node without intervals */
-			fprintf(f, "node %" PRIu64 "\n%10s %16s %20s %12s %12s %10s %7s %7s\n",
-				o->node_id, "interval", "job_id", "start_ns", "compute_ms",
-				"noise_ms", "hyp_ms", "sampled", "verdict");
-		timeline_row(q, f, w, o->json);
+			fprintf(f,
+				"node %" PRIu64
+				" (start: local time)\n%9s %-12s %-10s %10s %9s %8s %4s %s\n",
+				o->node_id, "interval", "start", "job", "compute_ms", "noise_ms",
+				"hyp_ms", "smpl", "verdict");
+		timeline_row(db, q, f, w, o->json, &tt);
 		n++;
 	}
 	if (finish_rows(db, q, rc, o->json ? w : NULL))
@@ -502,6 +576,8 @@ static int64_t causes_classes(sqlite3 *db, const struct query_opts *o, uint64_t 
 	if (!q)
 		return -1;
 	sqlite3_bind_int64(q, 3, (sqlite3_int64)job);
+	if (o->have_cause_node)
+		sqlite3_bind_int64(q, 4, (sqlite3_int64)o->cause_node);
 	if (sqlite3_step(q) != SQLITE_ROW) {
 		log_err("query: %s", sqlite3_errmsg(db));
 		sqlite3_finalize(q);
@@ -534,6 +610,25 @@ static int64_t causes_classes(sqlite3 *db, const struct query_opts *o, uint64_t 
 	return n;
 }
 
+/* A cause's name as the views spell it: the stored one, else from its class and id (an interrupt vector, a
+ * softirq, a hypercall by name), without the "class:" the class column already says. */
+static const char *cause_label(const char *cls, uint32_t id, const char *name, int nl, char *buf,
+			       size_t len)
+{
+	int c = cls ? classes_guest_find(cls) : -ENOENT;
+	struct merge_source src = { .id = id };
+	char tmp[96];
+	const char *colon;
+
+	if ((name && nl > 0) || c < 0 || c == VN_CLASS_THREAD)
+		return termsafe(buf, len, name ? name : "", nl > 0 ? (size_t)nl : 0);
+	src.cls = (uint8_t)c;
+	merge_source_name(&src, NULL, NULL, tmp, sizeof(tmp));
+	colon = strchr(tmp, ':');
+	snprintf(buf, len, "%s", colon ? colon + 1 : tmp);
+	return buf;
+}
+
 static void cause_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int json)
 {
 	const char *cls = (const char *)sqlite3_column_text(q, 0);
@@ -547,7 +642,8 @@ static void cause_row(sqlite3_stmt *q, FILE *f, struct json_writer *w, int json)
 		fprintf(f, "%-12s %10" PRId64 " %-16s %12.3f %10" PRId64 " %6d\n",
 			cls ? termsafe(cls_safe, sizeof(cls_safe), cls, 32) : "?",
 			(int64_t)sqlite3_column_int64(q, 2),
-			termsafe(safe, sizeof(safe), name, nl > 0 ? (size_t)nl : 0),
+			cause_label(cls, (uint32_t)sqlite3_column_int64(q, 2), name, nl, safe,
+				    sizeof(safe)),
 			(double)sqlite3_column_int64(q, 4) / 1e6,
 			(int64_t)sqlite3_column_int64(q, 5), sqlite3_column_int(q, 6));
 		return;
@@ -575,10 +671,15 @@ static int causes(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_
 	if (o->json) {
 		json_head(w, o, "causes");
 		json_kv_str(w, "job_id", hex);
+		if (o->have_cause_node)
+			json_kv_u64(w, "node", o->cause_node);
 	} else {
 		char safe[TERMSAFE_LEN(128)];
 
-		fprintf(f, "job %s (%s)\n", termsafe(safe, sizeof(safe), o->job, 128), hex);
+		fprintf(f, "job %s (%s)", termsafe(safe, sizeof(safe), o->job, 128), hex);
+		if (o->have_cause_node)
+			fprintf(f, ", node %" PRIu64, o->cause_node);
+		fputc('\n', f);
 	}
 	n = causes_classes(db, o, job, f, w);
 	q = n < 0 ? NULL : prepare(db, causes_sql, o);
@@ -586,6 +687,8 @@ static int causes(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_
 		return EXIT_FAIL;
 	sqlite3_bind_int64(q, 3, (sqlite3_int64)job);
 	sqlite3_bind_int(q, 4, o->top);
+	if (o->have_cause_node)
+		sqlite3_bind_int64(q, 5, (sqlite3_int64)o->cause_node);
 	if (o->json) {
 		json_key(w, "causes");
 		json_arr_begin(w);
@@ -594,7 +697,10 @@ static int causes(sqlite3 *db, const struct query_opts *o, FILE *f, struct json_
 		cause_row(q, f, w, o->json);
 	if (finish_rows(db, q, rc, o->json ? w : NULL))
 		return EXIT_FAIL;
-	if (!n)
+	if (!n && o->have_cause_node)
+		log_err("causes: node %" PRIu64 " of job %s reported no interval in the range",
+			o->cause_node, o->job);
+	else if (!n)
 		log_err("causes: job %s reported no interval in the range", o->job);
 	return n ? EXIT_OK : EXIT_CANNOT;
 }

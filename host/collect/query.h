@@ -23,6 +23,8 @@ struct query_opts {
 	int what; /* enum query_what */
 	const char *job; /* a name (as given to --job) or a 16-hex-digit id; NULL: every job */
 	uint64_t node_id; /* timeline */
+	uint64_t cause_node; /* causes --node N */
+	int have_cause_node;
 	int top; /* -n: causes shown (default 10) */
 	int json, quiet, verbose;
 };

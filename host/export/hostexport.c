@@ -17,17 +17,15 @@ struct exportsink {
 	struct remotewrite *rw; /* --remote-write */
 };
 
-static int export_start(void *ctx, const struct vmap_dom *const *doms, int n)
+/* The listener and the sender, before libvirt is reached: a busy port stops the run with nothing attached. */
+static int export_open(struct exportsink *x)
 {
-	struct exportsink *x = ctx;
 	const struct host_params *p = x->p;
 	char err[256];
 
-	(void)doms;
-	(void)n;
 	x->metrics = hostmetrics_start(p->metrics, err, sizeof(err));
 	if (!x->metrics) {
-		log_err("--metrics %s: %s", p->metrics ? p->metrics : "-", err);
+		log_err("--metrics: %s", err);
 		return EXIT_CANNOT;
 	}
 	if (p->metrics)
@@ -66,7 +64,6 @@ static void export_close(void *ctx)
 
 static const struct live_sink_ops export_sink_ops = {
 	.name = "export",
-	.start = export_start,
 	.period = export_period,
 	.close = export_close,
 };
@@ -75,8 +72,15 @@ int hostexport_sink_add(struct live *lv, const struct host_params *p)
 {
 	struct exportsink *x = calloc(1, sizeof(*x));
 
+	int rc;
+
 	if (!x)
 		return -ENOMEM;
 	x->p = p;
-	return live_add_sink(lv, &export_sink_ops, x);
+	rc = export_open(x);
+	if (rc) {
+		export_close(x);
+		return rc;
+	}
+	return live_add_sink(lv, &export_sink_ops, x); /* closes x when it fails */
 }

@@ -14,8 +14,9 @@
 
 struct live;
 
-/* Add the exporter of p->metrics and p->remote_write (either or both set) to live engine lv. Returns 0 or
- * -ENOMEM, -ENOSPC. */
+/* Add the exporter of p->metrics and p->remote_write (either or both set) to live engine lv, its listener
+ * bound and its sender started now (before libvirt is reached). Returns 0, -ENOMEM, -ENOSPC, or an exit code
+ * (> 0) after a one-line error: the port is taken, the URL is bad. */
 int hostexport_sink_add(struct live *lv, const struct host_params *p)
     __attribute__((warn_unused_result));
 

@@ -69,6 +69,26 @@ static void agg_source_name(const struct hostagg *a, const struct hostagg_vcpu *
 	}
 }
 
+/* The vCPU thread's scheduler state while it waited out (the state letter of /proc/PID/stat), in words. */
+static const char *wait_state_name(uint32_t st)
+{
+	switch (st) {
+	case 'R':
+		return "runnable"; /* ready, no CPU given */
+	case 'S':
+		return "sleeping"; /* blocked, interruptible: a lock, a futex, poll */
+	case 'D':
+		return "disk-wait"; /* uninterruptible: I/O, page faults */
+	case 'T':
+	case 't':
+		return "stopped";
+	case 'I':
+		return "idle";
+	default:
+		return "other-state";
+	}
+}
+
 const char *matchview_source_name(const struct hostagg *a, const struct hostagg_vcpu *v,
 				  const struct hostagg_msrc *s, char *buf, size_t len)
 {
@@ -82,8 +102,7 @@ const char *matchview_source_name(const struct hostagg *a, const struct hostagg_
 			snprintf(buf, len, "%s:%s[%u]", h, s->comm, s->id);
 			break;
 		case VN_HCLASS_HOST_WAIT:
-			snprintf(buf, len, "%s:%c", h,
-				 s->id >= 32 && s->id < 127 ? (char)s->id : '?');
+			snprintf(buf, len, "%s:%s", h, wait_state_name(s->id));
 			break;
 		default:
 			if (s->comm[0])

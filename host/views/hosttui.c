@@ -427,15 +427,15 @@ static void draw_cell(struct hosttui *t, int y, const struct hosttui_colpos *cp,
 				 r->name, r->running ? "" : " (stopped)");
 		if (!r->is_vcpu && t->colour)
 			attron(COLOR_PAIR(PAIR_DOM) | A_BOLD);
-		put(y, cp->x, cp->w, hosttui_fit(name, cp->w, t->utf8, buf, sizeof(buf)));
+		put(y, cp->x, cp->w, termcell_fit(name, cp->w, t->utf8, buf, sizeof(buf)));
 		attroff(COLOR_PAIR(PAIR_DOM) | A_BOLD);
 		return;
 	case HOSTTUI_COL_TOP:
 		put(y, cp->x, cp->w,
-		    r->seen ? hosttui_fit(r->top, cp->w, t->utf8, buf, sizeof(buf)) : "-");
+		    r->seen ? termcell_fit(r->top, cp->w, t->utf8, buf, sizeof(buf)) : "-");
 		return;
 	case HOSTTUI_COL_SPARK:
-		hosttui_spark(r->hist, cp->w, t->utf8, buf, sizeof(buf));
+		termcell_spark(r->hist, HOSTTUI_HISTORY, cp->w, t->utf8, buf, sizeof(buf));
 		attron(level_attr(t, r->val[HOSTTUI_COL_PREEMPT]));
 		put(y, cp->x, cp->w, buf);
 		attroff(level_attr(t, r->val[HOSTTUI_COL_PREEMPT]));
@@ -502,7 +502,7 @@ static void draw_list(struct hosttui *t, int y, int x, int w, const char *title,
 				 hosttui_fmt_pct(kind == LIST_PCT_B ? it[i].b : it[i].a, line, 16));
 		if (w - 9 > 0)
 			put(y + 1 + i, x, w - 9,
-			    hosttui_fit(it[i].name, w - 9, t->utf8, cut, sizeof(cut)));
+			    termcell_fit(it[i].name, w - 9, t->utf8, cut, sizeof(cut)));
 		snprintf(line, sizeof(line), " %7s", fig);
 		put(y + 1 + i, x + (w - 9 > 0 ? w - 9 : 0), 8, line);
 	}

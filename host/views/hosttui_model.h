@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "engine/hostagg.h"
 #include "views/hostview.h"
+#include "util/termcell.h"
 
 #ifndef HOSTTUI_HISTORY
 #define HOSTTUI_HISTORY 60 /* periods in each row's sparkline (as hosttui.h) */
@@ -147,21 +148,7 @@ const char *hosttui_fmt_pct(double pct, char *buf, size_t len);
 const char *hosttui_fmt_rate(double per_s, char *buf, size_t len);
 const char *hosttui_fmt_ns(uint64_t ns, char *buf, size_t len);
 
-/*
- * The last w periods of history as a sparkline into buf (w cells, NUL-terminated): one of the eight
- * Unicode blocks U+2581..U+2588 per period (utf8) or one of " .:-=+*#" (ASCII), scaled to the largest
- * value shown (at least 1%: small noise stays low), a space for a period without data or at 0. Returns
- * buf; buf needs 3 * w + 1 bytes with utf8, else w + 1.
- */
-const char *hosttui_spark(const float *hist, int w, bool utf8, char *buf, size_t len);
-
-/*
- * Text s (UTF-8) fitted into w cells for a column, into buf: as it is when it fits; else cut in the middle
- * with an ellipsis ("\u2026" with utf8, else "~"), keeping a trailing "[PID]" whole and as much of the end
- * as of the start, so that names differing only at their ends (web-prod-01, web-prod-02) stay apart.
- * Returns buf (len >= 4 * w + 4 holds any result).
- */
-const char *hosttui_fit(const char *s, int w, bool utf8, char *buf, size_t len);
+/* Sparklines and names in their cells: util/termcell (termcell_spark over HOSTTUI_HISTORY, termcell_fit). */
 
 /* /proc/stat's aggregate "cpu" line: busy and total jiffies. Returns 0 or -EINVAL. */
 int hosttui_cpu_parse(const char *text, uint64_t *busy, uint64_t *total)

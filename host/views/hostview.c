@@ -572,9 +572,22 @@ static void text_vcpu_aggs(struct hostview_ctx *c, const struct hostagg_vcpu *v,
 		snprintf(label, sizeof(label), "       host %s:", hostview_agg_kind(kind));
 		hostview_list_begin(&l, c->f, c->width, 9, label);
 		for (k = 0; k < n; k++) {
+			double r = per_s(ag[k]->count, vs), sh = pct(ag[k]->total_ns, vs);
+			char rate[24], share[24];
+
+			/* a rare interrupt is not "0/s 0.000%": its rate with a decimal, or "<0.1" */
+			if (r >= 9.95)
+				snprintf(rate, sizeof(rate), "%.0f", r);
+			else if (r >= 0.05)
+				snprintf(rate, sizeof(rate), "%.1f", r);
+			else
+				snprintf(rate, sizeof(rate), "<0.1");
+			if (sh >= 0.0005 || !ag[k]->total_ns)
+				snprintf(share, sizeof(share), "%.3f%%", sh);
+			else
+				snprintf(share, sizeof(share), "<0.001%%");
 			hostview_agg_name(c->a, ag[k], lbl, sizeof(lbl));
-			hostview_list_item(&l, "%s %.0f/s %.3f%%", lbl, per_s(ag[k]->count, vs),
-					   pct(ag[k]->total_ns, vs));
+			hostview_list_item(&l, "%s %s/s %s", lbl, rate, share);
 		}
 		hostview_list_end(&l, NULL);
 	}

@@ -98,3 +98,10 @@ int classes_hyp_find(const char *name)
 {
 	return find(HYP0, ROWS, name);
 }
+
+const char *classes_verdict_name(unsigned v)
+{
+	static const char *const names[] = { "none", "noise", "imbalance", "unexplained" };
+
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
+}

@@ -26,4 +26,8 @@ const char *classes_hyp_label(int hc);
 /* ... -> "HPRE", "HWAIT", "VMEXIT", "HIRQ", "HW" (narrow column heads: the histograms); "?". */
 const char *classes_hyp_abbrev(int hc);
 
+/* An interval's verdict (enum vn_pipe_verdict, protocol/app.h) -> "none", "noise", "imbalance",
+ * "unexplained"; "?". */
+const char *classes_verdict_name(unsigned v);
+
 #endif

@@ -143,8 +143,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			if (clusterout_prom(cs, &o))
 				abort();
 			if (f) {
-				clusterout_report(cs, f, 0);
-				clusterout_report(cs, f, 1);
+				clusterout_report(cs, f, 0, 0);
+				clusterout_report(cs, f, 0, 1);
+				clusterout_report(cs, f, 1, 0);
 				fclose(f);
 			}
 		} else if (op == 4) {

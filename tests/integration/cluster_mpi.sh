@@ -18,14 +18,14 @@ KEY="$TMP/keys"
 printf '5 %s\n' "$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$KEY"
 chmod 600 "$KEY"
 expect_err 2 "needs --key-file" "$VG" mpi --collector 127.0.0.1:9 -- true
-expect_err 2 "excludes --out" "$VG" mpi --collector 127.0.0.1:9 -k "$KEY" --output x -- true
+expect_err 2 "excludes --udp" "$VG" mpi --collector 127.0.0.1:9 -k "$KEY" --udp 127.0.0.1:9 -- true
 
 start_collector c --slot 300ms --wait-nodes 2 --no-store --exclude-pct 1000
 "$SIM" -c "127.0.0.1:$PORT" -k "$KEY" -n 1 -j real -i 600 -t 10ms -w 100 >"$TMP/sim.json" 2>"$TMP/sim.err" &
 SPID=$!
 PIDS+=("$SPID")
 INJ=$(seq -s, 10 10 790)
-"$VG" mpi --job real --collector "127.0.0.1:$PORT" -k "$KEY" --node-id 2 -- "${MPIRUN[@]}" -np 2 "$ML" \
+"$VG" mpi --job real --collector "127.0.0.1:$PORT" -k "$KEY" --node-id 2 -o "$TMP/copy.jsonl" -- "${MPIRUN[@]}" -np 2 "$ML" \
 	--pin --iters 800 --work-us 3000 --inject 1:2000:$INJ >"$TMP/job.out" 2>"$TMP/job.err" ||
 	fail "the job failed: $(tail -5 "$TMP/job.err")"
 wait "$SPID"
@@ -44,6 +44,12 @@ grep -q "output errors 0," "$TMP/job.err" || fail "output errors: $(grep "job 'r
 [ "$(jq .datagrams <<<"$N")" = $((${sent% *} + ${sent#* })) ] ||
 	fail "collector has $(jq .datagrams <<<"$N") datagrams, the node sent $sent (reports, HELLOs)"
 ivs=$(jq '.intervals.sampled + .intervals.counters' <<<"$N")
+# -o beside --collector: every interval sent is a JSON line of the file too
+jq -se 'all(.schema == "vnoise.interval/1" and .job == "real")' "$TMP/copy.jsonl" >/dev/null ||
+	fail "-o with --collector: bad lines: $(head -c 300 "$TMP/copy.jsonl")"
+[ "$(wc -l <"$TMP/copy.jsonl")" = "$reported" ] ||
+	fail "-o with --collector: $(wc -l <"$TMP/copy.jsonl") lines, $reported intervals reported"
+ok "-o with --collector: $reported intervals in the file as JSON lines"
 [ "$ivs" = "$reported" ] || fail "collector has $ivs intervals, the node reported $reported"
 [ "$ivs" -ge 790 ] || fail "only $ivs intervals reported of 800 iterations"
 s=$(jq .intervals.sampled <<<"$N")

@@ -122,6 +122,44 @@ NOROT='del(.commands, .jobs[].rotation, .jobs[].slots, .nodes[].commands, .nodes
 	fail "the snapshot did not keep the rotation's commands: $(jq -c .commands "$TMP/S.json") vs $(jq -c .commands "$TMP/A.json")"
 ok "A: the restart loaded the state snapshot (0 datagrams replayed); its report = a full replay's ($used datagrams), and it keeps the rotation's $(jq .commands.sent "$TMP/A.json") commands"
 
+# the tables for people: 80 columns by default, pos not rank, a legend, verdict words, local times, names
+fits80() { awk -v w="$2" 'length > 80 { print w ": " length ": " $0; bad = 1 } END { exit bad }' "$1" || fail "$2 over 80 columns"; }
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.db" --job A --duration 0.1s >"$TMP/S.txt" 2>/dev/null ||
+	fail "collector (text) on the store failed"
+"$VH" collect -k "$KEY" --listen 127.0.0.1:0 --store "$TMP/A.db" --job A --duration 0.1s --wide >"$TMP/S.wide" 2>/dev/null ||
+	fail "collector --wide on the store failed"
+cat "$TMP/S.txt"
+fits80 "$TMP/S.txt" "the collector's table"
+grep -qE "^pos +node +delay_us +slowest +noise_ms +hyp_ms +lost +st +top source$" "$TMP/S.txt" ||
+	fail "the collector's table has not its columns: $(grep -m1 node "$TMP/S.txt")"
+grep -q "^job A (" "$TMP/S.txt" || fail "the job is not named as given: $(grep -m1 '^job' "$TMP/S.txt")"
+grep -q "^pos: place in the ranking (1 = the slowest)" "$TMP/S.txt" || fail "no legend under the collector's table"
+[ "$(grep -cE '^ *[1-8] +[1-8] ' "$TMP/S.txt")" = 8 ] || fail "the collector's table has not 8 node rows"
+grep -qE "^ +pos +node .* s_ivs +c_ivs .* temp_cv .* state +top source$" "$TMP/S.wide" ||
+	fail "--wide: not every column: $(grep -m1 node "$TMP/S.wide")"
+grep -q "s_ivs, c_ivs: intervals reported in detail" "$TMP/S.wide" || fail "--wide: no legend of s_ivs c_ivs temp_cv"
+"$VH" query --store "$TMP/A.db" ranking >"$TMP/A.r.txt" || fail "query ranking (text) failed"
+fits80 "$TMP/A.r.txt" "query ranking"
+grep -qE "^ +pos +node +delay_us" "$TMP/A.r.txt" && grep -q "over the stored intervals in the range" "$TMP/A.r.txt" ||
+	fail "query ranking: no pos column or no word on its window: $(cat "$TMP/A.r.txt")"
+"$VH" query --store "$TMP/A.db" timeline 5 >"$TMP/A.t.txt" || fail "query timeline (text) failed"
+fits80 "$TMP/A.t.txt" "query timeline"
+grep -qE "^-- [0-9]{4}-[0-9]{2}-[0-9]{2} " "$TMP/A.t.txt" || fail "query timeline: no day line"
+awk 'NR > 2 && $1 ~ /^[0-9]+$/ { n++; if ($2 !~ /^[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}$/ || $3 != "A" ||
+	$NF !~ /^(none|noise|imbalance|unexplained)$/) bad++ } END { exit !(n == 300 && !bad) }' "$TMP/A.t.txt" ||
+	fail "query timeline: not 300 rows of local time, job A, verdict word: $(sed -n 1,5p "$TMP/A.t.txt")"
+[ "$(jq -r '.intervals[0].verdict_name' "$TMP/A.t.json")" != null ] || fail "timeline --json: no verdict_name"
+# why is node 5 slow: its causes alone; their intervals are its timeline's
+"$VH" query --store "$TMP/A.db" causes A --node 5 --json >"$TMP/A.c5.json" || fail "query causes --node failed"
+[ "$(jq .node "$TMP/A.c5.json")" = 5 ] && [ "$(jq .intervals "$TMP/A.c5.json")" = 300 ] &&
+	[ "$(jq .nodes "$TMP/A.c5.json")" = 1 ] ||
+	fail "causes --node 5: $(jq -c '{node, intervals, nodes}' "$TMP/A.c5.json"), want node 5, 300 intervals, 1 node"
+"$VH" query --store "$TMP/A.db" causes A --node 5 >"$TMP/A.c5.txt" || fail "query causes --node (text) failed"
+head -1 "$TMP/A.c5.txt" | grep -q "^job A ([0-9a-f]*), node 5$" || fail "causes --node: heading $(head -1 "$TMP/A.c5.txt")"
+fits80 "$TMP/A.c5.txt" "query causes --node"
+expect_err 2 "--node is for causes" "$VH" query --store "$TMP/A.db" ranking --node 5
+ok "tables: the collector's and query's within 80 columns (pos, legend, verdict words, local times, the job's name); causes --node 5"
+
 # ---------------- B: kill -9 mid-run
 start_collector B --slot 200ms --job B --store "$TMP/B.db" --period 100ms
 run_nodes B 600 # 6 s

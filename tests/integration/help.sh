@@ -146,11 +146,17 @@ ok "every --help within 80 columns; every command's with an exit-code line and t
 
 # What each command refuses or ignores is not in its help.
 check_help "$VG" measure
-lacks "$VG" measure -- output
+lacks "$VG" measure -- output batch bucket-size entries
 check_help "$VG" top
-lacks "$VG" top -- json output
+lacks "$VG" top -- json output bucket-size entries
 check_help "$VG" hist
-lacks "$VG" hist -- json output
+lacks "$VG" hist -- json output top batch
+# each lists its own: top --batch, hist --bucket-size and --entries, collect --wide, query --node
+"$VG" top --help | grep -q -- "--batch" || fail "top --help lacks --batch"
+"$VG" hist --help | grep -q -- "--bucket-size" && "$VG" hist --help | grep -q -- "--entries" ||
+	fail "hist --help lacks --bucket-size or --entries"
+"$VH" collect --help | grep -q -- "--wide" || fail "collect --help lacks --wide"
+"$VH" query --help | grep -q -- "--node" || fail "query --help lacks --node"
 check_help "$VG" report
 lacks "$VG" report -- cpus period runtime threshold duration priority output
 check_help "$VG" inject

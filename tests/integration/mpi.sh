@@ -65,6 +65,12 @@ n_other=$(jq -s --argjson k "$k0" '[.[] | select((.interval - $k) as $i | [10,20
 echo "other intervals reported: $n_other of 60"
 [ "$n_other" -le 10 ] || fail "$n_other other intervals reported (> 10 of 60): the rule flags ordinary iterations"
 ok "the filter keeps quiet intervals out ($n_other of 52 others reported)"
+# the end table: rank 1 delayed in (at least) the injected intervals, mostly by the injector
+grep -E "^vnoise-guest: rank 1 \(pid [0-9]+\): delayed in ([0-9]+)/([0-9]+) intervals, mostly thread:vn-injector\[[0-9]+\] \([0-9]+% of the causes' time\), [0-9.]+ ms in all$" \
+	"$TMP/job.err" >"$TMP/rank1" || fail "the end table does not name rank 1 and vn-injector: $(grep 'rank ' "$TMP/job.err")"
+d1=$(sed -n 's|.*delayed in \([0-9]*\)/.*|\1|p' "$TMP/rank1")
+[ "$d1" -ge 3 ] && [ "$d1" -le $((3 + n_other)) ] || fail "rank 1 delayed in $d1 intervals, injected 3 (+ $n_other others)"
+ok "end table: $(cat "$TMP/rank1")"
 
 # --- the reports on stdout (| jq), the job's own output apart -----------------------------------------
 "$VG" mpi --job pipe --delay-pct 20 -- "${MPIRUN[@]}" -np 2 "$ML" --pin --iters 30 --work-us 3000 \

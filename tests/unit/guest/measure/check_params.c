@@ -555,8 +555,13 @@ START_TEST(test_help_per_command)
 			u += n + (u[n] == '\n');
 		}
 		ck_assert(lists(c, "wide"));
-		ck_assert(lists(c, "top"));
+		ck_assert(lists(c, "top") == (c != CMD_HIST)); /* hist lists no sources */
+		ck_assert(lists(c, "batch") == (c == CMD_TOP));
+		ck_assert(lists(c, "bucket-size") == (c == CMD_HIST || c == CMD_REPORT));
 	}
+	FAILS("--top is not for hist", "hist", "-n", "3");
+	FAILS("--batch is for top only", "measure", "--batch");
+	FAILS("--bucket-size is for hist", "measure", "--bucket-size", "1us");
 	ck_assert(!lists(CMD_MEASURE, "output") && lists(CMD_MEASURE, "json"));
 	/* --force: the measuring commands, not report (it samples nothing) */
 	for (c = CMD_MEASURE; c < CMD_REPORT; c++)

@@ -45,8 +45,9 @@ START_TEST(test_options)
 	ck_assert_int_eq(P.have_node_id, 1);
 	FAILS("--output --udp", "mpi", "-o", "f", "--udp", "127.0.0.1:9", "--", "x");
 	FAILS("--collector --key-file", "mpi", "--collector", "127.0.0.1:9", "--", "x");
-	FAILS("--collector excludes --output", "mpi", "--collector", "a", "-k", "k", "-o", "f",
-	      "--", "x");
+	FAILS("--collector excludes --udp", "mpi", "--collector", "a", "-k", "k", "--udp",
+	      "127.0.0.1:9", "--", "x");
+	OK("mpi", "--collector", "127.0.0.1:9", "-k", "keys", "-o", "f", "--", "x"); /* a copy */
 	FAILS("--classes", "mpi", "--classes", "irq,bogus", "--", "x");
 	FAILS("--min-delay", "mpi", "--min-delay", "5s", "--", "x");
 	/* The guest-only view, and the bound on the wait for the host's horizon */

@@ -412,6 +412,63 @@ START_TEST(hist_rows)
 }
 END_TEST
 
+/* Sum of the ALL column of hist's first table (the rows between BUCKET(us) and count); its rows into *rows. */
+static uint64_t hist_all_sum(const char *out, int *rows, char *first, size_t flen)
+{
+	const char *l = strstr(out, "BUCKET(us)");
+	uint64_t sum = 0;
+
+	*rows = 0;
+	first[0] = 0;
+	ck_assert_ptr_nonnull(l);
+	for (l = strchr(l, '\n') + 1; l && strncmp(l, "count", 5); l = strchr(l, '\n') + 1) {
+		char lab[32];
+		unsigned long long n;
+
+		ck_assert_int_eq(sscanf(l, "%31s %llu", lab, &n), 2);
+		if (!*rows)
+			snprintf(first, flen, "%s", lab);
+		sum += n;
+		(*rows)++;
+	}
+	return sum;
+}
+
+/* hist's rows: 4 an octave from the threshold, the time below it in one row; --bucket-size and --entries
+ * as rtla's -b and -E, the rest in "over"; every layout counts every sample once. */
+START_TEST(hist_layout)
+{
+	struct view v;
+	char *out, first[32];
+	uint64_t x = 5000, n = 0;
+	int rows;
+
+	view_one(&v, "worker");
+	hist_init(&v.hist[0].all);
+	for (; x < 10000000; x = x * 1009 / 1000 + 1, n++) /* 5 us .. 10 ms, about 1 octave in 70 */
+		hist_add(&v.hist[0].all, x);
+	hist_add(&v.hist[0].all, 3000); /* one below the threshold */
+	n++;
+	out = printed(view_hist_ops.end, &v);
+	ck_assert_uint_eq(hist_all_sum(out, &rows, first, sizeof(first)), n);
+	/* 11 octaves from 5 us: at most 4 rows each, and the row below */
+	ck_assert_msg(rows >= 40 && rows <= 4 * 11 + 2, "%d rows:\n%s", rows, out);
+	ck_assert_str_eq(first, "0.000-4.999"); /* the time below the threshold */
+	ck_assert_msg(strstr(out, "\n5.000-"), "the rows do not start at the threshold:\n%s", out);
+	free(out);
+	v.bucket_ns = 100000; /* 100 us rows from 0, 20 of them, the rest over */
+	v.entries = 20;
+	out = printed(view_hist_ops.end, &v);
+	ck_assert_uint_eq(hist_all_sum(out, &rows, first, sizeof(first)), n);
+	ck_assert_int_le(rows, 21);
+	ck_assert_str_eq(first, "0.000-99.999");
+	ck_assert_msg(strstr(out, "\nover "), "no over row:\n%s", out);
+	ck_assert_msg(strstr(out, "\n1900.000-1999.999 "), "no last row:\n%s", out);
+	free(out);
+	view_done(&v);
+}
+END_TEST
+
 /* The version right after the schema (the one that wrote the document); a report adds the recording's. */
 START_TEST(json_version)
 {
@@ -599,7 +656,9 @@ START_TEST(top_last_period)
 	ck_assert_ptr_nonnull(strstr(second, "irq:local_timer"));
 	ck_assert_ptr_null(strstr(second, "thread:worker[42]")); /* not in the last period */
 	ck_assert_int_eq(check_tables(second, "COUNT", "TOTAL(us)", 1), 1);
-	ck_assert_ptr_null(strstr(second, "MAX(us)")); /* no per-period maximum per source */
+	/* a period keeps no maximum per source: the run's, and the title says so */
+	ck_assert_ptr_nonnull(strstr(second, "MAX(us)"));
+	ck_assert_ptr_nonnull(strstr(second, "MAX: the run's"));
 	free(first);
 	free(second);
 	view_done(&v);
@@ -713,6 +772,7 @@ static Suite *view_suite(void)
 	tcase_add_test(tc, json_escapes_comm);
 	tcase_add_test(tc, text_and_top);
 	tcase_add_test(tc, hist_rows);
+	tcase_add_test(tc, hist_layout);
 	tcase_add_test(tc, json_version);
 	tcase_add_test(tc, self_labelled);
 	tcase_add_test(tc, leadup_from_start);

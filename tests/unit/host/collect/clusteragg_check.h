@@ -225,7 +225,7 @@ static inline char *report(struct clusteragg *cs)
 	static char buf[1 << 20];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
-	clusterout_report(cs, f, 1);
+	clusterout_report(cs, f, 1, 0);
 	fclose(f);
 	return buf;
 }

@@ -390,23 +390,23 @@ START_TEST(fit_names)
 {
 	char a[64], b[64];
 
-	ck_assert_str_eq(hosttui_fit("web1", 10, true, a, sizeof(a)), "web1");
-	ck_assert_str_eq(hosttui_fit("web-prod-01", 11, false, a, sizeof(a)), "web-prod-01");
+	ck_assert_str_eq(termcell_fit("web1", 10, true, a, sizeof(a)), "web1");
+	ck_assert_str_eq(termcell_fit("web-prod-01", 11, false, a, sizeof(a)), "web-prod-01");
 	/* web-prod-01 and web-prod-02 stay apart at 10 cells */
-	ck_assert_str_eq(hosttui_fit("web-prod-01", 10, false, a, sizeof(a)), "web-p~d-01");
-	ck_assert_str_eq(hosttui_fit("web-prod-02", 10, false, b, sizeof(b)), "web-p~d-02");
+	ck_assert_str_eq(termcell_fit("web-prod-01", 10, false, a, sizeof(a)), "web-p~d-01");
+	ck_assert_str_eq(termcell_fit("web-prod-02", 10, false, b, sizeof(b)), "web-p~d-02");
 	ck_assert_str_ne(a, b);
 	/* the pid whole */
-	ck_assert_str_eq(hosttui_fit("linuxhog[10793]", 10, false, a, sizeof(a)), "li~[10793]");
-	ck_assert_str_eq(hosttui_fit("vnoise-test-vm[1079]", 12, false, a, sizeof(a)),
+	ck_assert_str_eq(termcell_fit("linuxhog[10793]", 10, false, a, sizeof(a)), "li~[10793]");
+	ck_assert_str_eq(termcell_fit("vnoise-test-vm[1079]", 12, false, a, sizeof(a)),
 			 "vnois~[1079]");
 	/* UTF-8: an ellipsis of one cell (three bytes), cells counted, not bytes */
-	hosttui_fit("vnoise-test-12345-abc", 12, true, a, sizeof(a));
+	termcell_fit("vnoise-test-12345-abc", 12, true, a, sizeof(a));
 	ck_assert_str_eq(a, "vnoise\u20265-abc");
-	hosttui_fit("d\u00e9j\u00e0-vu-domain-42", 8, true, a, sizeof(a));
+	termcell_fit("d\u00e9j\u00e0-vu-domain-42", 8, true, a, sizeof(a));
 	ck_assert_str_eq(a, "d\u00e9j\u00e0\u2026-42");
 	/* too narrow for an ellipsis: cut */
-	ck_assert_str_eq(hosttui_fit("abcdef", 2, true, a, sizeof(a)), "ab");
+	ck_assert_str_eq(termcell_fit("abcdef", 2, true, a, sizeof(a)), "ab");
 }
 END_TEST
 
@@ -455,18 +455,21 @@ START_TEST(sparkline)
 	h[HOSTTUI_HISTORY - 2] = 20.0f;
 	h[HOSTTUI_HISTORY - 1] = 40.0f;
 	/* scaled to the largest shown; no data and 0 are blank */
-	ck_assert_str_eq(hosttui_spark(h, 6, false, b, sizeof(b)), "   .-#");
-	ck_assert_str_eq(hosttui_spark(h, 4, true, b, sizeof(b)), " \u2582\u2584\u2588");
+	ck_assert_str_eq(termcell_spark(h, HOSTTUI_HISTORY, 6, false, b, sizeof(b)), "   .-#");
+	ck_assert_str_eq(termcell_spark(h, HOSTTUI_HISTORY, 4, true, b, sizeof(b)),
+			 " \u2582\u2584\u2588");
 	/* small noise stays low: the scale is at least 1% */
 	h[HOSTTUI_HISTORY - 3] = 0.2f;
 	h[HOSTTUI_HISTORY - 2] = 0.5f;
 	h[HOSTTUI_HISTORY - 1] = 1.0f;
-	ck_assert_str_eq(hosttui_spark(h, 3, true, b, sizeof(b)), "\u2582\u2584\u2588");
+	ck_assert_str_eq(termcell_spark(h, HOSTTUI_HISTORY, 3, true, b, sizeof(b)),
+			 "\u2582\u2584\u2588");
 	h[HOSTTUI_HISTORY - 1] = 0.01f;
-	ck_assert_str_eq(hosttui_spark(h, 1, true, b, sizeof(b)), "\u2581");
+	ck_assert_str_eq(termcell_spark(h, HOSTTUI_HISTORY, 1, true, b, sizeof(b)), "\u2581");
 	/* a width above the history is cut to it; a short buffer is never overrun */
-	ck_assert_uint_eq(strlen(hosttui_spark(h, 200, false, b, sizeof(b))), HOSTTUI_HISTORY);
-	ck_assert_uint_eq(strlen(hosttui_spark(h, 20, true, b, 7)), 6);
+	ck_assert_uint_eq(strlen(termcell_spark(h, HOSTTUI_HISTORY, 200, false, b, sizeof(b))),
+			  HOSTTUI_HISTORY);
+	ck_assert_uint_eq(strlen(termcell_spark(h, HOSTTUI_HISTORY, 20, true, b, 7)), 6);
 }
 END_TEST
 

@@ -576,6 +576,9 @@ START_TEST(test_source_names)
 	ck_assert_ptr_nonnull(strstr(t, "host_irq:50:nvme0q1 "));
 	ck_assert_ptr_nonnull(strstr(t, "host_irq:NET_RX "));
 	ck_assert_ptr_nonnull(strstr(t, "vmexit:EXTERNAL_INTERRUPT "));
+	/* the waiting vCPU thread's state in words, not its letter */
+	ck_assert_msg(strstr(t, "host_wait:sleeping "), "%s", t);
+	ck_assert_ptr_null(strstr(t, "host_wait:S "));
 	ck_assert_ptr_null(strstr(t, "50331648"));
 	ck_assert_ptr_null(strstr(t, "16777266"));
 	free(t);
