@@ -507,6 +507,12 @@ static void flush(struct mpi_ctx *m)
 		if (m->out == VN_PIPE_OUT_REPORT) {
 			if (!node_send_report(m->p, ids[k], m->node.fd))
 				__atomic_add_fetch(&m->p->h.reported, 1, __ATOMIC_RELAXED);
+			if (m->p->h.copy_pid) { /* -o beside --collector */
+				len = pipeline_json(m->p, ids[k], buf, sizeof(buf));
+				if (len <= 0 || write(m->out_fd, buf, (size_t)len) != len)
+					__atomic_add_fetch(&m->p->h.out_errors, 1,
+							   __ATOMIC_RELAXED);
+			}
 			continue;
 		}
 		len = pipeline_json(m->p, ids[k], buf, sizeof(buf));

@@ -19,6 +19,7 @@
 #include "util/termcell.h"
 #include "attrib/classes.h"
 #include "attrib/merge.h"
+#include "views/hostview.h"
 #include "util/log.h"
 #include "util/monotime.h"
 #include "util/parse.h"
@@ -595,15 +596,18 @@ static int64_t causes_classes(sqlite3 *db, const struct query_opts *o, uint64_t 
 			json_kv_u64(w, class_col(c), (uint64_t)sqlite3_column_int64(q, 4 + c));
 		json_obj_end(w);
 	} else {
-		fprintf(
-		    f,
-		    "%" PRId64 " intervals of %" PRId64 " nodes, noise %.3f ms; by class (ms):", n,
-		    (int64_t)sqlite3_column_int64(q, 1), (double)sqlite3_column_int64(q, 2) / 1e6);
+		struct hostview_list l;
+		int64_t nodes = sqlite3_column_int64(q, 1);
+
+		fprintf(f, "%" PRId64 " intervals of %" PRId64 " node%s, noise %.3f ms\n", n, nodes,
+			nodes == 1 ? "" : "s", (double)sqlite3_column_int64(q, 2) / 1e6);
+		hostview_list_begin(&l, f, HOSTVIEW_WIDTH, 2, "  by class (ms):");
 		for (int c = 0; c < CLASS_COLS; c++)
 			if (sqlite3_column_int64(q, 4 + c))
-				fprintf(f, " %s %.3f", class_col(c),
-					(double)sqlite3_column_int64(q, 4 + c) / 1e6);
-		fprintf(f, "\n%-12s %10s %-16s %12s %10s %6s\n", "class", "id", "name", "noise_ms",
+				hostview_list_item(&l, "%s %.3f", class_col(c),
+						   (double)sqlite3_column_int64(q, 4 + c) / 1e6);
+		hostview_list_end(&l, "none");
+		fprintf(f, "%-12s %10s %-16s %12s %10s %6s\n", "class", "id", "name", "noise_ms",
 			"count", "nodes");
 	}
 	sqlite3_finalize(q);

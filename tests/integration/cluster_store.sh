@@ -145,7 +145,7 @@ grep -qE "^ +pos +node +delay_us" "$TMP/A.r.txt" && grep -q "over the stored int
 "$VH" query --store "$TMP/A.db" timeline 5 >"$TMP/A.t.txt" || fail "query timeline (text) failed"
 fits80 "$TMP/A.t.txt" "query timeline"
 grep -qE "^-- [0-9]{4}-[0-9]{2}-[0-9]{2} " "$TMP/A.t.txt" || fail "query timeline: no day line"
-awk 'NR > 2 && $1 ~ /^[0-9]+$/ { n++; if ($2 !~ /^[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}$/ || $3 != "A" ||
+awk 'NR > 2 && $1 ~ /^[0-9]+$/ { n++; if ($2 !~ /^[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9][0-9][0-9]$/ || $3 != "A" ||
 	$NF !~ /^(none|noise|imbalance|unexplained)$/) bad++ } END { exit !(n == 300 && !bad) }' "$TMP/A.t.txt" ||
 	fail "query timeline: not 300 rows of local time, job A, verdict word: $(sed -n 1,5p "$TMP/A.t.txt")"
 [ "$(jq -r '.intervals[0].verdict_name' "$TMP/A.t.json")" != null ] || fail "timeline --json: no verdict_name"
