@@ -25,26 +25,7 @@ inj=${inj:0:12}
 PIDS+=($!)
 INJ=$!
 
-screen() { $T capture-pane -p -t top; }
-alt() { $T display -p -t top '#{alternate_on}'; }
-keys() { $T send-keys -t top "$@"; }
-wait_for() {
-	for _ in $(seq $((${2:-15} * 10))); do
-		screen | grep -qE -- "$1" && return 0
-		sleep 0.1
-	done
-	screen | sed 's/^/    | /'
-	fail "the screen never showed '$1'"
-}
-wait_gone() {
-	for _ in $(seq $((${2:-15} * 10))); do
-		screen | grep -qE -- "$1" || return 0
-		sleep 0.1
-	done
-	screen | sed 's/^/    | /'
-	fail "the screen still shows '$1'"
-}
-line_of() { screen | grep -nE -- "$1" | head -1 | cut -d: -f1; }
+. "$ROOT/tests/integration/tmux.bash"
 restored() {
 	local what=$1
 	[ "$(alt)" = 0 ] || fail "$what: the pane is still on the alternate screen"
@@ -160,8 +141,8 @@ ok "80x24: the header stays, rows, columns and the detail fit 80 cells and 24 li
 
 keys q
 wait_for "TOP-EXIT=0"
+$T capture-pane -p -S - -t top >"$TMP/after-q" # before restored's clear
 restored "q"
-$T capture-pane -p -S - -t top >"$TMP/after-q"
 grep -q "top noise sources" "$TMP/after-q" || fail "q: no summary after the screen: $(tail -5 "$TMP/after-q")"
 ok "q: exit 0 and the run's summary on the normal screen"
 

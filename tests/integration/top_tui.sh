@@ -37,20 +37,7 @@ dom=$VM_NAME
 # a row of the name column: the name may be cut in the middle (an ellipsis), its start and end shown
 row="${VM_NAME:0:4}[^ ]*${VM_NAME: -2}"
 
-screen() { $T capture-pane -p -t top; }
-alt() { $T display -p -t top '#{alternate_on}'; }
-keys() { $T send-keys -t top "$@"; }
-# wait_for PATTERN [SECONDS]: until the pane shows PATTERN (grep -E); the screen on failure
-wait_for() {
-	for _ in $(seq $((${2:-15} * 10))); do
-		screen | grep -qE -- "$1" && return 0
-		sleep 0.1
-	done
-	screen | sed 's/^/    | /'
-	fail "the screen never showed '$1'"
-}
-# line number of the first line matching PATTERN (0: none)
-line_of() { screen | grep -nE -- "$1" | head -1 | cut -d: -f1; }
+. "$ROOT/tests/integration/tmux.bash"
 # the terminal is back: no alternate screen, the settings from before, canonical mode with echo
 restored() {
 	local what=$1
