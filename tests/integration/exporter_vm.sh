@@ -24,12 +24,15 @@ expect_err 2 "metrics" "$VH" serve --metrics ""
 expect_err 2 "metrics" "$VH" top --metrics 127.0.0.1:0
 expect_err 2 "metrics" "$VH" serve --metrics example.com:9464
 # a port in use: one line, exit 4, before libvirt is reached (a URI no one answers would fail later)
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMP/busy.port" &
-PIDS+=($!)
-for _ in $(seq 50); do [ -s "$TMP/busy.port" ] && break; sleep 0.1; done
-busy=$(cat "$TMP/busy.port")
+KEY="$TMP/keys"
+make_key "$KEY"
+start_collector busy --no-store --metrics 127.0.0.1:0 # holds a /metrics port
+metrics_port "$TMP/busy.err"
+busy=$MPORT
 expect_err 4 "^vnoise-host: error: --metrics: 127.0.0.1:$busy: Address already in use$" \
 	"$VH" serve --metrics "127.0.0.1:$busy" --connect qemu+unix:///system?socket=/nonexistent
+kill -TERM "$CPID"
+wait "$CPID" 2>/dev/null
 
 vm_setup || fail "vm_setup"
 # the guest agent measures vCPU 0 (keeps it busy) and publishes into the channel (the --guest part below)
