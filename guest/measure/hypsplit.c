@@ -41,6 +41,8 @@ struct hypsplit {
 	void *rctx;
 	hypsplit_part_fn part_fn;
 	void *pctx;
+	struct hypsplit_gsrc gsrc[HYPSPLIT_GAP_SOURCES]; /* the gap being split: its sources */
+	size_t ngsrc;
 };
 
 /* One cause's overlap with the gap being split. */
@@ -216,13 +218,23 @@ static struct hypsplit_source *src_get(struct hypsplit_cpu *c, uint8_t hclass, c
 	return s;
 }
 
-static int src_add(struct hypsplit_cpu *c, uint8_t hclass, const char *name, uint64_t ns,
-		   struct hypsplit_source **out)
+static int src_add(struct hypsplit *hs, struct hypsplit_cpu *c, uint8_t hclass, const char *name,
+		   uint64_t ns, struct hypsplit_source **out)
 {
 	struct hypsplit_source *s;
 
 	if (!ns)
 		return 0;
+	if (hs->ngsrc < HYPSPLIT_GAP_SOURCES) {
+		struct hypsplit_gsrc *g = &hs->gsrc[hs->ngsrc++];
+
+		g->hclass = hclass;
+		g->ns = ns;
+		snprintf(g->name, sizeof(g->name), "%s", name);
+	} else {
+		hs->gsrc[HYPSPLIT_GAP_SOURCES - 1].ns +=
+		    ns; /* cannot happen: sized for every source */
+	}
 	s = src_get(c, hclass, name);
 	if (!s)
 		return -ENOMEM;
@@ -287,7 +299,7 @@ static int span_sources(struct gapwork *w, const struct gapsplit_res *res)
 			const struct part *p = &w->p[idx[i]];
 			struct hypsplit_source *src = NULL;
 
-			if (src_add(w->c, (uint8_t)hc,
+			if (src_add(w->hs, w->c, (uint8_t)hc,
 				    dtl_cause_name(w->hs->d, p->cause, p->cls, name, sizeof(name)),
 				    v[i], &src))
 				return -ENOMEM;
@@ -299,7 +311,7 @@ static int span_sources(struct gapwork *w, const struct gapsplit_res *res)
 }
 
 /* The sources of vmexit (by reason, scaled to what the split gave it) and host_irq. */
-static int agg_sources(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a,
+static int agg_sources(struct hypsplit *hs, struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a,
 		       const struct gapsplit_res *res)
 {
 	uint64_t vm = res->hyp_ns[VN_HCLASS_VMEXIT], v[VN_DTL_AGG_TOP + 1];
@@ -321,7 +333,7 @@ static int agg_sources(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a,
 				snprintf(name, sizeof(name), "exit:%u", a->exit[k].reason);
 			else
 				snprintf(name, sizeof(name), "exit:other");
-			if (src_add(c, VN_HCLASS_VMEXIT, name, v[k], &s))
+			if (src_add(hs, c, VN_HCLASS_VMEXIT, name, v[k], &s))
 				return -ENOMEM;
 			if (s) {
 				s->isa = a->isa;
@@ -329,7 +341,7 @@ static int agg_sources(struct hypsplit_cpu *c, const struct vn_rec_dtl_gap *a,
 			}
 		}
 	}
-	if (src_add(c, VN_HCLASS_HOST_IRQ, classes_hyp_name(VN_HCLASS_HOST_IRQ),
+	if (src_add(hs, c, VN_HCLASS_HOST_IRQ, classes_hyp_name(VN_HCLASS_HOST_IRQ),
 		    res->hyp_ns[VN_HCLASS_HOST_IRQ], NULL))
 		return -ENOMEM;
 	return 0;
@@ -358,7 +370,8 @@ int hypsplit_split(struct hypsplit *hs, uint32_t cpu, uint64_t start_ns, uint64_
 	h.ns[VN_HCLASS_VMEXIT] = agg ? agg->exit_ns : 0;
 	h.ns[VN_HCLASS_HOST_IRQ] = agg ? agg->irq_ns : 0;
 	gapsplit_apportion(end_ns - start_ns, class_ns, 0, &h, &res);
-	if (span_sources(&w, &res) || agg_sources(w.c, agg, &res))
+	hs->ngsrc = 0;
+	if (span_sources(&w, &res) || agg_sources(hs, w.c, agg, &res))
 		return -ENOMEM;
 	for (k = 0; k < VN_HCLASS_MAX; k++) {
 		w.c->hyp_ns[k] += res.hyp_ns[k];
@@ -482,6 +495,14 @@ static int src_cmp(const void *a, const void *b)
 	return x->total_ns < y->total_ns   ? 1
 	       : x->total_ns > y->total_ns ? -1
 					   : strcmp(x->name, y->name);
+}
+
+size_t hypsplit_gap_sources(const struct hypsplit *hs, struct hypsplit_gsrc *out, size_t max)
+{
+	size_t n = hs->ngsrc < max ? hs->ngsrc : max;
+
+	memcpy(out, hs->gsrc, n * sizeof(*out));
+	return n;
 }
 
 size_t hypsplit_top(const struct hypsplit *hs, int cpu, struct hypsplit_source *out, size_t max)

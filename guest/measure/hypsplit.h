@@ -72,6 +72,15 @@ struct hypsplit_cpu {
 	uint32_t nsrc, cap;
 };
 
+#define HYPSPLIT_GAP_SOURCES \
+	26 /* a split gap's sources: 16 causes, 8 exit reasons and other, host IRQs */
+/* One hypervisor source's time in one split gap (hypsplit_gap_sources()). */
+struct hypsplit_gsrc {
+	uint8_t hclass; /* enum vn_hclass */
+	char name[HYPSPLIT_NAME_LEN]; /* as struct hypsplit_source's */
+	uint64_t ns;
+};
+
 typedef void (*hypsplit_span_fn)(void *ctx, uint32_t cpu, const struct dtl_span *s,
 				 const char *cause_name);
 typedef void (*hypsplit_rgap_fn)(void *ctx, const struct vn_rec_dtl_gap *g);
@@ -109,6 +118,9 @@ uint64_t hypsplit_pending_end(const struct hypsplit *hs);
 const struct hypsplit_cpu *hypsplit_cpu(const struct hypsplit *hs, int cpu);
 /* Copy up to max of cpu's sources into out, largest total first; returns how many. */
 size_t hypsplit_top(const struct hypsplit *hs, int cpu, struct hypsplit_source *out, size_t max);
+/* Inside the part callback: the sources of the gap being split, into out (at most max); their times add up to
+ * the split's hyp_ns[] of every class but hw. Returns how many. */
+size_t hypsplit_gap_sources(const struct hypsplit *hs, struct hypsplit_gsrc *out, size_t max);
 /* Gaps counted late, all CPUs. */
 uint64_t hypsplit_late(const struct hypsplit *hs);
 /* Split one gap (its parts by guest class) now with the aggregates agg (NULL: none), through the split core

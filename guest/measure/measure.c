@@ -16,6 +16,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
 #include "bpf/ktrace_loader.h"
 #include "dtl/dtl.h"
 #include "measure/hypsplit.h"
@@ -29,6 +32,7 @@
 #include "record.h"
 #include "measure/sampler.h"
 #include "views/view.h"
+#include "views/view_worst.h"
 #include "format/recwriter.h"
 #include "views/view_record.h"
 #include "util/monotime.h"
@@ -64,6 +68,10 @@ struct run {
 	int stop; /* the samplers' stop flag */
 	int started; /* the samplers were let go at t0 */
 	int stopped; /* 1: --stop-single hit, 2: --stop-total hit */
+	int hitfd; /* eventfd the samplers write on a --stop-single hit; -1: none */
+	uint64_t *hits_seen; /* per sampler: its hits already acted on */
+	unsigned char *total_hit; /* per CPU: --stop-total crossed (acted on once) */
+	uint64_t nhits, nchains; /* threshold hits, and chains run for them */
 	uint64_t t0, now; /* ns: when the samplers were let go, the latest drain */
 	uint64_t *lost_seen; /* per sampler: drops already reported to the sink */
 	uint64_t ktrace_lost_seen;
@@ -485,7 +493,9 @@ static int setup_view(struct run *r)
 	r->v.hist = calloc((size_t)r->v.ncpus, sizeof(*r->v.hist)); /* zero-filled: empty */
 	r->smp = calloc((size_t)r->v.ncpus, sizeof(*r->smp));
 	r->lost_seen = calloc((size_t)r->v.ncpus, sizeof(*r->lost_seen));
-	if (!r->v.m || !r->v.hist || !r->smp || !r->lost_seen) {
+	r->hits_seen = calloc((size_t)r->v.ncpus + 1, sizeof(*r->hits_seen));
+	r->total_hit = calloc((size_t)r->v.ncpus + 1, 1);
+	if (!r->v.m || !r->v.hist || !r->smp || !r->lost_seen || !r->hits_seen || !r->total_hit) {
 		log_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -530,6 +540,15 @@ static int start_samplers(struct run *r)
 	const struct measure_params *p = r->p;
 	int i, err;
 
+	if (p->stop_single_ns &&
+	    !p->sink) { /* a hit wakes the main loop at once (its actions, the stop) */
+		r->hitfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (r->hitfd < 0) {
+			log_err("cannot make an eventfd for the threshold hits: %s",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
 	for (i = 0; i < r->v.ncpus; i++) {
 		struct sampler *s = &r->smp[i];
 
@@ -541,6 +560,8 @@ static int start_samplers(struct run *r)
 		s->runtime_ns = p->runtime_ns;
 		s->stop_single_ns = p->stop_single_ns;
 		s->stop = &r->stop;
+		s->hit_fd = r->hitfd;
+		s->keep_going = actions_continues(&p->on_threshold);
 		err = sampler_start(s);
 		if (!err)
 			err = sampler_wait_ready(s);
@@ -590,26 +611,136 @@ static int run_take(struct run *r, uint64_t horizon)
 	return EXIT_OK;
 }
 
-/* Whether the run is over: a signal, q on the screen, the embedder's stop, --duration, or a --stop-* hit (r->stopped). */
+/* --on-threshold trace, --on-end trace: the worst gap of every CPU so far with its parts, the tail and the
+ * lead-up, into file (replaced atomically; a later hit replaces it again). A hit waits first until every
+ * event of its gap can have arrived (HORIZON_LAG_NS after its end) and attributes up to then. */
+static int trace_write(void *ctx, const char *file, const struct action_hit *hit)
+{
+	struct run *r = ctx;
+	char tmp[PATH_MAX], at[32];
+	int fd, err;
+	FILE *f;
+
+	if (hit->cpu >= 0) {
+		uint64_t until = hit->end_ns + HORIZON_LAG_NS;
+
+		r->now = now_ns();
+		if (r->now < until) {
+			struct timespec ts = { (time_t)((until - r->now) / 1000000000ULL),
+					       (long)((until - r->now) % 1000000000ULL) };
+
+			nanosleep(&ts, NULL);
+			r->now = now_ns();
+		}
+		if (run_take(r, r->now - HORIZON_LAG_NS))
+			return -1;
+	}
+	fd = outfile_tmp_open(file, tmp, sizeof(tmp), 0644);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		err = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		log_err("trace: %s: %s (the chain stops)", file, outfile_strerror(err));
+		return -1;
+	}
+	if (hit->cpu >= 0)
+		fprintf(f,
+			"vnoise-guest --on-threshold trace: CPU %d, a %.1f us gap ending at %s\n",
+			hit->cpu, hit->duration_ns / 1e3,
+			view_since_start(at, sizeof(at), &r->v, hit->end_ns));
+	else
+		fprintf(f, "vnoise-guest --on-end trace: %.3f s measured\n",
+			(r->now - r->t0) / 1e9);
+	view_worst_text(f, &r->v);
+	view_leadup(f, &r->v);
+	err = ferror(f) ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err)
+		err = outfile_tmp_commit(tmp, file);
+	else if (tmp[0])
+		unlink(tmp);
+	if (err) {
+		log_err("trace: %s: %s (the chain stops)", file, outfile_strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* A hit: the --on-threshold chain (if any); whether the run goes on (the chain reached continue). */
+static bool on_hit(struct run *r, const struct action_hit *hit)
+{
+	r->nhits++;
+	if (!r->p->on_threshold.n)
+		return false;
+	r->nchains++;
+	return actions_run(&r->p->on_threshold, "--on-threshold", hit, trace_write, r) == 1;
+}
+
+/* The hits since the last look: each acted on once (--stop-single by its sampler's count, --stop-total when a
+ * CPU's noise first crosses it); r->stopped when one stops the run. */
+static void run_hits(struct run *r)
+{
+	const struct measure_params *p = r->p;
+	uint64_t one;
+	int i;
+
+	if (r->hitfd >= 0 && read(r->hitfd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: no sampler woke us */
+	}
+	for (i = 0; i < r->v.ncpus && !r->stopped; i++) {
+		struct sampler *s = &r->smp[i];
+		uint64_t h = __atomic_load_n(&s->hits, __ATOMIC_ACQUIRE);
+
+		if (h > r->hits_seen[i]) {
+			struct action_hit hit = {
+				s->cpu, __atomic_load_n(&s->hit_ns, __ATOMIC_RELAXED),
+				__atomic_load_n(&s->hit_end_ns, __ATOMIC_RELAXED)
+			};
+
+			r->hits_seen[i] = h;
+			if (!on_hit(r, &hit))
+				r->stopped = 1;
+		}
+	}
+	for (i = 0; p->stop_total_ns && i < r->v.ncpus && !r->stopped; i++) {
+		const struct merge_cpu *mc = merge_cpu(r->v.m, r->v.cpus[i]);
+
+		if (mc && mc->noise_ns > p->stop_total_ns && !r->total_hit[i]) {
+			struct action_hit hit = { r->v.cpus[i], mc->noise_ns, r->now };
+
+			r->total_hit[i] = 1;
+			if (!on_hit(r, &hit))
+				r->stopped = 2;
+		}
+	}
+}
+
+/* Whether the run is over: a signal, q on the screen, the embedder's stop, --duration, or a --stop-* hit
+ * that its chain did not continue (r->stopped). */
 static int run_over(struct run *r)
 {
 	const struct measure_params *p = r->p;
-	int i;
 
 	if (got_signal || r->quit || (p->sink && __atomic_load_n(p->sink->stop, __ATOMIC_ACQUIRE)))
 		return 1;
 	if (p->duration_ns && r->now - r->t0 >= p->duration_ns)
 		return 1;
-	for (i = 0; i < r->v.ncpus; i++)
-		if (__atomic_load_n(&r->smp[i].stop_hit, __ATOMIC_ACQUIRE))
-			r->stopped = 1;
-	for (i = 0; p->stop_total_ns && i < r->v.ncpus; i++) {
-		const struct merge_cpu *mc = merge_cpu(r->v.m, r->v.cpus[i]);
-
-		if (mc && mc->noise_ns > p->stop_total_ns)
-			r->stopped = 2;
-	}
+	run_hits(r);
 	return r->stopped;
+}
+
+/* Sleep until the next poll, or until a sampler's hit wakes us. */
+static void run_wait(struct run *r, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+	struct pollfd pf = { .fd = r->hitfd, .events = POLLIN };
+
+	if (r->hitfd < 0)
+		nanosleep(&ts, NULL);
+	else
+		ppoll(&pf, 1, &ts, NULL);
 }
 
 /* The CPUs as a short list, runs of consecutive ones as "a-b": "0-3,6". */
@@ -670,10 +801,10 @@ static int run_loop(struct run *r)
 	prev_drain = r->t0;
 	next_tick = r->t0 + refresh;
 	do {
-		struct timespec ts = { 0, (long)poll_ns };
-
-		nanosleep(&ts, NULL);
+		run_wait(r, poll_ns);
 		r->now = now_ns();
+		if (r->hitfd >= 0)
+			run_hits(r); /* the actions first: a signal leaves before the drain's work */
 		rc = run_take(r, prev_drain > HORIZON_LAG_NS ? prev_drain - HORIZON_LAG_NS : 0);
 		if (rc)
 			return rc;
@@ -738,6 +869,16 @@ static int run_finish(struct run *r, int rc)
 	}
 	if (r->ops->end)
 		r->ops->end(stdout, &r->v);
+	fflush(stdout);
+	if (r->nchains && !r->p->quiet)
+		log_info("--on-threshold: %llu hit%s, the chain ran %llu time%s",
+			 (unsigned long long)r->nhits, r->nhits == 1 ? "" : "s",
+			 (unsigned long long)r->nchains, r->nchains == 1 ? "" : "s");
+	if (r->p->on_end.n) {
+		struct action_hit end = { -1, 0, r->now };
+
+		actions_run(&r->p->on_end, "--on-end", &end, trace_write, r);
+	}
 	if (r->rec)
 		rc = finish_record(r, rc);
 	if (got_signal && !r->p->quiet)
@@ -765,6 +906,10 @@ static void run_free(struct run *r)
 	free(r->v.proc);
 	free(r->smp);
 	free(r->lost_seen);
+	free(r->hits_seen);
+	free(r->total_hit);
+	if (r->hitfd >= 0)
+		close(r->hitfd);
 	cpuclaim_release(&r->claims);
 }
 
@@ -789,7 +934,7 @@ static void signals_restore(const struct measure_params *p, const struct sigacti
 
 int measure_run(const struct measure_params *p)
 {
-	struct run r = { .p = p, .ops = view_pick(p) };
+	struct run r = { .p = p, .ops = view_pick(p), .hitfd = -1 };
 	struct sigaction old[NSIGS];
 	int rc;
 

@@ -22,7 +22,9 @@ enum {
 	OPT_FORCE,
 	OPT_BATCH,
 	OPT_BUCKET,
-	OPT_ENTRIES
+	OPT_ENTRIES,
+	OPT_ON_THRESHOLD,
+	OPT_ON_END
 };
 
 /* The options of measure, top, hist, record and report (report uses --json, --top and --hist). */
@@ -71,6 +73,18 @@ static const struct cliopt opts[] = {
 	  .arg = "N",
 	  .help = "at most N rows, the rest in the 'over' row (default\n"
 		  "                         256 with --bucket-size, else all)" },
+	{ .id = OPT_ON_THRESHOLD,
+	  .name = "on-threshold",
+	  .has_arg = 1,
+	  .arg = "ACTION",
+	  .help = "on a -s/-S hit: trace[,file=F], signal,num=N,pid=P|\n"
+		  "                         parent, shell,command=CMD or continue (repeat:\n"
+		  "                         a chain; without continue the run stops)" },
+	{ .id = OPT_ON_END,
+	  .name = "on-end",
+	  .has_arg = 1,
+	  .arg = "ACTION",
+	  .help = "at the end of the run: the same actions" },
 	{ .id = OPT_BATCH,
 	  .name = "batch",
 	  .help = "a stream of tables, not the screen (as in a pipe)" },
@@ -85,6 +99,8 @@ static int not_for(enum vn_cmd cmd, int id)
 {
 	if (id == OPT_BATCH)
 		return cmd != CMD_TOP;
+	if (id == OPT_ON_THRESHOLD || id == OPT_ON_END)
+		return cmd == CMD_REPORT;
 	if (id == OPT_BUCKET || id == OPT_ENTRIES)
 		return cmd != CMD_HIST && cmd != CMD_REPORT;
 	if (cmd == CMD_HIST && id == CLIOPT_TOP) /* hist lists no sources */
@@ -302,6 +318,15 @@ static int parse_opt(struct cliopt_parser *ps, int c, struct measure_params *p, 
 	case OPT_GAPS:
 		p->report_gaps = 1;
 		return 0;
+	case OPT_ON_THRESHOLD:
+	case OPT_ON_END: {
+		char why[256];
+
+		if (actions_parse(c == OPT_ON_END ? &p->on_end : &p->on_threshold, cliopt_name(ps),
+				  ps->arg, why, sizeof(why)))
+			return cliopt_fail(ps, "%s", why);
+		return 0;
+	}
 	default: /* CLIOPT_HELP */
 		return 1;
 	}
@@ -333,6 +358,9 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 		if (p->html && (p->json || p->report_hist))
 			return cliopt_fail(ps, "--html and %s: choose one",
 					   p->json ? "--json" : "--hist");
+		if (p->on_threshold.n || p->on_end.n)
+			return cliopt_fail(ps, "--on-threshold and --on-end are for the measuring "
+					       "commands (a report measures nothing)");
 		if (p->report_gaps && (p->json || p->report_hist || p->html || p->wide))
 			return cliopt_fail(ps, "--gaps and %s: choose one",
 					   p->json	    ? "--json"
@@ -343,6 +371,9 @@ static int check_command(struct cliopt_parser *ps, int argc, char **argv, struct
 	}
 	if (p->html)
 		return cliopt_fail(ps, "--html is for report only (of a record file)");
+	if (p->on_threshold.n && !p->stop_single_ns && !p->stop_total_ns)
+		return cliopt_fail(ps, "--on-threshold needs a threshold: -s/--stop-single TIME or "
+				       "-S/--stop-total TIME");
 	if (p->report_gaps)
 		return cliopt_fail(ps, "--gaps is for report only (of a record file)");
 	if (optind != argc)

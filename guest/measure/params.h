@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "noise.h"
+#include "util/actions.h"
 
 #define PARAMS_MAX_CPUS 1024
 
@@ -68,6 +69,8 @@ struct measure_params {
 	int top_set; /* --top given */
 	int batch; /* top --batch: the stream of tables, not the screen */
 	int force; /* --force: measure CPUs another vnoise sampler holds (measure/cpuclaim), marked so */
+	struct action_chain on_threshold; /* --on-threshold: run on a -s/-S hit (util/actions.h) */
+	struct action_chain on_end; /* --on-end: run when the run ends */
 	const struct measure_sink *sink; /* not from the command line: set by an embedder */
 };
 

@@ -202,6 +202,7 @@ static void read_stats(struct replay *r, const struct recfile_chunk *c)
 	r->v.sampler_loop_ns = kv_u64(p, n, "sampler_loop_ns");
 	kv_str(p, n, "dtl", r->dtl, sizeof(r->dtl));
 	r->v.dtl_late = kv_u64(p, n, "dtl_late");
+	r->v.t0_ns = kv_u64(p, n, "t0_ns"); /* the run's start: 0 in older files (times from boot) */
 	read_progs(&r->v, p, n);
 	if (!strcmp(r->helper, "proc") && r->v.proc)
 		read_proc(&r->v, p, n);

@@ -30,6 +30,19 @@ static inline void ring_push(struct sampler *s, uint64_t a, uint64_t b, uint8_t 
 	__atomic_store_n(&s->head, h + 1, __ATOMIC_RELEASE);
 }
 
+/* A gap over stop_single_ns: counted, and the main thread woken (off the hot path: hits are rare). */
+static void hit(struct sampler *s, uint64_t end, uint64_t d)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&s->hit_end_ns, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hit_ns, d, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hits, s->hits + 1, __ATOMIC_RELEASE);
+	if (s->hit_fd >= 0 && write(s->hit_fd, &one, sizeof(one)) < 0) {
+		/* the counter full (2^64 - 2 hits unread): the main thread has its wakeup already */
+	}
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -65,6 +78,12 @@ static void *sampler_main(void *arg)
 				ring_push(s, last, t, VN_SAMPLE_GAP);
 				gaps += d;
 				if (s->stop_single_ns && d > s->stop_single_ns) {
+					hit(s, t, d);
+					if (s->keep_going) {
+						last = now_ns(); /* the wakeup's cost is no gap */
+						n++;
+						continue;
+					}
 					/* stop at once: the stopping gap stays this CPU's last */
 					__atomic_store_n(&s->stop_hit, 1, __ATOMIC_RELEASE);
 					ring_push(s, cstart, t, VN_SAMPLE_WINDOW);

@@ -3,7 +3,9 @@
  * sampler: one pinned thread per measured CPU reading CLOCK_MONOTONIC in a tight loop (oslat/osnoise style).
  * A gap between two reads above the threshold is a noise sample; every <= 100 ms of sampling it also
  * publishes a runtime window. Records go to a single-producer single-consumer ring read by the main thread;
- * a full ring counts drops. The hot loop does no allocation, no locking, no syscalls.
+ * a full ring counts drops. The hot loop does no allocation, no locking, no syscalls, but on a gap over
+ * stop_single_ns: it counts the hit, wakes the main thread through hit_fd (an eventfd) and stops, or with
+ * keep_going samples on (the write's own time is not a gap: the next read starts after it).
  */
 #ifndef VNOISE_GUEST_MEASURE_SAMPLER_H
 #define VNOISE_GUEST_MEASURE_SAMPLER_H
@@ -19,6 +21,8 @@ struct sampler {
 	int policy, prio;
 	uint64_t threshold_ns, period_ns, runtime_ns, stop_single_ns;
 	const int *stop; /* shared stop flag (read with relaxed atomics at window edges) */
+	int keep_going; /* a stop_single_ns hit does not stop the thread (--on-threshold continue) */
+	int hit_fd; /* eventfd written on every hit; -1: none */
 	/* filled by the thread */
 	pthread_t thread;
 	int started;
@@ -27,7 +31,10 @@ struct sampler {
 	const char *err_what;
 	int ready, go;
 	uint64_t iterations, loop_ns; /* loop passes and time spent looping outside gaps */
-	int stop_hit; /* a gap exceeded stop_single_ns */
+	int stop_hit; /* a gap exceeded stop_single_ns (without keep_going: the thread stopped) */
+	uint64_t
+	    hits; /* gaps over stop_single_ns (release: hit_end_ns and hit_ns are set before) */
+	uint64_t hit_end_ns, hit_ns; /* the last hit: its end and length */
 	uint64_t dropped;
 	/* ring */
 	struct vn_sample *ring;

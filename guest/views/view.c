@@ -70,13 +70,22 @@ void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 	struct view *v = ctx;
 	int i, k;
 
-	(void)start_ns;
-	(void)end_ns;
-
 	for (i = 0; i < v->ncpus && v->cpus[i] != (int)cpu; i++)
 		;
 	if (i == v->ncpus || !v->hist)
 		return;
+	{
+		const struct merge_cpu *mc = merge_cpu(v->m, (int)cpu);
+		struct view_worst_split *ws = &v->hist[i].worst;
+
+		if (mc && mc->worst.start_ns == start_ns && mc->worst.end_ns == end_ns) {
+			ws->start_ns = start_ns;
+			ws->end_ns = end_ns;
+			ws->res = *res;
+			ws->nsrc =
+			    v->hs ? hypsplit_gap_sources(v->hs, ws->src, HYPSPLIT_GAP_SOURCES) : 0;
+		}
+	}
 	for (k = 0; k < VN_HCLASS_PARTS; k++)
 		if (res->hyp_ns[k])
 			hist_add(&v->hist[i].hyp[k], res->hyp_ns[k]);
@@ -241,8 +250,7 @@ void view_period_free(struct view *v)
 	v->period = NULL;
 }
 
-/* "+1.234567 s": t_ns in seconds from the start of the run (t0_ns), as rtla shows its traces. */
-static const char *since_start(char *b, size_t n, const struct view *v, uint64_t t_ns)
+const char *view_since_start(char *b, size_t n, const struct view *v, uint64_t t_ns)
 {
 	if (t_ns >= v->t0_ns)
 		snprintf(b, n, "+%.6f s", (t_ns - v->t0_ns) / 1e9);
@@ -264,7 +272,7 @@ void view_leadup(FILE *f, const struct view *v)
 			continue;
 		n = mc->nrecent < MERGE_RECENT ? mc->nrecent : MERGE_RECENT;
 		fprintf(f, "CPU %d last noise sample at %s, %.1f us; last events inside noise:\n",
-			v->cpus[i], since_start(at, sizeof(at), v, mc->last_gap_start),
+			v->cpus[i], view_since_start(at, sizeof(at), v, mc->last_gap_start),
 			(mc->last_gap_end - mc->last_gap_start) / 1e3);
 		for (k = 0; k < n; k++) {
 			const struct vn_event *e =
@@ -274,8 +282,8 @@ void view_leadup(FILE *f, const struct view *v)
 			memcpy(s.comm, e->comm, VN_COMM_LEN);
 			merge_source_name(&s, v->irq_name, v->irq_ctx, name, sizeof(name));
 			fprintf(f, "  %s  net %9.1f us  %s%s\n",
-				since_start(at, sizeof(at), v, e->start_ns), e->net_ns / 1e3, name,
-				view_is_self(v, &s) ? " (vnoise)" : "");
+				view_since_start(at, sizeof(at), v, e->start_ns), e->net_ns / 1e3,
+				name, view_is_self(v, &s) ? " (vnoise)" : "");
 		}
 	}
 }

@@ -19,7 +19,17 @@
 #include "measure/params.h"
 #include "measure/hypsplit.h"
 
+/* With the host's log: the split of a CPU's worst gap (merge_cpu()->worst), kept by view_hyp_cb(). */
+struct view_worst_split {
+	uint64_t start_ns, end_ns; /* the gap split; both 0: none yet */
+	struct gapsplit_res res;
+	size_t nsrc;
+	struct hypsplit_gsrc src[HYPSPLIT_GAP_SOURCES];
+};
+
+/* What the view keeps per CPU beyond the merge engine's totals: the histograms and the worst gap's split. */
 struct view_cpu_hist {
+	struct view_worst_split worst;
 	struct hist all; /* every noise sample */
 	struct hist cls[VN_CLASS_MAX]; /* per sample, its time of that class (when > 0) */
 	struct hist
@@ -149,6 +159,8 @@ void view_hyp_cb(void *ctx, uint32_t cpu, uint64_t start_ns, uint64_t end_ns,
 int view_has_dtl(const struct view *v);
 /* The row of CPU index idx; returns whether the CPU got any record. */
 int view_row(const struct view *v, int idx, struct view_row *r);
+/* "+1.234567 s": t_ns in seconds from the start of the run (t0_ns), as rtla shows its traces; returns b. */
+const char *view_since_start(char *b, size_t n, const struct view *v, uint64_t t_ns);
 /* The last events that fell into noise on each CPU (for --stop-single/--stop-total), in seconds from t0_ns. */
 void view_leadup(FILE *f, const struct view *v);
 /* Whether a thread source is one of vnoise's own threads (v->self). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view_hist: per CPU, the distribution of noise sample durations and, per shown class, of each sample's time of
+ * view_hist: on more than one CPU first rtla's layout, a column per CPU and ALL (every CPU's samples); then per
+ * CPU, the distribution of noise sample durations and, per shown class, of each sample's time of
  * that class: one row per bucket in use (4 an octave from the threshold, the time below it in one row from 0; with
  * --bucket-size rows of that width from 0, at most --entries of them, the rest in "over"), then count, percentiles and max (all in us); with the host's
  * dispatch trace log, once it split a sample, a second table of each split sample's time by hypervisor class
@@ -273,6 +274,36 @@ static void table(FILE *f, const struct view *v, const struct hist_cols *w,
 	summary(f, w, t);
 }
 
+/* rtla's layout first: a column per CPU and ALL (every CPU's samples), as many CPUs a table as fit. */
+static void cpu_tables(FILE *f, const struct view *v, const struct hist_cols *w)
+{
+	struct hist *all = calloc(1, sizeof(*all));
+	char lab[HIST_MAXCOLS][16];
+	struct hist_table t;
+	int i, k, per = (80 - w->lab - w->all) / (w->cls + 1);
+
+	if (!all)
+		return;
+	if (per > HIST_MAXCOLS)
+		per = HIST_MAXCOLS;
+	if (per < 1)
+		per = 1;
+	for (i = 0; i < v->ncpus; i++)
+		hist_merge(all, &v->hist[i].all);
+	for (i = 0; i < v->ncpus; i += per) {
+		t = (struct hist_table){ .all = all };
+		for (k = 0; k < per && i + k < v->ncpus; k++) {
+			snprintf(lab[k], sizeof(lab[k]), "CPU%d", v->cpus[i + k]);
+			t.cls[k] = &v->hist[i + k].all;
+			t.lab[k] = lab[k];
+		}
+		t.n = k;
+		fprintf(f, "# noise sample durations per CPU, ALL: every CPU's (us)\n");
+		table(f, v, w, &t);
+	}
+	free(all);
+}
+
 static void view_hist_end(FILE *f, const struct view *v)
 {
 	struct hist_cols w = cols_of(v);
@@ -281,6 +312,8 @@ static void view_hist_end(FILE *f, const struct view *v)
 	int i, k;
 
 	view_header(f, v);
+	if (v->ncpus > 1 && v->hist)
+		cpu_tables(f, v, &w);
 	for (i = 0; i < v->ncpus && v->hist; i++) {
 		t = (struct hist_table){ .all = &v->hist[i].all, .n = VIEW_NSHOWN };
 		for (k = 0; k < VIEW_NSHOWN; k++) {

@@ -11,6 +11,7 @@
 #include "attrib/classes.h"
 #include "format/htmlplot.h"
 #include "views/view_html.h"
+#include "views/view_worst.h"
 
 struct view_html {
 	int ncpus;
@@ -20,9 +21,6 @@ struct view_html {
 	double *bins; /* [ncpus][VIEW_HTML_BINS][VIEW_NSHOWN] ns */
 	int have_span;
 };
-
-static const char *const class_colors[VIEW_NSHOWN] = { "#7f3c8d", "#e15759", "#f28e2b", "#4e79a7",
-						       "#59a14f", "#b07aa1", "#9c9c9c" };
 
 static double *bin_at(const struct view_html *h, int idx, size_t bin)
 {
@@ -205,7 +203,7 @@ static int write_timeline(FILE *f, const struct view_html *h, const struct view 
 	}
 	for (k = 0; k < VIEW_NSHOWN; k++) {
 		s[k].name = classes_guest_label(view_shown[k]);
-		s[k].color = class_colors[k];
+		s[k].color = classes_guest_color(view_shown[k]);
 		s[k].y = y + (size_t)k * h->nbins;
 	}
 	snprintf(title, sizeof(title), "CPU %d: noise by class (%% of each %s bin)", v->cpus[idx],
@@ -255,14 +253,18 @@ static int write_sources(FILE *f, const struct view *v)
 			merge_source_name(&src[k], v->irq_name, v->irq_ctx, name, 96);
 			if (view_is_self(v, &src[k]))
 				strcat(name, " (vnoise)");
-			rc = htmlplot_top_add(&t, name, (double)src[k].total_ns, src[k].count,
+			rc = htmlplot_top_add(&t, name, classes_guest_label(src[k].cls),
+					      classes_guest_color(src[k].cls),
+					      (double)src[k].total_ns, src[k].count,
 					      (double)src[k].max_ns);
 		}
 		n = view_has_dtl(v) ? hypsplit_top(v->hs, v->cpus[i], hsrc, 64) : 0;
 		for (k = 0; !rc && k < n; k++) {
 			snprintf(name, sizeof(name), "%s %s", classes_hyp_name(hsrc[k].hclass),
 				 hsrc[k].name);
-			rc = htmlplot_top_add(&ht, name, (double)hsrc[k].total_ns, hsrc[k].count,
+			rc = htmlplot_top_add(&ht, name, classes_hyp_label(hsrc[k].hclass),
+					      classes_hyp_color(hsrc[k].hclass),
+					      (double)hsrc[k].total_ns, hsrc[k].count,
 					      (double)hsrc[k].max_ns);
 		}
 	}
@@ -293,7 +295,9 @@ static int write_proc_sources(FILE *f, const struct view *v)
 		for (j = 0; !rc && v->proc[i].valid && j < v->proc[i].nsrc; j++) {
 			snprintf(name, sizeof(name), "%s:%s",
 				 classes_guest_name(v->proc[i].src[j].cls), v->proc[i].src[j].name);
-			rc = htmlplot_top_add(&t, name, (double)v->proc[i].src[j].count, 0, 0);
+			rc = htmlplot_top_add(&t, name, classes_guest_label(v->proc[i].src[j].cls),
+					      classes_guest_color(v->proc[i].src[j].cls),
+					      (double)v->proc[i].src[j].count, 0, 0);
 		}
 	htmlplot_top_sort(&t);
 	htmlplot_section(f, "Busiest interrupt sources",
@@ -304,6 +308,75 @@ static int write_proc_sources(FILE *f, const struct view *v)
 	htmlplot_bars(f, "interrupts counted", NULL, bars, n);
 	htmlplot_top_free(&t);
 	return rc;
+}
+
+/* Each CPU's worst gap as bars of its parts (coloured by class) and the tail of every CPU as facts. */
+static int write_worst(FILE *f, const struct view *v)
+{
+	struct view_worst_gap *g = malloc(sizeof(*g));
+	struct htmlplot_bar b[VIEW_WORST_PARTS];
+	struct htmlplot_fact *facts = calloc((size_t)v->ncpus + 1, sizeof(*facts));
+	char(*tails)[160] = calloc((size_t)v->ncpus + 1, sizeof(*tails));
+	char(*labels)[24] = calloc((size_t)v->ncpus + 1, sizeof(*labels));
+	char notes[VIEW_WORST_PARTS][16], title[160], at[32], d[32];
+	size_t k, off;
+	int i, t;
+
+	if (!g || !facts || !tails || !labels) {
+		free(g);
+		free(facts);
+		free(tails);
+		free(labels);
+		return -ENOMEM;
+	}
+	htmlplot_section(
+	    f, "Worst gap",
+	    "each CPU's longest noise sample, broken into its net parts (they add up to it)");
+	for (i = 0; i < v->ncpus; i++) {
+		if (!view_worst(v, i, g))
+			continue;
+		for (k = 0; k < g->nparts; k++) {
+			snprintf(notes[k], sizeof(notes[k]), "(%.1f%%)",
+				 100.0 * (double)g->parts[k].ns / (double)g->duration_ns);
+			b[k] = (struct htmlplot_bar){
+				.name = g->parts[k].source,
+				.value = (double)g->parts[k].ns,
+				.note = notes[k],
+				.group = g->parts[k].hyp ? classes_hyp_label(g->parts[k].cls)
+							 : classes_guest_label(g->parts[k].cls),
+				.color = g->parts[k].hyp ? classes_hyp_color(g->parts[k].cls)
+							 : classes_guest_color(g->parts[k].cls),
+			};
+		}
+		snprintf(title, sizeof(title), "CPU %d: %s at %s%s", g->cpu,
+			 htmlplot_ns(d, sizeof(d), (double)g->duration_ns),
+			 view_since_start(at, sizeof(at), v, g->start_ns),
+			 g->split ? ", split with the host's log" : "");
+		htmlplot_bars(f, title, "ns", b, g->nparts);
+	}
+	for (i = 0; i < v->ncpus; i++) {
+		const struct hist *h = &v->hist[i].all;
+
+		snprintf(labels[i], sizeof(labels[i]), "CPU %d", v->cpus[i]);
+		off = (size_t)snprintf(tails[i], sizeof(tails[i]), "%llu samples",
+				       (unsigned long long)hist_count(h));
+		for (t = 0; t < VIEW_TAIL_N && off < sizeof(tails[i]); t++)
+			off += (size_t)snprintf(
+			    tails[i] + off, sizeof(tails[i]) - off, ", %s %s", view_tail_key[t],
+			    htmlplot_ns(d, sizeof(d),
+					(double)hist_percentile(h, view_tail_pct[t])));
+		if (off < sizeof(tails[i]))
+			snprintf(tails[i] + off, sizeof(tails[i]) - off, ", max %s",
+				 htmlplot_ns(d, sizeof(d), (double)hist_max(h)));
+		facts[i] = (struct htmlplot_fact){ labels[i], tails[i] };
+	}
+	htmlplot_section(f, "Tail", "percentiles of the noise sample durations, per CPU");
+	htmlplot_facts(f, facts, (size_t)v->ncpus);
+	free(g);
+	free(facts);
+	free(tails);
+	free(labels);
+	return 0;
 }
 
 static int write_page(FILE *f, const struct view_html *h, const struct view *v)
@@ -321,6 +394,8 @@ static int write_page(FILE *f, const struct view_html *h, const struct view *v)
 		return rc;
 	write_hist(f, v);
 	rc = v->proc ? write_proc_sources(f, v) : write_sources(f, v);
+	if (!rc && !v->proc && v->hist)
+		rc = write_worst(f, v);
 	htmlplot_tail(f);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/version.h"
 #include "views/view.h"
+#include "views/view_worst.h"
 
 #define JSON_MAX_SOURCES 256
 
@@ -218,6 +219,7 @@ static void cpu(struct json_writer *w, const struct view *v, int idx)
 		json_kv_u64(w, "dtl_uncovered_samples", r.class_count[VN_CLASS_UNEXPLAINED]);
 	}
 	sources(w, v, idx);
+	view_worst_json(w, v, idx);
 	if (mc) {
 		json_kv_u64(w, "steal_seen_ns", mc->steal_seen_ns);
 		json_kv_u64(w, "steal_outside_samples_ns", mc->steal_unplaced_ns);

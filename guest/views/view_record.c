@@ -148,6 +148,7 @@ static void stats_text(FILE *f, const struct view *v)
 			(unsigned long long)v->progs[i].run_ns);
 	fprintf(f, "dtl=%s\n", v->dtl ? v->dtl : "absent");
 	fprintf(f, "dtl_late=%llu\n", (unsigned long long)v->dtl_late);
+	fprintf(f, "t0_ns=%llu\n", (unsigned long long)v->t0_ns);
 	proc_text(f, v);
 }
 

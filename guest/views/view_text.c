@@ -5,6 +5,7 @@
  */
 #include "util/log.h"
 #include "views/view_text.h"
+#include "views/view_worst.h"
 
 void view_text_start(const struct view *v, uint64_t planned_ns)
 {
@@ -25,6 +26,7 @@ void view_text_end(FILE *f, const struct view *v)
 	view_table(f, v);
 	view_sources(f, v);
 	view_hyp_sources(f, v);
+	view_worst_text(f, v);
 	view_overhead_line(f, v);
 }
 

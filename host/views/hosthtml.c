@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attrib/classes.h"
 #include "format/htmlplot.h"
 #include "format/recfile.h"
 #include "match/matchview.h"
@@ -382,12 +383,13 @@ static size_t bin_of(const struct hh_axis *ax, uint64_t t_ns)
 #define HH_MATCH_SERIES 6
 
 static const char *const host_names[HH_HOST_SERIES] = { "preempted", "host IRQs", "VM exits" };
-static const char *const host_colors[HH_HOST_SERIES] = { "#c0504d", "#f28e2b", "#4e79a7" };
+/* the host view's series by the hypervisor class each is part of */
+static const int host_hclass[HH_HOST_SERIES] = { VN_HCLASS_HOST_PREEMPT, VN_HCLASS_HOST_IRQ,
+						 VN_HCLASS_VMEXIT };
 static const char *const match_names[HH_MATCH_SERIES] = {
 	"guest", "host preempt", "host wait", "VM exit", "host IRQ", "hw (residual)"
 };
-static const char *const match_colors[HH_MATCH_SERIES] = { "#59a14f", "#c0504d", "#b07aa1",
-							   "#4e79a7", "#f28e2b", "#9c9c9c" };
+#define GUEST_COLOR "#59a14f" /* the combined view's guest part (every guest class) */
 
 /* The parts of point p for series k (host or combined view) and its base (the time they are a share of). */
 static uint64_t point_part(const struct hh_point *p, bool guest, bool runs, int k, uint64_t *base)
@@ -406,7 +408,7 @@ static uint64_t point_part(const struct hh_point *p, bool guest, bool runs, int 
 
 /* One vCPU's timeline: its series summed into the axis' bins, as % of their base. */
 static int write_vcpu(FILE *f, const struct hh_vcpu *v, const struct hh_axis *ax, bool guest,
-		      bool runs, const char *title)
+		      bool runs, const char *title, const char *why)
 {
 	int ns = guest ? HH_MATCH_SERIES : HH_HOST_SERIES, k;
 	double *y = calloc((size_t)(ns + 1) * (ax->nbins + 1), sizeof(double)), *base;
@@ -434,7 +436,9 @@ static int write_vcpu(FILE *f, const struct hh_vcpu *v, const struct hh_axis *ax
 			y[(size_t)k * (ax->nbins + 1) + b] =
 			    base[b] > 0 ? 100.0 * y[(size_t)k * (ax->nbins + 1) + b] / base[b] : 0;
 		s[k].name = guest ? match_names[k] : host_names[k];
-		s[k].color = guest ? match_colors[k] : host_colors[k];
+		s[k].color = !guest ? classes_hyp_color(host_hclass[k])
+			     : k    ? classes_hyp_color(k - 1)
+				    : GUEST_COLOR;
 		s[k].y = y + (size_t)k * (ax->nbins + 1);
 	}
 	htmlplot_timeline(f, &(struct htmlplot_timeline){ .title = title,
@@ -442,11 +446,31 @@ static int write_vcpu(FILE *f, const struct hh_vcpu *v, const struct hh_axis *ax
 							  .dt_s = (double)ax->bin_ns / 1e9,
 							  .n = ax->nbins,
 							  .nodata = !any,
+							  .nodata_why = why,
 							  .series = s,
 							  .nseries = (size_t)ns,
 							  .stacked = 1 });
 	free(y);
 	return 0;
+}
+
+/* Why vCPU j of domain d may have no point in the view (shown only with "no data"). */
+static const char *nodata_why(const struct hosthtml *h, uint32_t d, uint32_t j, bool guest)
+{
+	const struct hh_dom *hd = h->dom[d];
+	uint32_t k;
+	size_t i;
+
+	if (!guest || !hd)
+		return !hd || !hd->vcpu[j].n ? "the host recorded no period of this vCPU" : NULL;
+	for (k = 0; k < VN_HOST_MAX_VCPUS; k++)
+		for (i = 0; i < hd->vcpu[k].n; i++)
+			if (hd->vcpu[k].p[i].runtime_ns)
+				return "the guest's sampler did not run on this vCPU (vnoise-guest "
+				       "-c "
+				       "left it out)";
+	return "no vnoise-guest report reached the host from this domain (none running, or its "
+	       "channel not attached)";
 }
 
 /* Per domain and vCPU the timelines of the view. */
@@ -469,7 +493,7 @@ static int write_timelines(FILE *f, const struct hosthtml *h, const struct hosta
 				       : "out-time by cause",
 				 bin);
 			rc = write_vcpu(f, h->dom[d] ? &h->dom[d]->vcpu[j] : &none, ax, guest,
-					h->nrun > 0, title);
+					h->nrun > 0, title, nodata_why(h, d, j, guest));
 		}
 	}
 	return rc;
@@ -542,10 +566,13 @@ static int top_preempt(const struct hostagg *a, const struct hostinfo *in, bool 
 					continue;
 				snprintf(name, sizeof(name), "%s[%u]%s", pr[k]->comm, pr[k]->pid,
 					 hostview_is_self(in, pr[k]->pid) ? " (vnoise)" : "");
-				rc = halted ? htmlplot_top_add(t, name, (double)pr[k]->halted_ns,
+				rc = halted ? htmlplot_top_add(t, name, NULL, NULL,
+							       (double)pr[k]->halted_ns,
 							       pr[k]->halted_count, 0)
-					    : htmlplot_top_add(t, name, (double)pr[k]->total_ns,
-							       pr[k]->count, 0);
+					    : htmlplot_top_add(
+						  t, name, NULL,
+						  classes_hyp_color(VN_HCLASS_HOST_PREEMPT),
+						  (double)pr[k]->total_ns, pr[k]->count, 0);
 			}
 		}
 	return rc;
@@ -569,7 +596,9 @@ static int top_msrc(const struct hostagg *a, const struct hostinfo *in, uint8_t 
 				matchview_source_name(a, v, s[k], name, 96);
 				if (matchview_is_vnoise(in, s[k]))
 					strcat(name, " (vnoise)");
-				rc = htmlplot_top_add(t, name, (double)s[k]->total_ns, s[k]->count,
+				rc = htmlplot_top_add(t, name, classes_guest_label(s[k]->cls),
+						      classes_guest_color(s[k]->cls),
+						      (double)s[k]->total_ns, s[k]->count,
 						      (double)s[k]->max_ns);
 			}
 		}

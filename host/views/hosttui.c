@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/monotime.h"
+#include "util/termcell.h"
 #include "engine/live.h"
 #include "views/hosttui.h"
 #include "views/hosttui_model.h"
@@ -546,11 +547,27 @@ static void draw_status(struct hosttui *t, int y, int w)
 	const char *s =
 	    t->filtering ? "filter: type a domain name, Enter keeps it, Esc clears it" : t->status;
 
+	char buf[LOG_LEN + 8];
+	int n;
+
+	if (!strncmp(
+		s, "vnoise-host: ", 13)) /* the screen is vnoise-host's: its prefix says nothing */
+		s += 13;
+	n = termcell_count(s);
 	attron(t->colour ? COLOR_PAIR(PAIR_STATUS) : A_REVERSE);
 	mvhline(y, 0, ' ', w);
-	put(y, 0, w - 15 > 0 ? w - 15 : w, s);
-	if (w > 30)
-		put(y, w - 14, 14, " h help q quit");
+	if (n <= w - 15 || w <= 30) {
+		put(y, 0, w - 15 > 0 ? w - 15 : w, s);
+		if (w > 30)
+			put(y, w - 14, 14, " h help q quit");
+	} else if (n <= w) {
+		put(y, 0, w, s); /* a long message takes the hint's room */
+	} else { /* cut at its end with an ellipsis (warnings and errors are printed whole at exit) */
+		size_t off = termcell_off(s, w - 1);
+
+		snprintf(buf, sizeof(buf), "%.*s%s", (int)off, s, t->utf8 ? "\u2026" : "~");
+		put(y, 0, w, buf);
+	}
 	attroff(t->colour ? COLOR_PAIR(PAIR_STATUS) : A_REVERSE);
 }
 

@@ -12,25 +12,26 @@ struct row {
 	const char *name; /* JSON key, metric label, datagram/store class name */
 	const char *label; /* column head */
 	const char *abbrev; /* narrow column head */
+	const char *color; /* plot colour (#rrggbb): every plot of a class draws it in this one */
 };
 
 #define HYP0 VN_CLASS_MAX /* the first hypervisor row */
 #define ROWS (VN_CLASS_MAX + VN_HCLASS_PARTS)
 
 static const struct row rows[ROWS] = {
-	[VN_CLASS_NONE] = { "none", "-", "-" },
-	[VN_CLASS_NMI] = { "nmi", "NMI", "NMI" },
-	[VN_CLASS_IRQ] = { "irq", "IRQ", "IRQ" },
-	[VN_CLASS_SOFTIRQ] = { "softirq", "SIRQ", "SIRQ" },
-	[VN_CLASS_THREAD] = { "thread", "THREAD", "THREAD" },
-	[VN_CLASS_HCALL] = { "hypercall", "HCALL", "HCALL" },
-	[VN_CLASS_STEAL] = { "steal", "STEAL", "STEAL" },
-	[VN_CLASS_UNEXPLAINED] = { "unexplained", "UNEXPL", "UNEXPL" },
-	[HYP0 + VN_HCLASS_HOST_PREEMPT] = { "host_preempt", "HOSTPRE", "HPRE" },
-	[HYP0 + VN_HCLASS_HOST_WAIT] = { "host_wait", "HOSTWAIT", "HWAIT" },
-	[HYP0 + VN_HCLASS_VMEXIT] = { "vmexit", "VMEXIT", "VMEXIT" },
-	[HYP0 + VN_HCLASS_HOST_IRQ] = { "host_irq", "HOSTIRQ", "HIRQ" },
-	[HYP0 + VN_HCLASS_HW] = { "hw", "HW", "HW" },
+	[VN_CLASS_NONE] = { "none", "-", "-", "#9c9c9c" },
+	[VN_CLASS_NMI] = { "nmi", "NMI", "NMI", "#7f3c8d" },
+	[VN_CLASS_IRQ] = { "irq", "IRQ", "IRQ", "#e15759" },
+	[VN_CLASS_SOFTIRQ] = { "softirq", "SIRQ", "SIRQ", "#f28e2b" },
+	[VN_CLASS_THREAD] = { "thread", "THREAD", "THREAD", "#4e79a7" },
+	[VN_CLASS_HCALL] = { "hypercall", "HCALL", "HCALL", "#59a14f" },
+	[VN_CLASS_STEAL] = { "steal", "STEAL", "STEAL", "#b07aa1" },
+	[VN_CLASS_UNEXPLAINED] = { "unexplained", "UNEXPL", "UNEXPL", "#bab0ac" },
+	[HYP0 + VN_HCLASS_HOST_PREEMPT] = { "host_preempt", "HOSTPRE", "HPRE", "#8c564b" },
+	[HYP0 + VN_HCLASS_HOST_WAIT] = { "host_wait", "HOSTWAIT", "HWAIT", "#d4a6c8" },
+	[HYP0 + VN_HCLASS_VMEXIT] = { "vmexit", "VMEXIT", "VMEXIT", "#17becf" },
+	[HYP0 + VN_HCLASS_HOST_IRQ] = { "host_irq", "HOSTIRQ", "HIRQ", "#edc948" },
+	[HYP0 + VN_HCLASS_HW] = { "hw", "HW", "HW", "#79706e" },
 };
 
 static const struct row *guest_row(int cls)
@@ -92,6 +93,20 @@ const char *classes_hyp_abbrev(int hc)
 	const struct row *r = hyp_row(hc);
 
 	return r ? r->abbrev : "?";
+}
+
+const char *classes_guest_color(int cls)
+{
+	const struct row *r = guest_row(cls);
+
+	return r ? r->color : "#9c9c9c";
+}
+
+const char *classes_hyp_color(int hc)
+{
+	const struct row *r = hyp_row(hc);
+
+	return r ? r->color : "#9c9c9c";
 }
 
 int classes_hyp_find(const char *name)

@@ -26,6 +26,11 @@ const char *classes_hyp_label(int hc);
 /* ... -> "HPRE", "HWAIT", "VMEXIT", "HIRQ", "HW" (narrow column heads: the histograms); "?". */
 const char *classes_hyp_abbrev(int hc);
 
+/* The plot colour of a guest class / of a hypervisor class or hw ("#rrggbb"; grey for an unknown one):
+ * distinct across both sets, so a combined plot never draws two classes alike. */
+const char *classes_guest_color(int cls);
+const char *classes_hyp_color(int hc);
+
 /* An interval's verdict (enum vn_pipe_verdict, protocol/app.h) -> "none", "noise", "imbalance",
  * "unexplained"; "?". */
 const char *classes_verdict_name(unsigned v);

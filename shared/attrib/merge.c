@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attrib/classes.h"
+#include "attrib/gapsplit.h"
 #include "attrib/merge.h"
 
 struct mev {
@@ -78,6 +79,10 @@ const char *merge_source_name(const struct merge_source *s, merge_irq_name_fn fn
 {
 	const char *n;
 
+	if (s->id == MERGE_ID_REST && s->cls != VN_CLASS_STEAL && s->cls != VN_CLASS_UNEXPLAINED) {
+		snprintf(buf, len, "%s:(others)", classes_guest_name(s->cls));
+		return buf;
+	}
 	switch (s->cls) {
 	case VN_CLASS_IRQ:
 		if (s->id >= VN_VEC_BASE)
@@ -548,6 +553,194 @@ static void scale_parts(struct mcpu *c, uint64_t part[VN_CLASS_MAX], unsigned __
 	part[big] += dur - acc;
 }
 
+/* ---- the worst gap ---- */
+
+/* The part of (cls, id, comm) in w (comm NULL: a thread by pid only), made if new; a full list takes it into
+ * the class's rest part (the class's last source becomes it); NULL when the list is full of other classes. */
+static struct merge_source *worst_part(struct merge_worst *w, uint8_t cls, uint32_t id,
+				       const char *comm)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nparts; i++) {
+		const struct merge_source *p = &w->parts[i];
+
+		if (comm ? src_eq(p, cls, id, comm) : p->cls == cls && p->id == id)
+			return &w->parts[i];
+	}
+	if (w->nparts == MERGE_WORST_PARTS) {
+		for (i = 0; i < w->nparts; i++)
+			if (w->parts[i].cls == cls && w->parts[i].id == MERGE_ID_REST)
+				return &w->parts[i];
+		for (i = w->nparts; i > 0; i--)
+			if (w->parts[i - 1].cls == cls) {
+				w->parts[i - 1].id = MERGE_ID_REST;
+				memset(w->parts[i - 1].comm, 0, VN_COMM_LEN);
+				return &w->parts[i - 1];
+			}
+		return NULL;
+	}
+	w->parts[w->nparts] = (struct merge_source){ .cls = cls, .id = id, .count = 1 };
+	if (cls == VN_CLASS_THREAD && comm)
+		memcpy(w->parts[w->nparts].comm, comm, VN_COMM_LEN);
+	return &w->parts[w->nparts++];
+}
+
+/* The sum of the parts of class cl in w. */
+static uint64_t worst_sum(const struct merge_worst *w, int cl)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < w->nparts; i++)
+		if (w->parts[i].cls == cl)
+			sum += w->parts[i].total_ns;
+	return sum;
+}
+
+/* Each class's parts in w made to add up to part[cls] exactly: scaled down when over, the rest part given the
+ * shortfall; then the empty parts dropped. 0, or -1 when a class found no room (the caller keeps classes). */
+static int worst_fit(struct merge_worst *w, const uint64_t part[VN_CLASS_MAX])
+{
+	uint64_t v[MERGE_WORST_PARTS], sum;
+	uint32_t idx[MERGE_WORST_PARTS], i, j, k;
+	int cl;
+
+	for (cl = 0; cl < VN_CLASS_MAX; cl++) {
+		struct merge_source *r = NULL;
+
+		sum = worst_sum(w, cl);
+		if (sum < part[cl] && !(r = worst_part(w, (uint8_t)cl, MERGE_ID_REST, no_comm)))
+			return -1;
+		for (i = 0, k = 0; i < w->nparts; i++)
+			if (w->parts[i].cls == cl) {
+				idx[k] = i;
+				v[k++] = w->parts[i].total_ns;
+			}
+		if (sum > part[cl]) {
+			gapsplit_scale(v, k, sum, part[cl]);
+		} else if (r) {
+			for (j = 0; j < k && &w->parts[idx[j]] != r; j++)
+				;
+			v[j] += part[cl] - sum; /* r is of class cl: j < k */
+		}
+		for (j = 0; j < k; j++)
+			w->parts[idx[j]].total_ns = v[j];
+	}
+	for (i = 0, k = 0; i < w->nparts; i++)
+		if (w->parts[i].total_ns)
+			w->parts[k++] = w->parts[i];
+	w->nparts = k;
+	return 0;
+}
+
+/* Whether event e goes before the lead-up entry b (by end, then start, class, id). */
+static int before_cmp(const struct vn_event *a, const struct vn_event *b)
+{
+	if (a->end_ns != b->end_ns)
+		return a->end_ns < b->end_ns ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Keep e in the worst gap's lead-up when it is among the latest MERGE_WORST_BEFORE (by end), once. */
+static void before_offer(struct merge_worst *w, const struct vn_event *e)
+{
+	uint32_t i, at;
+
+	for (i = 0; i < w->nbefore; i++)
+		if (!before_cmp(&w->before[i], e))
+			return;
+	if (w->nbefore == MERGE_WORST_BEFORE && before_cmp(e, &w->before[0]) < 0)
+		return;
+	if (w->nbefore == MERGE_WORST_BEFORE)
+		memmove(w->before, w->before + 1, sizeof(w->before[0]) * --w->nbefore);
+	for (at = w->nbefore; at > 0 && before_cmp(e, &w->before[at - 1]) < 0; at--)
+		;
+	memmove(w->before + at + 1, w->before + at, sizeof(w->before[0]) * (w->nbefore - at));
+	w->before[at] = *e;
+	w->nbefore++;
+}
+
+/* The worst gap's lead-up: the latest events that fell into gaps and ended by its start, from the events
+ * still held and the recent ring (which holds the latest of earlier batches): the same whatever the
+ * horizons were. */
+static void worst_before(struct mcpu *c, const struct vn_sample *g)
+{
+	struct merge_worst *w = &c->pub.worst;
+	uint32_t n = c->pub.nrecent < MERGE_RECENT ? c->pub.nrecent : MERGE_RECENT, k;
+	size_t i;
+
+	for (k = 0; k < n; k++) {
+		const struct vn_event *e = &c->pub.recent[k];
+
+		if (e->end_ns <= g->start_ns)
+			before_offer(w, e);
+	}
+	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->start_ns; i++)
+		if ((c->ev[i].counted & 1) && c->ev[i].e.end_ns <= g->start_ns)
+			before_offer(w, &c->ev[i].e);
+}
+
+/* Gap g (its final parts by class: part[]) is the CPU's longest so far: its parts by source from the events
+ * still held (the same net rule as apply_event), and the lead-up from the recent ring. */
+static void worst_capture(struct mcpu *c, const struct vn_sample *g,
+			  const uint64_t part[VN_CLASS_MAX])
+{
+	struct merge_worst *w = &c->pub.worst;
+	uint32_t k;
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	w->start_ns = g->start_ns;
+	w->end_ns = g->end_ns;
+	memcpy(w->class_ns, part, sizeof(w->class_ns));
+	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->end_ns; i++) {
+		const struct vn_event *e = &c->ev[i].e;
+		uint64_t a = e->start_ns > g->start_ns ? e->start_ns : g->start_ns;
+		uint64_t b = e->end_ns < g->end_ns ? e->end_ns : g->end_ns;
+		uint64_t ov, stp = 0, wall = e->end_ns - e->start_ns;
+		struct merge_source *s;
+
+		if (b <= a || e->cls == VN_CLASS_STEAL || e->cls >= VN_CLASS_UNEXPLAINED)
+			continue;
+		ov = b - a;
+		if (e->steal_ns && wall)
+			stp = (uint64_t)((unsigned __int128)e->steal_ns * ov / wall);
+		if (stp > ov)
+			stp = ov;
+		s = worst_part(w, e->cls, e->id, e->cls == VN_CLASS_THREAD ? e->comm : no_comm);
+		if (s)
+			s->total_ns += ov - stp;
+		if (e->parent_cls != VN_CLASS_NONE && e->parent_cls < VN_CLASS_STEAL) {
+			s = worst_part(w, e->parent_cls, e->parent_id,
+				       e->parent_cls == VN_CLASS_THREAD ? NULL : no_comm);
+			if (s)
+				s->total_ns = s->total_ns >= ov ? s->total_ns - ov : 0;
+		}
+	}
+	for (i = 0, k = 0; i < w->nparts;
+	     i++) /* a parent seen only as a parent has no name: its rest */
+		if (w->parts[i].cls != VN_CLASS_THREAD || w->parts[i].comm[0] ||
+		    w->parts[i].id == MERGE_ID_REST)
+			w->parts[k++] = w->parts[i];
+	w->nparts = (uint32_t)k;
+	if (worst_fit(w, part)) { /* no room to be exact by source: exact by class */
+		w->nparts = 0;
+		for (k = 0; k < VN_CLASS_MAX; k++)
+			if (part[k])
+				w->parts[w->nparts++] =
+				    (struct merge_source){ .cls = (uint8_t)k,
+							   .id = MERGE_ID_REST,
+							   .count = 1,
+							   .total_ns = part[k] };
+	}
+	worst_before(c, g);
+}
+
 /* Gap g is settled: its parts and the unexplained rest go into the CPU's totals and to the gap callback. */
 static void settle_gap(struct merge *m, struct mcpu *c, const struct vn_sample *g,
 		       uint64_t part[VN_CLASS_MAX], unsigned __int128 sum)
@@ -570,7 +763,7 @@ static void settle_gap(struct merge *m, struct mcpu *c, const struct vn_sample *
 		c->pub.max_single_ns = dur;
 	c->pub.last_gap_start = g->start_ns;
 	c->pub.last_gap_end = g->end_ns;
-	if (m->fn)
+	if (m && m->fn)
 		m->fn(m->ctx, c->pub.cpu, dur, part);
 }
 
@@ -578,10 +771,13 @@ static void settle_gap(struct merge *m, struct mcpu *c, const struct vn_sample *
 static int attribute_batch(struct merge *m, struct mcpu *c, size_t n)
 {
 	const struct vn_sample *g = c->gap;
-	size_t i, k, o = 0;
+	size_t i, k, o = 0, big = 0;
 
 	if (grow((void **)&c->part, &c->partcap, n, sizeof(*c->part)))
 		return -ENOMEM;
+	for (k = 1; k < n; k++) /* the batch's longest gap: the only one that can be a new worst */
+		if (g[k].end_ns - g[k].start_ns > g[big].end_ns - g[big].start_ns)
+			big = k;
 	memset(c->part, 0, n * sizeof(*c->part));
 	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g[n - 1].end_ns; i++)
 		if (apply_event(c, &c->ev[i], g, n))
@@ -592,6 +788,14 @@ static int attribute_batch(struct merge *m, struct mcpu *c, size_t n)
 
 		if (fill_steal(c, &g[k], &o, part, &sum))
 			return -ENOMEM;
+		if (k == big &&
+		    g[k].end_ns - g[k].start_ns > c->pub.worst.end_ns - c->pub.worst.start_ns) {
+			settle_gap(NULL, c, &g[k], part, sum); /* final parts first ... */
+			worst_capture(c, &g[k], part);
+			if (m->fn) /* ... then the callback sees the new worst in place */
+				m->fn(m->ctx, c->pub.cpu, g[k].end_ns - g[k].start_ns, part);
+			continue;
+		}
 		settle_gap(m, c, &g[k], part, sum);
 	}
 	return 0;

@@ -31,6 +31,24 @@ struct merge_source {
 	uint64_t max_ns; /* largest single event (net, within gaps) */
 };
 
+#define MERGE_WORST_PARTS \
+	16 /* sources of the worst gap listed at most (the rest: one part a class) */
+#define MERGE_WORST_BEFORE 4 /* events of earlier gaps kept as the worst gap's lead-up */
+#define MERGE_ID_REST UINT32_MAX /* a part's id: the class's sources beyond those listed */
+
+/*
+ * A CPU's longest gap so far, split by source: parts[] (total_ns: the source's net time in the gap; count 1)
+ * add up to end_ns - start_ns exactly, and per class to class_ns[] (what the gap callback was given: STEAL and
+ * UNEXPLAINED are one part each). before[]: the last events of earlier gaps on the CPU, oldest first.
+ */
+struct merge_worst {
+	uint64_t start_ns, end_ns; /* both 0: no gap yet */
+	uint64_t class_ns[VN_CLASS_MAX];
+	uint32_t nparts, nbefore;
+	struct merge_source parts[MERGE_WORST_PARTS];
+	struct vn_event before[MERGE_WORST_BEFORE];
+};
+
 struct merge_cpu {
 	int cpu;
 	int active; /* got any record */
@@ -52,6 +70,7 @@ struct merge_cpu {
 	uint64_t recent_ov[MERGE_RECENT];
 	uint32_t nrecent;
 	uint64_t last_gap_start, last_gap_end;
+	struct merge_worst worst; /* the longest gap (the first of equal ones) */
 	void *priv;
 };
 
@@ -78,7 +97,8 @@ uint64_t merge_insert_steps(const struct merge *m);
 const struct merge_cpu *merge_cpu(const struct merge *m, int cpu);
 /* Copy up to max of the CPU's sources into out, largest total first; returns how many. */
 size_t merge_top_sources(const struct merge *m, int cpu, struct merge_source *out, size_t max);
-/* "irq:local_timer", "softirq:TIMER", "thread:kworker/1:2[123]"... into buf; irq names via names_fn. */
+/* "irq:local_timer", "softirq:TIMER", "thread:kworker/1:2[123]"... into buf; irq names via names_fn; a
+ * MERGE_ID_REST part "irq:(others)"... */
 typedef const char *(*merge_irq_name_fn)(void *ctx, uint32_t irq);
 const char *merge_source_name(const struct merge_source *s, merge_irq_name_fn fn, void *ctx,
 			      char *buf, size_t len);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #define MARGIN_R 190.0 /* legend */
 #define MARGIN_T 34.0 /* title */
 #define MARGIN_B 42.0 /* x labels */
+#define BAR_COLOR "#6b7b8c" /* a bar of no group: neutral, no class's colour */
 
 void htmlplot_hist_add(struct htmlplot_hist *h, uint64_t ns, uint64_t n)
 {
@@ -360,9 +362,15 @@ void htmlplot_timeline(FILE *f, const struct htmlplot_timeline *tl)
 	x_axis_time(f, bottom, tl->t0_s, tl->t0_s + tl->dt_s * (double)(tl->n ? tl->n : 1));
 	if (tl->n && tl->nseries && !tl->nodata)
 		timeline_data(f, tl, ymax, top, bottom);
-	else
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no data</text>\n",
+	else {
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no data",
 			(PLOT_W - MARGIN_R + MARGIN_L) / 2, (top + bottom) / 2);
+		if (tl->nodata_why) {
+			fputs(": ", f);
+			htmlplot_escape(f, tl->nodata_why, 0);
+		}
+		fputs("</text>\n", f);
+	}
 	legend(f, tl->series, tl->nseries, top);
 	fputs("</svg>\n", f);
 }
@@ -387,7 +395,7 @@ static uint64_t hist_range(const struct htmlplot_hist *h, unsigned *lo, unsigned
 	return max;
 }
 
-/* The log10 count axis of a histogram up to 10^decades. */
+/* The log10 count axis of a histogram from 1 (its bottom) to 10^decades, a tick at every power of ten. */
 static void hist_y_axis(FILE *f, double top, double bottom, int decades, const char *label)
 {
 	int d;
@@ -399,7 +407,7 @@ static void hist_y_axis(FILE *f, double top, double bottom, int decades, const c
 			"<line class=\"%s\" x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\"/>"
 			"<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n",
 			d ? "grid" : "axis", MARGIN_L, y, PLOT_W - MARGIN_R, y, MARGIN_L - 6, y + 4,
-			pow(10, d) - (d ? 0 : 1));
+			pow(10, d));
 	}
 	fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">", PLOT_W - MARGIN_R + 14, top + 12);
 	htmlplot_escape(f, label, 24);
@@ -412,7 +420,7 @@ void htmlplot_histogram(FILE *f, const char *title, const struct htmlplot_hist *
 	double hgt = 260, top = MARGIN_T, bottom = hgt - MARGIN_B, w = PLOT_W - MARGIN_L - MARGIN_R;
 	unsigned lo, hi, k;
 	uint64_t max = hist_range(h, &lo, &hi);
-	int decades = max ? (int)ceil(log10((double)max + 1)) : 1;
+	int decades = max ? (int)ceil(log10((double)max)) : 1;
 	char a[32], b[32];
 
 	svg_open(f, "histogram", hgt, title);
@@ -428,12 +436,16 @@ void htmlplot_histogram(FILE *f, const char *title, const struct htmlplot_hist *
 		decades = 1;
 	for (k = lo; k <= hi; k++) {
 		double bw = w / (double)(hi - lo + 1), x = MARGIN_L + bw * (k - lo);
-		double bh = (bottom - top) * log10((double)h->count[k] + 1) / decades;
+		/* count 1 sits on the axis' bottom: a bar of 2 px keeps it visible (empty bins: none) */
+		double bh = h->count[k]
+				? fmax(2, (bottom - top) * log10((double)h->count[k]) / decades)
+				: 0;
 		double from = k ? ldexp(1, (int)k) : 0, to = ldexp(1, (int)k + 1);
 
 		fprintf(
 		    f,
-		    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#4878a8\">"
+		    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"" BAR_COLOR
+		    "\">"
 		    "<title>%s .. %s: %llu</title></rect>\n",
 		    x + 1, bottom - bh, bw - 2, bh, htmlplot_ns(a, sizeof(a), from),
 		    htmlplot_ns(b, sizeof(b), to), (unsigned long long)h->count[k]);
@@ -447,6 +459,29 @@ void htmlplot_histogram(FILE *f, const char *title, const struct htmlplot_hist *
 	fputs("</svg>\n", f);
 }
 
+/* The distinct groups of the bars as one legend row at y: a swatch and the (escaped) group each. */
+static void bars_legend(FILE *f, const struct htmlplot_bar *b, size_t n, double x, double y)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!b[i].group)
+			continue;
+		for (j = 0; j < i; j++)
+			if (b[j].group && !strcmp(b[j].group, b[i].group))
+				break;
+		if (j < i)
+			continue;
+		fprintf(f,
+			"<rect x=\"%.0f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%.0f\" y=\"%.1f\">",
+			x, y, b[i].color ? b[i].color : BAR_COLOR, x + 16, y + 10);
+		htmlplot_escape(f, b[i].group, 24);
+		fputs("</text>\n", f);
+		x += 24 + 8.0 * (double)(strlen(b[i].group) < 24 ? strlen(b[i].group) : 24);
+	}
+}
+
 void htmlplot_bars(FILE *f, const char *title, const char *unit, const struct htmlplot_bar *b,
 		   size_t n)
 {
@@ -454,10 +489,15 @@ void htmlplot_bars(FILE *f, const char *title, const char *unit, const struct ht
 	double x0 = 380, w = PLOT_W - x0 - 330, max = 0;
 	char lab[32];
 	size_t i;
+	bool groups = false;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (finite_or0(b[i].value) > max)
 			max = finite_or0(b[i].value);
+		groups |= b[i].group != NULL;
+	}
+	if (groups)
+		hgt += row;
 	svg_open(f, "bars", hgt, title);
 	if (!n)
 		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">(none)</text>\n", x0, top + 14);
@@ -468,19 +508,26 @@ void htmlplot_bars(FILE *f, const char *title, const char *unit, const struct ht
 		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\"><title>", x0 - 8,
 			y + 15);
 		htmlplot_escape(f, b[i].name, 0);
+		if (b[i].group) {
+			fputs(" (", f);
+			htmlplot_escape(f, b[i].group, 0);
+			fputs(")", f);
+		}
 		fputs("</title>", f);
 		htmlplot_escape(f, b[i].name, HTMLPLOT_NAME_MAX);
 		fprintf(f,
 			"</text><rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" "
-			"fill=\"#c0504d\"/><text x=\"%.1f\" y=\"%.1f\">%s",
-			x0, y + 3, bw, row - 6, x0 + bw + 6, y + 15,
-			axis_label(lab, sizeof(lab), unit, finite_or0(b[i].value)));
+			"fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s",
+			x0, y + 3, bw, row - 6, b[i].color ? b[i].color : BAR_COLOR, x0 + bw + 6,
+			y + 15, axis_label(lab, sizeof(lab), unit, finite_or0(b[i].value)));
 		if (b[i].note) {
 			fputs(" ", f);
 			htmlplot_escape(f, b[i].note, HTMLPLOT_NAME_MAX);
 		}
 		fputs("</text>\n", f);
 	}
+	if (groups)
+		bars_legend(f, b, n, x0, top + row * (double)n + 4);
 	fputs("</svg>\n", f);
 }
 
@@ -539,8 +586,8 @@ void htmlplot_abandon(FILE *f, const char *tmp)
 		unlink(tmp);
 }
 
-int htmlplot_top_add(struct htmlplot_top *t, const char *name, double value, uint64_t count,
-		     double max)
+int htmlplot_top_add(struct htmlplot_top *t, const char *name, const char *group, const char *color,
+		     double value, uint64_t count, double max)
 {
 	struct htmlplot_topent *e;
 	size_t i;
@@ -561,6 +608,8 @@ int htmlplot_top_add(struct htmlplot_top *t, const char *name, double value, uin
 		e = &t->e[t->n++];
 		memset(e, 0, sizeof(*e));
 		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->group = group;
+		e->color = color;
 	}
 	e = &t->e[i];
 	e->value += finite_or0(value);
@@ -604,6 +653,8 @@ size_t htmlplot_top_bars(const struct htmlplot_top *t, struct htmlplot_bar *b, c
 		b[i].name = t->e[i].name;
 		b[i].value = t->e[i].value;
 		b[i].note = notes[i];
+		b[i].group = t->e[i].group;
+		b[i].color = t->e[i].color;
 	}
 	return n;
 }

@@ -57,13 +57,17 @@ struct htmlplot_timeline {
 	int stacked;
 	double ymax;
 	int nodata; /* draw the axes over the n points but no data: "no data" (n == 0 also says so) */
+	const char *nodata_why; /* with "no data": why (escaped); NULL: no reason given */
 };
 
-/* One bar of a bar list: its name (hostile), its value (in unit) and an optional note shown after it. */
+/* One bar of a bar list: its name (hostile), its value (in unit) and an optional note shown after it; its group
+ * (the class it belongs to: a legend entry per distinct group) drawn in its colour. */
 struct htmlplot_bar {
 	const char *name;
 	double value;
 	const char *note; /* NULL: none */
+	const char *group; /* NULL: none (no legend entry) */
+	const char *color; /* "#rrggbb"; NULL: the neutral bar colour */
 };
 
 /* One fact of the facts table: a label and its value (both escaped). */
@@ -78,15 +82,17 @@ struct htmlplot_topent {
 	double value; /* summed (ns) */
 	uint64_t count; /* summed */
 	double max; /* largest single part (ns) */
+	const char *group, *color; /* of the first add (static strings: a class and its colour) */
 };
 struct htmlplot_top {
 	struct htmlplot_topent *e;
 	size_t n, cap;
 };
 
-/* Add value, count and max to the entry named name (made if new). 0 or -ENOMEM. */
-int htmlplot_top_add(struct htmlplot_top *t, const char *name, double value, uint64_t count,
-		     double max) __attribute__((warn_unused_result));
+/* Add value, count and max to the entry named name (made if new, in group/color: static strings or NULL).
+ * 0 or -ENOMEM. */
+int htmlplot_top_add(struct htmlplot_top *t, const char *name, const char *group, const char *color,
+		     double value, uint64_t count, double max) __attribute__((warn_unused_result));
 /* Sort the entries by value, largest first (ties by name). */
 void htmlplot_top_sort(struct htmlplot_top *t);
 /* The first n (at most) entries as bars with a note "(N times, max D)" ("(N times)" without a max; notes into

@@ -7,7 +7,8 @@
 #    vCPU 1), N again reverses it (vCPU 1 above vCPU 0); the selected vCPU 0 opens the detail pane, where the
 #    hog is the top preemptor (and in the row's top-preemptor column); p pauses, + and - change the period,
 #    / filters by name, h shows the help.
-#  - resized to 80x24 (SIGWINCH): still the header, the row and the pane, no line past 80 cells.
+#  - resized to 80x24 (SIGWINCH): still the header, the row and the pane, no line past 80 cells; the status
+#    line whole (with its key hint) or cut with an ellipsis.
 #  - q, SIGTERM, ^C and SIGSEGV: the terminal is back (no alternate screen, the same stty settings, icanon and
 #    echo on, tput answers).
 #  - --guest: the guest columns; g hides them.
@@ -128,6 +129,9 @@ grep -qE "domain. +steal% +out% +prmpt% top preemp[a-z]* +exits/s +hirq%( |$)" "
 grep -qE "^$hog\[" "$TMP/s80" || fail "80x24: the detail pane lost the hog"
 [ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/s80")" -le 80 ] || fail "80x24: a line is wider than 80 cells"
 [ "$(wc -l <"$TMP/s80")" -le 24 ] || fail "80x24: more than 24 lines"
+# the status line: whole with the key hint, or a long message cut with an ellipsis (never mid-word silently)
+tail -n 1 "$TMP/s80" | grep -qE "h help q quit *$|…$|^ *$" ||
+	fail "80x24: the status line is cut with no ellipsis: $(tail -n 1 "$TMP/s80")"
 ok "80x24: header, row, columns and pane fit, no line past 80 cells"
 
 keys q

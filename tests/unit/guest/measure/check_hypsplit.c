@@ -645,8 +645,10 @@ START_TEST(record_report_long)
 	v.cpus[0] = 1;
 	v.top_n = 10;
 	v.dtl = "ok";
+	v.hist = calloc(1, sizeof(*v.hist)); /* as measure has them: the worst gap and the tail */
 	v.m = merge_new(view_gap_cb, &v);
 	v.hs = hypsplit_new(d, 0);
+	hypsplit_set_part_fn(v.hs, view_hyp_cb, &v);
 	rec = view_record_open(path);
 	ck_assert_ptr_nonnull(rec);
 	hypsplit_set_recorder(v.hs, view_record_dtl_span, view_record_dtl_gap, rec);
@@ -686,6 +688,7 @@ START_TEST(record_report_long)
 	free(rep);
 	hypsplit_free(v.hs);
 	merge_free(v.m);
+	free(v.hist);
 	dtl_close(d);
 	unlink(path);
 }

@@ -469,6 +469,51 @@ START_TEST(hist_layout)
 }
 END_TEST
 
+/* hist on two CPUs: rtla's layout first, a column per CPU and ALL, whose rows add up across. */
+START_TEST(hist_cpus)
+{
+	struct view v;
+	char *out;
+	const char *l;
+	int k, rows = 0;
+
+	memset(&v, 0, sizeof(v));
+	v.helper = "bpf";
+	v.steal_source = "none";
+	v.threshold_ns = 5000;
+	v.duration_ns = 1000000;
+	v.ncpus = 2;
+	v.cpus[0] = 0;
+	v.cpus[1] = 3;
+	v.hist = calloc(2, sizeof(*v.hist));
+	v.m = merge_new(view_gap_cb, &v);
+	ck_assert_ptr_nonnull(v.hist);
+	for (k = 0; k < 100; k++) {
+		hist_add(&v.hist[0].all, 6000 + 100 * (uint64_t)k);
+		hist_add(&v.hist[1].all, 50000 + 1000 * (uint64_t)(k % 7));
+	}
+	out = printed(view_hist_ops.end, &v);
+	l = strstr(out, "# noise sample durations per CPU");
+	ck_assert_msg(l != NULL, "no per-CPU table:\n%s", out);
+	l = strstr(l, "BUCKET(us)");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_msg(!strncmp(l, "BUCKET(us)               ALL   CPU0   CPU3\n", 43), "%s", out);
+	for (l = strchr(l, '\n') + 1; strncmp(l, "count", 5); l = strchr(l, '\n') + 1) {
+		char lab[32];
+		unsigned long long all, a, b;
+
+		ck_assert_int_eq(sscanf(l, "%31s %llu %llu %llu", lab, &all, &a, &b), 4);
+		ck_assert_uint_eq(all, a + b);
+		rows++;
+	}
+	ck_assert_int_gt(rows, 2);
+	ck_assert_ptr_nonnull(strstr(l, "count                    200    100    100"));
+	free(out);
+	merge_free(v.m);
+	free(v.hist);
+}
+END_TEST
+
 /* The version right after the schema (the one that wrote the document); a report adds the recording's. */
 START_TEST(json_version)
 {
@@ -773,6 +818,7 @@ static Suite *view_suite(void)
 	tcase_add_test(tc, text_and_top);
 	tcase_add_test(tc, hist_rows);
 	tcase_add_test(tc, hist_layout);
+	tcase_add_test(tc, hist_cpus);
 	tcase_add_test(tc, json_version);
 	tcase_add_test(tc, self_labelled);
 	tcase_add_test(tc, leadup_from_start);

@@ -227,7 +227,8 @@ START_TEST(combined_page)
 	ck_assert_int_eq(count(o, "<title>host preempt 7.0% at"), 4);
 	ck_assert_int_eq(count(o, "<title>hw (residual) 1.0% at"), 4);
 	ck_assert_ptr_nonnull(strstr(o, "vCPU 1: the guest&#39;s noise"));
-	ck_assert_int_eq(count(o, ">no data<"), 1); /* vCPU 1: the guest did not measure it */
+	/* vCPU 1: the guest did not measure it, and the page says so */
+	ck_assert_int_eq(count(o, ">no data: the guest&#39;s sampler did not run on this vCPU"), 1);
 	/* the clock: no model in the first period (a break), then 5, 10, 15 us */
 	ck_assert_ptr_nonnull(strstr(o, "clock uncertainty"));
 	ck_assert_int_eq(count(o, "<path"), 1);

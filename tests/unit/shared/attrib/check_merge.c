@@ -679,6 +679,92 @@ static void expected(const struct rec *r, size_t n, uint64_t cls_ns[VN_CLASS_MAX
 	}
 }
 
+/* ---- the worst gap ---- */
+
+/* The worst gap's parts add up to it, per class to its class parts, and the part of (cls, id) is ns. */
+static void worst_ok(const struct merge_worst *w)
+{
+	uint64_t sum = 0, cls[VN_CLASS_MAX] = { 0 };
+	uint32_t i;
+	int cl;
+
+	for (i = 0; i < w->nparts; i++) {
+		ck_assert_uint_gt(w->parts[i].total_ns, 0);
+		sum += w->parts[i].total_ns;
+		cls[w->parts[i].cls] += w->parts[i].total_ns;
+	}
+	ck_assert_uint_eq(sum, w->end_ns - w->start_ns);
+	for (cl = 0; cl < VN_CLASS_MAX; cl++)
+		ck_assert_uint_eq(cls[cl], w->class_ns[cl]);
+}
+
+static uint64_t worst_of(const struct merge_worst *w, int cls, uint32_t id)
+{
+	for (uint32_t i = 0; i < w->nparts; i++)
+		if (w->parts[i].cls == cls && w->parts[i].id == id)
+			return w->parts[i].total_ns;
+	return 0;
+}
+
+START_TEST(test_worst_gap)
+{
+	struct merge *m = merge_new(NULL, NULL);
+	const struct merge_cpu *c;
+	char name[64];
+
+	/* gap 1 (1150 ns): the thread/softirq/irq nest; gap 2 (3000 ns, the worst): a 2500 ns FIFO thread with
+	 * a 100 ns irq inside it and 400 ns unexplained; gap 3 (900 ns) later: not the worst */
+	add_tsi(m, 0, 0);
+	add_gap(m, 0, 50, 1200);
+	add_ev(m, mkthread(0, 77, "spike", 10000, 12500, 2400));
+	add_ev(m, mkev(0, VN_CLASS_IRQ, TIMER_IRQ, 11000, 11100, 100, VN_CLASS_THREAD, 77, 1));
+	add_gap(m, 0, 10000, 13000);
+	add_ev(m, mkthread(0, 78, "late", 20000, 20900, 900));
+	add_gap(m, 0, 20000, 20900);
+	process(m, 30000);
+	c = cpu_ok(m, 0);
+	ck_assert_uint_eq(c->worst.start_ns, 10000);
+	ck_assert_uint_eq(c->worst.end_ns, 13000);
+	worst_ok(&c->worst);
+	ck_assert_uint_eq(worst_of(&c->worst, VN_CLASS_THREAD, 77), 2400);
+	ck_assert_uint_eq(worst_of(&c->worst, VN_CLASS_IRQ, TIMER_IRQ), 100);
+	ck_assert_uint_eq(c->worst.class_ns[VN_CLASS_UNEXPLAINED], 500);
+	ck_assert_uint_eq(worst_of(&c->worst, VN_CLASS_THREAD, 78), 0);
+	/* the lead-up: the events of the gap before it, oldest first */
+	ck_assert_uint_eq(c->worst.nbefore, 3);
+	ck_assert_uint_eq(c->worst.before[c->worst.nbefore - 1].end_ns <= 10000, 1);
+	ck_assert_str_eq(merge_source_name(&c->worst.parts[0], NULL, NULL, name, sizeof(name)),
+			 "thread:spike[77]");
+	merge_free(m);
+}
+END_TEST
+
+/* More sources in the worst gap than it lists: the rest of a class is one part, still exact. */
+START_TEST(test_worst_gap_many_sources)
+{
+	struct merge *m = merge_new(NULL, NULL);
+	const struct merge_cpu *c;
+	char name[64];
+	uint32_t k;
+
+	for (k = 0; k < 3 * MERGE_WORST_PARTS; k++)
+		add_ev(m, mkev(0, VN_CLASS_IRQ, 100 + k, 1000 + 100 * k, 1000 + 100 * k + 50 + k,
+			       50 + k, VN_CLASS_NONE, 0, 0));
+	add_gap(m, 0, 1000, 1000 + 100 * 3 * MERGE_WORST_PARTS);
+	process(m, UINT64_MAX);
+	c = cpu_ok(m, 0);
+	worst_ok(&c->worst);
+	ck_assert_uint_le(c->worst.nparts, MERGE_WORST_PARTS);
+	ck_assert_uint_gt(worst_of(&c->worst, VN_CLASS_IRQ, MERGE_ID_REST), 0);
+	for (k = 0; k < c->worst.nparts; k++)
+		if (c->worst.parts[k].id == MERGE_ID_REST && c->worst.parts[k].cls == VN_CLASS_IRQ)
+			ck_assert_str_eq(
+			    merge_source_name(&c->worst.parts[k], NULL, NULL, name, sizeof(name)),
+			    "irq:(others)");
+	merge_free(m);
+}
+END_TEST
+
 START_TEST(test_any_order)
 {
 	static struct rec r[2048];
@@ -1472,6 +1558,8 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_source_names);
 	tcase_add_test(tc, test_id_names);
 	tcase_add_test(tc, test_top_sources);
+	tcase_add_test(tc, test_worst_gap);
+	tcase_add_test(tc, test_worst_gap_many_sources);
 	tcase_add_test(tc, test_many_sources);
 	suite_add_tcase(s, tc);
 

@@ -131,6 +131,10 @@ START_TEST(timeline_empty)
 		ck_assert_ptr_nonnull(strstr(o, ">20 s<"));
 		ck_assert_int_eq(count(o, "<rect"), 1);
 		free(o);
+		tl.nodata_why = "<why>";
+		CAPTURE(o, htmlplot_timeline(f, &tl));
+		ck_assert_ptr_nonnull(strstr(o, ">no data: &lt;why&gt;<"));
+		free(o);
 	}
 }
 END_TEST
@@ -195,7 +199,10 @@ START_TEST(histogram)
 	ck_assert_ptr_nonnull(strstr(o, "<title>1.02 us .. 2.05 us: 5</title>"));
 	ck_assert_ptr_nonnull(strstr(o, "<title>8.19 us .. 16.4 us: 999</title>"));
 	ck_assert_ptr_nonnull(strstr(o, "&lt;samples&gt;"));
-	ck_assert_ptr_nonnull(strstr(o, ">1000<")); /* log axis up to 10^3 */
+	ck_assert_ptr_nonnull(strstr(o, ">1000<")); /* log axis up to 10^3 ... */
+	ck_assert_ptr_nonnull(
+	    strstr(o, "text-anchor=\"end\">1<")); /* ... from 1 (no 0 on a log axis) */
+	ck_assert_ptr_null(strstr(o, "text-anchor=\"end\">0<"));
 	ck_assert_int_eq(count(o, "<rect"), 4); /* bins 10..13, empty ones at height 0 */
 	free(o);
 }
@@ -212,8 +219,8 @@ START_TEST(bars)
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = 0;
 	memcpy(longname, "<img onerror=1>", 15);
-	b[0] = (struct htmlplot_bar){ longname, 2e6, "\"note\"" };
-	b[1] = (struct htmlplot_bar){ "b", NAN, NULL };
+	b[0] = (struct htmlplot_bar){ longname, 2e6, "\"note\"", NULL, NULL };
+	b[1] = (struct htmlplot_bar){ "b", NAN, NULL, NULL, NULL };
 	CAPTURE(o, htmlplot_bars(f, "t", "ns", b, 2));
 	ck_assert_ptr_null(strstr(o, "<img"));
 	ck_assert_ptr_nonnull(strstr(o, ">2.00 ms &quot;note&quot;<"));
@@ -221,7 +228,22 @@ START_TEST(bars)
 	ck_assert_ptr_nonnull(strstr(o, "xxxx</title>")); /* ... whole in the tooltip */
 	ck_assert_ptr_nonnull(strstr(o, ">0</text>"));
 	ck_assert_ptr_nonnull(strstr(o, "width=\"490.0\"")); /* the largest fills the bar area */
+	ck_assert_ptr_nonnull(strstr(o, "fill=\"#6b7b8c\"")); /* no group: the neutral colour */
 	free(o);
+	/* groups: each bar in its group's colour, one legend entry per distinct group */
+	{
+		struct htmlplot_bar g[3] = { { "x", 3, NULL, "IRQ", "#e15759" },
+					     { "y", 2, NULL, "THREAD", "#4e79a7" },
+					     { "z", 1, NULL, "IRQ", "#e15759" } };
+
+		CAPTURE(o, htmlplot_bars(f, "t", "ns", g, 3));
+		ck_assert_int_eq(count(o, "fill=\"#e15759\""), 3); /* 2 bars + 1 swatch */
+		ck_assert_int_eq(count(o, "fill=\"#4e79a7\""), 2);
+		ck_assert_int_eq(count(o, ">IRQ</text>"), 1);
+		ck_assert_int_eq(count(o, ">THREAD</text>"), 1);
+		ck_assert_ptr_nonnull(strstr(o, "<title>x (IRQ)</title>"));
+		free(o);
+	}
 }
 END_TEST
 
@@ -232,15 +254,18 @@ START_TEST(top)
 	char notes[4][48];
 	size_t n;
 
-	ck_assert_int_eq(htmlplot_top_add(&t, "a", 100, 1, 100), 0);
-	ck_assert_int_eq(htmlplot_top_add(&t, "b", 300, 2, 200), 0);
-	ck_assert_int_eq(htmlplot_top_add(&t, "a", 250, 3, 150), 0);
+	ck_assert_int_eq(htmlplot_top_add(&t, "a", "IRQ", "#e15759", 100, 1, 100), 0);
+	ck_assert_int_eq(htmlplot_top_add(&t, "b", NULL, NULL, 300, 2, 200), 0);
+	ck_assert_int_eq(htmlplot_top_add(&t, "a", "IRQ", "#e15759", 250, 3, 150), 0);
 	htmlplot_top_sort(&t);
 	n = htmlplot_top_bars(&t, b, notes, 4);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(b[0].name, "a");
 	ck_assert(fabs(b[0].value - 350) < 1e-9);
 	ck_assert_str_eq(b[0].note, "(4 times, max 150 ns)");
+	ck_assert_str_eq(b[0].group, "IRQ");
+	ck_assert_str_eq(b[0].color, "#e15759");
+	ck_assert_ptr_null(b[1].group);
 	ck_assert_str_eq(b[1].name, "b");
 	ck_assert_uint_eq(htmlplot_top_bars(&t, b, notes, 1), 1);
 	htmlplot_top_free(&t);
