@@ -10,7 +10,8 @@
 # printed beside it). >= 85% of it must move into host_preempt (out of steal, unexplained and, for what lay
 # inside guest events, in_guest_ns, their classes) with the hog named as its largest source (its own share within 30%: the rate is over
 # the whole record, idle stretches of vCPU 0 included); by_class adds up to noise_ns exactly on every CPU;
-# `report` of a `record` of the same setup gives the same split from the file alone.
+# `report` of a `record` of the same setup gives the same split from the file alone. The worst gap of vCPU 0
+# is >= 80% host_preempt and names the hog.
 # Run only under `flock /tmp/vnoise-vm.lock` (one VM at a time on the test machine).
 . "$(dirname "$0")/lib.bash"
 . "$ROOT/tests/vm/vm.bash"
@@ -111,6 +112,33 @@ sed '1,/^=====$/d' "$TMP/rr.out" | jq -S '[.cpus[] | {by_class_ns, hypervisor, s
 jq -e '.[0].hypervisor.host_preempt_ns > 0' "$TMP/live.cpus" >/dev/null || fail "the recorded run split nothing"
 cmp -s "$TMP/live.cpus" "$TMP/rep.cpus" || { diff "$TMP/live.cpus" "$TMP/rep.cpus" | head; fail "report differs from the live split"; }
 ok "report of the recording gives the live split ($(jq '.[0].hypervisor.host_preempt_ns' "$TMP/rep.cpus") ns host_preempt)"
+
+# The worst gap, as the acceptance sets it: a second host hog of 5 ms every 300 ms pinned with vCPU 0 (the
+# first one goes on: its own preemptions are what the host truth below counts, by name) and in the guest a
+# SCHED_FIFO spike of 300 us every 50 ms on CPU 0. The guest's worst gap on CPU 0, split with the host's
+# log, is >= 80% host_preempt with a hog among its host_preempt parts (--dtl-detail task: by name; seen
+# beside it: a host kworker on the same pCPU, 4 ms); its parts add up to it.
+big="vnbig$$"
+big=${big:0:15}
+"$VG" inject --cpu 0 --comm "$big" --spike 5ms --every 300ms --duration 20s --quiet >"$TMP/big.out" 2>&1 &
+BIG=$!
+PIDS+=("$BIG")
+vm_exec --timeout 60 "vnoise-guest inject --cpu 0 --spike 300us --every 50ms --priority fifo:50 --duration 9s --quiet >/dev/null 2>&1 &
+	sleep 0.5; vnoise-guest measure --cpus 0 --duration 6s --json -q" >"$TMP/w.json" 2>&1 ||
+	fail "guest measure (worst gap) failed: $(tail -c 600 "$TMP/w.json")"
+kill "$BIG" 2>/dev/null
+wait "$BIG" 2>/dev/null
+wj=$(jq -c '.cpus[0].worst' "$TMP/w.json") || fail "no JSON: $(head -c 600 "$TMP/w.json")"
+echo "worst gap: $(jq -c '{duration_ns, split, parts: .parts[:3]}' <<<"$wj")"
+jq -e '.split == true and ([.parts[].ns] | add) == .duration_ns' <<<"$wj" >/dev/null ||
+	fail "the worst gap is not split, or its parts do not add up: $wj"
+whp=$(jq '[.parts[] | select(.class == "host_preempt") | .ns] | add // 0' <<<"$wj")
+wdur=$(jq '.duration_ns' <<<"$wj")
+awk -v h="$whp" -v d="$wdur" 'BEGIN { exit !(h >= 0.8 * d) }' ||
+	fail "host_preempt is $whp ns of the worst gap's $wdur ns (want >= 80%): $wj"
+jq -e --arg h "$hog" --arg b "$big" '[.parts[] | select(.class == "host_preempt") | .source | startswith("host-user-task:" + $b + "[") or startswith("host-user-task:" + $h + "[")] | any' <<<"$wj" >/dev/null ||
+	fail "the worst gap's host_preempt does not name a hog: $wj"
+ok "the worst gap ($((wdur / 1000)) us) is $(awk -v h="$whp" -v d="$wdur" 'BEGIN { printf "%.1f", 100 * h / d }')% host_preempt, a hog among its parts: $(jq -r '[.parts[] | select(.class == "host_preempt") | .source] | join(", ")' <<<"$wj")"
 
 # host truth: vnoise-host's view of its own record, the hog's preemptions of vCPU 0 as a rate
 hc1=$(hog_cpu_ns)
