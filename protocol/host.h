@@ -31,6 +31,8 @@ enum vn_host_chunk_type {
 	VN_CHUNK_HOST_FLOW = 25, /* struct vn_host_flow[payload_len / 96] (vnoise-host --flows) */
 	VN_CHUNK_HOST_TAP = 26, /* struct vn_host_tap[payload_len / 120] (vnoise-host --flows) */
 	VN_CHUNK_HOST_MGAP = 27, /* struct vn_host_mgap[payload_len / 152] (vnoise-host --guest) */
+	VN_CHUNK_HOST_WORST =
+	    28, /* struct vn_host_worst[payload_len / 440] (vnoise-host --guest) */
 };
 
 #define VN_HOST_MAX_DOMAINS 64u /* dom indices are < this */
@@ -357,5 +359,39 @@ struct vn_host_mgap {
 _Static_assert(sizeof(struct vn_host_mgap) == 152, "vn_host_mgap is ABI");
 _Static_assert(offsetof(struct vn_host_mgap, guest_ns) == 40, "vn_host_mgap is ABI");
 _Static_assert(offsetof(struct vn_host_mgap, host_ns) == 104, "vn_host_mgap is ABI");
+
+#define VN_HOST_WORST_PARTS 12u
+
+/* One source's part of a worst gap (struct vn_host_worst): kind and its cls/id/comm as in vn_host_msrc
+ * (GUEST: a guest class, net of host time; HOST: a hypervisor class and its cause). */
+struct vn_host_wpart {
+	__u8 kind; /* enum vn_host_msrc_kind: VN_HOST_MSRC_GUEST or VN_HOST_MSRC_HOST */
+	__u8 cls;
+	__u16 pad; /* 0 */
+	__u32 id;
+	char comm[VN_HOST_COMM_LEN]; /* NUL-padded */
+	__u64 ns;
+};
+_Static_assert(sizeof(struct vn_host_wpart) == 32, "vn_host_wpart is ABI");
+
+/*
+ * The longest guest gap a vCPU's matcher matched in one period (vnoise-host --guest), split by source as the
+ * matcher split it: the largest parts (at most VN_HOST_WORST_PARTS, largest first), what the parts beyond
+ * them hold (other_ns) and the residual. sum(part[].ns) + other_ns + residual_ns == duration_ns. As in
+ * vn_host_mgap, vmexit and host_irq (aggregates without timestamps) are in residual_ns.
+ */
+struct vn_host_worst {
+	__u64 start_ns; /* guest CLOCK_MONOTONIC */
+	__u64 host_start_ns; /* host CLOCK_MONOTONIC */
+	__u64 duration_ns; /* host time */
+	__u32 dom;
+	__u32 vcpu;
+	__u32 nparts;
+	__u32 pad; /* 0 */
+	__u64 other_ns;
+	__u64 residual_ns; /* "hw" */
+	struct vn_host_wpart part[VN_HOST_WORST_PARTS];
+};
+_Static_assert(sizeof(struct vn_host_worst) == 440, "vn_host_worst is ABI");
 
 #endif

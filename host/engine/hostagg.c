@@ -274,6 +274,39 @@ int hostagg_agg(struct hostagg *a, const struct vn_host_agg *g)
 	return 0;
 }
 
+int hostagg_worst(struct hostagg *a, const struct vn_host_worst *w)
+{
+	struct hostagg_vcpu *v = vcpu_at(a, w->dom, w->vcpu);
+	unsigned __int128 sum;
+	uint32_t i;
+
+	if (!v)
+		return -EINVAL; /* counted by vcpu_at() */
+	if (w->nparts > VN_HOST_WORST_PARTS)
+		goto bad;
+	sum = (unsigned __int128)w->other_ns + w->residual_ns;
+	for (i = 0; i < w->nparts; i++) {
+		const struct vn_host_wpart *p = &w->part[i];
+
+		if ((p->kind == VN_HOST_MSRC_GUEST && p->cls >= VN_CLASS_MAX) ||
+		    (p->kind == VN_HOST_MSRC_HOST && p->cls >= VN_HCLASS_MAX) ||
+		    (p->kind != VN_HOST_MSRC_GUEST && p->kind != VN_HOST_MSRC_HOST))
+			goto bad;
+		sum += p->ns;
+	}
+	if (sum != w->duration_ns)
+		goto bad;
+	if (w->duration_ns <= v->match.worst.duration_ns)
+		return 0;
+	v->match.worst = *w;
+	for (i = 0; i < VN_HOST_WORST_PARTS; i++)
+		v->match.worst.part[i].comm[VN_HOST_COMM_LEN - 1] = 0;
+	return 0;
+bad:
+	a->bad_records++;
+	return -EINVAL;
+}
+
 int hostagg_match(struct hostagg *a, const struct vn_host_match *m)
 {
 	struct hostagg_vcpu *v = vcpu_at(a, m->dom, m->vcpu);
@@ -766,6 +799,7 @@ ROUTE_FEED(msrc, vn_host_msrc)
 ROUTE_FEED(chan, vn_host_chan)
 ROUTE_FEED(flow, vn_host_flow)
 ROUTE_FEED(tap, vn_host_tap)
+ROUTE_FEED(worst, vn_host_worst)
 #undef ROUTE_FEED
 
 static const struct chunk_route routes[] = {
@@ -778,6 +812,7 @@ static const struct chunk_route routes[] = {
 	{ VN_CHUNK_HOST_CHAN, sizeof(struct vn_host_chan), feed_chan },
 	{ VN_CHUNK_HOST_FLOW, sizeof(struct vn_host_flow), feed_flow },
 	{ VN_CHUNK_HOST_TAP, sizeof(struct vn_host_tap), feed_tap },
+	{ VN_CHUNK_HOST_WORST, sizeof(struct vn_host_worst), feed_worst },
 };
 
 /* Room for any one record, aligned for all of them. */
@@ -791,6 +826,7 @@ union chunk_rec {
 	struct vn_host_chan chan;
 	struct vn_host_flow flow;
 	struct vn_host_tap tap;
+	struct vn_host_worst worst;
 };
 
 int hostagg_feed_chunk(struct hostagg *a, uint16_t type, const void *payload, size_t len)

@@ -92,6 +92,7 @@ struct hostagg_match {
 	 * vector, device IRQs (id < VN_VEC_BASE) together; combined view (VN_HOST_MSRC_GUEST) */
 	uint64_t softirq_ns[HOSTAGG_SOFTIRQS], softirq_count[HOSTAGG_SOFTIRQS];
 	uint64_t devirq_ns, devirq_count;
+	struct vn_host_worst worst; /* the longest gap of the periods fed (duration_ns 0: none) */
 };
 
 struct hostagg_vcpu {
@@ -233,6 +234,10 @@ uint32_t hostagg_agg_sorted(const struct hostagg_vcpu *v, uint16_t kind,
 /* vnoise-host --guest records: the combined view per vCPU and period, its sources, the channel's state. */
 int hostagg_match(struct hostagg *a, const struct vn_host_match *m);
 int hostagg_msrc(struct hostagg *a, const struct vn_host_msrc *s);
+/* A period's worst gap of a vCPU: kept when longer than the one kept. A record whose parts do not add up
+ * (sum(part[].ns) + other_ns + residual_ns != duration_ns), with more than VN_HOST_WORST_PARTS parts or a part
+ * of no known kind or class is refused: -EINVAL. Names are cut at their NUL (one is forced). */
+int hostagg_worst(struct hostagg *a, const struct vn_host_worst *w);
 int hostagg_chan(struct hostagg *a, const struct vn_host_chan *c);
 /* The vCPU's sources of one kind, largest total first; returns how many (<= max). */
 uint32_t hostagg_msrc_sorted(const struct hostagg_vcpu *v, uint8_t kind,

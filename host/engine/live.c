@@ -683,6 +683,7 @@ static void take_vec(struct live *mo, uint16_t type, const struct vec *v)
 static void guest_period(struct live *mo, uint64_t t)
 {
 	struct vn_host_match ms[VN_HOST_MAX_VCPUS];
+	static struct vn_host_worst worst[VN_HOST_MAX_VCPUS];
 	static struct vn_host_msrc src[8192];
 	struct vn_host_chan ch;
 	const struct vn_host_mgap *gaps;
@@ -695,6 +696,9 @@ static void guest_period(struct live *mo, uint64_t t)
 		if (!d->gc)
 			continue;
 		if (mo->p->guest) {
+			n = guestchan_worst(d->gc, worst, VN_HOST_MAX_VCPUS);
+			if (n)
+				take_records(mo, VN_CHUNK_HOST_WORST, worst, n * sizeof(worst[0]));
 			n = sizeof(src) / sizeof(src[0]);
 			guestchan_period(d->gc, mo->period_start_ns, t, ms, src, &n, &ch);
 			take_records(mo, VN_CHUNK_HOST_MATCH, ms,

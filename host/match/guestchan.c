@@ -1318,6 +1318,25 @@ static void chan_clock(struct guestchan *gc, uint64_t end_ns, struct vn_host_cha
 	ch->match_dropped += gc->over_budget;
 }
 
+size_t guestchan_worst(struct guestchan *gc, struct vn_host_worst *out, size_t max)
+{
+	const struct clocksync *cs = clockxchg_model(gc->clk);
+	size_t n = 0;
+
+	for (uint32_t i = 0; gc->m && i < gc->nvcpus && n < max; i++) {
+		const struct vn_host_worst *w = match_worst_period(gc->m, i);
+		uint64_t gs;
+
+		if (!w || clocksync_h2g(cs, w->host_start_ns, &gs))
+			continue; /* no gap, or no clock model to say when it was in the guest */
+		out[n] = *w;
+		out[n].start_ns = gs;
+		out[n].dom = gc->dom;
+		n++;
+	}
+	return n;
+}
+
 void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
 		      struct vn_host_chan *ch)

@@ -111,6 +111,10 @@ void guestchan_period(struct guestchan *gc, uint64_t start_ns, uint64_t end_ns,
 		      struct vn_host_match *ms, struct vn_host_msrc *src, size_t *nsrc,
 		      struct vn_host_chan *ch);
 
+/* --guest: each vCPU's longest gap matched in the period, split by source (HOST_WORST records), into out (at
+ * most max); returns how many. Call it before guestchan_period(), which starts the next period. */
+size_t guestchan_worst(struct guestchan *gc, struct vn_host_worst *out, size_t max);
+
 /* --guest: the gaps matched since the last call, each with its split (HOST_MGAP records, protocol/host.h);
  * *n gets how many. Valid until the next guestchan_tick; a publish-only channel gives none. */
 const struct vn_host_mgap *guestchan_gaps(struct guestchan *gc, size_t *n);

@@ -96,6 +96,7 @@ struct mvcpu {
 	uint64_t seen_ns; /* the sampler's progress: latest end of any sample */
 	uint64_t
 	    open_ns; /* the host's open out piece began here (match_host_open), UINT64_MAX none */
+	struct vn_host_worst worst; /* the period's longest matched gap (duration_ns 0: none) */
 };
 
 struct match {
@@ -754,6 +755,51 @@ static void mset_gap(struct mset *s, const struct match *m, const struct gapres 
 			src_add(mset_src(s, &m->part[i].k), m->part[i].ns);
 }
 
+static int part_cmp(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return memcmp(&x->k, &y->k, sizeof(x->k)) < 0 ? -1 : 1;
+}
+
+/* Gap g (its result r, its parts in the scratch) is the period's longest on v: kept as its record, the
+ * largest parts listed and the rest summed (the scratch is reordered: its sums are already taken). */
+static void worst_keep(struct match *m, struct mvcpu *v, uint32_t vcpu, const struct rgap *g,
+		       const struct gapres *r)
+{
+	struct vn_host_worst *w = &v->worst;
+	uint64_t listed = 0;
+	size_t i;
+
+	qsort(m->part, m->npart, sizeof(m->part[0]), part_cmp);
+	memset(w, 0, sizeof(*w));
+	w->host_start_ns = g->s.start;
+	w->duration_ns = r->dur;
+	w->vcpu = vcpu;
+	w->residual_ns = r->residual;
+	for (i = 0; i < m->npart && m->part[i].ns; i++) {
+		if (w->nparts < VN_HOST_WORST_PARTS) {
+			struct vn_host_wpart *p = &w->part[w->nparts++];
+
+			p->kind = m->part[i].k.kind == MATCH_K_HOST ? VN_HOST_MSRC_HOST
+								    : VN_HOST_MSRC_GUEST;
+			p->cls = m->part[i].k.cls;
+			p->id = m->part[i].k.id;
+			memcpy(p->comm, m->part[i].k.comm, VN_HOST_COMM_LEN);
+			p->comm[VN_HOST_COMM_LEN - 1] = 0;
+			p->ns = m->part[i].ns;
+			listed += p->ns;
+		}
+	}
+	/* the parts add up to the gap less its residual (class_scale made them exact) */
+	w->other_ns = r->dur - r->residual > listed ? r->dur - r->residual - listed : 0;
+	if (listed + w->other_ns + w->residual_ns !=
+	    w->duration_ns) /* never: a guard for the ABI's sum */
+		w->residual_ns = w->duration_ns - listed - w->other_ns;
+}
+
 static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const struct rgap *g,
 		      uint64_t now_ns)
 {
@@ -802,6 +848,8 @@ static void match_gap(struct match *m, struct mvcpu *v, uint32_t vcpu, const str
 	r.residual = res.hyp_ns[VN_HCLASS_HW];
 	mset_gap(&v->total, m, &r);
 	mset_gap(&v->period, m, &r);
+	if (r.dur > v->worst.duration_ns)
+		worst_keep(m, v, vcpu, g, &r);
 	if (m->fn)
 		m->fn(m->ctx, vcpu, g->s.start, g->s.end, r.guest_ns, r.host_ns, r.residual);
 }
@@ -927,8 +975,16 @@ void match_period_reset(struct match *m)
 	uint32_t i;
 
 	for (i = 0; i < m->nvcpus; i++)
-		if (m->v[i])
+		if (m->v[i]) {
 			mset_init(&m->v[i]->period);
+			memset(&m->v[i]->worst, 0, sizeof(m->v[i]->worst));
+		}
+}
+
+const struct vn_host_worst *match_worst_period(const struct match *m, uint32_t vcpu)
+{
+	return vcpu < m->nvcpus && m->v[vcpu] && m->v[vcpu]->worst.duration_ns ? &m->v[vcpu]->worst
+									       : NULL;
 }
 
 void match_guest_reset(struct match *m)

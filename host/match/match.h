@@ -160,6 +160,9 @@ const struct match_stats *match_stats_total(struct match *m, uint32_t vcpu);
 const struct match_stats *match_stats_period(struct match *m, uint32_t vcpu);
 /* Start a new current period for every vCPU. */
 void match_period_reset(struct match *m);
+/* The longest gap matched on vcpu since the last match_period_reset(), split by source (start_ns and dom
+ * left 0: the caller maps and names them); NULL if none. Valid until the next call that matches or resets. */
+const struct vn_host_worst *match_worst_period(const struct match *m, uint32_t vcpu);
 /*
  * The guest agent restarted (a new epoch): drop every queued guest record (gaps, events: counted in dropped)
  * and forget the sampler's progress and how far it was matched; host records and the stats stay. An old epoch's records may carry

@@ -403,6 +403,95 @@ static void text_head(struct hostview_ctx *c)
 #define ROW_HEAD "  %4s %8s %7s %7s %7s %7s %8s %6s %6s %6s\n"
 #define ROW_VALS "  %4u %8llu %7.2f %7.2f %7.2f %7.2f %8llu %6llu %6.1f %6.1f\n"
 
+/* Part k of v's worst gap as a source of the engine's kind, for matchview_source_name(). */
+static struct hostagg_msrc worst_src(const struct vn_host_wpart *p)
+{
+	struct hostagg_msrc x = { .kind = p->kind, .cls = p->cls, .id = p->id };
+
+	memcpy(x.comm, p->comm, VN_HOST_COMM_LEN);
+	x.comm[VN_HOST_COMM_LEN - 1] = 0;
+	return x;
+}
+
+static const char *worst_class(const struct vn_host_wpart *p)
+{
+	return p->kind == VN_HOST_MSRC_HOST ? classes_hyp_name(p->cls) : classes_guest_name(p->cls);
+}
+
+/* The vCPU's worst gap: its length, when (guest time), its parts largest first with their shares (the parts
+ * beyond the listed ones, then hw, last). */
+static void text_worst(struct hostview_ctx *c, const struct hostagg_vcpu *v)
+{
+	const struct vn_host_worst *w = &v->match.worst;
+	char name[96], safe[TERMSAFE_LEN(96)];
+
+	if (!w->duration_ns)
+		return;
+	fprintf(c->f, "        worst gap: %.1f us at guest time %.6f s\n", w->duration_ns / 1e3,
+		w->start_ns / 1e9);
+	for (uint32_t k = 0; k < w->nparts; k++) {
+		struct hostagg_msrc x = worst_src(&w->part[k]);
+
+		fprintf(c->f, "          %10.1f us %5.1f%%  %.50s%s\n", w->part[k].ns / 1e3,
+			pct(w->part[k].ns, w->duration_ns),
+			termsafe(safe, sizeof(safe),
+				 matchview_source_name(c->a, v, &x, name, sizeof(name)),
+				 sizeof(name)),
+			matchview_is_vnoise(c->in, &x) ? " (vnoise)" : "");
+	}
+	if (w->other_ns)
+		fprintf(c->f, "          %10.1f us %5.1f%%  (the other parts)\n", w->other_ns / 1e3,
+			pct(w->other_ns, w->duration_ns));
+	if (w->residual_ns)
+		fprintf(c->f, "          %10.1f us %5.1f%%  hw (neither side explains it)\n",
+			w->residual_ns / 1e3, pct(w->residual_ns, w->duration_ns));
+}
+
+static void json_worst_part(struct json_writer *w, const char *cls, const char *src, uint64_t ns,
+			    uint64_t dur)
+{
+	json_obj_begin(w);
+	json_kv_str(w, "class", cls);
+	json_kv_str(w, "source", src);
+	json_kv_u64(w, "ns", ns);
+	json_kv_double(w, "share_pct", pct(ns, dur));
+	json_obj_end(w);
+}
+
+/* "worst": the vCPU's worst gap (null: none); its parts, hw and the unlisted rest included, add up to
+ * duration_ns. */
+static void json_worst(struct hostview_ctx *c, const struct hostagg_vcpu *v)
+{
+	const struct vn_host_worst *w = &v->match.worst;
+	char name[96];
+
+	json_key(c->w, "worst");
+	if (!w->duration_ns) {
+		json_null(c->w);
+		return;
+	}
+	json_obj_begin(c->w);
+	json_kv_u64(c->w, "start_ns", w->start_ns);
+	json_kv_u64(c->w, "host_start_ns", w->host_start_ns);
+	json_kv_u64(c->w, "duration_ns", w->duration_ns);
+	json_key(c->w, "parts");
+	json_arr_begin(c->w);
+	for (uint32_t k = 0; k < w->nparts; k++) {
+		struct hostagg_msrc x = worst_src(&w->part[k]);
+
+		json_worst_part(c->w, worst_class(&w->part[k]),
+				matchview_source_name(c->a, v, &x, name, sizeof(name)),
+				w->part[k].ns, w->duration_ns);
+	}
+	if (w->other_ns)
+		json_worst_part(c->w, "other", "(the other parts)", w->other_ns, w->duration_ns);
+	if (w->residual_ns)
+		json_worst_part(c->w, classes_hyp_name(VN_HCLASS_HW),
+				classes_hyp_name(VN_HCLASS_HW), w->residual_ns, w->duration_ns);
+	json_arr_end(c->w);
+	json_obj_end(c->w);
+}
+
 static void text_vcpu_head(FILE *f)
 {
 	fprintf(f, ROW_HEAD, "vCPU", "gaps", "noise%", "guest%", "hyper%", "hw%", "gaps>1ms",
@@ -428,6 +517,7 @@ static void text_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 		"        guest-only view (what the guest alone explains): unexplained %.2f%%\n",
 		pct(m->sum.gonly_ns[VN_CLASS_UNEXPLAINED], vs));
 	text_sources(c, v, VN_HOST_MSRC_GONLY, "        guest-only:", vs);
+	text_worst(c, v);
 }
 
 static void text_domain(struct hostview_ctx *c, const struct hostagg_domain *d)
@@ -601,6 +691,7 @@ static void json_vcpu(struct hostview_ctx *c, uint32_t j, const struct hostagg_v
 					: gs[b++]);
 		json_arr_end(w);
 	}
+	json_worst(c, v);
 	json_key(w, "guest_only");
 	json_obj_begin(w);
 	json_kv_u64(w, "gaps", s->gonly_gaps);

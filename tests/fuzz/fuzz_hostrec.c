@@ -56,6 +56,7 @@ static const struct {
 	{ VN_CHUNK_HOST_FLOW, sizeof(struct vn_host_flow) },
 	{ VN_CHUNK_HOST_TAP, sizeof(struct vn_host_tap) },
 	{ VN_CHUNK_HOST_MGAP, sizeof(struct vn_host_mgap) },
+	{ VN_CHUNK_HOST_WORST, sizeof(struct vn_host_worst) },
 	{ VN_CHUNK_SAMPLES, sizeof(struct vn_sample) },
 	{ VN_CHUNK_EVENTS, sizeof(struct vn_event) },
 };

@@ -463,6 +463,52 @@ END_TEST
 
 /* ---- out intervals ---- */
 
+/* Worst gaps: the longest kept; a record that does not add up, has too many parts or an unknown class or
+ * kind is refused and counted; a name without its NUL gets one. */
+START_TEST(test_worst)
+{
+	struct vn_host_worst w;
+	const struct hostagg_vcpu *v;
+	uint64_t bad;
+
+	bind(1, 1);
+	v = vcpu(1, 0);
+	memset(&w, 0, sizeof(w));
+	w.dom = 1;
+	w.duration_ns = 5 * MS;
+	w.nparts = 1;
+	w.part[0] = (struct vn_host_wpart){
+		.kind = VN_HOST_MSRC_HOST, .cls = VN_HCLASS_HOST_PREEMPT, .id = 42, .ns = 4 * MS
+	};
+	memset(w.part[0].comm, 'x', VN_HOST_COMM_LEN); /* no NUL */
+	w.residual_ns = 1 * MS;
+	ck_assert_int_eq(hostagg_worst(A, &w), 0);
+	ck_assert_uint_eq(v->match.worst.duration_ns, 5 * MS);
+	ck_assert_uint_eq(strlen(v->match.worst.part[0].comm), VN_HOST_COMM_LEN - 1);
+	w.duration_ns = 3 * MS; /* shorter: not kept */
+	w.part[0].ns = 2 * MS;
+	ck_assert_int_eq(hostagg_worst(A, &w), 0);
+	ck_assert_uint_eq(v->match.worst.duration_ns, 5 * MS);
+	bad = A->bad_records;
+	w.duration_ns = 9 * MS; /* parts 2 + 1 ms: do not add up */
+	ck_assert_int_eq(hostagg_worst(A, &w), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, ++bad);
+	w.duration_ns = 3 * MS;
+	w.nparts = VN_HOST_WORST_PARTS + 1;
+	ck_assert_int_eq(hostagg_worst(A, &w), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, ++bad);
+	w.nparts = 1;
+	w.part[0].cls = VN_HCLASS_MAX;
+	ck_assert_int_eq(hostagg_worst(A, &w), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, ++bad);
+	w.part[0].cls = 0;
+	w.part[0].kind = 7;
+	ck_assert_int_eq(hostagg_worst(A, &w), -EINVAL);
+	ck_assert_uint_eq(A->bad_records, ++bad);
+	ck_assert_uint_eq(v->match.worst.duration_ns, 5 * MS);
+}
+END_TEST
+
 START_TEST(test_out_max)
 {
 	const struct hostagg_vcpu *v;
@@ -1468,6 +1514,7 @@ static Suite *hostagg_suite(void)
 	tcase_add_test(tc, test_period_sums);
 	tcase_add_test(tc, test_period_first_at_zero);
 	tcase_add_test(tc, test_bad_records);
+	tcase_add_test(tc, test_worst);
 	tcase_add_test(tc, test_feed_chunk);
 	suite_add_tcase(s, tc);
 

@@ -363,6 +363,45 @@ START_TEST(test_guest_thread_net)
 }
 END_TEST
 
+/* The period's worst gap by source: the longest one, its parts adding up with the residual; reset with the
+ * period. */
+START_TEST(test_worst)
+{
+	struct gaplog *log;
+	struct match *m = new_matcher(&log);
+	const struct vn_host_worst *w;
+	uint64_t sum;
+	uint32_t k;
+
+	ck_assert_ptr_null(match_worst_period(m, 0));
+	gap(m, 0, 20 * MS, 21 * MS, 0); /* a short one first ... */
+	ref_gap(m); /* ... and the reference gap: 10 ms, 5 ms the hog, 1 ms the thread, 4 ms hw */
+	ev(m, 0, mkev(VN_CLASS_THREAD, 1234, 1 * MS, 4 * MS, VN_CLASS_NONE, 0, 0, "inj"));
+	ck_assert_int_eq(match_process(m, 30 * MS, 30 * MS, 30 * MS), 2);
+	w = match_worst_period(m, 0);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(w->host_start_ns, 0);
+	ck_assert_uint_eq(w->duration_ns, 10 * MS);
+	ck_assert_uint_eq(w->nparts, 2);
+	ck_assert_uint_eq(w->part[0].kind, VN_HOST_MSRC_HOST);
+	ck_assert_uint_eq(w->part[0].cls, VN_HCLASS_HOST_PREEMPT);
+	ck_assert_uint_eq(w->part[0].id, 42);
+	ck_assert_str_eq(w->part[0].comm, "vnhog42");
+	ck_assert_uint_eq(w->part[0].ns, 5 * MS);
+	ck_assert_uint_eq(w->part[1].kind, VN_HOST_MSRC_GUEST);
+	ck_assert_uint_eq(w->part[1].cls, VN_CLASS_THREAD);
+	ck_assert_uint_eq(w->part[1].ns, 1 * MS);
+	ck_assert_uint_eq(w->residual_ns, 4 * MS);
+	for (k = 0, sum = w->other_ns + w->residual_ns; k < w->nparts; k++)
+		sum += w->part[k].ns;
+	ck_assert_uint_eq(sum, w->duration_ns);
+	match_period_reset(m);
+	ck_assert_ptr_null(match_worst_period(m, 0));
+	match_free(m);
+	free(log);
+}
+END_TEST
+
 /* A big gap that a guest thread fills is counted as guest noise, not as matched. */
 START_TEST(test_big_guest)
 {
@@ -1355,6 +1394,7 @@ static Suite *match_suite(void)
 
 	tc = tcase_create("guest");
 	tcase_add_test(tc, test_guest_thread_net);
+	tcase_add_test(tc, test_worst);
 	tcase_add_test(tc, test_big_guest);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_nested_deep);
