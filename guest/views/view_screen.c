@@ -27,6 +27,7 @@
 #include "util/termsafe.h"
 #include "views/view_text.h"
 #include "views/view_top.h"
+#include "views/view_worst.h"
 
 #define SCR_HISTORY 60 /* periods in a row's sparkline */
 #define SCR_KEPT 8 /* warnings and errors kept while the screen is on, printed after it */
@@ -358,6 +359,37 @@ static void cpu_rows(struct frame *fr, int lines)
 	}
 }
 
+/* The run's worst gap of CPU index i so far, in one line: its length, when, its largest parts. */
+static void worst_line(struct frame *fr, int i)
+{
+	struct view_worst_gap *g = malloc(sizeof(*g));
+	char buf[SCR_LINE], at[32], cut[SCR_LINE * 3];
+	size_t off, k;
+
+	if (!g || !view_worst(S.v, i, g)) {
+		free(g);
+		line(fr, 0, " run's worst gap: none yet");
+		return;
+	}
+	off = (size_t)snprintf(buf, sizeof(buf), " run's worst gap %.1f us at %s:", g->duration_ns / 1e3,
+			       view_since_start(at, sizeof(at), S.v, g->start_ns));
+	for (k = 0; k < g->nparts && off < sizeof(buf) - 1; k++) {
+		char safe[TERMSAFE_LEN(VIEW_WORST_NAME)];
+
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s %s %.0f%%", k ? "," : "",
+					termsafe(safe, sizeof(safe), g->parts[k].source,
+						 VIEW_WORST_NAME),
+					100.0 * (double)g->parts[k].ns / (double)g->duration_ns);
+	}
+	free(g);
+	if (termcell_count(buf) > S.cols) /* cut at its end: the largest parts come first */
+		snprintf(cut, sizeof(cut), "%.*s%s", (int)termcell_off(buf, S.cols - 1), buf,
+			 S.utf8 ? "\u2026" : "~");
+	else
+		snprintf(cut, sizeof(cut), "%s", buf);
+	line(fr, 0, "%s", cut);
+}
+
 /* The selected CPU's last period: its totals, its parts (they add up to its noise), its sources. */
 static void detail(struct frame *fr, int lines)
 {
@@ -381,11 +413,12 @@ static void detail(struct frame *fr, int lines)
 					     off ? "," : "", view_part_label(p), (double)ns / 1e3);
 	}
 	line(fr, 0, " parts:%s", off ? parts : " none");
-	if (lines < 4)
+	worst_line(fr, i);
+	if (lines < 5)
 		return;
 	line(fr, 0, "  %8s %11s %7s %10s  %s", "COUNT", "TOTAL(us)", "%NOISE", "RUNMAX(us)",
 	     "SOURCE (RUNMAX: the run's largest event)");
-	for (size_t k = 0; k < c->nsrc && (int)k < lines - 3; k++)
+	for (size_t k = 0; k < c->nsrc && (int)k < lines - 4; k++)
 		line(fr, 0, "  %8llu %11.1f %7.2f %10.1f  %s", (unsigned long long)c->src[k].count,
 		     c->src[k].total_ns / 1e3, pct_of(c->src[k].total_ns, r->noise_ns),
 		     c->src[k].max_ns / 1e3, src_name(&c->src[k], name, sizeof(name)));

@@ -555,83 +555,108 @@ static void scale_parts(struct mcpu *c, uint64_t part[VN_CLASS_MAX], unsigned __
 
 /* ---- the worst gap ---- */
 
-/* The part of (cls, id, comm) in w (comm NULL: a thread by pid only), made if new; a full list takes it into
- * the class's rest part (the class's last source becomes it); NULL when the list is full of other classes. */
-static struct merge_source *worst_part(struct merge_worst *w, uint8_t cls, uint32_t id,
-				       const char *comm)
+/* A worst gap's parts while they are gathered: more than it lists (the largest are kept, the rest folded). */
+#define WORST_TMP 64
+#define WORST_NAMED \
+	(MERGE_WORST_PARTS - (VN_CLASS_MAX - 1)) /* named parts listed: room for a rest a class */
+
+struct worst_tmp {
+	struct merge_source p[WORST_TMP];
+	uint32_t n;
+};
+
+/* The rest part of class cls in t (made if new: there is always room for one a class). */
+static struct merge_source *tmp_rest(struct worst_tmp *t, uint8_t cls)
 {
 	uint32_t i;
 
-	for (i = 0; i < w->nparts; i++) {
-		const struct merge_source *p = &w->parts[i];
+	for (i = 0; i < t->n; i++)
+		if (t->p[i].cls == cls && t->p[i].id == MERGE_ID_REST)
+			return &t->p[i];
+	t->p[t->n] = (struct merge_source){ .cls = cls, .id = MERGE_ID_REST, .count = 1 };
+	return &t->p[t->n++];
+}
+
+/* The part of (cls, id, comm) in t (comm NULL: a thread by pid only), made if new; past the named room it is
+ * the class's rest. */
+static struct merge_source *tmp_part(struct worst_tmp *t, uint8_t cls, uint32_t id,
+				     const char *comm)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct merge_source *p = &t->p[i];
 
 		if (comm ? src_eq(p, cls, id, comm) : p->cls == cls && p->id == id)
-			return &w->parts[i];
+			return &t->p[i];
 	}
-	if (w->nparts == MERGE_WORST_PARTS) {
-		for (i = 0; i < w->nparts; i++)
-			if (w->parts[i].cls == cls && w->parts[i].id == MERGE_ID_REST)
-				return &w->parts[i];
-		for (i = w->nparts; i > 0; i--)
-			if (w->parts[i - 1].cls == cls) {
-				w->parts[i - 1].id = MERGE_ID_REST;
-				memset(w->parts[i - 1].comm, 0, VN_COMM_LEN);
-				return &w->parts[i - 1];
-			}
-		return NULL;
-	}
-	w->parts[w->nparts] = (struct merge_source){ .cls = cls, .id = id, .count = 1 };
+	if (t->n >= WORST_TMP - VN_CLASS_MAX) /* the last slots: the rests */
+		return tmp_rest(t, cls);
+	t->p[t->n] = (struct merge_source){ .cls = cls, .id = id, .count = 1 };
 	if (cls == VN_CLASS_THREAD && comm)
-		memcpy(w->parts[w->nparts].comm, comm, VN_COMM_LEN);
-	return &w->parts[w->nparts++];
+		memcpy(t->p[t->n].comm, comm, VN_COMM_LEN);
+	return &t->p[t->n++];
 }
 
-/* The sum of the parts of class cl in w. */
-static uint64_t worst_sum(const struct merge_worst *w, int cl)
+/* Each class's parts in t made to add up to part[cls] exactly: scaled down when over, the rest part given
+ * the shortfall (a class with no event, steal and unexplained: all of it). */
+static void tmp_fit(struct worst_tmp *t, const uint64_t part[VN_CLASS_MAX])
 {
-	uint64_t sum = 0;
-	uint32_t i;
-
-	for (i = 0; i < w->nparts; i++)
-		if (w->parts[i].cls == cl)
-			sum += w->parts[i].total_ns;
-	return sum;
-}
-
-/* Each class's parts in w made to add up to part[cls] exactly: scaled down when over, the rest part given the
- * shortfall; then the empty parts dropped. 0, or -1 when a class found no room (the caller keeps classes). */
-static int worst_fit(struct merge_worst *w, const uint64_t part[VN_CLASS_MAX])
-{
-	uint64_t v[MERGE_WORST_PARTS], sum;
-	uint32_t idx[MERGE_WORST_PARTS], i, j, k;
+	uint64_t v[WORST_TMP], sum;
+	uint32_t idx[WORST_TMP], i, k;
 	int cl;
 
 	for (cl = 0; cl < VN_CLASS_MAX; cl++) {
-		struct merge_source *r = NULL;
-
-		sum = worst_sum(w, cl);
-		if (sum < part[cl] && !(r = worst_part(w, (uint8_t)cl, MERGE_ID_REST, no_comm)))
-			return -1;
-		for (i = 0, k = 0; i < w->nparts; i++)
-			if (w->parts[i].cls == cl) {
+		for (i = 0, k = 0, sum = 0; i < t->n; i++)
+			if (t->p[i].cls == cl) {
 				idx[k] = i;
-				v[k++] = w->parts[i].total_ns;
+				v[k] = t->p[i].total_ns;
+				sum += v[k++];
 			}
 		if (sum > part[cl]) {
 			gapsplit_scale(v, k, sum, part[cl]);
-		} else if (r) {
-			for (j = 0; j < k && &w->parts[idx[j]] != r; j++)
-				;
-			v[j] += part[cl] - sum; /* r is of class cl: j < k */
+			for (i = 0; i < k; i++)
+				t->p[idx[i]].total_ns = v[i];
+		} else if (sum < part[cl]) {
+			tmp_rest(t, (uint8_t)cl)->total_ns += part[cl] - sum;
 		}
-		for (j = 0; j < k; j++)
-			w->parts[idx[j]].total_ns = v[j];
 	}
-	for (i = 0, k = 0; i < w->nparts; i++)
-		if (w->parts[i].total_ns)
-			w->parts[k++] = w->parts[i];
-	w->nparts = k;
-	return 0;
+}
+
+static int worst_cmp(const void *a, const void *b)
+{
+	const struct merge_source *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return x->cls != y->cls ? x->cls - y->cls : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The largest named parts of t (at most WORST_NAMED) into w, the others folded into a rest a class. */
+static void worst_list(struct merge_worst *w, struct worst_tmp *t)
+{
+	uint32_t i, j, named = 0;
+
+	qsort(t->p, t->n, sizeof(t->p[0]), worst_cmp);
+	w->nparts = 0;
+	for (i = 0; i < t->n && t->p[i].total_ns; i++) {
+		const struct merge_source *p = &t->p[i];
+
+		if (p->id != MERGE_ID_REST && named < WORST_NAMED) {
+			w->parts[w->nparts++] = *p;
+			named++;
+			continue;
+		}
+		for (j = 0; j < w->nparts; j++)
+			if (w->parts[j].cls == p->cls && w->parts[j].id == MERGE_ID_REST)
+				break;
+		if (j == w->nparts) { /* at most one a class: within MERGE_WORST_PARTS */
+			w->parts[w->nparts] =
+			    (struct merge_source){ .cls = p->cls, .id = MERGE_ID_REST, .count = 1 };
+			w->nparts++;
+		}
+		w->parts[j].total_ns += p->total_ns;
+	}
 }
 
 /* Whether event e goes before the lead-up entry b (by end, then start, class, id). */
@@ -686,58 +711,59 @@ static void worst_before(struct mcpu *c, const struct vn_sample *g)
 }
 
 /* Gap g (its final parts by class: part[]) is the CPU's longest so far: its parts by source from the events
- * still held (the same net rule as apply_event), and the lead-up from the recent ring. */
+ * still held (the same net rule as apply_event), and its lead-up. */
 static void worst_capture(struct mcpu *c, const struct vn_sample *g,
 			  const uint64_t part[VN_CLASS_MAX])
 {
 	struct merge_worst *w = &c->pub.worst;
-	uint32_t k;
+	struct worst_tmp *t = calloc(1, sizeof(*t));
 	size_t i;
 
 	memset(w, 0, sizeof(*w));
 	w->start_ns = g->start_ns;
 	w->end_ns = g->end_ns;
 	memcpy(w->class_ns, part, sizeof(w->class_ns));
-	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->end_ns; i++) {
-		const struct vn_event *e = &c->ev[i].e;
-		uint64_t a = e->start_ns > g->start_ns ? e->start_ns : g->start_ns;
-		uint64_t b = e->end_ns < g->end_ns ? e->end_ns : g->end_ns;
-		uint64_t ov, stp = 0, wall = e->end_ns - e->start_ns;
-		struct merge_source *s;
-
-		if (b <= a || e->cls == VN_CLASS_STEAL || e->cls >= VN_CLASS_UNEXPLAINED)
-			continue;
-		ov = b - a;
-		if (e->steal_ns && wall)
-			stp = (uint64_t)((unsigned __int128)e->steal_ns * ov / wall);
-		if (stp > ov)
-			stp = ov;
-		s = worst_part(w, e->cls, e->id, e->cls == VN_CLASS_THREAD ? e->comm : no_comm);
-		if (s)
-			s->total_ns += ov - stp;
-		if (e->parent_cls != VN_CLASS_NONE && e->parent_cls < VN_CLASS_STEAL) {
-			s = worst_part(w, e->parent_cls, e->parent_id,
-				       e->parent_cls == VN_CLASS_THREAD ? NULL : no_comm);
-			if (s)
-				s->total_ns = s->total_ns >= ov ? s->total_ns - ov : 0;
-		}
-	}
-	for (i = 0, k = 0; i < w->nparts;
-	     i++) /* a parent seen only as a parent has no name: its rest */
-		if (w->parts[i].cls != VN_CLASS_THREAD || w->parts[i].comm[0] ||
-		    w->parts[i].id == MERGE_ID_REST)
-			w->parts[k++] = w->parts[i];
-	w->nparts = (uint32_t)k;
-	if (worst_fit(w, part)) { /* no room to be exact by source: exact by class */
-		w->nparts = 0;
-		for (k = 0; k < VN_CLASS_MAX; k++)
+	if (!t) { /* no memory for the sources: the classes alone, exact */
+		for (int k = 0; k < VN_CLASS_MAX; k++)
 			if (part[k])
 				w->parts[w->nparts++] =
 				    (struct merge_source){ .cls = (uint8_t)k,
 							   .id = MERGE_ID_REST,
 							   .count = 1,
 							   .total_ns = part[k] };
+		worst_before(c, g);
+		return;
 	}
+	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->end_ns; i++) {
+		const struct vn_event *e = &c->ev[i].e;
+		uint64_t a = e->start_ns > g->start_ns ? e->start_ns : g->start_ns;
+		uint64_t b = e->end_ns < g->end_ns ? e->end_ns : g->end_ns;
+		uint64_t ov, stp = 0, wall = e->end_ns - e->start_ns;
+		struct merge_source *p;
+
+		if (b <= a || e->cls == VN_CLASS_NONE || e->cls >= VN_CLASS_STEAL)
+			continue;
+		ov = b - a;
+		if (e->steal_ns && wall)
+			stp = (uint64_t)((unsigned __int128)e->steal_ns * ov / wall);
+		if (stp > ov)
+			stp = ov;
+		tmp_part(t, e->cls, e->id, e->cls == VN_CLASS_THREAD ? e->comm : no_comm)
+		    ->total_ns += ov - stp;
+		if (e->parent_cls != VN_CLASS_NONE && e->parent_cls < VN_CLASS_STEAL) {
+			p = tmp_part(t, e->parent_cls, e->parent_id,
+				     e->parent_cls == VN_CLASS_THREAD ? NULL : no_comm);
+			p->total_ns = p->total_ns >= ov ? p->total_ns - ov : 0;
+		}
+	}
+	for (i = 0; i < t->n;
+	     i++) /* a parent seen only as a parent has no name: its class's rest */
+		if (t->p[i].cls == VN_CLASS_THREAD && !t->p[i].comm[0] &&
+		    t->p[i].id != MERGE_ID_REST)
+			t->p[i].total_ns = 0;
+	tmp_fit(t, part);
+	worst_list(w, t);
+	free(t);
 	worst_before(c, g);
 }
 
