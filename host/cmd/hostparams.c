@@ -33,7 +33,9 @@ enum {
 	OPT_HTML,
 	OPT_REMOTE_WRITE,
 	OPT_GAPS,
-	OPT_GUEST_BUDGET
+	OPT_GUEST_BUDGET,
+	OPT_ON_THRESHOLD,
+	OPT_ON_END
 };
 
 /* The options whose presence the rules check (the "set" bitmask of the parse). */
@@ -140,6 +142,27 @@ static const struct host_opt host_opts[] = {
 		    "                         time), length, split by class (a record made\n"
 		    "                         with --guest)" },
 	  SHOW_REPORT },
+	{ { .id = CLIOPT_STOP_SINGLE,
+	    .help = "a hit: a vCPU preempted for longer than TIME at once (stop, exit 3)" },
+	  SHOW_LIVE },
+	{ { .id = CLIOPT_STOP_TOTAL,
+	    .help = "a hit: a vCPU preempted for more than TIME in a period (stop, exit\n"
+		    "                         3)" },
+	  SHOW_LIVE },
+	{ { .id = OPT_ON_THRESHOLD,
+	    .name = "on-threshold",
+	    .has_arg = 1,
+	    .arg = "ACTION",
+	    .help = "on a -s/-S hit: trace[,file=F], signal,num=N,pid=P|parent,\n"
+		    "                         shell,command=CMD or continue (repeat: a chain;\n"
+		    "                         without continue the run stops)" },
+	  SHOW_LIVE },
+	{ { .id = OPT_ON_END,
+	    .name = "on-end",
+	    .has_arg = 1,
+	    .arg = "ACTION",
+	    .help = "at the end of the run: the same actions" },
+	  SHOW_LIVE },
 	{ { .id = CLIOPT_TOP,
 	    .help = "preemptors, exit reasons and IRQs listed per vCPU (default 5)" },
 	  SHOW_LIVE | SHOW_REPORT },
@@ -209,6 +232,8 @@ static unsigned exits_of(enum host_cmd cmd)
 	if (cmd == HCMD_REPORT)
 		return m | CLIOPT_EXIT(EXIT_DAMAGED) | CLIOPT_EXIT(EXIT_SYMLINK);
 	m |= CLIOPT_EXIT(EXIT_UNREACHABLE) | CLIOPT_EXIT(EXIT_NODOMAIN);
+	if (cmd != HCMD_LIST)
+		m |= CLIOPT_EXIT(EXIT_STOPPED);
 	return cmd == HCMD_RECORD ? m | CLIOPT_EXIT(EXIT_SYMLINK) : m;
 }
 
@@ -296,6 +321,17 @@ static int take_value(struct cliopt_parser *ps, int c, struct host_params *p, in
 			return cliopt_fail(ps, "invalid --output '': want a file name");
 		p->output = a;
 		return 0;
+	case CLIOPT_STOP_SINGLE:
+	case CLIOPT_STOP_TOTAL: {
+		uint64_t *ns = c == CLIOPT_STOP_SINGLE ? &p->stop_single_ns : &p->stop_total_ns;
+
+		if (cliopt_time(ps, ns))
+			return -EINVAL;
+		if (!*ns)
+			return cliopt_fail(ps, "invalid %s '%s': want a time > 0", cliopt_name(ps),
+					   a);
+		return 0;
+	}
 	case CLIOPT_TOP:
 		return cliopt_int(ps, 1, 1000, &p->top_n);
 	case OPT_FLOWS_TOP:
@@ -377,6 +413,15 @@ static int take_option(struct cliopt_parser *ps, int c, struct host_params *p, i
 	case OPT_GAPS:
 		p->gaps = 1;
 		return 0;
+	case OPT_ON_THRESHOLD:
+	case OPT_ON_END: {
+		char why[256];
+
+		if (actions_parse(c == OPT_ON_END ? &p->on_end : &p->on_threshold, cliopt_name(ps),
+				  ps->arg, why, sizeof(why)))
+			return cliopt_fail(ps, "%s", why);
+		return 0;
+	}
 	case CLIOPT_HELP:
 		return 1;
 	}
@@ -407,6 +452,14 @@ static int check_rules(struct cliopt_parser *ps, const struct host_params *p, in
 				   p->json   ? "--json"
 				   : p->html ? "--html"
 					     : "--wide");
+	if ((p->cmd == HCMD_LIST || p->cmd == HCMD_REPORT) &&
+	    (p->stop_single_ns || p->stop_total_ns || p->on_threshold.n || p->on_end.n))
+		return cliopt_fail(ps,
+				   "-s, -S, --on-threshold and --on-end are for top, record and "
+				   "serve");
+	if (p->on_threshold.n && !p->stop_single_ns && !p->stop_total_ns)
+		return cliopt_fail(ps, "--on-threshold needs a threshold: -s/--stop-single TIME or "
+				       "-S/--stop-total TIME");
 	if (p->cmd == HCMD_LIST && p->guest)
 		return cliopt_fail(ps, "--guest is for top, record and report");
 	if (p->guest_budget && (!p->guest || p->cmd == HCMD_REPORT))

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "util/actions.h"
 
 #define HOSTPARAMS_MAX_DOMAINS 16
 
@@ -43,6 +44,10 @@ struct host_params {
 	const char *html; /* report --html OUT.html */
 	int gaps; /* report --gaps: one JSON line per matched guest gap (HOST_MGAP records) */
 	const char *remote_write; /* serve --remote-write URL (NULL: none) */
+	uint64_t stop_single_ns; /* -s: a vCPU's single out interval over it is a hit (0: off) */
+	uint64_t stop_total_ns; /* -S: a vCPU's out-time in one period over it is a hit (0: off) */
+	struct action_chain on_threshold; /* --on-threshold: run on a hit (util/actions.h) */
+	struct action_chain on_end; /* --on-end: run when the run ends */
 };
 
 /*

@@ -178,6 +178,8 @@ int hostagg_out(struct hostagg *a, const struct vn_host_out *o)
 	v->cur_out_ns = (o->flags & VN_HOST_OUT_F_SPLIT) ? len : 0;
 	if (len > v->max_out_ns)
 		v->max_out_ns = len;
+	if (o->state == 'R' && len > v->max_out_r_ns)
+		v->max_out_r_ns = len;
 	return 0;
 }
 

@@ -105,6 +105,7 @@ struct hostagg_vcpu {
 	uint64_t steal_ns, cpu_ns, exec_ns, run_delay_ns, pcount;
 	uint64_t out_ns, out_periods, out_r_ns, out_s_ns, idle_ns, wait_ns;
 	uint64_t max_out_ns; /* longest out interval (pieces cut at period boundaries joined) */
+	uint64_t max_out_r_ns; /* ... of those preempted while runnable (state R: not a halt) */
 	uint64_t cur_out_ns; /* internal: length so far of an interval cut at a boundary */
 	uint64_t run_ns; /* sum of the run records (preemptors and idle) */
 	uint64_t

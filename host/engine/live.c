@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "libvirt/vmap.h"
 #include "util/bufout.h"
 #include "util/monotime.h"
+#include "util/outfile.h"
 #include "util/version.h"
 
 /* on the clock-exchange grid: every domain's channel exchanges once per grid point (dispatch trace log) */
@@ -116,6 +118,9 @@ struct live {
 	    dtl[VN_HOST_MAX_DOMAINS]; /* the views' copy of the channels' DTL figures */
 	struct progress *prog; /* record -d on a terminal */
 	uint64_t period_ns; /* --period, or what a sink asked for (the screen's keys) */
+	int stopped; /* a -s/-S hit that its chain did not continue: the run ends, exit 3 */
+	int hit_dom; /* the hit being acted on: its domain (for trace) */
+	uint64_t nhits, nchains;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -1430,6 +1435,117 @@ static void next_period_ns(struct live *mo)
  * short round once the rings come faster than one per BELL_HOT_NS: a guest with gaps all the time costs what
  * polling costs, one wake-up per short round).
  */
+/* One vCPU of engine a into f: its out-time, its longest out interval, the host tasks that ran meanwhile. */
+static void trace_vcpu(FILE *f, const struct hostagg *a, int d, uint32_t j)
+{
+	const struct hostagg_vcpu *v = &a->dom[d].vcpus[j];
+	const struct hostagg_preempt *pr[HOSTAGG_MAX_PREEMPT + 1];
+	uint32_t n = hostagg_preempt_sorted(v, pr, HOSTAGG_MAX_PREEMPT + 1), k;
+
+	fprintf(f,
+		"domain %.64s vCPU %u: out %.3f ms (preempted %.3f, blocked %.3f, idle pCPU %.3f), "
+		"longest out interval %.3f ms (preempted %.3f)\n",
+		a->dom[d].name, j, v->out_ns / 1e6, v->out_r_ns / 1e6, v->out_s_ns / 1e6,
+		v->idle_ns / 1e6, v->max_out_ns / 1e6, v->max_out_r_ns / 1e6);
+	for (k = 0; k < n; k++)
+		if (pr[k]->total_ns || pr[k]->halted_ns)
+			fprintf(f,
+				"  ran meanwhile: %.16s[%u] %.3f ms runnable (%llu times), %.3f ms "
+				"halted\n",
+				pr[k]->comm, pr[k]->pid, pr[k]->total_ns / 1e6,
+				(unsigned long long)pr[k]->count, pr[k]->halted_ns / 1e6);
+}
+
+/* --on-threshold trace / --on-end trace: the hit and its vCPU's period as the dispatch log saw it (a run's
+ * end: every vCPU over the run), into file (replaced atomically). */
+static int host_trace(void *ctx, const char *file, const struct action_hit *hit)
+{
+	struct live *mo = ctx;
+	char tmp[PATH_MAX];
+	int fd = outfile_tmp_open(file, tmp, sizeof(tmp), 0644), err;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f) {
+		err = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		log_err("trace: %s: %s (the chain stops)", file, outfile_strerror(err));
+		return -1;
+	}
+	if (hit->cpu >= 0) {
+		fprintf(f,
+			"vnoise-host --on-threshold trace: domain %.64s vCPU %d, %.3f ms preempted "
+			"in the "
+			"period ending at host time %.6f s\n",
+			mo->cur->dom[mo->hit_dom].name, hit->cpu, hit->duration_ns / 1e6,
+			hit->end_ns / 1e9);
+		trace_vcpu(f, mo->cur, mo->hit_dom, (uint32_t)hit->cpu);
+	} else {
+		fprintf(f, "vnoise-host --on-end trace: %.3f s\n", (now_ns() - mo->start_ns) / 1e9);
+		for (int d = 0; d < (int)VN_HOST_MAX_DOMAINS; d++)
+			for (uint32_t j = 0;
+			     mo->total->dom[d].seen && j < mo->total->dom[d].nvcpus &&
+			     j < mo->total->dom[d].nvcpus_alloc;
+			     j++)
+				if (mo->total->dom[d].vcpus[j].seen)
+					trace_vcpu(f, mo->total, d, j);
+	}
+	err = ferror(f) ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err)
+		err = outfile_tmp_commit(tmp, file);
+	else if (tmp[0])
+		unlink(tmp);
+	if (err) {
+		log_err("trace: %s: %s (the chain stops)", file, outfile_strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* -s/-S over the period just ended (cur): each vCPU preempted (runnable, not halted: the guest's idle is no
+ * noise) for longer than -s at once, or for more than -S in the period, is a hit, acted on by the chain
+ * (--on-threshold); one that the chain does not continue (or with no chain) ends the run. */
+static void check_hits(struct live *mo, uint64_t t)
+{
+	const struct host_params *p = mo->p;
+
+	if (!p->stop_single_ns && !p->stop_total_ns)
+		return;
+	for (int d = 0; d < (int)VN_HOST_MAX_DOMAINS && !mo->stopped; d++) {
+		const struct hostagg_domain *dm = &mo->cur->dom[d];
+
+		for (uint32_t j = 0;
+		     dm->seen && j < dm->nvcpus && j < dm->nvcpus_alloc && !mo->stopped; j++) {
+			const struct hostagg_vcpu *v = &dm->vcpus[j];
+			struct action_hit hit = { (int)j, 0, t };
+			const char *what;
+
+			if (p->stop_single_ns && v->max_out_r_ns > p->stop_single_ns) {
+				hit.duration_ns = v->max_out_r_ns;
+				what = "-s: a preempted out interval";
+			} else if (p->stop_total_ns && v->out_r_ns > p->stop_total_ns) {
+				hit.duration_ns = v->out_r_ns;
+				what = "-S: preempted out-time in the period";
+			} else {
+				continue;
+			}
+			mo->nhits++;
+			mo->hit_dom = d;
+			if (p->on_threshold.n) {
+				mo->nchains++;
+				if (actions_run(&p->on_threshold, "--on-threshold", &hit,
+						host_trace, mo) == 1)
+					continue;
+			}
+			mo->stopped = 1;
+			log_info("stop: domain %.64s vCPU %u: %s of %.3f ms", dm->name, j, what,
+				 hit.duration_ns / 1e6);
+		}
+	}
+}
+
 static void run_loop(struct live *mo)
 {
 	const struct host_params *p = mo->p;
@@ -1485,13 +1601,14 @@ static void run_loop(struct live *mo)
 			end_period(mo, t);
 			write_stats(mo, VN_CHUNK_STATS, t);
 			show_period(mo, last_show, t);
+			check_hits(mo, t);
 			hostagg_reset(mo->cur);
 			last_show = t;
 			next_period_ns(mo);
 			while (next_period <= t)
 				next_period += mo->period_ns;
 		}
-		if (end_ns && t >= end_ns)
+		if ((end_ns && t >= end_ns) || mo->stopped)
 			break;
 	}
 }
@@ -1522,6 +1639,17 @@ static int finish_run(struct live *mo)
 		}
 	if (in.schedlog_drops)
 		log_warn("%" PRIu64 " dispatch records were lost (ring full)", in.schedlog_drops);
+	if (mo->nchains && !mo->p->quiet)
+		log_info("--on-threshold: %" PRIu64 " hit%s, the chain ran %" PRIu64 " time%s",
+			 mo->nhits, mo->nhits == 1 ? "" : "s", mo->nchains,
+			 mo->nchains == 1 ? "" : "s");
+	if (mo->p->on_end.n) {
+		struct action_hit end = { -1, 0, t };
+
+		actions_run(&mo->p->on_end, "--on-end", &end, host_trace, mo);
+	}
+	if (mo->stopped && !ret)
+		ret = EXIT_STOPPED;
 	return ret;
 }
 
