@@ -126,7 +126,7 @@ _Static_assert(sizeof(struct vn_reg_req) == 24 && sizeof(struct vn_reg_rep) == 3
  * ("Interval pipeline") documents it.
  */
 #define VN_PIPE_MAGIC 0x31504e56u /* "VNP1" */
-#define VN_PIPE_VERSION 4
+#define VN_PIPE_VERSION 5
 #define VN_PIPE_RANKS 64
 #define VN_PIPE_SLOTS 3
 #define VN_PIPE_JOURNAL \
@@ -290,6 +290,14 @@ struct vn_pipe_rank {
 	__u64 other_ns; /* cause time that found no entry (atomic add) */
 	__u64 key[VN_PIPE_RANK_CAUSES];
 	struct vn_tgt_cause cause[VN_PIPE_RANK_CAUSES];
+	/* its worst interval: the largest delay (atomic max; the filter that raised it writes the rest, so
+	 * under filters racing on one rank the cause is the latest winner's) */
+	__u64 worst_ns;
+	__u64 worst_interval; /* interval number */
+	__s32 worst_fastest; /* the rank that waited longest on it (the fastest of that interval) */
+	__u32 worst_pad;
+	struct vn_tgt_cause
+	    worst_cause; /* its largest cause (cls VN_CLASS_NONE: none; VN_PIPE_CAUSE_HYP) */
 };
 
 struct vn_pipe {

@@ -565,6 +565,26 @@ static const char *tally_cause_name(const struct vn_tgt_cause *c, char *buf, siz
 	return buf;
 }
 
+/* Rank r's worst interval: who waited on it and for what (its largest cause in that interval). */
+static void worst_line(int r, const struct vn_pipe_rank *t)
+{
+	char nm[96];
+
+	if (!t->worst_ns)
+		return;
+	if (t->worst_cause.cls == VN_CLASS_NONE)
+		log_info(
+		    "rank %d: worst interval %llu, %.3f ms behind rank %d (who waited on it): more "
+		    "work, no noise",
+		    r, (unsigned long long)t->worst_interval, t->worst_ns / 1e6, t->worst_fastest);
+	else
+		log_info(
+		    "rank %d: worst interval %llu, %.3f ms behind rank %d (who waited on it): %s "
+		    "%.3f ms",
+		    r, (unsigned long long)t->worst_interval, t->worst_ns / 1e6, t->worst_fastest,
+		    tally_cause_name(&t->worst_cause, nm, sizeof(nm)), t->worst_cause.ns / 1e6);
+}
+
 /*
  * The end table: per rank, the intervals it was delayed in (of those filtered), its largest cause in them
  * and that cause's share of their cause time, the delay in all. From the pipe that filtered (the private one
@@ -616,6 +636,7 @@ static void rank_table(struct mpi_ctx *m)
 		    c->rank, c->pid, (unsigned long long)t->delayed, (unsigned long long)total,
 		    tally_cause_name(&t->cause[b], nm, sizeof(nm)),
 		    sum ? 100.0 * (double)best / (double)sum : 0.0, t->delay_ns / 1e6);
+		worst_line(c->rank, t);
 	}
 }
 

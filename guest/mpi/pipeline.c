@@ -306,8 +306,30 @@ static int hyp_cause_wins(const struct vn_pipe *p, const struct vn_pipe_iv *r)
 
 /* Delay and verdicts of every record found; returns the delayed ranks. */
 /* Rank i was delayed by d in an interval whose record is r: its tally (struct vn_pipe_rank). */
-static void rank_tally(struct vn_pipe *p, unsigned i, const struct vn_pipe_iv *r, uint64_t d)
+/* Rank i's worst interval so far, if d (interval n, the fastest rank f) is more: the cause written by the
+ * filter that raised the maximum. */
+static void rank_worst(struct vn_pipe_rank *t, uint64_t d, uint64_t n, int f, uint8_t cls,
+		       uint32_t id, uint64_t ns, const char *comm)
 {
+	uint64_t cur = __atomic_load_n(&t->worst_ns, __ATOMIC_RELAXED);
+
+	while (d > cur)
+		if (__atomic_compare_exchange_n(&t->worst_ns, &cur, d, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			t->worst_interval = n;
+			t->worst_fastest = f;
+			t->worst_cause.cls = cls;
+			t->worst_cause.id = id;
+			t->worst_cause.ns = ns;
+			memcpy(t->worst_cause.comm, comm, sizeof(t->worst_cause.comm));
+			return;
+		}
+}
+
+static void rank_tally(struct vn_pipe *p, unsigned i, const struct vn_pipe_iv *r, uint64_t d,
+		       uint64_t n, int fastest)
+{
+	static const char none[VN_COMM_LEN];
 	struct vn_pipe_rank *t = &p->rank[i];
 	uint64_t key, ns;
 	uint32_t id;
@@ -328,8 +350,10 @@ static void rank_tally(struct vn_pipe *p, unsigned i, const struct vn_pipe_iv *r
 		ns = r->cause_ns;
 		comm = r->cause_comm;
 	} else {
+		rank_worst(t, d, n, fastest, VN_CLASS_NONE, 0, 0, none);
 		return;
 	}
+	rank_worst(t, d, n, fastest, cls, id, ns, comm);
 	key = ((uint64_t)cls << 32 | id) + 1;
 	for (k = 0; k < VN_PIPE_RANK_CAUSES; k++) {
 		uint64_t want = 0;
@@ -353,7 +377,7 @@ static void rank_tally(struct vn_pipe *p, unsigned i, const struct vn_pipe_iv *r
 }
 
 static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const uint64_t *comp,
-				const uint8_t *have, unsigned lim, int fastest)
+				const uint8_t *have, unsigned lim, int fastest, uint64_t n)
 {
 	struct filter_ref fh, fg;
 	uint32_t pct = p->h.delay_pct_x100;
@@ -380,7 +404,7 @@ static unsigned filter_verdicts(struct vn_pipe *p, struct vn_pipe_slot *s, const
 			gv = fh.hyp ? verdict_of(p, r, comp[i], d, &fg) : v;
 			gdelayed += gv == VN_VERDICT_NOISE;
 			hdelayed += v == VN_VERDICT_NOISE && hyp_cause_wins(p, r);
-			rank_tally(p, i, r, d);
+			rank_tally(p, i, r, d, n, fastest);
 		}
 		PIPE_SET(r->delay_ns, d);
 		PIPE_SET(r->verdict, v);
@@ -451,7 +475,7 @@ int pipeline_filter(struct vn_pipe *p, uint64_t n)
 	if (k) {
 		mn = comp[fastest];
 		mx = comp[slowest];
-		delayed = filter_verdicts(p, s, comp, have, lim, fastest);
+		delayed = filter_verdicts(p, s, comp, have, lim, fastest, n);
 	}
 
 	PIPE_SET(s->nranks, k);

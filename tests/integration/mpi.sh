@@ -70,7 +70,12 @@ grep -E "^vnoise-guest: rank 1 \(pid [0-9]+\): delayed in ([0-9]+)/([0-9]+) inte
 	"$TMP/job.err" >"$TMP/rank1" || fail "the end table does not name rank 1 and vn-injector: $(grep 'rank ' "$TMP/job.err")"
 d1=$(sed -n 's|.*delayed in \([0-9]*\)/.*|\1|p' "$TMP/rank1")
 [ "$d1" -ge 3 ] && [ "$d1" -le $((3 + n_other)) ] || fail "rank 1 delayed in $d1 intervals, injected 3 (+ $n_other others)"
-ok "end table: $(cat "$TMP/rank1")"
+# its worst interval: one of the injected ones (4 ms), rank 0 waiting on it, the injector its cause
+grep -E "^vnoise-guest: rank 1: worst interval [0-9]+, [0-9.]+ ms behind rank 0 \(who waited on it\): thread:vn-injector\[[0-9]+\] [0-9.]+ ms$" \
+	"$TMP/job.err" >"$TMP/worst1" || fail "no worst interval of rank 1 naming vn-injector: $(grep 'rank 1' "$TMP/job.err")"
+wi=$(sed -n 's|.*worst interval \([0-9]*\), \([0-9.]*\) ms behind.*|\2|p' "$TMP/worst1")
+awk -v w="$wi" 'BEGIN { exit !(w >= 2.5 && w <= 8) }' || fail "rank 1's worst interval is $wi ms behind (the injection: ~4 ms)"
+ok "end table: $(cat "$TMP/rank1"); $(cat "$TMP/worst1")"
 
 # --- the reports on stdout (| jq), the job's own output apart -----------------------------------------
 "$VG" mpi --job pipe --delay-pct 20 -- "${MPIRUN[@]}" -np 2 "$ML" --pin --iters 30 --work-us 3000 \
