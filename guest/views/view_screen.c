@@ -41,6 +41,7 @@ struct scr_cpu {
 	struct merge_source *src; /* its sources, largest first */
 	size_t nsrc;
 	float hist[SCR_HISTORY]; /* noise% per period, oldest first; < 0: no data */
+	struct view_worst_gap *pw; /* the last period's worst gap (NULL: none or no memory) */
 };
 
 static struct screen {
@@ -359,35 +360,43 @@ static void cpu_rows(struct frame *fr, int lines)
 	}
 }
 
-/* The run's worst gap of CPU index i so far, in one line: its length, when, its largest parts. */
-static void worst_line(struct frame *fr, int i)
+/* A worst gap in one line under label: its length, when, its largest parts (cut at the width). */
+static void worst_line(struct frame *fr, const char *label, const struct view_worst_gap *g)
 {
-	struct view_worst_gap *g = malloc(sizeof(*g));
 	char buf[SCR_LINE], at[32], cut[SCR_LINE * 3];
 	size_t off, k;
 
-	if (!g || !view_worst(S.v, i, g)) {
-		free(g);
-		line(fr, 0, " run's worst gap: none yet");
+	if (!g || !g->duration_ns) {
+		line(fr, 0, " %s: none", label);
 		return;
 	}
-	off = (size_t)snprintf(buf, sizeof(buf), " run's worst gap %.1f us at %s:", g->duration_ns / 1e3,
+	off = (size_t)snprintf(buf, sizeof(buf), " %s %.1f us at %s:", label, g->duration_ns / 1e3,
 			       view_since_start(at, sizeof(at), S.v, g->start_ns));
 	for (k = 0; k < g->nparts && off < sizeof(buf) - 1; k++) {
 		char safe[TERMSAFE_LEN(VIEW_WORST_NAME)];
 
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s %s %.0f%%", k ? "," : "",
-					termsafe(safe, sizeof(safe), g->parts[k].source,
-						 VIEW_WORST_NAME),
-					100.0 * (double)g->parts[k].ns / (double)g->duration_ns);
+		off += (size_t)snprintf(
+		    buf + off, sizeof(buf) - off, "%s %s %.0f%%", k ? "," : "",
+		    termsafe(safe, sizeof(safe), g->parts[k].source, VIEW_WORST_NAME),
+		    100.0 * (double)g->parts[k].ns / (double)g->duration_ns);
 	}
-	free(g);
 	if (termcell_count(buf) > S.cols) /* cut at its end: the largest parts come first */
 		snprintf(cut, sizeof(cut), "%.*s%s", (int)termcell_off(buf, S.cols - 1), buf,
 			 S.utf8 ? "\u2026" : "~");
 	else
 		snprintf(cut, sizeof(cut), "%s", buf);
 	line(fr, 0, "%s", cut);
+}
+
+/* The run's worst gap of CPU index i so far. */
+static void run_worst_line(struct frame *fr, int i)
+{
+	struct view_worst_gap *g = malloc(sizeof(*g));
+
+	if (g && !view_worst(S.v, i, g))
+		g->duration_ns = 0;
+	worst_line(fr, "run's worst gap", g);
+	free(g);
 }
 
 /* The selected CPU's last period: its totals, its parts (they add up to its noise), its sources. */
@@ -413,12 +422,13 @@ static void detail(struct frame *fr, int lines)
 					     off ? "," : "", view_part_label(p), (double)ns / 1e3);
 	}
 	line(fr, 0, " parts:%s", off ? parts : " none");
-	worst_line(fr, i);
-	if (lines < 5)
+	worst_line(fr, "period's worst gap", c->pw);
+	run_worst_line(fr, i);
+	if (lines < 6)
 		return;
 	line(fr, 0, "  %8s %11s %7s %10s  %s", "COUNT", "TOTAL(us)", "%NOISE", "RUNMAX(us)",
 	     "SOURCE (RUNMAX: the run's largest event)");
-	for (size_t k = 0; k < c->nsrc && (int)k < lines - 4; k++)
+	for (size_t k = 0; k < c->nsrc && (int)k < lines - 5; k++)
 		line(fr, 0, "  %8llu %11.1f %7.2f %10.1f  %s", (unsigned long long)c->src[k].count,
 		     c->src[k].total_ns / 1e3, pct_of(c->src[k].total_ns, r->noise_ns),
 		     c->src[k].max_ns / 1e3, src_name(&c->src[k], name, sizeof(name)));
@@ -539,6 +549,15 @@ static void screen_tick(FILE *f, const struct view *v)
 	}
 	S.period_len_ns = v->duration_ns - S.shown_ns;
 	S.shown_ns = v->duration_ns;
+	for (int i = 0; i < v->ncpus && !S.paused;
+	     i++) { /* before view_top_period starts the next */
+		struct scr_cpu *c = &S.cpu[i];
+
+		if (!c->pw)
+			c->pw = malloc(sizeof(*c->pw));
+		if (c->pw && !view_worst_period(v, i, c->pw))
+			c->pw->duration_ns = 0;
+	}
 	view_top_period(v, rows);
 	for (int i = 0; i < v->ncpus; i++) {
 		struct scr_cpu *c = &S.cpu[i];
@@ -662,8 +681,10 @@ static int screen_input(FILE *f, const struct view *v)
 static void screen_end(FILE *f, const struct view *v)
 {
 	screen_leave();
-	for (int i = 0; S.cpu && i < v->ncpus; i++)
+	for (int i = 0; S.cpu && i < v->ncpus; i++) {
 		free(S.cpu[i].src);
+		free(S.cpu[i].pw);
+	}
 	free(S.cpu);
 	free(S.order);
 	S.cpu = NULL;

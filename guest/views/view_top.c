@@ -109,6 +109,7 @@ void view_top_period(const struct view *v, struct view_row *rows)
 		v->period[i].max_ns = 0;
 		v->period[i].t_ns = v->duration_ns;
 	}
+	merge_period_worst_reset(v->m); /* the next period's worst gap */
 }
 
 static void view_top_tick(FILE *f, const struct view *v)

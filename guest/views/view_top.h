@@ -8,7 +8,8 @@
 
 #include "views/view.h"
 
-/* The last period's row of each CPU into rows[v->ncpus] (differences: see row_since in view_top.c). */
+/* The last period's row of each CPU into rows[v->ncpus] (differences: see row_since in view_top.c); the
+ * merge engine's period worst gaps start again. */
 void view_top_period(const struct view *v, struct view_row *rows);
 /*
  * CPU index i's sources in the last period, largest net time first, into *out (malloc'd, the caller frees;

@@ -50,10 +50,10 @@ static void source_name(const struct view *v, const struct merge_source *s, char
 		strcat(buf, " (vnoise)");
 }
 
-int view_worst(const struct view *v, int idx, struct view_worst_gap *g)
+/* g from the merge engine's worst gap w of CPU index idx (with the host's split when the view kept it). */
+static int worst_fill(const struct view *v, int idx, const struct merge_worst *w,
+		      struct view_worst_gap *g)
 {
-	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[idx]);
-	const struct merge_worst *w = mc ? &mc->worst : NULL;
 	const struct view_worst_split *ws = v->hist ? &v->hist[idx].worst : NULL;
 	uint64_t v_ns[MERGE_WORST_PARTS], sum = 0, dur;
 	char name[VIEW_WORST_NAME];
@@ -107,6 +107,20 @@ int view_worst(const struct view *v, int idx, struct view_worst_gap *g)
 	}
 	g->nbefore = w->nbefore;
 	return 1;
+}
+
+int view_worst(const struct view *v, int idx, struct view_worst_gap *g)
+{
+	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[idx]);
+
+	return worst_fill(v, idx, mc ? &mc->worst : NULL, g);
+}
+
+int view_worst_period(const struct view *v, int idx, struct view_worst_gap *g)
+{
+	const struct merge_cpu *mc = merge_cpu(v->m, v->cpus[idx]);
+
+	return worst_fill(v, idx, mc ? &mc->pworst : NULL, g);
 }
 
 static const char *part_class(const struct view_worst_part *p)

@@ -49,6 +49,9 @@ extern const char *const view_tail_key[VIEW_TAIL_N + 1]; /* "p50" .. "p9999", "m
 
 /* The worst gap of CPU index idx into out: 1, or 0 when the CPU had no gap. */
 int view_worst(const struct view *v, int idx, struct view_worst_gap *out);
+/* The same for the longest gap since the last merge_period_worst_reset() (top's period: view_top_period()
+ * starts the next); split only when it is the run's worst too (the view keeps that one split). */
+int view_worst_period(const struct view *v, int idx, struct view_worst_gap *out);
 /* "worst gap" and "tail" sections of every CPU (text: 80 columns, no tabs). */
 void view_worst_text(FILE *f, const struct view *v);
 /* "worst": {...} and "percentiles_ns": {...}, "percentiles_by_class_ns": {...} of CPU index idx. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attrib/classes.h"
@@ -693,9 +694,8 @@ static void before_offer(struct merge_worst *w, const struct vn_event *e)
 /* The worst gap's lead-up: the latest events that fell into gaps and ended by its start, from the events
  * still held and the recent ring (which holds the latest of earlier batches): the same whatever the
  * horizons were. */
-static void worst_before(struct mcpu *c, const struct vn_sample *g)
+static void worst_before(struct mcpu *c, struct merge_worst *w, const struct vn_sample *g)
 {
-	struct merge_worst *w = &c->pub.worst;
 	uint32_t n = c->pub.nrecent < MERGE_RECENT ? c->pub.nrecent : MERGE_RECENT, k;
 	size_t i;
 
@@ -710,12 +710,11 @@ static void worst_before(struct mcpu *c, const struct vn_sample *g)
 			before_offer(w, &c->ev[i].e);
 }
 
-/* Gap g (its final parts by class: part[]) is the CPU's longest so far: its parts by source from the events
- * still held (the same net rule as apply_event), and its lead-up. */
-static void worst_capture(struct mcpu *c, const struct vn_sample *g,
+/* Gap g (its final parts by class: part[]) is the CPU's longest so far (or the period's) into w: its parts
+ * by source from the events still held (the same net rule as apply_event), and its lead-up. */
+static void worst_capture(struct mcpu *c, struct merge_worst *w, const struct vn_sample *g,
 			  const uint64_t part[VN_CLASS_MAX])
 {
-	struct merge_worst *w = &c->pub.worst;
 	struct worst_tmp *t = calloc(1, sizeof(*t));
 	size_t i;
 
@@ -731,7 +730,7 @@ static void worst_capture(struct mcpu *c, const struct vn_sample *g,
 							   .id = MERGE_ID_REST,
 							   .count = 1,
 							   .total_ns = part[k] };
-		worst_before(c, g);
+		worst_before(c, w, g);
 		return;
 	}
 	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->end_ns; i++) {
@@ -764,7 +763,7 @@ static void worst_capture(struct mcpu *c, const struct vn_sample *g,
 	tmp_fit(t, part);
 	worst_list(w, t);
 	free(t);
-	worst_before(c, g);
+	worst_before(c, w, g);
 }
 
 /* Gap g is settled: its parts and the unexplained rest go into the CPU's totals and to the gap callback. */
@@ -814,13 +813,23 @@ static int attribute_batch(struct merge *m, struct mcpu *c, size_t n)
 
 		if (fill_steal(c, &g[k], &o, part, &sum))
 			return -ENOMEM;
-		if (k == big &&
-		    g[k].end_ns - g[k].start_ns > c->pub.worst.end_ns - c->pub.worst.start_ns) {
-			settle_gap(NULL, c, &g[k], part, sum); /* final parts first ... */
-			worst_capture(c, &g[k], part);
-			if (m->fn) /* ... then the callback sees the new worst in place */
-				m->fn(m->ctx, c->pub.cpu, g[k].end_ns - g[k].start_ns, part);
-			continue;
+		if (k == big) {
+			uint64_t d = g[k].end_ns - g[k].start_ns;
+			bool run = d > c->pub.worst.end_ns - c->pub.worst.start_ns;
+			bool per = d > c->pub.pworst.end_ns - c->pub.pworst.start_ns;
+
+			if (run || per) {
+				settle_gap(NULL, c, &g[k], part, sum); /* final parts first ... */
+				if (run)
+					worst_capture(c, &c->pub.worst, &g[k], part);
+				if (per && run)
+					c->pub.pworst = c->pub.worst;
+				else if (per)
+					worst_capture(c, &c->pub.pworst, &g[k], part);
+				if (m->fn) /* ... then the callback sees the new worst in place */
+					m->fn(m->ctx, c->pub.cpu, d, part);
+				continue;
+			}
 		}
 		settle_gap(m, c, &g[k], part, sum);
 	}
@@ -873,6 +882,13 @@ static int process_cpu(struct merge *m, struct mcpu *c, uint64_t horizon)
 		c->done_ns = horizon == UINT64_MAX ? c->done_ns : horizon;
 	drop_settled(c, horizon);
 	return 0;
+}
+
+void merge_period_worst_reset(struct merge *m)
+{
+	for (int i = 0; i < MERGE_MAX_CPUS; i++)
+		if (m->cpu[i])
+			memset(&m->cpu[i]->pub.pworst, 0, sizeof(m->cpu[i]->pub.pworst));
 }
 
 int merge_process(struct merge *m, uint64_t horizon_ns)

@@ -71,6 +71,8 @@ struct merge_cpu {
 	uint32_t nrecent;
 	uint64_t last_gap_start, last_gap_end;
 	struct merge_worst worst; /* the longest gap (the first of equal ones) */
+	struct merge_worst
+	    pworst; /* ... since the last merge_period_worst_reset() (top's period) */
 	void *priv;
 };
 
@@ -93,6 +95,8 @@ int merge_process(struct merge *m, uint64_t horizon_ns) __attribute__((warn_unus
 size_t merge_held(const struct merge *m, size_t *bytes);
 /* Records passed by the sorted inserts since merge_new (the work a stream out of order costs). */
 uint64_t merge_insert_steps(const struct merge *m);
+/* Start a new period for every CPU's pworst (top's refresh). */
+void merge_period_worst_reset(struct merge *m);
 /* The CPU's totals (NULL if it never got a record). Valid until the next call that adds records. */
 const struct merge_cpu *merge_cpu(const struct merge *m, int cpu);
 /* Copy up to max of the CPU's sources into out, largest total first; returns how many. */

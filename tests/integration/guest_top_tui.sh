@@ -88,6 +88,7 @@ wait_for "^ parts:"
 keys j
 wait_for "^CPU 1, last period: noise [0-9.]+ us of"
 wait_for "^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +thread:$inj\[$INJ\]" 10
+wait_for "^ period's worst gap [0-9.]+ us at \+[0-9.]+ s:.* thread:$inj\[$INJ\] [0-9]+%" 10
 wait_for "^ run's worst gap [0-9.]+ us at \+[0-9.]+ s:.* thread:$inj\[$INJ\] [0-9]+%" 10
 keys k
 wait_for "^CPU 0, last period"
@@ -101,7 +102,7 @@ keys Down Enter
 wait_for "^CPU 1, last period"
 keys Enter
 wait_gone "last period: noise"
-ok "d and Enter open and close the detail; j/k and Down/Up move the selection; $inj among CPU 1's sources and among the parts of its worst gap"
+ok "d and Enter open and close the detail; j/k and Down/Up move the selection; $inj among CPU 1's sources and among the parts of its period's and its run's worst gap"
 
 keys p
 wait_for "^sort CPU▲  PAUSED"

@@ -735,6 +735,19 @@ START_TEST(test_worst_gap)
 	ck_assert_uint_eq(c->worst.before[c->worst.nbefore - 1].end_ns <= 10000, 1);
 	ck_assert_str_eq(merge_source_name(&c->worst.parts[0], NULL, NULL, name, sizeof(name)),
 			 "thread:spike[77]");
+	/* the period's worst: the same so far; after a reset, a shorter later gap is the period's alone */
+	ck_assert_uint_eq(c->pworst.start_ns, 10000);
+	merge_period_worst_reset(m);
+	c = merge_cpu(m, 0);
+	ck_assert_uint_eq(c->pworst.end_ns, 0);
+	add_ev(m, mkthread(0, 79, "small", 40000, 40500, 500));
+	add_gap(m, 0, 40000, 40600);
+	process(m, 50000);
+	c = cpu_ok(m, 0);
+	ck_assert_uint_eq(c->pworst.start_ns, 40000);
+	worst_ok(&c->pworst);
+	ck_assert_uint_eq(worst_of(&c->pworst, VN_CLASS_THREAD, 79), 500);
+	ck_assert_uint_eq(c->worst.start_ns, 10000);
 	merge_free(m);
 }
 END_TEST
