@@ -36,6 +36,10 @@ struct mcpu {
 	__int128 (
 	    *part)[VN_CLASS_MAX]; /* scratch per batch gap (wide: hostile times cannot overflow) */
 	size_t partcap;
+	/* the recent ring as the batch found it: the latest events of earlier batches (a worst gap's
+	 * lead-up; the batch's own events are still held) */
+	struct vn_event lead[MERGE_RECENT];
+	uint32_t nlead;
 };
 
 struct merge {
@@ -692,19 +696,15 @@ static void before_offer(struct merge_worst *w, const struct vn_event *e)
 }
 
 /* The worst gap's lead-up: the latest events that fell into gaps and ended by its start, from the events
- * still held and the recent ring (which holds the latest of earlier batches): the same whatever the
- * horizons were. */
+ * still held and the recent ring as the batch found it (the latest of earlier batches). */
 static void worst_before(struct mcpu *c, struct merge_worst *w, const struct vn_sample *g)
 {
-	uint32_t n = c->pub.nrecent < MERGE_RECENT ? c->pub.nrecent : MERGE_RECENT, k;
+	uint32_t k;
 	size_t i;
 
-	for (k = 0; k < n; k++) {
-		const struct vn_event *e = &c->pub.recent[k];
-
-		if (e->end_ns <= g->start_ns)
-			before_offer(w, e);
-	}
+	for (k = 0; k < c->nlead; k++)
+		if (c->lead[k].end_ns <= g->start_ns)
+			before_offer(w, &c->lead[k]);
 	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g->start_ns; i++)
 		if ((c->ev[i].counted & 1) && c->ev[i].e.end_ns <= g->start_ns)
 			before_offer(w, &c->ev[i].e);
@@ -803,6 +803,8 @@ static int attribute_batch(struct merge *m, struct mcpu *c, size_t n)
 	for (k = 1; k < n; k++) /* the batch's longest gap: the only one that can be a new worst */
 		if (g[k].end_ns - g[k].start_ns > g[big].end_ns - g[big].start_ns)
 			big = k;
+	c->nlead = c->pub.nrecent < MERGE_RECENT ? c->pub.nrecent : MERGE_RECENT;
+	memcpy(c->lead, c->pub.recent, sizeof(c->lead));
 	memset(c->part, 0, n * sizeof(*c->part));
 	for (i = 0; i < c->nev && c->ev[i].e.start_ns < g[n - 1].end_ns; i++)
 		if (apply_event(c, &c->ev[i], g, n))

@@ -29,17 +29,19 @@ small=$comm
 # stretches (its wake-ups cost 10-70 us more when it is busy): p99 is held to the small spikes' gaps,
 # 0.8x to 1.6x their median (seen: 1.09x-1.46x), not to the 2 ms ones nor to the timer ticks.
 # This machine's host stalls the vCPU for up to ~2.2 ms now and then (no guest event explains them: the
-# worst gap is then ~100% unexplained, rightly): a run whose worst gap is that is taken again once.
+# worst gap is then ~100% unexplained, rightly, and max is the stall's): such a run is taken again (seen: one
+# run in four; twice in a row once).
 record_once() {
 	"$VG" record --cpus "$cpu" --duration 5s -o "$TMP/r.vnr" -q >"$TMP/rec.txt" 2>"$TMP/rec.err" ||
 		fail "record failed: $(cat "$TMP/rec.err")"
 	"$VG" report "$TMP/r.vnr" --json >"$TMP/m.json" 2>"$TMP/m.err" || fail "report -j failed: $(cat "$TMP/m.err")"
 	! jq -e '.cpus[0].worst.parts[0] | .class == "unexplained" and .share_pct > 90' "$TMP/m.json" >/dev/null
 }
-record_once || {
+for try in 1 2 3; do
+	record_once && break
 	echo "again: the worst gap was a host stall ($(jq -c '.cpus[0].worst | {duration_ns, parts: .parts[:2]}' "$TMP/m.json"))"
-	record_once || echo "the worst gap was a host stall again: the checks below say so"
-}
+	[ "$try" = 3 ] && fail "three runs in a row had a host stall longer than the 2 ms spike as their worst gap"
+done
 "$VG" report "$TMP/r.vnr" --gaps >"$TMP/gaps.jsonl" 2>"$TMP/g.err" || fail "report --gaps failed"
 "$VG" report "$TMP/r.vnr" >"$TMP/rep.txt" 2>"$TMP/rep.err" || fail "report failed: $(cat "$TMP/rep.err")"
 jq -r '.duration_ns' "$TMP/gaps.jsonl" | sort -n >"$TMP/d.txt"
