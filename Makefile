@@ -157,7 +157,7 @@ $(BUILD)/vnoise-host: $(BUILD)/host/main.o $(HOST_LIB) $(LIB)
 # The LD_PRELOAD library (guest/mpi/preload.c): position independent, with the sources it needs; only
 # the wrappers are exported. mpi.h for the PMPI prototypes, but no libmpi: non-MPI programs load it too.
 PRELOAD_DEPS := guest/mpi/appstat.c guest/mpi/pipeline.c guest/cluster/node_send.c guest/cluster/node.c \
-		shared/attrib/classes.c shared/attrib/merge.c shared/util/bufout.c shared/util/outfile.c shared/util/secmem.c shared/format/datagram.c shared/util/sha256.c \
+		shared/attrib/classes.c shared/attrib/merge.c shared/attrib/gapsplit.c shared/util/bufout.c shared/util/outfile.c shared/util/secmem.c shared/format/datagram.c shared/util/sha256.c \
 		shared/util/sha256_shani.c
 $(PRELOAD): CFLAGS += -Iguest $(shell pkg-config --cflags ompi-c)
 $(PRELOAD): $(PRELOAD_SRC) $(PRELOAD_DEPS)

@@ -3,11 +3,18 @@
 # tests/tools/ptload runs 4 threads x 200 iterations of (20 mutex lock/unlock pairs, a barrier); thread 0
 # sleeps 3 ms before the barrier in every 10th iteration; main waits on a condition and joins them. The
 # per-thread JSON lines must give the exact call counts, and the barrier time of the three threads that wait
-# for the sleeper must hold its 20 x 3 ms of sleep (the sleeper's own barrier time must not).
+# for the sleeper must hold its 20 x 3 ms of sleep (the sleeper's own barrier time must not). And the library
+# leaves no symbol undefined that the C library or MPI does not give.
 . "$(dirname "$0")/lib.bash"
 PL=$BUILD/libvnoise-preload.so
 PT=$BUILD/tests/tools/ptload
 [ -f "$PL" ] && [ -x "$PT" ] || fail "$PL or $PT not built"
+# every symbol the library needs is the C library's or MPI's (PMPI_*, resolved in an MPI program): a
+# program loaded with it and bound at once (-z now, as the packages' hardening does) must not fail
+undef=$(nm -D --undefined-only "$PL" | awk '$1 == "U" && $2 !~ /@GLIBC/ && $2 !~ /^PMPI_/ { print $2 }')
+[ -z "$undef" ] || fail "libvnoise-preload.so leaves symbols undefined: $undef"
+LD_BIND_NOW=1 LD_PRELOAD="$PL" sh -c true || fail "a program loaded with the library and bound at once failed"
+ok "every symbol the library needs is the C library's or MPI's; bound at once it loads"
 
 out=$(VNOISE_PRELOAD_OUT="$TMP/app.%p.jsonl" LD_PRELOAD="$PL" "$PT" work 4 200 20 3000) ||
 	fail "ptload failed under the preload library"
