@@ -1355,6 +1355,22 @@ static int check_command(const char *cmd)
 	return 126;
 }
 
+/*
+ * Our stdout, when it is a file, appended to: the ranks append their reports to it through their own opening
+ * of it (/proc/PID/fd/1, O_APPEND), and our own lines (DTL mode) must not overwrite theirs from an offset
+ * of our own.
+ */
+static void stdout_append(void)
+{
+	struct stat st;
+	int fl = fcntl(1, F_GETFL);
+
+	if (fl >= 0 && !(fl & O_APPEND) && !fstat(1, &st) && S_ISREG(st.st_mode) &&
+	    fcntl(1, F_SETFL, fl | O_APPEND))
+		log_warn("cannot append to stdout: %s (the ranks' reports may be overwritten)",
+			 strerror(errno));
+}
+
 /* The preload library: --preload, $VNOISE_PRELOAD or beside this program. An exit code. */
 static int locate_preload(const struct mpi_params *p, char *preload, size_t len)
 {
@@ -1401,6 +1417,7 @@ int mpi_main(int argc, char **argv)
 	if (!m)
 		return EXIT_FAIL;
 	m->out_fd = 1;
+	stdout_append();
 	m->udp_fd = -1;
 	m->pipe_fd = -1;
 	m->node.fd = -1;
